@@ -1,0 +1,1 @@
+"""The shipped policies; this directory is installed as the package secure_shell.policies."""

@@ -1,0 +1,3 @@
+from secure_shell.cli import main
+
+raise SystemExit(main())

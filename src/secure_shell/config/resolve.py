@@ -1,0 +1,215 @@
+"""Merge global and per-shell settings into one immutable ShellPolicy per shell.
+
+Merge rules (wcli0's, plus an explicit way to replace):
+- security: per key, the shell's value wins;
+- blockedCommands, blockedArguments: the shell's list extends the global one, unless written as
+  `{replace: [...]}`;
+- blockedOperators, allowedCommands, allowedPaths, initialDir: the shell's value replaces;
+- allowedPaths may mix dialects; each shell keeps the entries it can use (WSL sees `C:\\x` as
+  `/mnt/c/x`, Git Bash sees `/c/x` as `C:\\x`) and records the others as not applicable;
+- WSL with inheritGlobalPaths also keeps the global Windows-drive entries when it has its own list;
+- no allowedPaths and no initialDir: the directory the server started in is the one allowed path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from pydantic import BaseModel
+
+from secure_shell.config.schema import (
+    SHELL_NAMES,
+    WCLI0_SHELL_BLOCKED_COMMANDS,
+    ConfigFile,
+    Logging,
+    Profile,
+    Shell,
+    Transport,
+)
+from secure_shell.errors import ConfigError, ConfigIssue
+from secure_shell.policy.paths import (
+    PathSyntaxError,
+    express_path,
+    is_within_posix,
+    is_within_windows,
+    looks_like_windows,
+)
+from secure_shell.policy.shell_policy import ShellPolicy, SkippedPath
+from secure_shell.shells import SHELL_FACTS, PathDialect, ShellKind
+
+REDACTED = "<redacted>"
+
+
+@dataclass(frozen=True)
+class ResolvedConfig:
+    """The whole effective configuration: one ShellPolicy per shell plus server-wide settings."""
+
+    source: str
+    global_settings: Mapping[str, Any]
+    shells: Mapping[ShellKind, ShellPolicy]
+    logging: Logging
+    transport: Transport
+    profiles: Mapping[str, Profile]
+    notices: tuple[str, ...] = field(default=())
+
+    @property
+    def enabled_shells(self) -> tuple[ShellPolicy, ...]:
+        return tuple(policy for policy in self.shells.values() if policy.enabled)
+
+    def to_dict(self, shell: ShellKind | None = None) -> dict[str, Any]:
+        """The effective policy as plain data; profile environment values are redacted."""
+        shells = {
+            kind.value: p.to_dict() for kind, p in self.shells.items() if p.enabled and shell in (None, kind)
+        }
+        result: dict[str, Any] = {"source": self.source, "shells": shells}
+        if shell is None:
+            result["global"] = dict(self.global_settings)
+            result["disabledShells"] = [kind.value for kind, p in self.shells.items() if not p.enabled]
+            result["logging"] = self.logging.model_dump(by_alias=True)
+            result["transport"] = self.transport.model_dump(by_alias=True)
+            result["profiles"] = {
+                name: {
+                    "description": profile.description,
+                    "allowedShells": profile.allowed_shells,
+                    "env": {key: REDACTED for key in profile.env},
+                }
+                for name, profile in self.profiles.items()
+            }
+            result["notices"] = list(self.notices)
+        return result
+
+
+def resolve(config: ConfigFile, source: str, start_dir: str) -> ResolvedConfig:
+    """Turn a validated file into per-shell policies; `start_dir` is where the server started."""
+    policies: dict[ShellKind, ShellPolicy] = {}
+    notices: list[str] = []
+    issues: list[ConfigIssue] = []
+    for name in SHELL_NAMES:
+        kind = ShellKind(name)
+        try:
+            policies[kind] = _resolve_shell(config, kind, getattr(config.shells, name), source, start_dir, notices)
+        except PathSyntaxError as exc:
+            issues.append(ConfigIssue(source, f"shells.{name}", str(exc)))
+    if issues:
+        raise ConfigError(issues)
+    return ResolvedConfig(
+        source=source,
+        global_settings=MappingProxyType(
+            config.global_.model_dump(by_alias=True, include={"security", "restrictions", "paths"})
+        ),
+        shells=MappingProxyType(policies),
+        logging=config.global_.logging,
+        transport=config.transport,
+        profiles=MappingProxyType(dict(config.profiles)),
+        notices=tuple(notices),
+    )
+
+
+def _resolve_shell(
+    config: ConfigFile, kind: ShellKind, shell: Shell | None, source: str, start_dir: str, notices: list[str]
+) -> ShellPolicy:
+    glob = config.global_
+    shell = shell or Shell()
+    overrides = shell.overrides
+    facts = SHELL_FACTS[kind]
+
+    security = glob.security.model_dump(by_alias=False)
+    if overrides is not None and overrides.security is not None:
+        security.update({k: v for k, v in overrides.security.model_dump(by_alias=False).items() if v is not None})
+
+    restr = glob.restrictions
+    restr_over = overrides.restrictions if overrides is not None else None
+    shell_blocked = getattr(restr_over, "blocked_commands", None)
+    if shell_blocked is None:
+        shell_blocked = list(WCLI0_SHELL_BLOCKED_COMMANDS.get(kind.value, ()))
+    blocked_commands = _extend(restr.blocked_commands, shell_blocked)
+    blocked_arguments = _extend(restr.blocked_arguments, getattr(restr_over, "blocked_arguments", None))
+    blocked_operators = _first(getattr(restr_over, "blocked_operators", None), restr.blocked_operators)
+    allowed_commands = _first(getattr(restr_over, "allowed_commands", None), restr.allowed_commands)
+
+    paths_over = overrides.paths if overrides is not None else None
+    own_paths = getattr(paths_over, "allowed_paths", None)
+    path_entries = list(_first(own_paths, glob.paths.allowed_paths))
+    initial_entry = _first(getattr(paths_over, "initial_dir", None), glob.paths.initial_dir)
+
+    wsl = shell.wsl_config
+    dialect = facts.path_dialect
+    if kind is ShellKind.BASH and wsl is not None:
+        dialect = PathDialect.WSL  # bash that is WSL's bash, as wcli0 allowed
+    mount_point = wsl.mount_point if wsl is not None else "/mnt/"
+    inherit = wsl.inherit_global_paths if wsl is not None else True
+    if dialect is PathDialect.WSL and own_paths is not None and inherit:
+        path_entries += [p for p in glob.paths.allowed_paths if looks_like_windows(p) and p not in path_entries]
+
+    if not path_entries and initial_entry is None:
+        path_entries = [start_dir]
+        notices.append(
+            f"{kind.value}: no allowedPaths or initialDir configured; the start directory {start_dir} "
+            "is the one allowed path"
+        )
+
+    allowed: list[str] = []
+    skipped: list[SkippedPath] = []
+    for entry in path_entries:
+        expressed = express_path(entry, dialect, mount_point)
+        if expressed.path is None:
+            skipped.append(SkippedPath(entry, expressed.skipped_because or "not applicable"))
+        elif expressed.path not in allowed:
+            allowed.append(expressed.path)
+
+    initial_dir: str | None = None
+    if initial_entry is not None:
+        expressed = express_path(initial_entry, dialect, mount_point)
+        if expressed.path is None:
+            skipped.append(SkippedPath(initial_entry, expressed.skipped_because or "not applicable"))
+        else:
+            initial_dir = expressed.path
+            if security["restrict_working_directory"] and not _covered(initial_dir, allowed, dialect):
+                allowed.append(initial_dir)
+    if initial_dir is None:
+        start = express_path(start_dir, dialect, mount_point)
+        if start.path is not None and _covered(start.path, allowed, dialect):
+            initial_dir = start.path
+        elif allowed:
+            initial_dir = allowed[0]
+
+    executable = shell.executable
+    return ShellPolicy(
+        shell=kind,
+        source=source,
+        enabled=shell.enabled,
+        executable=executable.command if executable is not None else facts.default_command,
+        executable_args=tuple(executable.args) if executable is not None else facts.default_args,
+        path_dialect=dialect,
+        mount_point=mount_point,
+        max_command_length=security["max_command_length"],
+        command_timeout=security["command_timeout"],
+        enable_injection_protection=security["enable_injection_protection"],
+        restrict_working_directory=security["restrict_working_directory"],
+        blocked_commands=blocked_commands,
+        allowed_commands=None if allowed_commands is None else tuple(dict.fromkeys(allowed_commands)),
+        blocked_arguments=blocked_arguments,
+        blocked_operators=tuple(dict.fromkeys(blocked_operators)),
+        allowed_paths=tuple(allowed),
+        initial_dir=initial_dir,
+        skipped_paths=tuple(skipped),
+    )
+
+
+def _extend(global_list: list[str], shell_value: Any) -> tuple[str, ...]:
+    if shell_value is None:
+        return tuple(dict.fromkeys(global_list))
+    if isinstance(shell_value, BaseModel):  # {replace: [...]}
+        return tuple(dict.fromkeys(shell_value.replace))
+    return tuple(dict.fromkeys([*global_list, *shell_value]))
+
+
+def _first(shell_value: Any, global_value: Any) -> Any:
+    return global_value if shell_value is None else shell_value
+
+
+def _covered(path: str, roots: list[str], dialect: PathDialect) -> bool:
+    within = is_within_windows if dialect in (PathDialect.WINDOWS, PathDialect.GITBASH) else is_within_posix
+    return any(within(path, root) for root in roots)

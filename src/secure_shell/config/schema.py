@@ -1,0 +1,305 @@
+"""The config file's one definition: pydantic models that validate files and emit the JSON Schema.
+
+Keys are wcli0's camelCase vocabulary. Every model forbids unknown keys and validates strictly
+(`"30"` is not a number), so a typo or a wrong type is an error, never a silently ignored line.
+Per-shell `overrides` sections are derived from the global ones (`partial_of`), so a constraint
+is written once. Defaults for keys a file leaves out are wcli0's defaults or stricter, so a
+wcli0 config.json gives the same policy or a stricter one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Optional, Union
+
+import regex
+from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
+from pydantic.alias_generators import to_camel
+
+from secure_shell.policy.operators import KNOWN_OPERATORS
+from secure_shell.policy.paths import PathSyntaxError, check_absolute_entry
+
+ShellName = Literal["bash", "wsl", "cmd", "powershell", "gitbash"]
+SHELL_NAMES: tuple[str, ...] = ("bash", "wsl", "cmd", "powershell", "gitbash")
+
+_MODEL_CONFIG = ConfigDict(
+    extra="forbid",
+    strict=True,
+    frozen=True,
+    alias_generator=to_camel,
+    validate_by_alias=True,
+    validate_by_name=False,
+    serialize_by_alias=True,
+)
+
+# Characters that make a blockedArguments entry a pattern as well as a literal (wcli0 compiled
+# every entry as the regular expression ^entry$, case-insensitive).
+REGEX_METACHARACTERS = frozenset("\\^$.|?*+()[]{}")
+REGEX_ENTRY_PREFIX = "re:"
+
+
+def _command_name(value: str) -> str:
+    if not value or value != value.strip() or any(ch.isspace() for ch in value):
+        raise ValueError(
+            f"{value!r} is not a command name (no spaces; put arguments in blockedArguments)"
+        )
+    return value
+
+
+def _argument_entry(value: str) -> str:
+    if not value:
+        raise ValueError("empty argument entry")
+    pattern = argument_pattern(value)
+    if pattern is not None:
+        try:
+            regex.compile(pattern, regex.IGNORECASE)
+        except regex.error as exc:
+            raise ValueError(f"{value!r} is not a valid regular expression: {exc}") from None
+    return value
+
+
+def argument_pattern(entry: str) -> str | None:
+    """The anchored pattern an argument entry stands for, or None for a plain literal."""
+    if entry.startswith(REGEX_ENTRY_PREFIX):
+        return "^(?:" + entry[len(REGEX_ENTRY_PREFIX):] + ")$"
+    if REGEX_METACHARACTERS.intersection(entry):
+        return "^(?:" + entry + ")$"
+    return None
+
+
+def _operator(value: str) -> str:
+    if value not in KNOWN_OPERATORS:
+        known = " ".join(repr(op) for op in KNOWN_OPERATORS)
+        raise ValueError(f"unknown operator {value!r}; known operators: {known}")
+    return value
+
+
+def _absolute_path(value: str) -> str:
+    try:
+        check_absolute_entry(value)
+    except PathSyntaxError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _env_names(value: dict[str, str]) -> dict[str, str]:
+    for name in value:
+        if not _ENV_NAME.match(name):
+            raise ValueError(f"{name!r} is not an environment variable name")
+    return value
+
+
+CommandName = Annotated[str, AfterValidator(_command_name)]
+ArgumentEntry = Annotated[str, AfterValidator(_argument_entry)]
+OperatorEntry = Annotated[str, AfterValidator(_operator)]
+AbsolutePath = Annotated[str, AfterValidator(_absolute_path)]
+
+
+class Section(BaseModel):
+    model_config = _MODEL_CONFIG
+
+
+class Security(Section):
+    max_command_length: Annotated[int, Field(ge=1, le=65536)] = Field(
+        2000, description="Longest command accepted, in characters."
+    )
+    command_timeout: Annotated[int, Field(ge=1, le=3600)] = Field(
+        30, description="Default timeout of a command in seconds (1..3600)."
+    )
+    enable_injection_protection: bool = Field(
+        True, description="Check blockedOperators. Commands are always parsed and enumerated."
+    )
+    restrict_working_directory: bool = Field(
+        True, description="Working directory, cd targets, path arguments and redirections must lie in allowedPaths."
+    )
+
+
+WCLI0_BLOCKED_COMMANDS = ("format", "shutdown", "restart", "reg", "regedit", "net", "netsh", "takeown", "icacls")
+WCLI0_BLOCKED_ARGUMENTS = (
+    "--exec", "-e", "/c", "-enc", "-encodedcommand", "-command", "--interactive", "-i", "--login", "--system",
+)
+WCLI0_BLOCKED_OPERATORS = ("&", "|", ";", "`")
+
+
+class Restrictions(Section):
+    blocked_commands: list[CommandName] = Field(
+        default_factory=lambda: list(WCLI0_BLOCKED_COMMANDS),
+        description="Command names that never run (basename; case-insensitive and extension-free on Windows shells).",
+    )
+    blocked_arguments: list[ArgumentEntry] = Field(
+        default_factory=lambda: list(WCLI0_BLOCKED_ARGUMENTS),
+        description="Arguments that are refused. An entry with regex characters is also an anchored, "
+        "case-insensitive pattern; prefix an entry with 're:' to make it a pattern only.",
+    )
+    blocked_operators: list[OperatorEntry] = Field(
+        default_factory=lambda: list(WCLI0_BLOCKED_OPERATORS),
+        description="Shell operators that are refused where the grammar says they are operators.",
+    )
+    allowed_commands: Optional[list[CommandName]] = Field(
+        None, description="When present, default-deny: only these command names may run."
+    )
+
+
+class Paths(Section):
+    allowed_paths: list[AbsolutePath] = Field(
+        default_factory=list,
+        description="Absolute directories commands may work in; POSIX and Windows entries may be mixed.",
+    )
+    initial_dir: Optional[AbsolutePath] = Field(None, description="The session's starting directory.")
+
+
+class Logging(Section):
+    max_output_lines: Annotated[int, Field(ge=1, le=10000)] = 20
+    enable_truncation: bool = True
+    truncation_message: str = "[Output truncated: Showing last {returnedLines} of {totalLines} lines]"
+    max_stored_logs: Annotated[int, Field(ge=1, le=1000)] = 50
+    max_log_size: Annotated[int, Field(ge=1024, le=1 << 30)] = 1 << 20
+    max_total_storage_size: Annotated[int, Field(ge=10240, le=1 << 32)] = 50 << 20
+    enable_log_resources: bool = True
+    log_retention_minutes: Annotated[int, Field(ge=1, le=10080)] = 1440
+    cleanup_interval_minutes: Annotated[int, Field(ge=1, le=1440)] = 5
+    log_directory: Optional[AbsolutePath] = None
+    log_retention_days: Optional[Annotated[int, Field(ge=1, le=365)]] = None
+    max_total_log_size: Annotated[int, Field(ge=1 << 20, le=1 << 30)] = 100 << 20
+    max_return_lines: Annotated[int, Field(ge=1, le=10000)] = 500
+    max_return_bytes: Annotated[int, Field(ge=1024, le=10 << 20)] = 1 << 20
+    expose_full_path: bool = False
+
+
+class Global(Section):
+    security: Security = Field(default_factory=Security)
+    restrictions: Restrictions = Field(default_factory=Restrictions)
+    paths: Paths = Field(default_factory=Paths)
+    logging: Logging = Field(default_factory=Logging)
+
+
+# Tags of the list-or-{replace} union; the loader drops them from error locations.
+LIST_TAG = "list"
+REPLACE_TAG = "replace-list"
+UNION_TAGS = frozenset({LIST_TAG, REPLACE_TAG})
+
+
+def _list_or_replace(value: Any) -> str:
+    return REPLACE_TAG if isinstance(value, dict) else LIST_TAG
+
+
+def partial_of(model: type[Section], name: str, replaceable: tuple[str, ...] = ()) -> type[Section]:
+    """The same section with every key optional (absent = inherit), constraints kept.
+
+    Keys named in `replaceable` also accept `{replace: [...]}`: the list then replaces the
+    global one instead of extending it.
+    """
+    fields: dict[str, Any] = {}
+    for field_name, info in model.model_fields.items():
+        annotation: Any = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+        if field_name in replaceable:
+            replace_list = create_model(
+                f"Replace{to_camel(field_name)[0].upper()}{to_camel(field_name)[1:]}",
+                __base__=Section,
+                __doc__="`{replace: [...]}`: this list replaces the global one instead of extending it.",
+                replace=(info.annotation, ...),
+            )
+            annotation = Annotated[
+                Union[Annotated[annotation, Tag(LIST_TAG)], Annotated[replace_list, Tag(REPLACE_TAG)]],
+                Discriminator(_list_or_replace),
+            ]
+        fields[field_name] = (Optional[annotation], Field(None, description=info.description))
+    return create_model(name, __base__=Section, __doc__=f"Per-shell override of {model.__name__}.", **fields)
+
+
+SecurityOverride = partial_of(Security, "SecurityOverride")
+RestrictionsOverride = partial_of(
+    Restrictions, "RestrictionsOverride", replaceable=("blocked_commands", "blocked_arguments")
+)
+PathsOverride = partial_of(Paths, "PathsOverride")
+
+
+class Overrides(Section):
+    security: Optional[SecurityOverride] = None  # type: ignore[valid-type]
+    restrictions: Optional[RestrictionsOverride] = None  # type: ignore[valid-type]
+    paths: Optional[PathsOverride] = None  # type: ignore[valid-type]
+
+
+class Executable(Section):
+    command: Annotated[str, Field(min_length=1)]
+    args: list[str] = Field(default_factory=list)
+
+
+def _mount_point(value: str) -> str:
+    if not value.startswith("/"):
+        raise ValueError(f"mountPoint must be an absolute POSIX path, got {value!r}")
+    return value if value.endswith("/") else value + "/"
+
+
+class WslConfig(Section):
+    mount_point: Annotated[str, AfterValidator(_mount_point)] = "/mnt/"
+    inherit_global_paths: bool = True
+
+
+class Shell(Section):
+    type: Optional[ShellName] = Field(None, description="wcli0 compatibility; must match the shell's key.")
+    enabled: bool = True
+    executable: Optional[Executable] = None
+    overrides: Optional[Overrides] = None
+    wsl_config: Optional[WslConfig] = None
+
+
+class Shells(Section):
+    bash: Optional[Shell] = None
+    wsl: Optional[Shell] = None
+    cmd: Optional[Shell] = None
+    powershell: Optional[Shell] = None
+    gitbash: Optional[Shell] = None
+
+    @model_validator(mode="after")
+    def _type_matches_key(self) -> Shells:
+        for name in SHELL_NAMES:
+            shell = getattr(self, name)
+            if shell is not None and shell.type is not None and shell.type != name:
+                raise ValueError(f"shells.{name}.type is {shell.type!r}; it must be {name!r} or left out")
+        return self
+
+
+# wcli0's per-shell defaults, kept so that a wcli0 file without a shells section is not weaker
+# here than there; a file that sets the shell's blockedCommands decides for itself.
+WCLI0_SHELL_BLOCKED_COMMANDS: dict[str, tuple[str, ...]] = {
+    "cmd": ("del", "rd", "rmdir"),
+    "gitbash": ("rm",),
+}
+
+
+class Profile(Section):
+    description: Optional[str] = None
+    allowed_shells: Optional[list[ShellName]] = None
+    env: Annotated[dict[str, str], Field(min_length=1), AfterValidator(_env_names)]
+
+
+class Transport(Section):
+    mode: Literal["stdio", "http", "sse"] = "stdio"
+    http_host: str = "127.0.0.1"
+    http_port: Annotated[int, Field(ge=1, le=65535)] = 9444
+    http_allowed_origins: list[str] = Field(default_factory=list)
+    sse_host: str = "127.0.0.1"
+    sse_port: Annotated[int, Field(ge=1, le=65535)] = 9444
+    sse_allowed_origins: list[str] = Field(default_factory=list)
+
+
+class ConfigFile(Section):
+    """A secure-shell (or wcli0) configuration file."""
+
+    schema_ref: Optional[str] = Field(None, alias="$schema", description="Editor hint; ignored.")
+    global_: Global = Field(default_factory=Global, alias="global")
+    shells: Shells = Field(default_factory=Shells)
+    profiles: dict[str, Profile] = Field(default_factory=dict)
+    transport: Transport = Field(default_factory=Transport)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of the config file, for editors and YAML language servers."""
+    schema = ConfigFile.model_json_schema(by_alias=True, mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "secure-shell configuration"
+    return schema

@@ -1,0 +1,50 @@
+"""The exceptions secure-shell raises.
+
+    SecureShellError
+     ├── ConfigError        a config file or setting that cannot be used (names file, line, key path)
+     ├── SpawnError         a shell executable that cannot be started
+     └── ExecutionNotFound  an executionId the output store does not know
+
+A policy denial is not an exception: the policy engine returns a Verdict for every command text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class SecureShellError(Exception):
+    """Base of every error secure-shell raises on purpose."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigIssue:
+    """One problem in one config source: where it is and what is wrong."""
+
+    source: str
+    key_path: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = self.source if self.line is None else f"{self.source}:{self.line}"
+        key = f" {self.key_path}:" if self.key_path else ""
+        return f"{where}:{key} {self.message}"
+
+
+class ConfigError(SecureShellError):
+    """A config file that fails to parse or validate; carries every issue found."""
+
+    def __init__(self, issues: list[ConfigIssue] | tuple[ConfigIssue, ...]) -> None:
+        self.issues = tuple(issues)
+        count = len(self.issues)
+        head = "invalid configuration" if count == 1 else f"invalid configuration ({count} errors)"
+        super().__init__(head + ":\n" + "\n".join(f"  {issue}" for issue in self.issues))
+
+
+class SpawnError(SecureShellError):
+    """A shell executable that is missing or cannot be started."""
+
+
+class ExecutionNotFound(SecureShellError):
+    """An executionId that the output store does not hold."""

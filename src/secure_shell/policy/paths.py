@@ -1,0 +1,190 @@
+"""Path rules for every dialect: POSIX, Windows (purely lexical), WSL mounts and Git Bash drives.
+
+Windows rules never ask the host: a Windows policy checked on a Linux CI machine gives the same
+answer as on Windows. Forms whose meaning depends on the filesystem (8.3 short names such as
+`PROGRA~1`, alternate data streams, device namespaces) are refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import posixpath
+import re
+from dataclasses import dataclass
+
+from secure_shell.shells import PathDialect
+
+_DRIVE_ABS = re.compile(r"^[A-Za-z]:[\\/]")
+_DRIVE_ONLY = re.compile(r"^[A-Za-z]:$")
+_DRIVE_RELATIVE = re.compile(r"^[A-Za-z]:(?![\\/])")
+_UNC = re.compile(r"^[\\/]{2}(?![?.][\\/])[^\\/]+[\\/][^\\/]+")
+_SHORT_NAME = re.compile(r"~\d")
+_GITBASH_DRIVE = re.compile(r"^/([A-Za-z])(?:/|$)")
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+WINDOWS_NULL_DEVICES = frozenset({"nul", "\\\\.\\nul"})
+POSIX_NULL_DEVICES = frozenset({"/dev/null"})
+
+
+class PathSyntaxError(ValueError):
+    """A path text that cannot be given one meaning without asking the filesystem."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExpressedPath:
+    """A configured path as one shell sees it, or the reason it does not apply to that shell."""
+
+    path: str | None
+    skipped_because: str | None = None
+
+
+def looks_like_windows(text: str) -> bool:
+    """A drive (`C:\\x`, `C:`, `C:x`), UNC or device path: it has one meaning only on Windows."""
+    return bool(_DRIVE_ABS.match(text) or _DRIVE_RELATIVE.match(text) or _UNC.match(text)) or text.startswith(
+        ("\\\\?\\", "\\\\.\\", "//?/", "//./")
+    )
+
+
+def normalize_posix(path: str) -> str:
+    """Lexical normal form of an absolute POSIX path (`..` folded, no trailing slash)."""
+    if "\x00" in path:
+        raise PathSyntaxError("path contains a NUL character")
+    if not path.startswith("/"):
+        raise PathSyntaxError(f"not an absolute POSIX path: {path!r}")
+    normal = posixpath.normpath(path)
+    # POSIX lets `//x` mean something implementation-defined; Linux treats it as `/x`.
+    return "/" + normal.lstrip("/")
+
+
+def normalize_windows(path: str) -> str:
+    """Lexical normal form of an absolute Windows path: `C:\\a\\b` or `\\\\server\\share\\b`.
+
+    Closes: `C:/x/../y` spelled to dodge a prefix check, `C:\\proj.` (Windows strips trailing
+    dots and spaces), `\\\\?\\C:\\x`, 8.3 names (`C:\\PROGRA~1`) and streams (`x::$DATA`).
+    """
+    if _CONTROL.search(path):
+        raise PathSyntaxError("path contains a control character")
+    text = path.replace("/", "\\")
+    if text.startswith("\\\\?\\"):
+        rest = text[4:]
+        if rest[:4].upper() == "UNC\\":
+            text = "\\\\" + rest[4:]
+        elif _DRIVE_ABS.match(rest):
+            text = rest
+        else:
+            raise PathSyntaxError(f"device namespace path is not supported: {path!r}")
+    if text.startswith("\\\\.\\"):
+        raise PathSyntaxError(f"device namespace path is not supported: {path!r}")
+    if _DRIVE_ONLY.match(text):
+        text += "\\"
+    if _DRIVE_RELATIVE.match(text):
+        raise PathSyntaxError(f"drive-relative path (no backslash after the colon): {path!r}")
+    if not (_DRIVE_ABS.match(text) or _UNC.match(text)):
+        raise PathSyntaxError(f"not an absolute Windows path: {path!r}")
+    normal = ntpath.normpath(text)
+    drive, rest = ntpath.splitdrive(normal)
+    parts = []
+    for part in rest.split("\\"):
+        if not part:
+            continue
+        if ":" in part:
+            raise PathSyntaxError(f"alternate data stream or stray colon in path: {path!r}")
+        if any(ch in part for ch in '<>"|?*'):
+            raise PathSyntaxError(f"wildcard or reserved character in path: {path!r}")
+        stripped = part.rstrip(" .")
+        if not stripped:
+            if part.strip(".") == "" and part:
+                continue  # '.' already folded by normpath; '...' names the same directory
+            raise PathSyntaxError(f"path component made only of dots and spaces: {path!r}")
+        if _SHORT_NAME.search(stripped):
+            raise PathSyntaxError(f"8.3 short name cannot be resolved lexically: {part!r} in {path!r}")
+        parts.append(stripped)
+    if len(drive) == 2:
+        drive = drive[0].upper() + ":"
+    return drive + "\\" + "\\".join(parts)
+
+
+def windows_key(path: str) -> str:
+    """Comparison key for a normalized Windows path: Windows folds case."""
+    return path.casefold()
+
+
+def is_within_posix(child: str, root: str) -> bool:
+    """`/home/u/project2` is not inside `/home/u/project`."""
+    if root == "/":
+        return child.startswith("/")
+    return child == root or child.startswith(root + "/")
+
+
+def is_within_windows(child: str, root: str) -> bool:
+    c, r = windows_key(child), windows_key(root).rstrip("\\")
+    return c == r or c.startswith(r + "\\")
+
+
+def windows_to_mount(path: str, mount_point: str) -> str | None:
+    """`C:\\x\\y` -> `/mnt/c/x/y` for WSL; UNC paths have no mount form."""
+    normal = normalize_windows(path)
+    if not _DRIVE_ABS.match(normal):
+        return None
+    drive = normal[0].lower()
+    rest = normal[3:].replace("\\", "/")
+    base = mount_point.rstrip("/") + "/" + drive
+    return base + ("/" + rest if rest else "")
+
+
+def mount_to_windows(path: str, mount_point: str) -> str | None:
+    """`/mnt/c/x` -> `C:\\x`; None when the path is not under the mount point."""
+    prefix = mount_point.rstrip("/") + "/"
+    if not path.startswith(prefix):
+        return None
+    rest = path[len(prefix):]
+    drive, _, tail = rest.partition("/")
+    if len(drive) != 1 or not drive.isalpha():
+        return None
+    return normalize_windows(f"{drive.upper()}:\\" + tail.replace("/", "\\"))
+
+
+def gitbash_to_windows(path: str) -> str | None:
+    """`/c/x` -> `C:\\x` (Git Bash's drive notation)."""
+    match = _GITBASH_DRIVE.match(path)
+    if not match:
+        return None
+    return normalize_windows(f"{match.group(1).upper()}:\\" + path[3:].replace("/", "\\"))
+
+
+def express_path(entry: str, dialect: PathDialect, mount_point: str = "/mnt/") -> ExpressedPath:
+    """A configured absolute path as a shell of `dialect` writes it, or why it does not apply.
+
+    Raises PathSyntaxError when the entry itself is malformed.
+    """
+    if looks_like_windows(entry):
+        win = normalize_windows(entry)
+        if dialect in (PathDialect.WINDOWS, PathDialect.GITBASH):
+            return ExpressedPath(win)
+        if dialect is PathDialect.WSL:
+            mounted = windows_to_mount(win, mount_point)
+            if mounted is None:
+                return ExpressedPath(None, "UNC paths have no WSL mount form")
+            return ExpressedPath(mounted)
+        return ExpressedPath(None, "Windows path; this shell uses POSIX paths")
+    if entry.startswith("/"):
+        posix = normalize_posix(entry)
+        if dialect in (PathDialect.POSIX, PathDialect.WSL):
+            return ExpressedPath(posix)
+        if dialect is PathDialect.GITBASH:
+            win = gitbash_to_windows(posix)
+            if win is None:
+                return ExpressedPath(None, "POSIX path outside Git Bash's drive notation /c/...")
+            return ExpressedPath(win)
+        return ExpressedPath(None, "POSIX path; this shell uses Windows paths")
+    raise PathSyntaxError(f"not an absolute path (write /abs/path or C:\\abs\\path): {entry!r}")
+
+
+def check_absolute_entry(entry: str) -> None:
+    """Raise PathSyntaxError unless `entry` is an absolute POSIX or Windows path."""
+    if looks_like_windows(entry):
+        normalize_windows(entry)
+    elif entry.startswith("/"):
+        normalize_posix(entry)
+    else:
+        raise PathSyntaxError(f"not an absolute path (write /abs/path or C:\\abs\\path): {entry!r}")
