@@ -142,3 +142,13 @@ def test_config_schema_is_the_loader_schema(tmp_path: Path) -> None:
     assert set(schema["properties"]) == {"$schema", "global", "shells", "profiles", "transport"}
     security = schema["$defs"]["Security"]["properties"]["commandTimeout"]
     assert (security["minimum"], security["maximum"]) == (1, 3600)
+
+
+def test_serve_says_on_stderr_which_directory_it_allows(tmp_path: Path) -> None:
+    base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
+    result = subprocess.run(
+        [sys.executable, "-m", "secure_shell", "serve"], cwd=tmp_path, input="", capture_output=True, text=True,
+        timeout=60, env={**base, "XDG_CONFIG_HOME": str(tmp_path / ".xdg")},
+    )
+    assert "config embedded default (no config file found)" in result.stderr
+    assert f"the start directory {tmp_path} is the one allowed path" in result.stderr
