@@ -16,6 +16,7 @@ import regex
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
 from pydantic.alias_generators import to_camel
 
+from secure_shell.policy.arguments import argument_pattern
 from secure_shell.policy.operators import KNOWN_OPERATORS
 from secure_shell.policy.paths import PathSyntaxError, check_absolute_entry
 
@@ -31,11 +32,6 @@ _MODEL_CONFIG = ConfigDict(
     validate_by_name=False,
     serialize_by_alias=True,
 )
-
-# Characters that make a blockedArguments entry a pattern as well as a literal (wcli0 compiled
-# every entry as the regular expression ^entry$, case-insensitive).
-REGEX_METACHARACTERS = frozenset("\\^$.|?*+()[]{}")
-REGEX_ENTRY_PREFIX = "re:"
 
 
 def _command_name(value: str) -> str:
@@ -56,15 +52,6 @@ def _argument_entry(value: str) -> str:
         except regex.error as exc:
             raise ValueError(f"{value!r} is not a valid regular expression: {exc}") from None
     return value
-
-
-def argument_pattern(entry: str) -> str | None:
-    """The anchored pattern an argument entry stands for, or None for a plain literal."""
-    if entry.startswith(REGEX_ENTRY_PREFIX):
-        return "^(?:" + entry[len(REGEX_ENTRY_PREFIX):] + ")$"
-    if REGEX_METACHARACTERS.intersection(entry):
-        return "^(?:" + entry + ")$"
-    return None
 
 
 def _operator(value: str) -> str:

@@ -1,0 +1,640 @@
+"""The bash dialect (also WSL and Git Bash): parse with tree-sitter-bash, enumerate every command.
+
+tree-sitter-bash gives the tree and the words; every node kind is checked against an explicit
+list of what this walker models, and anything else is Unsupported. bashlex, run separately under
+a deadline (see `policy/bashlex_names.py`), cross-checks the command names: where the two
+grammars disagree the command is denied. Literal values are computed here, not taken from the
+source text: `\\rm`, `r''m` and `$'\\x72m'` are all `rm`; `$CMD`, `$(echo rm)`, `/bin/r?` and
+`{rm,-rf}` are not literals at all.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+from secure_shell.policy import verdict as R
+from secure_shell.policy import wrappers
+from secure_shell.policy.wrappers import Resolution
+from secure_shell.policy.parsed import (
+    Failed,
+    Finding,
+    Limits,
+    ParseOutcome,
+    Parsed,
+    Redirect,
+    SimpleCommand,
+    Unsupported,
+    Word,
+)
+
+DIALECT = "bash"
+_LANGUAGE = Language(tree_sitter_bash.language())
+
+# Node kinds the walker understands. Anything else (ERROR, MISSING, a kind a newer grammar adds)
+# is refused: a construct nobody modelled must not pass silently.
+KNOWN_KINDS = frozenset({
+    "program", "list", "pipeline", "command", "command_name", "word", "string", "string_content",
+    "raw_string", "ansi_c_string", "translated_string", "concatenation", "simple_expansion", "expansion",
+    "variable_name", "special_variable_name", "command_substitution", "process_substitution",
+    "arithmetic_expansion", "number", "variable_assignment", "variable_assignments", "declaration_command",
+    "unset_command", "redirected_statement", "file_redirect", "file_descriptor", "heredoc_redirect",
+    "heredoc_start", "heredoc_body", "heredoc_content", "heredoc_end", "herestring_redirect", "subshell",
+    "compound_statement", "if_statement", "elif_clause", "else_clause", "for_statement",
+    "c_style_for_statement", "while_statement", "do_group", "case_statement", "case_item",
+    "function_definition", "test_command", "negated_command", "binary_expression", "unary_expression",
+    "postfix_expression", "parenthesized_expression", "ternary_expression", "test_operator", "array",
+    "subscript", "brace_expression", "extglob_pattern", "regex", "comment",
+})
+
+# Constructs bashlex cannot parse that tree-sitter-bash can; there tree-sitter's reading stands.
+BASHLEX_GAPS = frozenset({
+    "case_statement", "test_command", "arithmetic_expansion", "c_style_for_statement", "array",
+    "heredoc_redirect", "extglob_pattern", "brace_expression", "ansi_c_string", "translated_string",
+    "compound_statement",
+})
+
+OPERATOR_TOKENS = frozenset({";", "&", "&&", "||", "|", "|&"})
+REDIRECT_WRITE = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_GLOB_CHARS = re.compile(r"[*?\[]")
+_EXPANSION_OPERATOR = re.compile(r"@[PEAKkaUuLQ]\}$")
+_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+                "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+# How a part of a word is known: a literal, only at run time, or at run time but below the
+# working directory (a relative glob, a brace list, a loop over such words, a number).
+LITERAL, DYNAMIC, PATH_SAFE = 0, 1, 2
+
+
+def command_key(word: str) -> str:
+    """Basename, without .exe/.cmd/.bat/.com, case-folded: WSL and Git Bash can start Windows programs."""
+    base = word.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    lowered = base.casefold()
+    for ext in (".exe", ".com", ".bat", ".cmd"):
+        if lowered.endswith(ext) and len(lowered) > len(ext):
+            return lowered[: -len(ext)]
+    return lowered
+
+
+def preprocess(source: str) -> str:
+    """Remove backslash-newline outside single quotes, as bash does before it splits words.
+
+    Closes `r\\<newline>m x`: tree-sitter-bash reads it as command `r`, bash runs `rm x`.
+    """
+    out: list[str] = []
+    i, n = 0, len(source)
+    in_single = in_double = False
+    while i < n:
+        ch = source[i]
+        if in_single:
+            out.append(ch)
+            if ch == "'":
+                in_single = False
+            i += 1
+            continue
+        if ch == "\\" and i + 1 < n:
+            if source[i + 1] == "\n":
+                i += 2
+                continue
+            out.append(source[i: i + 2])
+            i += 2
+            continue
+        if ch == "'" and not in_double:
+            in_single = True
+        elif ch == '"':
+            in_double = not in_double
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def count_substitutions(source: str) -> int:
+    return sum(source.count(token) for token in ("$(", "`", "<(", ">("))
+
+
+def parse(source: str, limits: Limits) -> ParseOutcome:
+    """Parse bash text into every simple command it would run; never raises."""
+    try:
+        return _parse(source, limits)
+    except RecursionError:
+        return Failed("nested too deeply to analyse", R.TOO_COMPLEX)
+    except Exception as exc:  # the walker's own bug must still be a denial, not an allow
+        return Failed(f"internal parse error: {type(exc).__name__}: {exc}")
+
+
+def simple_commands(parsed: Parsed) -> tuple[SimpleCommand, ...]:
+    return parsed.commands
+
+
+def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:
+    """What a wrapper (env, xargs, bash -c, find -exec, git -c alias...) runs."""
+    return wrappers.resolve(key, command, DIALECT)
+
+
+def _parse(source: str, limits: Limits) -> ParseOutcome:
+    if "\x00" in source or "\r" in source or re.search(r"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]", source):
+        return Failed("control characters (NUL, CR, ...) are not accepted in bash commands", R.CONTROL_CHARACTER)
+    text = preprocess(source)
+    if not text.strip():
+        return Failed("empty command", R.EMPTY_COMMAND)
+    if count_substitutions(text) > limits.max_substitutions:
+        return Failed(f"more than {limits.max_substitutions} substitutions", R.TOO_COMPLEX)
+    data = text.encode("utf-8")
+    # tree-sitter is linear in its input and the input is capped by maxCommandLength, so the
+    # parse itself is bounded; bashlex, which can loop forever, runs in a killable worker.
+    tree = Parser(_LANGUAGE).parse(data)
+    root = tree.root_node
+    if root.has_error:
+        bad = _first_error(root)
+        snippet = data[bad.start_byte: bad.end_byte].decode("utf-8", "replace") if bad else ""
+        return Failed(f"syntax error near {snippet[:40]!r}" if snippet else "syntax error")
+    walker = _Walker(data, limits)
+    try:
+        walker.walk(root)
+    except _Refused as refused:
+        return Unsupported(refused.construct, refused.text)
+    return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings))
+
+
+def tree_kinds(source: str) -> frozenset[str]:
+    """Every named node kind in the parse of `source` (to tell where bashlex has gaps)."""
+    tree = Parser(_LANGUAGE).parse(preprocess(source).encode("utf-8"))
+    kinds: set[str] = set()
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.is_named:
+            kinds.add(node.type)
+        stack.extend(node.children)
+    return frozenset(kinds)
+
+
+def _first_error(root: Node) -> Node | None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            return node
+        stack.extend(reversed(node.children))
+    return None
+
+
+class _Refused(Exception):
+    def __init__(self, construct: str, text: str) -> None:
+        super().__init__(construct)
+        self.construct = construct
+        self.text = text
+
+
+class _Walker:
+    """Iterates the tree once, collecting simple commands, operators and findings."""
+
+    def __init__(self, data: bytes, limits: Limits) -> None:
+        self.data = data
+        self.limits = limits
+        self.commands: list[SimpleCommand] = []
+        self.operators: set[str] = set()
+        self.findings: list[Finding] = []
+        self.variables: dict[str, str | None] = {}
+        self.numeric: set[str] = set()
+        self.loop_safe: set[str] = set()
+
+    def text(self, node: Node) -> str:
+        return self.data[node.start_byte: node.end_byte].decode("utf-8", "replace")
+
+    def walk(self, root: Node) -> None:
+        self._check_newlines(root)
+        stack: list[tuple[Node, tuple[str, ...]]] = [(root, ())]
+        while stack:
+            node, via = stack.pop()
+            kind = node.type
+            if not node.is_named:
+                if kind in OPERATOR_TOKENS and not self._inside(node, "c_style_for_statement"):
+                    self.operators.add(kind)
+                continue
+            if kind not in KNOWN_KINDS:
+                raise _Refused(f"{kind} is not modelled", self.text(node)[:80])
+            if len(self.commands) > self.limits.max_commands:
+                raise _Refused("too many commands", "")
+            child_via = via
+            if kind == "command_substitution":
+                self.operators.add("`" if self.text(node).startswith("`") else "$(")
+                child_via = via + ("$(...)",)
+            elif kind == "process_substitution":
+                self.operators.add(self.text(node)[:2])
+                child_via = via + ("<(...)",)
+            elif kind == "subshell":
+                child_via = via + ("(...)",)
+            elif kind == "function_definition":
+                name = node.child_by_field_name("name")
+                child_via = via + (f"function {self.text(name) if name else '?'}",)
+            elif kind == "heredoc_body":
+                child_via = via + ("here-document",)
+            elif kind == "command":
+                self._command(node, via)
+            elif kind in ("declaration_command", "unset_command"):
+                self._declaration(node, via)
+            elif kind == "variable_assignment":
+                self._assignment(node)
+            elif kind == "expansion":
+                self._expansion(node)
+            elif kind in ("arithmetic_expansion", "c_style_for_statement") or (
+                kind == "compound_statement" and self.text(node).startswith("((")
+            ):
+                self._arithmetic(node)
+            elif kind == "file_redirect":
+                self._redirect_operator(node)
+            elif kind == "heredoc_redirect":
+                self.operators.add("<<")
+            elif kind == "herestring_redirect":
+                self.operators.add("<<<")
+            elif kind == "for_statement":
+                self._for_variable(node)
+            stack.extend((child, child_via) for child in reversed(node.children))
+
+    def _inside(self, node: Node, kind: str) -> bool:
+        parent = node.parent
+        while parent is not None:
+            if parent.type == kind:
+                return True
+            parent = parent.parent
+        return False
+
+    def _check_newlines(self, root: Node) -> None:
+        """A newline between commands is a `;`; inside quotes or a here-document it is text."""
+        protected: list[tuple[int, int]] = []
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node.type in ("string", "raw_string", "ansi_c_string", "heredoc_body", "heredoc_redirect", "comment"):
+                protected.append((node.start_byte, node.end_byte))
+                continue
+            stack.extend(node.children)
+        stripped = self.data.rstrip(b"\n \t")
+        for index, byte in enumerate(stripped):
+            if byte == 0x0A and not any(start <= index < end for start, end in protected):
+                self.operators.add("\n")
+                return
+
+    # --- simple commands ---------------------------------------------------------------------
+
+    def _command(self, node: Node, via: tuple[str, ...]) -> None:
+        words: list[Word] = []
+        assignments: list[tuple[str, Word]] = []
+        redirects: list[Redirect] = []
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                name_node = child.child_by_field_name("name")
+                value_node = child.child_by_field_name("value")
+                name = self.text(name_node) if name_node else self.text(child).split("=", 1)[0]
+                value = self.word(value_node) if value_node is not None else Word("", "")
+                assignments.append((name, value))
+            elif child.type == "command_name":
+                inner = child.named_children
+                words.append(self.word(inner[0]) if len(inner) == 1 else self.word(child))
+            elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                redirects.append(self._redirect(child, words))
+            elif child.type == "comment":
+                continue
+            else:
+                words.append(self.word(child))
+        stdin_text: str | None = None
+        statement = node.parent
+        if statement is not None and statement.type == "redirected_statement":
+            for redirect_node in statement.children_by_field_name("redirect"):
+                redirect = self._redirect(redirect_node, words)
+                redirects.append(redirect)
+                if redirect_node.type in ("herestring_redirect", "heredoc_redirect"):
+                    stdin_text = self._stdin_literal(redirect_node)
+        stdin_piped = self._piped(node)
+        self.commands.append(
+            SimpleCommand(tuple(words), tuple(redirects), tuple(assignments), via, stdin_text, stdin_piped)
+        )
+
+    def _piped(self, node: Node) -> bool:
+        """True when an earlier command of the same pipeline feeds this one."""
+        current = node
+        parent = node.parent
+        while parent is not None and parent.type in ("redirected_statement", "negated_command"):
+            current, parent = parent, parent.parent
+        if parent is None or parent.type != "pipeline":
+            return False
+        return parent.named_children.index(current) > 0 if current in parent.named_children else False
+
+    def _declaration(self, node: Node, via: tuple[str, ...]) -> None:
+        keyword = node.children[0]
+        words = [Word(self.text(keyword), self.text(keyword))]
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                name_node = child.child_by_field_name("name")
+                name = self.text(name_node) if name_node else ""
+                words.append(Word(self.text(child), None if self._dynamic_value(child) else self.text(child)))
+                self._dangerous_name(name, child)
+            else:
+                words.append(self.word(child))
+        self.commands.append(SimpleCommand(tuple(words), via=via))
+
+    def _dynamic_value(self, assignment: Node) -> bool:
+        value = assignment.child_by_field_name("value")
+        return value is not None and self.word(value).value is None
+
+    def _assignment(self, node: Node) -> None:
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
+            return
+        name = self.text(name_node)
+        self._dangerous_name(name, node)
+        if name_node.type == "variable_name":
+            value_node = node.child_by_field_name("value")
+            self.variables[name] = self.word(value_node).value if value_node is not None else ""
+
+    def _for_variable(self, node: Node) -> None:
+        """`for f in *.py a b`: f is one of those words; below the working directory if they are."""
+        variable = node.child_by_field_name("variable")
+        if variable is None:
+            return
+        name = self.text(variable)
+        values = [self.word(v) for v in node.children_by_field_name("value")]
+        self.variables.pop(name, None)
+        if values and all(
+            (w.value is not None and not w.value.startswith(("/", "~")) and ".." not in w.value) or w.path_safe
+            for w in values
+        ):
+            self.loop_safe.add(name)
+        else:
+            self.loop_safe.discard(name)
+            self.variables[name] = None
+
+    def _dangerous_name(self, name: str, node: Node) -> None:
+        from secure_shell.policy.wrappers import DANGEROUS_VARIABLES
+
+        if name.upper() in DANGEROUS_VARIABLES:
+            self.findings.append(Finding(
+                R.DANGEROUS_VARIABLE,
+                f"assigning {name} changes which program runs or runs code of its own",
+                self.text(node)[:80],
+            ))
+
+    def _expansion(self, node: Node) -> None:
+        text = self.text(node)
+        if _EXPANSION_OPERATOR.search(text):
+            self.findings.append(Finding(
+                R.UNSUPPORTED_CONSTRUCT,
+                "the ${var@P}-style transformations can run code hidden in a value",
+                text[:80],
+            ))
+
+    def _arithmetic(self, node: Node) -> None:
+        """bash evaluates a variable's value as arithmetic code: `a[$(rm x)]` inside runs rm."""
+        assigned = set()
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type == "variable_assignment":
+                name_node = current.child_by_field_name("name")
+                if name_node is not None:
+                    assigned.add(self.text(name_node))
+            stack.extend(current.children)
+        self.numeric |= assigned
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type in ("variable_name", "word") and current.parent is not None and current.parent.type not in (
+                "command_name", "subscript"
+            ):
+                name = self.text(current)
+                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and not self._numeric_variable(name):
+                    self.findings.append(Finding(
+                        R.UNSUPPORTED_CONSTRUCT,
+                        f"arithmetic on ${name}, whose value is not known to be a number (bash evaluates it as code)",
+                        self.text(node)[:80],
+                    ))
+                    return
+            stack.extend(current.children)
+
+    def _numeric_variable(self, name: str) -> bool:
+        if name in self.numeric:  # assigned inside arithmetic: `for ((i=0; ...))`
+            return True
+        value = self.variables.get(name)
+        return value is not None and bool(re.fullmatch(r"-?\d+", value))
+
+    def _redirect_operator(self, node: Node) -> None:
+        operator = next((c.type for c in node.children if not c.is_named), "")
+        target = node.child_by_field_name("destination")
+        if operator in (">&", "<&") and target is not None and target.type == "number":
+            return  # 2>&1: duplicates a descriptor, writes no file
+        if operator in (">&", "<&"):
+            operator = ">" if operator == ">&" else "<"
+        if operator:
+            self.operators.add(operator)
+
+    def _redirect(self, node: Node, words: list[Word]) -> Redirect:
+        operator = next((c.type for c in node.children if not c.is_named), "")
+        if node.type == "heredoc_redirect":
+            return Redirect("<<", None)
+        if node.type == "herestring_redirect":
+            return Redirect("<<<", None)
+        destinations = [c for c in node.named_children if c.type != "file_descriptor"]
+        descriptor = node.child_by_field_name("descriptor")
+        prefix = self.text(descriptor) if descriptor is not None else ""
+        if not destinations:
+            return Redirect(prefix + operator, None)
+        first = destinations[0]
+        # tree-sitter attaches words after the target (`echo > f b`) to the redirect; bash
+        # gives them to the command.
+        words.extend(self.word(extra) for extra in destinations[1:])
+        if operator in (">&", "<&") and first.type == "number":
+            return Redirect(prefix + operator, None)
+        if operator in (">&", "<&") and self.text(first) == "-":
+            return Redirect(prefix + operator, None)
+        return Redirect(prefix + operator, self.word(first))
+
+    def _stdin_literal(self, node: Node) -> str | None:
+        if node.type == "herestring_redirect":
+            value = [c for c in node.named_children if c.type != "file_descriptor"]
+            return self.word(value[0]).value if value else None
+        body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
+        if body is None:
+            return ""
+        if any(c.type != "heredoc_content" for c in body.named_children):
+            return None  # expansions in the body: its text is not known statically
+        return self.text(body)
+
+    # --- words ---------------------------------------------------------------------------------
+
+    def word(self, node: Node) -> Word:
+        source = self.text(node)
+        literal: list[str] = []
+        reason = ""
+        safe = True
+        for piece, kind in self._pieces(node):
+            if kind == LITERAL:
+                if not reason:
+                    literal.append(piece)
+                continue
+            if not reason:
+                reason = piece
+            if kind == DYNAMIC:
+                safe = False
+        prefix = "".join(literal)
+        if not reason:
+            return Word(source, prefix, prefix)
+        # A glob, a brace list or a loop variable over such words cannot climb out of the
+        # working directory unless the word is absolute or says `..`.
+        path_safe = safe and not prefix.startswith(("/", "~")) and ".." not in source
+        return Word(source, None, prefix, reason, path_safe)
+
+    def _pieces(self, node: Node) -> Iterator[tuple[str, int]]:
+        """(literal text, LITERAL) or (why not literal, DYNAMIC or PATH_SAFE) for each part, in order."""
+        kind = node.type
+        if kind == "word" or kind == "command_name":
+            raw = self.text(node)
+            if kind == "command_name" and node.named_children:
+                for child in node.named_children:
+                    yield from self._pieces(child)
+                return
+            yield from self._unquoted(raw, node)
+        elif kind == "number":
+            yield self.text(node), LITERAL
+        elif kind == "raw_string":
+            yield self.text(node)[1:-1], LITERAL
+        elif kind == "ansi_c_string":
+            yield _decode_ansi_c(self.text(node)[2:-1]), LITERAL
+        elif kind in ("string", "translated_string"):
+            yield from self._double_quoted(node)
+        elif kind == "concatenation":
+            for child in node.children:
+                if child.is_named:
+                    yield from self._pieces(child)
+                else:
+                    yield from self._unquoted(self.text(child), child)
+        elif kind in ("simple_expansion", "expansion"):
+            yield from self._variable(node, quoted=False)
+        elif kind == "command_substitution":
+            yield "command substitution", DYNAMIC
+        elif kind == "process_substitution":
+            yield "process substitution", DYNAMIC
+        elif kind == "arithmetic_expansion":
+            yield "arithmetic", PATH_SAFE  # a number
+        elif kind == "brace_expression":
+            yield "brace expansion", PATH_SAFE
+        else:
+            yield f"{kind}", DYNAMIC
+
+    def _unquoted(self, raw: str, node: Node) -> Iterator[tuple[str, bool]]:
+        out: list[str] = []
+        i = 0
+        while i < len(raw):
+            ch = raw[i]
+            if ch == "\\" and i + 1 < len(raw):
+                out.append(raw[i + 1])
+                i += 2
+                continue
+            if ch in "*?[":
+                yield "".join(out), LITERAL
+                yield "glob pattern", PATH_SAFE
+                return
+            if ch == "{" and re.search(r"\{[^{}]*(,|\.\.)[^{}]*\}", raw[i:]):
+                yield "".join(out), LITERAL
+                yield "brace expansion", PATH_SAFE
+                return
+            if ch == "~" and i == 0 and node.start_byte == self._word_start(node):
+                home, rest = self._tilde(raw)
+                if home is None:
+                    yield "tilde expansion", DYNAMIC
+                    return
+                out.append(home)
+                i = len(raw) - len(rest)
+                continue
+            out.append(ch)
+            i += 1
+        yield "".join(out), LITERAL
+
+    def _word_start(self, node: Node) -> int:
+        parent = node.parent
+        if parent is not None and parent.type == "concatenation":
+            return parent.start_byte
+        return node.start_byte
+
+    def _tilde(self, raw: str) -> tuple[str | None, str]:
+        match = re.match(r"~([^/]*)", raw)
+        user = match.group(1) if match else ""
+        rest = raw[len(user) + 1:]
+        if user:
+            return None, rest
+        home = self.limits.env.get("HOME")
+        return home, rest
+
+    def _double_quoted(self, node: Node) -> Iterator[tuple[str, int]]:
+        for child in node.named_children:
+            if child.type == "string_content":
+                yield re.sub(r'\\([$`"\\])', r"\1", self.text(child)), LITERAL
+            elif child.type in ("simple_expansion", "expansion"):
+                yield from self._variable(child, quoted=True)
+            else:
+                yield from self._pieces(child)
+
+    def _variable(self, node: Node, *, quoted: bool) -> Iterator[tuple[str, int]]:
+        text = self.text(node)
+        match = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", text)
+        if match is None:
+            special = re.fullmatch(r"\$\{?([?#$!-])\}?", text)
+            if special:
+                yield "special parameter", PATH_SAFE  # a number or the shell's option letters
+                return
+            yield f"expansion {text}", DYNAMIC
+            return
+        name = match.group(1)
+        if name in self.loop_safe:
+            yield f"loop variable ${name}", PATH_SAFE
+            return
+        if name in self.numeric:
+            yield f"arithmetic variable ${name}", PATH_SAFE
+            return
+        if name in self.variables:
+            value = self.variables[name]
+        else:
+            value = self.limits.env.get(name)
+        if value is None:
+            yield f"variable ${name}", DYNAMIC
+        elif not quoted and (any(c.isspace() for c in value) or _GLOB_CHARS.search(value)):
+            yield f"variable ${name} is split or globbed", DYNAMIC
+        else:
+            yield value, LITERAL
+
+
+def _decode_ansi_c(body: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 >= len(body):
+            out.append(ch)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in _ANSI_SIMPLE:
+            out.append(_ANSI_SIMPLE[nxt])
+            i += 2
+        elif nxt == "x":
+            match = re.match(r"[0-9A-Fa-f]{1,2}", body[i + 2:])
+            out.append(chr(int(match.group(0), 16)) if match else "\\x")
+            i += 2 + (len(match.group(0)) if match else 0)
+        elif nxt in "uU":
+            match = re.match(r"[0-9A-Fa-f]{1,%d}" % (4 if nxt == "u" else 8), body[i + 2:])
+            out.append(chr(min(int(match.group(0), 16), 0x10FFFF)) if match else "\\" + nxt)
+            i += 2 + (len(match.group(0)) if match else 0)
+        elif nxt in "01234567":
+            match = re.match(r"[0-7]{1,3}", body[i + 1:])
+            assert match is not None
+            out.append(chr(int(match.group(0), 8) & 0xFF))
+            i += 1 + len(match.group(0))
+        elif nxt == "c" and i + 2 < len(body):
+            out.append(chr(ord(body[i + 2]) & 0x1F))
+            i += 3
+        else:
+            out.append("\\" + nxt)
+            i += 2
+    return "".join(out)

@@ -1,0 +1,484 @@
+"""decide(): parse, enumerate, resolve, check — one Verdict for one command text.
+
+Pure apart from two narrow callables the host may pass in: `cross_check` (bashlex under a
+deadline in a worker process) and `realpath` (symlink resolution where the path exists).
+No dialect knowledge lives here: each dialect module parses, names its commands and resolves its
+wrappers; this module applies the policy to what they report.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import ntpath
+import posixpath
+import re
+from collections import Counter
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from types import ModuleType
+from typing import Callable, Mapping
+
+import regex
+
+from secure_shell.policy import bash, cmd, powershell
+from secure_shell.policy.arguments import argument_pattern
+from secure_shell.policy import verdict as R
+from secure_shell.policy.operators import blocked_operator_tokens
+from secure_shell.policy.parsed import Failed, Limits, Parsed, SimpleCommand, Unsupported, Word
+from secure_shell.policy.paths import (
+    PathSyntaxError,
+    gitbash_to_windows,
+    is_within_posix,
+    is_within_windows,
+    looks_like_windows,
+    normalize_posix,
+    normalize_windows,
+    windows_to_mount,
+)
+from secure_shell.policy.shell_policy import ShellPolicy
+from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
+from secure_shell.policy.wrappers import PATHLESS_COMMANDS, Inner, PathUse, Refusal, Script
+from secure_shell.shells import PathDialect, ShellKind
+
+DIALECTS: dict[str, ModuleType] = {"bash": bash, "cmd": cmd, "powershell": powershell}
+SHELL_DIALECT = {
+    ShellKind.BASH: "bash", ShellKind.WSL: "bash", ShellKind.GITBASH: "bash",
+    ShellKind.CMD: "cmd", ShellKind.POWERSHELL: "powershell",
+}
+MAX_NESTED_SCRIPTS = 64
+DYNAMIC_NAME = "<dynamic>"
+
+POSIX_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/random",
+                           "/dev/urandom", "/dev/tty", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2"})
+WINDOWS_DEVICES = frozenset({"nul", "nul:", "con", "con:", "$null", "\\\\.\\nul"})
+PROVIDER_PATH = re.compile(r"^(hklm|hkcu|hkcr|hku|hkcc|registry|cert|wsman|function|alias|variable)::?", re.I)
+URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# Options whose value is prose (commit messages, titles): a run-time value there is not a path.
+TEXT_OPTIONS = frozenset({"-m", "--message", "--body", "--title", "--description", "--notes", "--subject", "--comment"})
+DIRECTORY_CHANGERS = {
+    "cd": "cd", "chdir": "cd", "pushd": "pushd", "popd": "popd", "set-location": "cd",
+    "push-location": "pushd", "pop-location": "popd",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CrossCheckResult:
+    """bashlex's reading of a bash text: the command names it found, or why it could not."""
+
+    status: str  # "ok", "error", "timeout"
+    names: tuple[str, ...] = ()
+    message: str = ""
+
+
+CrossCheck = Callable[[str], CrossCheckResult]
+Realpath = Callable[[str], str]
+
+
+def decide(
+    command: str,
+    policy: ShellPolicy,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    cross_check: CrossCheck | None = None,
+    realpath: Realpath | None = None,
+) -> Verdict:
+    """The Verdict for running `command` in `policy`'s shell from `cwd`. Never raises."""
+    engine = _Engine(policy, dict(env or {}), cross_check, realpath)
+    try:
+        engine.run(command, cwd)
+    except RecursionError:
+        engine.deny(R.TOO_COMPLEX, "the command is nested too deeply to analyse", "")
+    except Exception as exc:  # an engine bug must never turn into an allow
+        engine.deny(R.PARSE_FAILED, f"internal error while checking: {type(exc).__name__}: {exc}", "")
+    return engine.verdict()
+
+
+@lru_cache(maxsize=256)
+def _command_matchers(entries: tuple[str, ...], dialect: str) -> tuple[tuple[str, bool], ...]:
+    module = DIALECTS[dialect]
+    out = []
+    for entry in entries:
+        wildcard = any(ch in entry for ch in "*?[")
+        out.append((entry.casefold() if wildcard else module.command_key(entry), wildcard))
+    return tuple(out)
+
+
+@lru_cache(maxsize=256)
+def _argument_matchers(entries: tuple[str, ...]) -> tuple[tuple[str, regex.Pattern[str] | None], ...]:
+    out = []
+    for entry in entries:
+        pattern = argument_pattern(entry)
+        literal = entry[3:] if entry.startswith("re:") else entry
+        out.append((literal.casefold(), regex.compile(pattern, regex.IGNORECASE) if pattern else None))
+    return tuple(out)
+
+
+class _Engine:
+    def __init__(self, policy: ShellPolicy, env: dict[str, str], cross_check: CrossCheck | None,
+                 realpath: Realpath | None) -> None:
+        self.policy = policy
+        self.env = env
+        self.cross_check = cross_check
+        self.realpath = realpath
+        self.reasons: list[Reason] = []
+        self.commands: list[CommandSeen] = []
+        self.paths: list[PathChecked] = []
+        self.scripts = 0
+        self.cwd: str | None = None
+        self.dir_stack: list[str] = []
+        self.blocked_tokens = blocked_operator_tokens(policy.blocked_operators)
+        self.posix = policy.path_dialect in (PathDialect.POSIX, PathDialect.WSL)
+
+    # --- bookkeeping -------------------------------------------------------------------------
+
+    def deny(self, rule: str, message: str, text: str) -> None:
+        reason = Reason(rule, message, text[:200])
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+    def verdict(self) -> Verdict:
+        reasons = self.reasons or [Reason(R.ALLOWED, "every command and path is allowed", "", Decision.ALLOW)]
+        return Verdict.of(reasons, self.commands, self.paths)
+
+    # --- entry -------------------------------------------------------------------------------
+
+    def run(self, command: str, cwd: str | None) -> None:
+        policy = self.policy
+        if not command.strip():
+            self.deny(R.EMPTY_COMMAND, "the command is empty", "")
+            return
+        if len(command) > policy.max_command_length:
+            self.deny(R.COMMAND_TOO_LONG,
+                      f"the command has {len(command)} characters; the limit is {policy.max_command_length}",
+                      command[:60])
+            return
+        self._start_directory(cwd)
+        self.script(command, SHELL_DIALECT[policy.shell], (), 0)
+
+    def _start_directory(self, cwd: str | None) -> None:
+        start = cwd if cwd is not None else self.policy.initial_dir
+        if start is None:
+            if self.policy.restrict_working_directory:
+                self.deny(R.WORKING_DIRECTORY, "no working directory is known and none is configured", "")
+            return
+        resolved = self.resolve_path(start, base=None)
+        if resolved is None:
+            self.deny(R.WORKING_DIRECTORY, f"working directory {start!r} cannot be resolved", start)
+            return
+        self.cwd = resolved
+        if self.policy.restrict_working_directory:
+            allowed = self.within_allowed(resolved)
+            self.paths.append(PathChecked(resolved, allowed, "cwd"))
+            if not allowed:
+                self.deny(R.WORKING_DIRECTORY, f"working directory {resolved} is outside the allowed paths "
+                          f"({', '.join(self.policy.allowed_paths) or 'none configured'})", start)
+
+    # --- scripts -----------------------------------------------------------------------------
+
+    def script(self, text: str, dialect: str, via: tuple[str, ...], depth: int, probe: bool = False) -> None:
+        self.scripts += 1
+        if depth > Limits().max_depth or self.scripts > MAX_NESTED_SCRIPTS:
+            if not probe:
+                self.deny(R.TOO_COMPLEX, "shells are nested too deeply to analyse", " > ".join(via))
+            return
+        if len(text) > max(self.policy.max_command_length, 256) * 4:
+            if not probe:
+                self.deny(R.COMMAND_TOO_LONG, "a nested script is too long to analyse", text[:60])
+            return
+        module = DIALECTS[dialect]
+        env = dict(self.env)
+        if self.cwd is not None:
+            env["PWD"] = self.cwd
+        limits = Limits(max_length=self.policy.max_command_length, env=env)
+        outcome = module.parse(text, limits)
+        where = f" (in {' > '.join(via)})" if via else ""
+        if isinstance(outcome, Failed):
+            if not probe:
+                self.deny(outcome.rule, f"{dialect} cannot be analysed: {outcome.reason}{where}", text[:80])
+            return
+        if isinstance(outcome, Unsupported):
+            if not probe:
+                self.deny(R.UNSUPPORTED_CONSTRUCT, f"{outcome.construct}{where}", outcome.text or text[:80])
+            return
+        assert isinstance(outcome, Parsed)
+        if dialect == "bash" and self.cross_check is not None and not probe:
+            self._cross_check(text, outcome, where)
+        if not probe:
+            if self.policy.enable_injection_protection:
+                for operator in sorted(outcome.operators & self.blocked_tokens):
+                    shown = "newline" if operator == "\n" else operator
+                    self.deny(R.BLOCKED_OPERATOR, f"operator {shown!r} is blocked{where}", shown)
+            for finding in outcome.findings:
+                self.deny(finding.rule, finding.message + where, finding.text)
+        for simple in module.simple_commands(outcome):
+            self.command(simple, dialect, via + simple.via, depth, probe)
+
+    def _cross_check(self, text: str, outcome: Parsed, where: str) -> None:
+        assert self.cross_check is not None
+        result = self.cross_check(text)
+        if result.status == "timeout":
+            self.deny(R.PARSE_TIMEOUT, f"bashlex did not finish parsing in time{where}", text[:80])
+            return
+        if result.status == "error":
+            kinds = bash.tree_kinds(text)
+            first_words = {c.words[0].value for c in outcome.commands if c.words}
+            if kinds & bash.BASHLEX_GAPS or first_words & {"time", "coproc", "select"}:
+                return  # a construct bashlex does not implement; tree-sitter-bash's reading stands
+            self.deny(R.PARSE_FAILED, f"bashlex cannot parse the command: {result.message}{where}", text[:80])
+            return
+        ours = Counter(
+            (c.words[0].value if c.words[0].value is not None else DYNAMIC_NAME)
+            for c in outcome.commands if c.words and c.words[0].source
+        )
+        theirs = Counter(result.names)
+        missed = theirs - ours
+        if missed:
+            self.deny(R.PARSERS_DISAGREE,
+                      f"the two bash grammars disagree about which commands run ({', '.join(sorted(missed))}){where}",
+                      text[:80])
+
+    # --- simple commands ---------------------------------------------------------------------
+
+    def command(self, simple: SimpleCommand, dialect: str, via: tuple[str, ...], depth: int, probe: bool) -> None:
+        module = DIALECTS[dialect]
+        if not probe:
+            for redirect in simple.redirects:
+                if redirect.target is not None:
+                    self.check_path(redirect.target, f"redirect {redirect.operator}")
+        if not simple.words:
+            return
+        first = simple.words[0]
+        if first.value is None:
+            if not probe:
+                self.deny(R.DYNAMIC_COMMAND, f"the command word {first.source!r} is not a literal "
+                          f"({first.dynamic_reason}); it cannot be checked", first.source)
+            return
+        key = module.command_key(first.value)
+        self.commands.append(CommandSeen(key, tuple(w.shown() for w in simple.words), dialect, via))
+        self._check_names(key, first.value, dialect, via, probe)
+        if probe:
+            resolutions = module.resolve_wrapper(key, simple)
+            for item in resolutions or ():
+                if isinstance(item, Inner):
+                    self.command(SimpleCommand(item.words, via=via), dialect, via + (item.label,), depth, True)
+            return
+        self._check_arguments(simple.words[1:], via)
+        if self.policy.restrict_working_directory:
+            changer = DIRECTORY_CHANGERS.get(key)
+            if changer is not None:
+                self._change_directory(changer, simple.words[1:], dialect)
+            elif key not in PATHLESS_COMMANDS:
+                self._check_argument_paths(simple.words[1:], dialect)
+        for item in module.resolve_wrapper(key, simple) or ():
+            if isinstance(item, Inner):
+                inner = SimpleCommand(item.words, via=via, stdin_text=item.stdin_text, stdin_piped=item.stdin_piped)
+                self.command(inner, dialect, via + (item.label,), depth, False)
+            elif isinstance(item, Script):
+                if item.text is None:
+                    if not item.probe:
+                        self.deny(R.NESTED_SCRIPT, f"{item.label}: {item.why_unknown or 'the script cannot be read'}",
+                                  item.label)
+                else:
+                    self.script(item.text, item.dialect, via + (item.label,), depth + 1, probe=item.probe)
+            elif isinstance(item, Refusal):
+                self.deny(item.rule, item.message, item.text)
+            elif isinstance(item, PathUse):
+                if self.policy.restrict_working_directory:
+                    self.check_path(item.word, item.role)
+
+    def _check_names(self, key: str, name: str, dialect: str, via: tuple[str, ...], probe: bool) -> None:
+        where = f" (in {' > '.join(via)})" if via else ""
+        for pattern, wildcard in _command_matchers(self.policy.blocked_commands, dialect):
+            if fnmatch.fnmatchcase(key, pattern) if wildcard else key == pattern:
+                self.deny(R.BLOCKED_COMMAND, f"{name!r} is a blocked command{where}", name)
+                return
+        if probe or self.policy.allowed_commands is None:
+            return
+        for pattern, wildcard in _command_matchers(self.policy.allowed_commands, dialect):
+            if fnmatch.fnmatchcase(key, pattern) if wildcard else key == pattern:
+                return
+        self.deny(R.NOT_ALLOWED_COMMAND, f"{name!r} is not in allowedCommands{where}", name)
+
+    def _check_arguments(self, words: tuple[Word, ...], via: tuple[str, ...]) -> None:
+        matchers = _argument_matchers(self.policy.blocked_arguments)
+        if not matchers:
+            return
+        for word in words:
+            text = word.value if word.value is not None else word.prefix
+            if text and _argument_blocked(text, matchers):
+                self.deny(R.BLOCKED_ARGUMENT, f"argument {text!r} is blocked", text)
+
+    # --- paths -------------------------------------------------------------------------------
+
+    def _check_argument_paths(self, words: tuple[Word, ...], dialect: str) -> None:
+        previous: str | None = None
+        for word in words:
+            after_text_option = previous in TEXT_OPTIONS
+            previous = word.value
+            if word.value is None:
+                if after_text_option or word.path_safe:
+                    continue
+                self.deny(R.PATH_UNRESOLVABLE, f"argument {word.source!r} is only known at run time "
+                          f"({word.dynamic_reason}); the path rule cannot check it", word.source)
+                continue
+            for candidate in _path_candidates(word.value, dialect):
+                self.check_path(Word(candidate, candidate), "argument")
+
+    def _change_directory(self, kind: str, args: tuple[Word, ...], dialect: str) -> None:
+        targets = [w for w in args if not (w.value or "").startswith("-") and not (
+            dialect == "cmd" and (w.value or "").lower() == "/d")]
+        if kind == "popd":
+            self.cwd = self.dir_stack.pop() if self.dir_stack else self.cwd
+            return
+        if not targets:
+            home = self.env.get("HOME") if dialect == "bash" else self.env.get("USERPROFILE")
+            if dialect == "cmd":
+                return  # bare `cd` in cmd prints the directory
+            targets = [Word(home or "~", home)]
+        target = targets[0]
+        if target.value == "-" and dialect == "bash":
+            return
+        resolved = self.check_path(target, "cd")
+        if resolved is not None:
+            if kind == "pushd" and self.cwd is not None:
+                self.dir_stack.append(self.cwd)
+            self.cwd = resolved
+
+    def check_path(self, word: Word, role: str) -> str | None:
+        """Check one path; returns its resolved form when it is allowed."""
+        if word.value is None:
+            if word.path_safe:
+                return None
+            self.deny(R.PATH_UNRESOLVABLE, f"{role} target {word.source!r} is only known at run time", word.source)
+            return None
+        raw = word.value
+        if self._is_device(raw):
+            return None
+        if PROVIDER_PATH.match(raw):
+            self.deny(R.PATH_UNRESOLVABLE, f"{role} {raw!r} is a registry or provider path, not a file", raw)
+            return None
+        resolved = self.resolve_path(raw, base=self.cwd)
+        if resolved is None:
+            self.deny(R.PATH_UNRESOLVABLE, f"{role} path {raw!r} cannot be given one meaning", raw)
+            return None
+        if not self.policy.restrict_working_directory:
+            return resolved
+        allowed = self.within_allowed(resolved)
+        self.paths.append(PathChecked(resolved, allowed, role))
+        if not allowed:
+            self.deny(R.PATH_OUTSIDE, f"{role} path {raw!r} resolves to {resolved}, outside the allowed paths", raw)
+            return None
+        return resolved
+
+    def _is_device(self, raw: str) -> bool:
+        lowered = raw.casefold()
+        if raw.startswith(("/dev/tcp/", "/dev/udp/")):
+            return False  # bash opens a network socket there: checked (and refused) as a path
+        return raw in POSIX_DEVICES or lowered in WINDOWS_DEVICES or (
+            not self.posix and ntpath.basename(lowered.replace("/", "\\")).split(".")[0] == "nul")
+
+    def resolve_path(self, raw: str, base: str | None) -> str | None:
+        """`raw` as an absolute path in the policy's dialect, joined to `base`; None if ambiguous."""
+        try:
+            if self.posix:
+                return self._resolve_posix(raw, base)
+            return self._resolve_windows(raw, base)
+        except PathSyntaxError:
+            return None
+
+    def _resolve_posix(self, raw: str, base: str | None) -> str | None:
+        if looks_like_windows(raw):
+            if self.policy.path_dialect is not PathDialect.WSL:
+                if raw[:1].isalpha() and raw[1:2] == ":" and raw[2:3] not in ("\\", "/"):
+                    pass  # `C:foo` in a POSIX shell is a relative name
+                else:
+                    return None
+            else:
+                mounted = windows_to_mount(raw, self.policy.mount_point)
+                if mounted is None:
+                    return None
+                raw = mounted
+        if raw.startswith("/"):
+            path = normalize_posix(raw)
+        else:
+            if base is None:
+                return None
+            path = normalize_posix(posixpath.join(base, raw))
+        if self.realpath is not None:
+            path = self.realpath(path)
+        return path
+
+    def _resolve_windows(self, raw: str, base: str | None) -> str | None:
+        text = raw
+        if self.policy.path_dialect is PathDialect.GITBASH and text.startswith("/") and not text.startswith("//"):
+            converted = gitbash_to_windows(text)
+            if converted is None:
+                return None  # Git Bash's own root (/usr, /tmp): not a path the policy can place
+            text = converted
+        text = text.replace("/", "\\")
+        if re.match(r"^[A-Za-z]:(?![\\])", text):  # drive-relative C:foo
+            if base is None or base[:2].casefold() != text[:2].casefold():
+                return None
+            text = base + "\\" + text[2:]
+        elif text.startswith("\\") and not text.startswith("\\\\"):  # root-relative \foo
+            if base is None or not re.match(r"^[A-Za-z]:", base):
+                return None
+            text = base[:2] + text
+        elif not (re.match(r"^[A-Za-z]:\\", text) or text.startswith("\\\\")):
+            if base is None:
+                return None
+            text = base.rstrip("\\") + "\\" + text
+        return normalize_windows(text)
+
+    def within_allowed(self, path: str) -> bool:
+        roots = self.policy.allowed_paths
+        if self.posix:
+            if self.realpath is not None:
+                roots = tuple(self.realpath(root) for root in roots) + roots
+            return any(is_within_posix(path, root) for root in roots)
+        return any(is_within_windows(path, root) for root in roots)
+
+
+def _argument_blocked(text: str, matchers: tuple[tuple[str, regex.Pattern[str] | None], ...]) -> bool:
+    folded = text.casefold()
+    option = folded.split("=", 1)[0]
+    for literal, pattern in matchers:
+        if folded == literal or option == literal:
+            return True
+        # GNU getopt and PowerShell accept unambiguous abbreviations: --no-preserve, -enc
+        if literal.startswith("--") and option.startswith("--") and len(option) >= 5 and literal.startswith(option):
+            return True
+        if pattern is not None:
+            try:
+                if pattern.fullmatch(text, timeout=0.05):
+                    return True
+            except TimeoutError:
+                return True
+    return False
+
+
+def _path_candidates(value: str, dialect: str) -> list[str]:
+    """The parts of an argument that name a file: the word itself, or an `--opt=VALUE` value."""
+    candidates = []
+    if value.startswith("-") and "=" in value:
+        value = value.split("=", 1)[1]
+    elif value.startswith("-") and dialect != "cmd":
+        return []
+    if not value or URL.match(value) or re.match(r"^[\w.-]+@[\w.-]+:", value):
+        return []
+    if dialect == "cmd":
+        if value.startswith("/"):
+            return []  # a switch
+        if "\\" in value or re.match(r"^[A-Za-z]:", value) or value in ("..", ".") or value.startswith("..\\"):
+            candidates.append(value)
+        return candidates
+    if dialect == "powershell":
+        if "\\" in value or "/" in value or re.match(r"^[A-Za-z]:", value) or value in ("..", "~") or value.startswith("~"):
+            candidates.append(value)
+        elif PROVIDER_PATH.match(value):
+            candidates.append(value)
+        return candidates
+    if value.startswith("/") or "/" in value or value in ("..", ".") or looks_like_windows(value):
+        candidates.append(value)
+    return candidates

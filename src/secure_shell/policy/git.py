@@ -1,0 +1,157 @@
+"""git as a wrapper: the ways a git command line runs other programs.
+
+Shared by every dialect so that `git -c alias.x=!rm` is refused from bash, cmd and PowerShell
+alike. Config keys given with `-c` must be on a short list of keys that cannot run anything.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from secure_shell.policy import verdict as R
+from secure_shell.policy.parsed import Word
+from secure_shell.policy.wrappers import Inner, PathUse, Refusal, Resolution, Script
+
+GLOBAL_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
+                                  "--config-env", "--attr-source", "--list-cmds"})
+GLOBAL_FLAGS = frozenset({"-p", "--paginate", "-P", "--no-pager", "--bare", "--no-replace-objects",
+                          "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs",
+                          "--no-optional-locks", "--html-path", "--man-path", "--info-path", "--version", "--help",
+                          "-v", "-h", "--no-advice"})
+# Config keys that only change presentation or identity; every other key given on the command
+# line may name a program (core.pager, core.sshCommand, alias.*, *.command, filter.*, ...).
+SAFE_CONFIG_KEY = re.compile(
+    r"^(user\.(name|email)|color\..*|core\.(autocrlf|quotepath|safecrlf|filemode|ignorecase|eol|whitespace)"
+    r"|advice\..*|init\.defaultbranch|commit\.gpgsign|tag\.gpgsign|log\..*|pull\.(rebase|ff)|push\.default"
+    r"|merge\.(ff|conflictstyle)|diff\.(renames|algorithm|colormoved)|rebase\.(autosquash|autostash)"
+    r"|fetch\.prune|status\..*|format\.pretty|safe\.directory|i18n\..*|column\..*|branch\.autosetup.*)$",
+    re.IGNORECASE,
+)
+REMOTE_PROGRAM_OPTIONS = ("--upload-pack", "--receive-pack", "--exec")
+FILTER_BRANCH_SCRIPTS = frozenset({"--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
+                                   "--msg-filter", "--commit-filter", "--tag-name-filter"})
+
+
+def resolve_git(words: tuple[Word, ...]) -> list[Resolution]:
+    out: list[Resolution] = []
+    i = 1
+    while i < len(words):
+        value = words[i].value
+        if value is None:
+            return [Refusal(R.DYNAMIC_COMMAND, "git: a global option or the subcommand is not a literal", words[i].source)]
+        option, eq, attached = value.partition("=")
+        if option in GLOBAL_VALUE_OPTIONS:
+            arg = Word(attached, attached) if eq else (words[i + 1] if i + 1 < len(words) else Word("", ""))
+            if option == "-c":
+                out.extend(_config_pair(arg))
+            elif option == "--config-env":
+                out.append(Refusal(R.NESTED_SCRIPT, "git --config-env takes a config value from the environment", value))
+            elif option in ("-C", "--git-dir", "--work-tree"):
+                out.append(PathUse(arg, f"git {option}"))
+            i += 1 if eq else 2
+            continue
+        if option == "--exec-path":
+            if eq:
+                return out + [Refusal(R.SHADOWING, "git --exec-path changes which git programs run", value)]
+            i += 1
+            continue
+        if value in GLOBAL_FLAGS:
+            i += 1
+            continue
+        if value.startswith("-"):
+            return out + [Refusal(R.WRAPPER_OPTION, f"git: unknown global option {value!r}", value)]
+        break
+    if i >= len(words):
+        return out
+    sub = words[i].value or ""
+    args = words[i + 1:]
+    out.extend(_remote_program_options(args))
+    out.extend(_subcommand(sub, args))
+    return out
+
+
+def _config_pair(arg: Word) -> list[Resolution]:
+    if arg.value is None:
+        return [Refusal(R.DYNAMIC_COMMAND, "git -c value is not a literal", arg.source)]
+    key, _, value = arg.value.partition("=")
+    if key.lower().startswith("alias."):
+        if value.startswith("!"):
+            return [Script("bash", value[1:], f"git alias {key[6:]}")]
+        try:
+            alias_words = tuple(Word(w, w) for w in shlex.split(value))
+        except ValueError:
+            return [Refusal(R.NESTED_SCRIPT, "git alias value cannot be split into words", arg.value)]
+        return [Inner((Word("git", "git"), *alias_words), f"git alias {key[6:]}")]
+    if SAFE_CONFIG_KEY.match(key):
+        return []
+    return [Refusal(R.NESTED_SCRIPT, f"git -c {key} may name a program git runs; only presentation keys are accepted", arg.value)]
+
+
+def _remote_program_options(args: tuple[Word, ...]) -> list[Resolution]:
+    for word in args:
+        option = (word.value or "").split("=", 1)[0]
+        if len(option) >= 5 and any(full.startswith(option) for full in REMOTE_PROGRAM_OPTIONS[:2]):
+            return [Refusal(R.NESTED_SCRIPT, f"git {option} names a program to run", word.value or "")]
+        if option == "--exec":
+            return [Refusal(R.NESTED_SCRIPT, "git --exec names a program to run", word.value or "")]
+        if option in ("-c", "--config") or option.startswith("--config="):
+            pass
+    return []
+
+
+def _subcommand(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
+    out: list[Resolution] = []
+    if sub in ("clone", "fetch", "pull", "submodule"):
+        for j, word in enumerate(args):
+            if word.value in ("-c", "--config") and j + 1 < len(args):
+                out.extend(_config_pair(args[j + 1]))
+            elif (word.value or "").startswith("--config="):
+                text = (word.value or "")[9:]
+                out.extend(_config_pair(Word(text, text)))
+            elif sub == "clone" and word.value == "-u":
+                out.append(Refusal(R.NESTED_SCRIPT, "git clone -u names a program to run", "-u"))
+    if sub == "rebase":
+        for j, word in enumerate(args):
+            value = word.value or ""
+            if value in ("-x", "--exec") and j + 1 < len(args):
+                out.append(_script(args[j + 1], "git rebase --exec"))
+            elif value.startswith("--exec="):
+                out.append(_script(Word(value[7:], value[7:]), "git rebase --exec"))
+    elif sub == "bisect" and args and args[0].value == "run" and len(args) > 1:
+        out.append(Inner(args[1:], "git bisect run"))
+    elif sub == "submodule" and "foreach" in [w.value for w in args]:
+        k = [w.value for w in args].index("foreach") + 1
+        while k < len(args) and (args[k].value or "").startswith("--"):
+            k += 1
+        rest = args[k:]
+        if any(w.value is None for w in rest):
+            out.append(Refusal(R.NESTED_SCRIPT, "git submodule foreach command is not a literal", ""))
+        elif rest:
+            out.append(Script("bash", " ".join(w.value or "" for w in rest), "git submodule foreach"))
+    elif sub == "difftool":
+        for j, word in enumerate(args):
+            value = word.value or ""
+            if value in ("-x", "--extcmd") and j + 1 < len(args):
+                out.append(_script(args[j + 1], "git difftool --extcmd"))
+            elif value.startswith("--extcmd="):
+                out.append(_script(Word(value[9:], value[9:]), "git difftool --extcmd"))
+    elif sub == "filter-branch":
+        for j, word in enumerate(args):
+            if word.value in FILTER_BRANCH_SCRIPTS and j + 1 < len(args):
+                out.append(_script(args[j + 1], f"git filter-branch {word.value}"))
+    elif sub == "config":
+        values = [w.value for w in args]
+        reading = any(v is not None and (v.startswith(("--get", "--list", "-l", "--unset", "--show")) or v in ("get", "list")) for v in values)
+        positional = [v for v in values if v is not None and not v.startswith("-")]
+        if positional and positional[0] in ("set",):
+            positional = positional[1:]
+        if not reading and len(positional) >= 2 and not SAFE_CONFIG_KEY.match(positional[0]):
+            out.append(Refusal(R.NESTED_SCRIPT, f"git config {positional[0]} may make git run a program later", positional[0]))
+    return out
+
+
+def _script(word: Word, label: str) -> Script:
+    if word.value is None:
+        return Script("bash", None, label, "not a literal")
+    return Script("bash", word.value, label)

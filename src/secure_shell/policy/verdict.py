@@ -1,0 +1,137 @@
+"""The Verdict: what the engine decided about one command text, as frozen, ordered data.
+
+Reason ids are stable: the tool reply, `secure-shell check --json`, the audit log and the tests
+all use them; message wording may change, ids may not.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+
+class Decision(enum.IntEnum):
+    """Ordered by severity: a Verdict takes the maximum over its reasons."""
+
+    ALLOW = 0
+    ASK = 1
+    DENY = 2
+
+
+# --- reason ids -------------------------------------------------------------------------------
+ALLOWED = "allowed"
+EMPTY_COMMAND = "empty-command"
+COMMAND_TOO_LONG = "command-too-long"
+CONTROL_CHARACTER = "control-character"
+TOO_COMPLEX = "too-complex"
+PARSE_FAILED = "parse-failed"
+PARSE_TIMEOUT = "parse-timeout"
+PARSERS_DISAGREE = "parsers-disagree"
+UNSUPPORTED_CONSTRUCT = "unsupported-construct"
+DYNAMIC_COMMAND = "dynamic-command-word"
+NESTED_SCRIPT = "nested-script-unreadable"
+WRAPPER_OPTION = "unknown-wrapper-option"
+SHADOWING = "command-shadowing"
+DANGEROUS_VARIABLE = "dangerous-variable"
+INLINE_CODE = "inline-code"
+BLOCKED_COMMAND = "blocked-command"
+NOT_ALLOWED_COMMAND = "command-not-allowed"
+BLOCKED_ARGUMENT = "blocked-argument"
+BLOCKED_OPERATOR = "blocked-operator"
+PATH_OUTSIDE = "path-outside-allowed"
+PATH_UNRESOLVABLE = "path-unresolvable"
+WORKING_DIRECTORY = "working-directory-outside-allowed"
+
+REASON_IDS = frozenset({
+    ALLOWED, EMPTY_COMMAND, COMMAND_TOO_LONG, CONTROL_CHARACTER, TOO_COMPLEX, PARSE_FAILED, PARSE_TIMEOUT,
+    PARSERS_DISAGREE, UNSUPPORTED_CONSTRUCT, DYNAMIC_COMMAND, NESTED_SCRIPT, WRAPPER_OPTION, SHADOWING,
+    DANGEROUS_VARIABLE, INLINE_CODE, BLOCKED_COMMAND, NOT_ALLOWED_COMMAND, BLOCKED_ARGUMENT, BLOCKED_OPERATOR,
+    PATH_OUTSIDE, PATH_UNRESOLVABLE, WORKING_DIRECTORY,
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    rule: str
+    message: str
+    text: str = ""
+    decision: Decision = Decision.DENY
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "message": self.message, "text": self.text, "decision": self.decision.name.lower()}
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSeen:
+    """One simple command the shell would run: resolved program, argv, and where it was nested."""
+
+    program: str
+    argv: tuple[str, ...]
+    dialect: str
+    via: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"program": self.program, "argv": list(self.argv), "dialect": self.dialect, "via": list(self.via)}
+
+
+@dataclass(frozen=True, slots=True)
+class PathChecked:
+    path: str
+    allowed: bool
+    role: str  # "cwd", "cd", "argument", "redirect", ...
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "allowed": self.allowed, "role": self.role}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    decision: Decision
+    reasons: tuple[Reason, ...]
+    commands: tuple[CommandSeen, ...] = ()
+    paths: tuple[PathChecked, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        reasons: tuple[Reason, ...] | list[Reason],
+        commands: tuple[CommandSeen, ...] | list[CommandSeen] = (),
+        paths: tuple[PathChecked, ...] | list[PathChecked] = (),
+    ) -> Verdict:
+        """The only constructor: the decision is the most severe reason; no reason, no Verdict."""
+        reasons = tuple(reasons)
+        if not reasons:
+            raise ValueError("a Verdict needs at least one reason")
+        decision = max(reason.decision for reason in reasons)
+        if decision > Decision.ALLOW:
+            reasons = tuple(r for r in reasons if r.decision > Decision.ALLOW)
+        return cls(decision, reasons, tuple(commands), tuple(paths))
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision is Decision.ALLOW
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        return tuple(reason.rule for reason in self.reasons)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "allowed": self.allowed,
+            "decision": self.decision.name.lower(),
+            "reasons": [reason.to_dict() for reason in self.reasons],
+            "commands": [command.to_dict() for command in self.commands],
+            "paths": [path.to_dict() for path in self.paths],
+        }
+
+    def explain(self) -> str:
+        """Readable text: one line per reason."""
+        head = "allowed" if self.allowed else "denied"
+        lines = [head]
+        for reason in self.reasons:
+            if reason.rule == ALLOWED:
+                continue
+            where = f" [{reason.text}]" if reason.text else ""
+            lines.append(f"  {reason.rule}: {reason.message}{where}")
+        return "\n".join(lines)

@@ -1,0 +1,642 @@
+"""Programs that run other programs: which command they run, and in which dialect.
+
+Each wrapper is a table row: the options that take a value, the flags it knows, how many
+positional words come before the inner command, and which options carry a script. The code walks
+the table; an option a row does not know is a denial (it might take a value and shift where the
+inner command starts). Nested scripts (`bash -c`, `eval`, `cmd /c`, `powershell -enc`) go back to
+the engine in their own dialect.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Union
+
+from secure_shell.policy import verdict as R
+from secure_shell.policy.parsed import SimpleCommand, Word
+
+# Assigning these changes which program runs, or makes a program run code of its own.
+DANGEROUS_VARIABLES = frozenset({
+    "PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS4", "LD_PRELOAD", "LD_LIBRARY_PATH",
+    "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "SHELLOPTS", "BASHOPTS", "IFS", "CDPATH",
+    "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR", "GIT_ASKPASS",
+    "GIT_PROXY_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT", "GIT_TEMPLATE_DIR", "GIT_DIR", "GIT_WORK_TREE", "PAGER", "MANPAGER", "EDITOR",
+    "VISUAL", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "PYTHONSTARTUP",
+    "PYTHONPATH", "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "MAKEFLAGS", "TAR_OPTIONS", "ZDOTDIR", "HISTFILE", "COMSPEC",
+    "PATHEXT", "NPM_CONFIG_SCRIPT_SHELL", "NPM_CONFIG_PREFIX",
+})
+
+SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh", "fish", "tcsh", "csh"})
+INTERPRETERS = frozenset({
+    "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php",
+    "lua", "luajit", "rscript", "osascript", "tclsh", "wish", "jshell", "groovy", "scala", "kotlin",
+})
+# Inline-code options of interpreters (python -c, node -e ...).
+INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--exec", "-p", "--print", "-x"})
+NUMBERED_PYTHON = re.compile(r"^(python|pypy)\d+(\.\d+)*$")
+# Commands whose arguments are text, never files: path rules do not apply to them.
+PATHLESS_COMMANDS = frozenset({
+    "echo", "printf", "true", "false", ":", "test", "[", "expr", "seq", "sleep", "basename", "dirname",
+    "which", "type", "date", "uname", "whoami", "id", "hostname", "pwd", "yes", "write-output", "write-host",
+    "echo.", "rem", "title", "color", "ver", "hash",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Inner:
+    """The wrapper runs this argv, in the same dialect."""
+
+    words: tuple[Word, ...]
+    label: str
+    stdin_text: str | None = None
+    stdin_piped: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """The wrapper runs this text as a script of `dialect`; text None means it cannot be known."""
+
+    dialect: str
+    text: str | None
+    label: str
+    why_unknown: str = ""
+    probe: bool = False  # a string found in inline code: only blocked names count, parse errors do not
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    rule: str
+    message: str
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PathUse:
+    """A word the wrapper uses as a path (env -C DIR, time -o FILE)."""
+
+    word: Word
+    role: str
+
+
+Resolution = Union[Inner, Script, Refusal, PathUse]
+
+
+@dataclass(frozen=True, slots=True)
+class WrapperSpec:
+    """How a wrapper's command line is laid out.
+
+    value_options: options followed by a value (`-n 5`, also `-n5` and `--adjustment=5`).
+    flags: options without a value. Anything else starting with `-` is unknown: a denial.
+    positional: words between the options and the inner command (timeout's duration).
+    script_options: options whose value is a script of the given dialect (`flock -c`).
+    path_options: value options whose value is a path.
+    stop_options: flags after which nothing is run (`command -v`).
+    """
+
+    value_options: frozenset[str] = frozenset()
+    flags: frozenset[str] = frozenset()
+    positional: int = 0
+    script_options: dict[str, str] = field(default_factory=dict)
+    path_options: frozenset[str] = frozenset()
+    stop_options: frozenset[str] = frozenset()
+    numeric_flags: bool = False  # nice -10
+    default_command: tuple[str, ...] = ()  # xargs runs echo when given nothing
+
+
+def _spec(values: str = "", flags: str = "", **kw: object) -> WrapperSpec:
+    return WrapperSpec(frozenset(values.split()), frozenset(flags.split()), **kw)  # type: ignore[arg-type]
+
+
+# name -> spec. Each row names what its options are so the inner command is found exactly.
+WRAPPERS: dict[str, WrapperSpec] = {
+    # runs its argument with a changed environment; NAME=VALUE words are skipped (and checked)
+    "env": _spec("-u --unset -C --chdir", "-i --ignore-environment -0 --null -v --debug -",
+                 script_options={"-S": "bash", "--split-string": "bash"}, path_options=frozenset({"-C", "--chdir"})),
+    "sudo": _spec("-u --user -g --group -C --close-from -D --chdir -h --host -p --prompt -r --role -t --type "
+                  "-T --command-timeout -U --other-user",
+                  "-A --askpass -b --background -E --preserve-env -H --set-home -i --login -k --reset-timestamp "
+                  "-K --remove-timestamp -n --non-interactive -P --preserve-groups -S --stdin -s --shell -v "
+                  "--validate -l --list -N --no-update"),
+    "doas": _spec("-u -C", "-n -s -L"),
+    "command": _spec("", "-p", stop_options=frozenset({"-v", "-V"})),
+    "builtin": _spec(),
+    "exec": _spec("-a", "-c -l"),
+    "nice": _spec("-n --adjustment", "", numeric_flags=True),
+    "ionice": _spec("-c --class -n --classdata", "-t --ignore", stop_options=frozenset({"-p", "--pid", "-P", "--pgid", "-u", "--uid"})),
+    "nohup": _spec(),
+    "timeout": _spec("-s --signal -k --kill-after", "--preserve-status --foreground -v --verbose", positional=1),
+    "time": _spec("-f --format -o --output", "-p -a --append -v --verbose -q --quiet --portability",
+                  path_options=frozenset({"-o", "--output"})),
+    "stdbuf": _spec("-i --input -o --output -e --error"),
+    "setsid": _spec("", "-c --ctty -f --fork -w --wait"),
+    "chroot": _spec("--userspec --groups", "--skip-chdir", positional=1),
+    "flock": _spec("-w --wait --timeout -E --conflict-exit-code",
+                   "-s --shared -x -e --exclusive -u --unlock -n --nb --nonblock -o --close -F --no-fork --verbose",
+                   positional=1, script_options={"-c": "bash", "--command": "bash"}),
+    "xargs": _spec("-a --arg-file -d --delimiter -E -e --eof -I --replace -i -L --max-lines -l -n --max-args "
+                   "-P --max-procs -s --max-chars --process-slot-var",
+                   "-0 --null -o --open-tty -p --interactive -r --no-run-if-empty -t --verbose -x --exit",
+                   default_command=("echo",)),
+    "strace": _spec("-e -o -p -s -u -E -a -b -I -O -P -S -X",
+                    "-f -F -c -C -d -D -h -i -k -q -qq -r -t -tt -ttt -T -v -V -w -x -xx -y -yy -z -Z",
+                    path_options=frozenset({"-o"})),
+    "ltrace": _spec("-e -o -p -s -u -a -n -l -x -A -D -F -L",
+                    "-b -c -C -f -h -i -r -S -t -tt -ttt -T -V -w", path_options=frozenset({"-o"})),
+    "runuser": _spec("-u --user -g --group -G --supp-group", "-l --login -m -p --preserve-environment",
+                     script_options={"-c": "bash", "--command": "bash"}),
+    "coproc": _spec(),
+    "unbuffer": _spec("", "-p"),
+    "caffeinate": _spec("-t -w", "-d -i -m -s -u"),
+    "torsocks": _spec(),
+    "proxychains": _spec("-f", "-q"),
+    "firejail": _spec("", "--quiet --noprofile"),
+}
+
+SU_SPEC = _spec("-g --group -G --supp-group -s --shell -w --whitelist-environment", "-l --login - -m -p "
+                "--preserve-environment -P --pty", script_options={"-c": "bash", "--command": "bash"})
+
+
+def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] | None:
+    """What a bash-family wrapper runs, or None when `key` is not a wrapper."""
+    words = command.words
+    if key in WRAPPERS:
+        return _by_spec(key, WRAPPERS[key], words, command)
+    if key == "su":
+        return _by_spec(key, SU_SPEC, words, command, runs_inner=False)
+    if key in SHELLS or key == "busybox" and len(words) > 1 and _value(words[1]) in SHELLS:
+        return _shell(words[1:] if key == "busybox" else words, command)
+    if key in ("busybox", "toybox"):
+        return [Inner(words[1:], key)] if len(words) > 1 else []
+    if key in ("eval",):
+        return [_joined_script("bash", words[1:], "eval")]
+    if key == "trap":
+        return _trap(words)
+    if key in ("source", "."):
+        return _source(words, command)
+    if key == "find":
+        return _find(words)
+    if key == "watch":
+        return _watch(words)
+    if key == "script":
+        return _script_command(words)
+    if key in ("alias",):
+        return _alias(words)
+    if key == "hash" and any(_value(w) == "-p" or (_value(w) or "").startswith("-p") for w in words[1:]):
+        return [Refusal(R.SHADOWING, "hash -p makes one name run another program", _source_text(words))]
+    if key == "enable" and len(words) > 1:
+        return [Refusal(R.SHADOWING, "enable changes which builtins exist", _source_text(words))]
+    if key == "git":
+        from secure_shell.policy.git import resolve_git
+
+        return resolve_git(words)
+    if key in ("npx", "bunx", "pnpx") or (key in ("npm", "pnpm", "yarn") and len(words) > 1 and _value(words[1]) in ("exec", "x", "dlx")):
+        return _package_runner(words)
+    if key in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
+        return _awk(words)
+    if key == "sed" or key == "gsed":
+        return _sed(words)
+    if key in ("tar", "gtar", "bsdtar"):
+        return _tar(words)
+    if key in ("vim", "vi", "nvim", "ex", "view", "vimdiff", "emacs", "nano") :
+        return _editor(key, words)
+    if key in ("cmd",):
+        from secure_shell.policy import cmd as cmd_dialect
+
+        return cmd_dialect.launcher(words, command)
+    if key in ("powershell", "pwsh", "powershell_ise"):
+        from secure_shell.policy import powershell
+
+        return powershell.launcher(words, command)
+    if key == "wsl":
+        return _wsl(words)
+    if key in ("rsync",):
+        return _value_script(words, ("-e", "--rsh"), "bash", "rsync's remote shell")
+    if key in ("ssh",):
+        return [Refusal(R.NESTED_SCRIPT, "ssh runs its command on another machine", _source_text(words))] if len(words) > 2 else []
+    if key == "zip":
+        if any((_value(w) or "").startswith(("-TT", "--unzip-command")) for w in words[1:]):
+            return [Refusal(R.NESTED_SCRIPT, "zip -TT runs a command", _source_text(words))]
+        return []
+    if key in INTERPRETERS or NUMBERED_PYTHON.match(key):
+        return _interpreter(words, command)
+    return None
+
+
+def _value(word: Word) -> str | None:
+    return word.value
+
+
+def _source_text(words: tuple[Word, ...]) -> str:
+    return " ".join(w.source for w in words)[:120]
+
+
+def _by_spec(name: str, spec: WrapperSpec, words: tuple[Word, ...], command: SimpleCommand,
+             runs_inner: bool = True) -> list[Resolution]:
+    out: list[Resolution] = []
+    i = 1
+    positional_left = spec.positional
+    while i < len(words):
+        word = words[i]
+        value = word.value
+        if value is None:
+            out.append(Refusal(R.DYNAMIC_COMMAND, f"{name}: an argument that decides what runs is not a literal",
+                               word.source))
+            return out
+        if name == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", value):
+            var = value.split("=", 1)[0]
+            if var.upper() in DANGEROUS_VARIABLES:
+                out.append(Refusal(R.DANGEROUS_VARIABLE, f"env sets {var}, which changes what runs", value))
+            i += 1
+            continue
+        if value == "--":
+            i += 1
+            break
+        if value.startswith("-") and value != "-" or (value == "-" and value in spec.flags):
+            option, eq, attached = value.partition("=")
+            if option in spec.stop_options or value in spec.stop_options:
+                return out
+            if option in spec.script_options:
+                script_word = Word(attached, attached) if eq else (words[i + 1] if i + 1 < len(words) else None)
+                if script_word is None:
+                    out.append(Refusal(R.WRAPPER_OPTION, f"{name} {option} without its script", value))
+                    return out
+                out.append(_word_script(spec.script_options[option], script_word, f"{name} {option}"))
+                return out
+            if option in spec.value_options:
+                value_word = Word(attached, attached) if eq else (words[i + 1] if i + 1 < len(words) else None)
+                if value_word is not None and option in spec.path_options:
+                    out.append(PathUse(value_word, f"{name} {option}"))
+                i += 1 if eq else 2
+                continue
+            if value in spec.flags:
+                i += 1
+                continue
+            if spec.numeric_flags and re.fullmatch(r"-\d+", value):
+                i += 1
+                continue
+            glued = _glued_short_value(value, spec)
+            if glued is not None:
+                if glued in spec.script_options:
+                    out.append(_word_script(spec.script_options[glued], Word(value[2:], value[2:]), f"{name} {glued}"))
+                    return out
+                i += 1
+                continue
+            if _combined_flags(value, spec):
+                i += 1
+                continue
+            out.append(Refusal(R.WRAPPER_OPTION, f"{name}: unknown option {value!r} (it may change what runs)", value))
+            return out
+        if positional_left > 0:
+            if name in ("chroot", "flock"):
+                out.append(PathUse(word, f"{name} argument"))
+            positional_left -= 1
+            i += 1
+            continue
+        break
+    if not runs_inner:
+        return out
+    inner = words[i:]
+    if not inner and spec.default_command:
+        inner = tuple(Word(w, w) for w in spec.default_command)
+    if inner:
+        piped = command.stdin_piped if name not in ("xargs",) else False
+        out.append(Inner(tuple(inner), name, command.stdin_text, piped))
+    return out
+
+
+def _glued_short_value(value: str, spec: WrapperSpec) -> str | None:
+    """`-n5`, `-oL`: a short value option with its value attached."""
+    if len(value) > 2 and not value.startswith("--"):
+        option = value[:2]
+        if option in spec.value_options or option in spec.script_options:
+            return option
+    return None
+
+
+def _combined_flags(value: str, spec: WrapperSpec) -> bool:
+    """`-fq`: several short flags in one word."""
+    if value.startswith("--") or len(value) < 3:
+        return False
+    return all(f"-{ch}" in spec.flags for ch in value[1:])
+
+
+def _word_script(dialect: str, word: Word, label: str) -> Script:
+    if word.value is None:
+        return Script(dialect, None, label, f"the script {word.source!r} is not a literal")
+    return Script(dialect, word.value, label)
+
+
+def _joined_script(dialect: str, words: tuple[Word, ...], label: str) -> Script:
+    if any(w.value is None for w in words):
+        bad = next(w for w in words if w.value is None)
+        return Script(dialect, None, label, f"{bad.source!r} is not a literal")
+    return Script(dialect, " ".join(w.value or "" for w in words), label)
+
+
+SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+SHELL_FLAGS = frozenset(
+    "-e -x -u -v -n -f -h -m -p -a -b -B -C -E -H -P -T -l -i -r -s +e +x +u +v +h +m +B +H "
+    "--login --noprofile --norc --posix --restricted --verbose --noediting --debugger --norc -- -".split()
+)
+
+
+def _shell(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
+    """`bash -c STRING`, `bash script.sh`, `bash` reading its script from stdin."""
+    name = words[0].value or "sh"
+    i = 1
+    reads_stdin = False
+    while i < len(words):
+        value = words[i].value
+        if value is None:
+            return [Refusal(R.DYNAMIC_COMMAND, f"{name}: option or script name is not a literal", words[i].source)]
+        if value == "-c" or (value.startswith("-") and not value.startswith("--") and "c" in value[1:]
+                             and all(f"-{ch}" in SHELL_FLAGS or ch == "c" for ch in value[1:])):
+            if i + 1 >= len(words):
+                return [Refusal(R.WRAPPER_OPTION, f"{name} -c without a script", value)]
+            return [_word_script("bash", words[i + 1], f"{name} -c")]
+        if value in SHELL_VALUE_OPTIONS:
+            i += 2
+            continue
+        if value == "-s":
+            reads_stdin = True
+            i += 1
+            continue
+        if value in ("--", "-"):
+            i += 1
+            break
+        if value.startswith(("-", "+")):
+            if value in SHELL_FLAGS or all(f"-{ch}" in SHELL_FLAGS for ch in value[1:]):
+                i += 1
+                continue
+            return [Refusal(R.WRAPPER_OPTION, f"{name}: unknown option {value!r}", value)]
+        break
+    if i < len(words) and not reads_stdin:
+        script = words[i]
+        value = script.value or ""
+        if script.value is None or value.startswith(("/dev/stdin", "/dev/fd/", "/proc/self/fd/")):
+            return [Script("bash", None, f"{name} {script.source}", "the script comes from a stream, not a file")]
+        return [PathUse(script, f"{name} script")]
+    return _stdin_script("bash", name, command)
+
+
+def _stdin_script(dialect: str, name: str, command: SimpleCommand) -> list[Resolution]:
+    if command.stdin_text is not None:
+        return [Script(dialect, command.stdin_text, f"{name} <<<")]
+    if command.stdin_piped:
+        return [Script(dialect, None, f"... | {name}", "a shell reading its commands from a pipe")]
+    if any(r.operator in ("<", "0<", "<<", "<<<") for r in command.redirects):
+        return [Script(dialect, None, f"{name} < ...", "a shell reading its commands from a redirection")]
+    return []  # stdin is closed: the shell reads nothing and exits
+
+
+def _trap(words: tuple[Word, ...]) -> list[Resolution]:
+    args = [w for w in words[1:]]
+    if not args or (args[0].value or "").startswith("-") and args[0].value in ("-p", "-l", "--"):
+        args = args[1:] if args and args[0].value == "--" else []
+    if len(args) < 2:
+        return []
+    handler = args[0]
+    if handler.value in ("", "-"):
+        return []
+    return [_word_script("bash", handler, "trap")]
+
+
+def _source(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
+    if len(words) < 2:
+        return [Refusal(R.WRAPPER_OPTION, "source without a file", _source_text(words))]
+    target = words[1]
+    value = target.value or ""
+    if target.value is None or value.startswith(("/dev/stdin", "/dev/fd/", "/proc/self/fd/")):
+        return [Script("bash", None, "source", "sourcing a stream whose text is not known")]
+    return [PathUse(target, "source")]
+
+
+FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+def _find(words: tuple[Word, ...]) -> list[Resolution]:
+    """Every `-exec CMD ... ;` / `+` in a find expression is a command."""
+    out: list[Resolution] = []
+    i = 1
+    while i < len(words):
+        value = words[i].value
+        if value in FIND_EXEC:
+            j = i + 1
+            while j < len(words) and words[j].value not in (";", "+"):
+                j += 1
+            inner = words[i + 1: j]
+            if not inner:
+                out.append(Refusal(R.WRAPPER_OPTION, f"find {value} without a command", value))
+            else:
+                out.append(Inner(tuple(inner), f"find {value}"))
+            i = j + 1
+            continue
+        if value in ("-fprint", "-fprint0", "-fprintf", "-fls") and i + 1 < len(words):
+            out.append(PathUse(words[i + 1], f"find {value}"))
+        i += 1
+    return out
+
+
+def _watch(words: tuple[Word, ...]) -> list[Resolution]:
+    spec = _spec("-n --interval -d --differences -q --equexit --color", "-t --no-title -b --beep -e --errexit "
+                 "-g --chgexit -c --color -p --precise -w --no-wrap -x --exec")
+    i = 1
+    exec_mode = False
+    while i < len(words):
+        value = words[i].value
+        if value is None:
+            return [Refusal(R.DYNAMIC_COMMAND, "watch: argument is not a literal", words[i].source)]
+        if value in ("-x", "--exec"):
+            exec_mode = True
+            i += 1
+            continue
+        if value in spec.value_options:
+            i += 2
+            continue
+        if value.startswith("-") and (value in spec.flags or value.split("=")[0] in spec.value_options):
+            i += 1
+            continue
+        if value.startswith("-"):
+            return [Refusal(R.WRAPPER_OPTION, f"watch: unknown option {value!r}", value)]
+        break
+    rest = words[i:]
+    if not rest:
+        return []
+    return [Inner(rest, "watch -x")] if exec_mode else [_joined_script("bash", rest, "watch")]
+
+
+def _script_command(words: tuple[Word, ...]) -> list[Resolution]:
+    out: list[Resolution] = []
+    i = 1
+    while i < len(words):
+        value = words[i].value or ""
+        if value in ("-c", "--command") and i + 1 < len(words):
+            out.append(_word_script("bash", words[i + 1], "script -c"))
+            i += 2
+            continue
+        if value.startswith("--command="):
+            out.append(_word_script("bash", Word(value[10:], value[10:]), "script -c"))
+        elif value.startswith("-c") and len(value) > 2:
+            out.append(_word_script("bash", Word(value[2:], value[2:]), "script -c"))
+        elif not value.startswith("-"):
+            out.append(PathUse(words[i], "script typescript file"))
+        i += 1
+    return out
+
+
+def _alias(words: tuple[Word, ...]) -> list[Resolution]:
+    if any("=" in (w.value or w.source) for w in words[1:]):
+        return [Refusal(R.SHADOWING, "alias makes a name run other commands", _source_text(words))]
+    return []
+
+
+def _package_runner(words: tuple[Word, ...]) -> list[Resolution]:
+    for i, word in enumerate(words[1:], start=1):
+        value = word.value or ""
+        if value in ("-c", "--call") and i + 1 < len(words):
+            return [_word_script("bash", words[i + 1], f"{words[0].source} -c")]
+        if value.startswith("--call="):
+            return [_word_script("bash", Word(value[7:], value[7:]), f"{words[0].source} --call")]
+    return []
+
+
+def _value_script(words: tuple[Word, ...], options: tuple[str, ...], dialect: str, what: str) -> list[Resolution]:
+    for i, word in enumerate(words[1:], start=1):
+        value = word.value or ""
+        for option in options:
+            if value == option and i + 1 < len(words):
+                return [_word_script(dialect, words[i + 1], what)]
+            if value.startswith(option + "=") or (len(option) == 2 and value.startswith(option) and len(value) > 2):
+                text = value.split("=", 1)[1] if "=" in value else value[2:]
+                return [_word_script(dialect, Word(text, text), what)]
+    return []
+
+
+_AWK_EXEC = re.compile(r"\bsystem\s*\(|\|\s*getline|\|&|\bprint[f]?\b[^;{}]*\|\s*\"|close\s*\(")
+
+
+def _awk(words: tuple[Word, ...]) -> list[Resolution]:
+    """awk runs shell commands through system(), `| getline` and `print | "cmd"`."""
+    i = 1
+    while i < len(words):
+        value = words[i].value
+        if value in ("-f", "--file"):
+            return []  # program from a file: opaque, like any script file
+        if value in ("-F", "-v", "--assign", "--field-separator"):
+            i += 2
+            continue
+        if value is not None and value.startswith("-") and value != "-":
+            i += 1
+            continue
+        break
+    if i >= len(words):
+        return []
+    program = words[i]
+    if program.value is None:
+        return [Refusal(R.INLINE_CODE, "awk program is not a literal", program.source)]
+    if _AWK_EXEC.search(program.value):
+        return [Refusal(R.INLINE_CODE, "awk program runs shell commands (system, getline or a pipe)", program.value[:80])]
+    return []
+
+
+_SED_EXEC = re.compile(r"(^|[;\n{}]|\d|\$|/)\s*e(\s|$|;)|s(.).*?\3.*?\3[gpiImM0-9w]*e|(^|[;\n])\s*[wW]\s+/")
+
+
+def _sed(words: tuple[Word, ...]) -> list[Resolution]:
+    """GNU sed's `e` command and `s///e` flag run shell commands; `w /path` writes files."""
+    scripts: list[Word] = []
+    i = 1
+    have_script_option = any(w.value in ("-e", "--expression", "-f", "--file") or (w.value or "").startswith("--expression=") for w in words[1:])
+    while i < len(words):
+        value = words[i].value
+        if value in ("-e", "--expression") and i + 1 < len(words):
+            scripts.append(words[i + 1])
+            i += 2
+            continue
+        if value is not None and value.startswith("--expression="):
+            scripts.append(Word(value[13:], value[13:]))
+        elif value in ("-f", "--file", "-l", "--line-length"):
+            i += 2
+            continue
+        elif value is not None and value.startswith("-"):
+            pass
+        elif not have_script_option and not scripts:
+            scripts.append(words[i])
+        i += 1
+    for script in scripts:
+        if script.value is None:
+            return [Refusal(R.INLINE_CODE, "sed script is not a literal", script.source)]
+        if _SED_EXEC.search(script.value):
+            return [Refusal(R.INLINE_CODE, "sed script runs a command (e) or writes a file by path (w)", script.value[:80])]
+    return []
+
+
+_TAR_EXEC = ("--checkpoint-action", "--to-command", "--use-compress-program", "--rsh-command", "--info-script",
+             "--new-volume-script", "-I", "-F")
+
+
+def _tar(words: tuple[Word, ...]) -> list[Resolution]:
+    for word in words[1:]:
+        value = word.value or ""
+        if any(value == opt or value.startswith(opt + "=") or (opt.startswith("--") and len(value) > 6 and opt.startswith(value.split("=")[0])) for opt in _TAR_EXEC):
+            return [Refusal(R.NESTED_SCRIPT, "tar option runs a program", value)]
+    return []
+
+
+def _editor(key: str, words: tuple[Word, ...]) -> list[Resolution]:
+    for word in words[1:]:
+        value = word.value or ""
+        if value in ("-c", "--cmd", "-S", "--eval", "-l", "--load", "-x") or value.startswith("+") or value.startswith("--eval="):
+            return [Refusal(R.INLINE_CODE, f"{key} runs editor commands given on its command line", value)]
+    return []
+
+
+WSL_VALUE = frozenset({"-d", "--distribution", "-u", "--user", "--cd", "--shell-type"})
+WSL_FLAGS = frozenset({"--system"})
+
+
+def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
+    i = 1
+    while i < len(words):
+        value = words[i].value
+        if value is None:
+            return [Refusal(R.DYNAMIC_COMMAND, "wsl: argument is not a literal", words[i].source)]
+        if value in ("-e", "--exec"):
+            rest = words[i + 1:]
+            return [Inner(rest, "wsl -e")] if rest else []
+        if value == "--":
+            i += 1
+            break
+        if value in WSL_VALUE:
+            i += 2
+            continue
+        if value in WSL_FLAGS:
+            i += 1
+            continue
+        if value.startswith("-"):
+            return [Refusal(R.WRAPPER_OPTION, f"wsl: option {value!r} is not a way to run a command", value)]
+        break
+    rest = words[i:]
+    return [_joined_script("bash", rest, "wsl")] if rest else []
+
+
+def _interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
+    """Inline interpreter code is opaque, but the shell commands and paths it names are not."""
+    from secure_shell.policy.inline_code import scan_inline_code
+
+    for i, word in enumerate(words[1:], start=1):
+        value = word.value or ""
+        if value in INLINE_CODE_OPTIONS and i + 1 < len(words):
+            code = words[i + 1]
+            if code.value is None:
+                return []
+            return scan_inline_code(code.value, f"{words[0].source} {value}")
+        if not value.startswith("-"):
+            break
+    if len(words) == 1 or all((w.value or "").startswith("-") for w in words[1:]):
+        if command.stdin_text is not None:
+            return scan_inline_code(command.stdin_text, f"{words[0].source} <<<")
+    return []
