@@ -78,6 +78,11 @@ def command_key(word: str) -> str:
     return lowered
 
 
+def raw_key(word: str) -> str:
+    """The key a blockedCommands entry is compared on."""
+    return command_key(word)
+
+
 def preprocess(source: str) -> str:
     """Remove backslash-newline outside single quotes, as bash does before it splits words.
 

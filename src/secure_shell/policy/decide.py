@@ -55,6 +55,9 @@ PROVIDER_PATH = re.compile(r"^(hklm|hkcu|hkcr|hku|hkcc|registry|cert|wsman|funct
 URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # Options whose value is prose (commit messages, titles): a run-time value there is not a path.
 TEXT_OPTIONS = frozenset({"-m", "--message", "--body", "--title", "--description", "--notes", "--subject", "--comment"})
+# Their arguments are scripts, checked in the script's own dialect, not paths.
+LAUNCHERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "eval", "trap", "bash", "sh", "dash", "zsh", "ksh",
+                       "invoke-expression"})
 DIRECTORY_CHANGERS = {
     "cd": "cd", "chdir": "cd", "pushd": "pushd", "popd": "popd", "set-location": "cd",
     "push-location": "pushd", "pop-location": "popd",
@@ -100,7 +103,7 @@ def _command_matchers(entries: tuple[str, ...], dialect: str) -> tuple[tuple[str
     out = []
     for entry in entries:
         wildcard = any(ch in entry for ch in "*?[")
-        out.append((entry.casefold() if wildcard else module.command_key(entry), wildcard))
+        out.append((entry.casefold() if wildcard else module.raw_key(entry), wildcard))
     return tuple(out)
 
 
@@ -256,7 +259,7 @@ class _Engine:
             return
         key = module.command_key(first.value)
         self.commands.append(CommandSeen(key, tuple(w.shown() for w in simple.words), dialect, via))
-        self._check_names(key, first.value, dialect, via, probe)
+        self._check_names((key, module.raw_key(first.value)), first.value, dialect, via, probe)
         if probe:
             resolutions = module.resolve_wrapper(key, simple)
             for item in resolutions or ():
@@ -268,8 +271,9 @@ class _Engine:
             changer = DIRECTORY_CHANGERS.get(key)
             if changer is not None:
                 self._change_directory(changer, simple.words[1:], dialect)
-            elif key not in PATHLESS_COMMANDS:
-                self._check_argument_paths(simple.words[1:], dialect)
+            elif key not in PATHLESS_COMMANDS and key not in LAUNCHERS:
+                windows_program = bool(re.search(r"\.(exe|com|bat|cmd)$", first.value, re.I))
+                self._check_argument_paths(simple.words[1:], dialect, windows_program)
         for item in module.resolve_wrapper(key, simple) or ():
             if isinstance(item, Inner):
                 inner = SimpleCommand(item.words, via=via, stdin_text=item.stdin_text, stdin_piped=item.stdin_piped)
@@ -287,17 +291,15 @@ class _Engine:
                 if self.policy.restrict_working_directory:
                     self.check_path(item.word, item.role)
 
-    def _check_names(self, key: str, name: str, dialect: str, via: tuple[str, ...], probe: bool) -> None:
+    def _check_names(self, keys: tuple[str, ...], name: str, dialect: str, via: tuple[str, ...], probe: bool) -> None:
         where = f" (in {' > '.join(via)})" if via else ""
-        for pattern, wildcard in _command_matchers(self.policy.blocked_commands, dialect):
-            if fnmatch.fnmatchcase(key, pattern) if wildcard else key == pattern:
-                self.deny(R.BLOCKED_COMMAND, f"{name!r} is a blocked command{where}", name)
-                return
+        if _matches(keys, _command_matchers(self.policy.blocked_commands, dialect)):
+            self.deny(R.BLOCKED_COMMAND, f"{name!r} is a blocked command{where}", name)
+            return
         if probe or self.policy.allowed_commands is None:
             return
-        for pattern, wildcard in _command_matchers(self.policy.allowed_commands, dialect):
-            if fnmatch.fnmatchcase(key, pattern) if wildcard else key == pattern:
-                return
+        if _matches(keys, _command_matchers(self.policy.allowed_commands, dialect)):
+            return
         self.deny(R.NOT_ALLOWED_COMMAND, f"{name!r} is not in allowedCommands{where}", name)
 
     def _check_arguments(self, words: tuple[Word, ...], via: tuple[str, ...]) -> None:
@@ -311,7 +313,7 @@ class _Engine:
 
     # --- paths -------------------------------------------------------------------------------
 
-    def _check_argument_paths(self, words: tuple[Word, ...], dialect: str) -> None:
+    def _check_argument_paths(self, words: tuple[Word, ...], dialect: str, windows_program: bool = False) -> None:
         previous: str | None = None
         for word in words:
             after_text_option = previous in TEXT_OPTIONS
@@ -322,6 +324,8 @@ class _Engine:
                 self.deny(R.PATH_UNRESOLVABLE, f"argument {word.source!r} is only known at run time "
                           f"({word.dynamic_reason}); the path rule cannot check it", word.source)
                 continue
+            if windows_program and re.fullmatch(r"/[A-Za-z?][\w:?.-]*", word.value):
+                continue  # a switch of a Windows program started from bash (ipconfig.exe /all)
             for candidate in _path_candidates(word.value, dialect):
                 self.check_path(Word(candidate, candidate), "argument")
 
@@ -438,6 +442,14 @@ class _Engine:
                 roots = tuple(self.realpath(root) for root in roots) + roots
             return any(is_within_posix(path, root) for root in roots)
         return any(is_within_windows(path, root) for root in roots)
+
+
+def _matches(keys: tuple[str, ...], matchers: tuple[tuple[str, bool], ...]) -> bool:
+    for pattern, wildcard in matchers:
+        for key in keys:
+            if fnmatch.fnmatchcase(key, pattern) if wildcard else key == pattern:
+                return True
+    return False
 
 
 def _argument_blocked(text: str, matchers: tuple[tuple[str, regex.Pattern[str] | None], ...]) -> bool:

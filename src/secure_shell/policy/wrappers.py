@@ -205,7 +205,7 @@ def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] 
     if key in ("cmd",):
         from secure_shell.policy import cmd as cmd_dialect
 
-        return cmd_dialect.launcher(words, command)
+        return cmd_dialect.launcher(words, command, dialect)
     if key in ("powershell", "pwsh", "powershell_ise"):
         from secure_shell.policy import powershell
 

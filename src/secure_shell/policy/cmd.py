@@ -1,0 +1,576 @@
+"""The cmd.exe dialect: a tokenizer that follows cmd's own phases.
+
+Phase 1 expands `%VAR%` (with `:~a,b` substrings and `:a=b` replacements) from the environment
+the shell would see; an undefined variable stays literal text, as cmd leaves it on a `/c` line.
+Phase 2 handles `^` escapes, `"` quoting, the operators `& && | ||`, parentheses and redirection.
+A command word that depends on `%...%` or `!...!` is not a literal (`set x=del&& call %x% f`),
+`call` with `%` in its line and delayed expansion are refused, and `for /f ('cmd')`, `cmd /c`,
+`start`, `if ... cmd` and `forfiles /c` are followed into the commands they run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from secure_shell.policy import verdict as R
+from secure_shell.policy.parsed import (
+    Failed,
+    Finding,
+    Limits,
+    ParseOutcome,
+    Parsed,
+    Redirect,
+    SimpleCommand,
+    Word,
+)
+from secure_shell.policy.wrappers import Inner, PathUse, Refusal, Resolution, Script
+
+DIALECT = "cmd"
+PATHEXT = (".com", ".exe", ".bat", ".cmd", ".vbs", ".vbe", ".js", ".jse", ".wsf", ".wsh", ".msc", ".ps1")
+INTERNAL = frozenset(
+    "assoc break call cd chdir cls color copy date del dir echo endlocal erase exit for ftype goto if md mkdir "
+    "mklink move path pause popd prompt pushd rd rem ren rename rmdir set setlocal shift start time title type "
+    "ver verify vol".split()
+)
+# Internal commands with two names: a rule for one is a rule for both.
+SYNONYMS = {"erase": "del", "rmdir": "rd", "mkdir": "md", "rename": "ren", "chdir": "cd"}
+_VAR = re.compile(r"%([^%\s=:]+(?::[^%]*)?)%|%%|%[0-9*]|%~[a-zA-Z]*[0-9]")
+_DELAYED = re.compile(r"![^!\s]+!")
+_INTERNAL_GLUED = re.compile(r"^(cd|chdir|dir|echo|md|mkdir|rd|rmdir|type|del|erase|copy|move|ren|rename|pushd|popd|cls|ver|vol|set|title|color)([./\\:+\[\]].*)$", re.I)
+
+
+def command_key(word: str) -> str:
+    """Basename, case-folded, without a PATHEXT extension; `erase` is `del`."""
+    base = word.replace("/", "\\").rstrip("\\").rsplit("\\", 1)[-1].casefold().rstrip(" .")
+    for ext in PATHEXT:
+        if base.endswith(ext) and len(base) > len(ext):
+            base = base[: -len(ext)]
+            break
+    return SYNONYMS.get(base, base)
+
+
+def raw_key(word: str) -> str:
+    """The key a blockedCommands entry is compared on."""
+    return command_key(word)
+
+
+def simple_commands(parsed: Parsed) -> tuple[SimpleCommand, ...]:
+    return parsed.commands
+
+
+def parse(source: str, limits: Limits) -> ParseOutcome:
+    try:
+        return _Tokenizer(source, limits).run()
+    except _Refused as refused:
+        return Failed(refused.message, refused.rule)
+    except RecursionError:
+        return Failed("nested too deeply to analyse", R.TOO_COMPLEX)
+    except Exception as exc:
+        return Failed(f"internal parse error: {type(exc).__name__}: {exc}")
+
+
+class _Refused(Exception):
+    def __init__(self, message: str, rule: str = R.PARSE_FAILED) -> None:
+        super().__init__(message)
+        self.message = message
+        self.rule = rule
+
+
+@dataclass
+class _Piece:
+    text: str
+    dynamic: bool  # came from a %VAR% or !VAR! whose value is not known
+
+
+@dataclass
+class _Segment:
+    words: list[Word] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+    piped: bool = False
+
+
+def expand_percent(source: str, env: dict[str, str]) -> list[_Piece]:
+    """Phase 1: `%VAR%` from the environment; unknown variables stay literal but are marked."""
+    folded = {k.upper(): v for k, v in env.items()}
+    pieces: list[_Piece] = []
+    last = 0
+    for match in _VAR.finditer(source):
+        if match.start() > last:
+            pieces.append(_Piece(source[last: match.start()], False))
+        token = match.group(0)
+        last = match.end()
+        if token == "%%":
+            pieces.append(_Piece("%", False))
+            continue
+        if match.group(1) is None:
+            pieces.append(_Piece(token, True))  # %1, %*, %~dp0: batch parameters
+            continue
+        name, _, modifier = match.group(1).partition(":")
+        value = folded.get(name.upper())
+        if value is None:
+            pieces.append(_Piece(token, True))
+            continue
+        expanded = _modify(value, modifier)
+        pieces.append(_Piece(token, True) if expanded is None else _Piece(expanded, False))
+    if last < len(source):
+        pieces.append(_Piece(source[last:], False))
+    return pieces
+
+
+def _modify(value: str, modifier: str) -> str | None:
+    if not modifier:
+        return value
+    sub = re.fullmatch(r"~(-?\d+)(?:,(-?\d+))?", modifier)
+    if sub:
+        start = int(sub.group(1))
+        length = int(sub.group(2)) if sub.group(2) is not None else None
+        if start < 0:
+            start = max(len(value) + start, 0)
+        text = value[start:]
+        if length is not None:
+            text = text[:length] if length >= 0 else text[:length] if len(text) + length > 0 else ""
+        return text
+    if "=" in modifier:
+        old, new = modifier.split("=", 1)
+        if not old:
+            return None
+        return re.sub(re.escape(old.lstrip("*")), lambda _: new, value, flags=re.I)
+    return None
+
+
+class _Tokenizer:
+    def __init__(self, source: str, limits: Limits) -> None:
+        self.source = source
+        self.limits = limits
+        self.commands: list[SimpleCommand] = []
+        self.operators: set[str] = set()
+        self.findings: list[Finding] = []
+        self.loop_variables: set[str] = set()
+
+    def run(self) -> ParseOutcome:
+        if re.search(r"[\x00-\x08\x0a-\x1f\x7f]", self.source):
+            return Failed("control characters and line breaks are not accepted in cmd commands", R.CONTROL_CHARACTER)
+        if not self.source.strip():
+            return Failed("empty command", R.EMPTY_COMMAND)
+        if re.search(r"(^|[\s&|(])setlocal\s+.*enabledelayedexpansion", self.source, re.I) or re.search(r"/v:on", self.source, re.I):
+            self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT, "delayed expansion (!VAR!) is not analysed", "/v:on"))
+        pieces = expand_percent(self.source, self.limits.env)
+        chars: list[tuple[str, bool]] = [(ch, piece.dynamic) for piece in pieces for ch in piece.text]
+        self._split(chars)
+        return Parsed(tuple(self.commands), frozenset(self.operators), tuple(self.findings))
+
+    # Phase 2 -------------------------------------------------------------------------------
+
+    def _split(self, chars: list[tuple[str, bool]]) -> None:
+        segment = _Segment()
+        word_chars: list[tuple[str, bool, bool]] = []  # (char, dynamic, quoted)
+        in_quotes = False
+        pending_redirect: str | None = None
+        i = 0
+        n = len(chars)
+        depth = 0
+
+        def end_word() -> None:
+            nonlocal word_chars, pending_redirect
+            if not word_chars:
+                return
+            word = self._word(word_chars)
+            word_chars = []
+            if pending_redirect is not None:
+                segment.redirects.append(Redirect(pending_redirect, word))
+                pending_redirect = None
+                return
+            words = segment.words
+            if words and (words[0].value or "").lower() == "for" and word.source.startswith("%") and not any(
+                w.source.startswith("%") for w in words[1:]
+            ):
+                self.loop_variables.add(word.source.lstrip("%"))
+            segment.words.append(word)
+
+        def end_segment(piped_next: bool = False) -> None:
+            nonlocal segment
+            end_word()
+            if pending_redirect is not None:
+                raise _Refused(f"redirection {pending_redirect!r} without a target")
+            if segment.words or segment.redirects:
+                self._emit(segment)
+            segment = _Segment(piped=piped_next)
+
+        def starts_block() -> bool:
+            """`(` opens a block where a command may start: at the start, or after if/else/do."""
+            if word_chars:
+                return False
+            if not segment.words:
+                return True
+            first = (segment.words[0].value or "").lower()
+            last = (segment.words[-1].value or segment.words[-1].source).lower()
+            if first == "for":
+                return last == "do"
+            return first in ("if", "else")
+
+        while i < n:
+            ch, dynamic = chars[i]
+            if in_quotes:
+                if ch == '"':
+                    in_quotes = False
+                word_chars.append((ch, dynamic, True))
+                i += 1
+                continue
+            if ch == '"':
+                in_quotes = True
+                word_chars.append((ch, dynamic, True))
+                i += 1
+                continue
+            if ch == "^":
+                if i + 1 < n:
+                    word_chars.append((chars[i + 1][0], chars[i + 1][1], True))
+                    i += 2
+                    continue
+                i += 1
+                continue
+            nxt = chars[i + 1][0] if i + 1 < n else ""
+            if ch in "&|":
+                op = ch + nxt if nxt == ch else ch
+                self.operators.add(op)
+                end_segment(piped_next=(op == "|"))
+                i += len(op)
+                continue
+            if ch == "(" and segment.words and (segment.words[0].value or "").lower() == "for" and not word_chars \
+                    and (segment.words[-1].value or "").lower() == "in":
+                j, level = i, 0
+                while j < n:
+                    if chars[j][0] == "(":
+                        level += 1
+                    elif chars[j][0] == ")":
+                        level -= 1
+                        if level == 0:
+                            break
+                    j += 1
+                if j >= n:
+                    raise _Refused("for loop set without a closing parenthesis")
+                text = "".join(c for c, _ in chars[i: j + 1])
+                segment.words.append(Word(text, text, text))
+                i = j + 1
+                continue
+            if ch == "(" and starts_block():
+                if segment.words:
+                    end_segment()
+                depth += 1
+                i += 1
+                continue
+            if ch == ")" and depth > 0:
+                depth -= 1
+                end_segment()
+                i += 1
+                continue
+            if ch in "<>":
+                descriptor = ""
+                if word_chars and len(word_chars) == 1 and word_chars[0][0].isdigit() and not word_chars[0][2]:
+                    descriptor = word_chars[0][0]
+                    word_chars = []
+                else:
+                    end_word()
+                op = ch + (">" if ch == ">" and nxt == ">" else "")
+                i += len(op)
+                if i < n and chars[i][0] == "&":
+                    i += 1  # 2>&1: duplicates a handle, writes no file
+                    while i < n and chars[i][0].isdigit():
+                        i += 1
+                    continue
+                self.operators.add(op)
+                pending_redirect = descriptor + op
+                while i < n and chars[i][0] in " \t":
+                    i += 1
+                continue
+            if ch in " \t,;=":
+                first = (segment.words[0].value or "").lower() if segment.words else ""
+                if ch in ",;=" and (first in ("set", "if") or word_chars and ch == "="):
+                    word_chars.append((ch, dynamic, False))
+                    i += 1
+                    continue
+                end_word()
+                i += 1
+                continue
+            if ch == "@" and not word_chars and not segment.words:
+                i += 1
+                continue
+            word_chars.append((ch, dynamic, False))
+            i += 1
+        end_segment()
+        if depth != 0:
+            raise _Refused("unbalanced parentheses")
+
+    def _word(self, chars: list[tuple[str, bool, bool]]) -> Word:
+        source = "".join(ch for ch, _, _ in chars)
+        value_chars = [ch for ch, _, quoted in chars if not (ch == '"' and quoted)]
+        dynamic = any(d for _, d, _ in chars)
+        delayed = bool(_DELAYED.search(source))
+        loop = next((v for v in self.loop_variables if "%" + v in source), None)
+        if loop is not None and not dynamic and not delayed:
+            prefix = source.split("%" + loop, 1)[0].replace('"', "").lstrip("%")
+            return Word(source, None, prefix, f"loop variable %{loop}")
+        value = "".join(value_chars)
+        if dynamic or delayed:
+            prefix = ""
+            for ch, d, quoted in chars:
+                if d or ch == "!":
+                    break
+                if not (ch == '"' and quoted):
+                    prefix += ch
+            reason = "a %VARIABLE% whose value is not known" if dynamic else "a delayed !VARIABLE!"
+            return Word(source, None, prefix, reason)
+        return Word(source, value, value)
+
+    def _emit(self, segment: _Segment) -> None:
+        words = list(segment.words)
+        if not words:
+            self.commands.append(SimpleCommand((), tuple(segment.redirects)))
+            return
+        first = words[0]
+        if first.value is not None:
+            glued = _INTERNAL_GLUED.match(first.value)
+            if glued and glued.group(2):
+                rest = glued.group(2)
+                words = [Word(glued.group(1), glued.group(1))] + (
+                    [Word(rest.lstrip("."), rest.lstrip("."))] if rest.lstrip(".") and rest not in (".",) else []
+                ) + words[1:]
+                if rest.startswith(".") and glued.group(1).lower() == "cd":
+                    words = [Word("cd", "cd"), Word(rest, rest)] + list(segment.words[1:])
+        if (words[0].value or "").lower() == "else":
+            words = words[1:]
+            if not words:
+                return
+        self.commands.append(SimpleCommand(tuple(words), tuple(segment.redirects), stdin_piped=segment.piped))
+
+
+def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:
+    words = command.words
+    values = [w.value for w in words]
+    if key == "call":
+        if any("%" in w.source for w in words[1:]):
+            return [Refusal(R.DYNAMIC_COMMAND, "call expands %variables% a second time", " ".join(w.source for w in words))]
+        rest = words[1:]
+        if rest and (rest[0].value or "").startswith(":"):
+            return [Refusal(R.UNSUPPORTED_CONSTRUCT, "call :label jumps inside a batch file", rest[0].source)]
+        return [Inner(rest, "call")] if rest else []
+    if key == "start":
+        return _start(words)
+    if key == "if":
+        return _if(words)
+    if key == "for":
+        return _for_loop(words)
+    if key == "cmd":
+        return launcher(words, command, DIALECT)
+    if key in ("powershell", "pwsh"):
+        from secure_shell.policy import powershell
+
+        return powershell.launcher(words, command)
+    if key in ("wsl", "bash", "sh"):
+        from secure_shell.policy import wrappers
+
+        return wrappers.resolve(key, command, "bash")
+    if key == "git":
+        from secure_shell.policy.git import resolve_git
+
+        return resolve_git(words)
+    if key == "forfiles":
+        for i, value in enumerate(values):
+            if value is not None and value.lower() == "/c" and i + 1 < len(words):
+                return [_cmd_script(words[i + 1], "forfiles /c")]
+            if value is not None and value.lower() == "/p" and i + 1 < len(words):
+                pass
+        return []
+    if key == "set":
+        text = " ".join(w.source for w in words[1:])
+        name = text.lstrip('"').split("=", 1)[0].strip().lower()
+        if name.startswith("/"):
+            return []
+        from secure_shell.policy.wrappers import DANGEROUS_VARIABLES
+
+        if "=" in text and name.upper() in DANGEROUS_VARIABLES:
+            return [Refusal(R.DANGEROUS_VARIABLE, f"set {name} changes which program runs", text)]
+        return []
+    if key == "path" and len(words) > 1:
+        return [Refusal(R.DANGEROUS_VARIABLE, "path changes where programs are found", " ".join(values[1:] if all(values[1:]) else []))]
+    if key in ("doskey", "assoc", "ftype"):
+        if len(words) > 1:
+            return [Refusal(R.SHADOWING, f"{key} makes names or files run other programs", words[1].source)]
+        return []
+    if key == "setlocal":
+        if any((v or "").lower() == "enabledelayedexpansion" for v in values):
+            return [Refusal(R.UNSUPPORTED_CONSTRUCT, "delayed expansion (!VAR!) is not analysed", "enabledelayedexpansion")]
+        return []
+    if key == "wmic":
+        lowered = [(v or "").lower() for v in values]
+        if "create" in lowered:
+            return [Refusal(R.NESTED_SCRIPT, "wmic process call create runs a command", " ".join(v or "" for v in values))]
+        return []
+    if key == "schtasks":
+        for i, value in enumerate(values):
+            if (value or "").lower() == "/tr" and i + 1 < len(words):
+                return [_cmd_script(words[i + 1], "schtasks /tr")]
+        return []
+    return None
+
+
+def _cmd_script(word: Word, label: str) -> Script:
+    if word.value is None:
+        return Script(DIALECT, None, label, "not a literal")
+    return Script(DIALECT, word.value, label)
+
+
+START_VALUE = frozenset({"/d", "/node", "/affinity"})
+START_FLAGS = frozenset({"/b", "/min", "/max", "/wait", "/low", "/normal", "/high", "/realtime", "/abovenormal",
+                         "/belownormal", "/i", "/separate", "/shared", "/machine"})
+
+
+def _start(words: tuple[Word, ...]) -> list[Resolution]:
+    out: list[Resolution] = []
+    i = 1
+    if i < len(words) and words[i].source.startswith('"'):
+        i += 1  # the window title
+    while i < len(words):
+        value = words[i].value
+        if value is None:
+            return [Refusal(R.DYNAMIC_COMMAND, "start: argument is not a literal", words[i].source)]
+        lowered = value.lower()
+        if lowered in START_VALUE:
+            if lowered == "/d" and i + 1 < len(words):
+                out.append(PathUse(words[i + 1], "start /d"))
+            i += 2
+            continue
+        if lowered.startswith("/d") and len(lowered) > 2:
+            out.append(PathUse(Word(value[2:], value[2:]), "start /d"))
+            i += 1
+            continue
+        if lowered in START_FLAGS:
+            i += 1
+            continue
+        if lowered.startswith("/"):
+            return [Refusal(R.WRAPPER_OPTION, f"start: unknown option {value!r}", value)]
+        break
+    rest = words[i:]
+    if not rest:
+        return out
+    target = rest[0].value or ""
+    if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) and not re.match(r"^[a-z]:[\\/]", target, re.I):
+        return out + [Refusal(R.NESTED_SCRIPT, f"start opens {target!r} with whatever program handles it", target)]
+    return out + [Inner(rest, "start")]
+
+
+IF_UNARY = frozenset({"exist", "defined", "errorlevel", "cmdextversion"})
+IF_COMPARE = frozenset({"equ", "neq", "lss", "leq", "gtr", "geq"})
+
+
+def _if(words: tuple[Word, ...]) -> list[Resolution]:
+    i = 1
+    values = [(w.value or w.source) for w in words]
+    while i < len(words) and values[i].lower() in ("/i", "not"):
+        i += 1
+    if i >= len(words):
+        return []
+    if values[i].lower() in IF_UNARY:
+        if values[i].lower() == "exist" and i + 1 < len(words):
+            pass
+        i += 2
+    elif "==" in words[i].source and not words[i].source.endswith("=="):
+        i += 1
+    elif i + 2 < len(words) and (values[i + 1] == "==" or values[i + 1].lower() in IF_COMPARE):
+        i += 3
+    elif words[i].source.endswith("==") and i + 1 < len(words):
+        i += 2
+    else:
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "if condition is not understood", " ".join(values))]
+    rest = list(words[i:])
+    out: list[Resolution] = []
+    branch: list[Word] = []
+    for word in rest:
+        if (word.value or "").lower() == "else":
+            if branch:
+                out.append(Inner(tuple(branch), "if"))
+            branch = []
+            continue
+        branch.append(word)
+    if branch:
+        out.append(Inner(tuple(branch), "if"))
+    return out
+
+
+def _for_loop(words: tuple[Word, ...]) -> list[Resolution]:
+    """`for ... in (set) do CMD`: CMD runs; with /f a set in single quotes is a command too."""
+    sources = [w.source for w in words]
+    lowered = [s.lower() for s in sources]
+    if "in" not in lowered or "do" not in lowered:
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "for loop without in (...) do", " ".join(sources))]
+    in_at = lowered.index("in")
+    do_at = lowered.index("do")
+    if do_at < in_at:
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "for loop without in (...) do", " ".join(sources))]
+    options = lowered[1:in_at]
+    set_text = " ".join(sources[in_at + 1: do_at]).strip()
+    out: list[Resolution] = []
+    if set_text.startswith("(") and set_text.endswith(")"):
+        inner = set_text[1:-1].strip()
+    else:
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "for loop set is not in parentheses", set_text)]
+    if "/f" in options:
+        usebackq = any("usebackq" in o for o in options)
+        quote = "`" if usebackq else "'"
+        if inner.startswith(quote) and inner.endswith(quote) and len(inner) >= 2:
+            out.append(Script(DIALECT, inner[1:-1], "for /f"))
+    variable = sources[in_at - 1] if in_at >= 1 else ""
+    body = words[do_at + 1:]
+    if not body:
+        return out  # the body is a ( ... ) block: its commands stand on their own
+    items = [item for item in re.split(r"[\s,;]+", inner) if item] if "/f" not in options else []
+    safe = bool(items) and all(not item.startswith(("/", "\\")) and ":" not in item and ".." not in item for item in items)
+    body_words = tuple(_loop_word(w, variable, safe) for w in body)
+    return out + [Inner(body_words, "for ... do")]
+
+
+def _loop_word(word: Word, variable: str, safe: bool) -> Word:
+    if variable and variable in word.source:
+        prefix = word.source.split(variable, 1)[0].replace('"', "")
+        return Word(word.source, None, prefix, f"loop variable {variable}",
+                    path_safe=safe and ".." not in word.source and not prefix.startswith(("\\", "/")) and ":" not in prefix)
+    return word
+
+
+CMD_FLAGS = re.compile(r"^/(d|s|q|a|u|e:(on|off)|f:(on|off)|v:off|t:[0-9a-f]{1,2})$", re.I)
+
+
+def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIALECT) -> list[Resolution]:
+    """`cmd [/d /s /q ...] /c|/k|/r STRING`: the rest of the line is a cmd script.
+
+    From cmd itself the rest of the line is taken as written; from bash or PowerShell, cmd
+    receives the caller's words after the caller removed its own quoting.
+    """
+    i = 1
+    while i < len(words):
+        source = words[i].source
+        lowered = source.lower()
+        if lowered in ("/c", "/k", "/r"):
+            rest = words[i + 1:]
+            if not rest:
+                return []
+            if any(w.value is None for w in rest):
+                bad = next(w for w in rest if w.value is None)
+                return [Script(DIALECT, None, f"cmd {lowered}", f"{bad.source!r} is not a literal")]
+            text = " ".join((w.source if caller == DIALECT else w.value or "") for w in rest)
+            if text.startswith('"') and text.count('"') >= 2:
+                last = text.rfind('"')
+                text = text[1:last] + text[last + 1:]
+            return [Script(DIALECT, text, f"cmd {lowered}")]
+        if lowered.startswith(("/c", "/k", "/r")) and len(lowered) > 2 and lowered[2] not in ":":
+            text = source[2:]
+            return [Script(DIALECT, text.strip('"'), f"cmd {lowered[:2]}")]
+        if lowered.startswith("/v:on"):
+            return [Refusal(R.UNSUPPORTED_CONSTRUCT, "delayed expansion (!VAR!) is not analysed", source)]
+        if CMD_FLAGS.match(lowered):
+            i += 1
+            continue
+        return [Refusal(R.WRAPPER_OPTION, f"cmd: unknown option {source!r}", source)]
+    if command.stdin_piped or command.stdin_text is not None:
+        return [Script(DIALECT, None, "... | cmd", "a shell reading its commands from a pipe")]
+    return []

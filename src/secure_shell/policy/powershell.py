@@ -1,0 +1,617 @@
+"""The PowerShell dialect: tree-sitter-powershell, aliases, normalised names, no dynamic invocation.
+
+Closes: aliases (`iex`, `rm`, `iwr`), backtick escapes (``Re`move-Item``), module-qualified
+names, curly quotes and Unicode dashes (`–enc`), `& "Remove-Item"` with a literal (resolved) or a
+variable (`& $x`, denied), `[scriptblock]::Create`, `.($a+$b)`, splatting, .NET static calls on
+types that are not plainly pure, and `powershell -enc` payloads (decoded and checked).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Iterator
+
+import tree_sitter_powershell
+from tree_sitter import Language, Node, Parser
+
+from secure_shell.policy import verdict as R
+from secure_shell.policy.parsed import (
+    Failed,
+    Finding,
+    Limits,
+    ParseOutcome,
+    Parsed,
+    Redirect,
+    SimpleCommand,
+    Unsupported,
+    Word,
+)
+from secure_shell.policy.powershell_names import ALIASES, PURE_METHODS, PURE_TYPES
+from secure_shell.policy.wrappers import Inner, PathUse, Refusal, Resolution, Script
+
+DIALECT = "powershell"
+_LANGUAGE = Language(tree_sitter_powershell.language())
+DASHES = "\u2013\u2014\u2015\u2212"
+QUOTES = {"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"'}
+EXTENSIONS = (".exe", ".com", ".bat", ".cmd", ".ps1", ".psm1", ".vbs", ".js")
+
+UNSUPPORTED_KINDS = frozenset({
+    "class_statement", "class_attribute", "class_method_definition", "class_method_parameter",
+    "class_method_parameter_list", "class_property_definition", "enum_statement", "enum_member", "data_statement",
+    "data_command", "data_commands_allowed", "data_commands_list", "data_name", "inlinescript_statement",
+    "parallel_statement", "sequence_statement", "stop_parsing", "verbatim_command_argument", "switch_filename",
+})
+KNOWN_KINDS = frozenset({
+    "additive_argument_expression", "additive_expression", "argument_expression", "argument_expression_list",
+    "argument_list", "array_expression", "array_literal_expression", "array_type_name", "assignement_operator",
+    "assignment_expression", "attribute", "attribute_argument", "attribute_arguments", "attribute_list",
+    "attribute_name", "bitwise_argument_expression", "bitwise_expression", "block_name", "braced_variable",
+    "cast_expression", "catch_clause", "catch_clauses", "catch_type_list", "command", "command_argument_sep",
+    "command_elements", "command_invokation_operator", "command_name", "command_name_expr", "command_parameter",
+    "comment", "comparison_argument_expression", "comparison_expression", "comparison_operator",
+    "decimal_integer_literal", "dimension", "do_statement", "element_access", "else_clause", "elseif_clause",
+    "elseif_clauses", "empty_statement", "expandable_here_string_literal", "expandable_string_literal",
+    "expression_with_unary_operator", "file_redirection_operator", "finally_clause", "flow_control_statement",
+    "for_condition", "for_initializer", "for_iterator", "for_statement", "foreach_parameter", "foreach_statement",
+    "format_argument_expression", "format_expression", "format_operator", "function_name",
+    "function_parameter_declaration", "function_statement", "generic_token", "generic_type_arguments",
+    "generic_type_name", "hash_entry", "hash_literal_body", "hash_literal_expression", "hexadecimal_integer_literal",
+    "if_statement", "integer_literal", "invokation_expression", "invokation_foreach_expression", "key_expression",
+    "label", "label_expression", "left_assignment_expression", "logical_argument_expression", "logical_expression",
+    "member_access", "member_name", "merging_redirection_operator", "multiplicative_argument_expression",
+    "multiplicative_expression", "named_block", "named_block_list", "param_block", "parameter_list",
+    "parenthesized_expression", "path_command_name", "path_command_name_token", "pipeline", "pipeline_chain",
+    "pipeline_chain_tail", "post_decrement_expression", "post_increment_expression", "pre_decrement_expression",
+    "pre_increment_expression", "program", "range_argument_expression", "range_expression", "real_literal",
+    "redirected_file_name", "redirection", "redirections", "script_block", "script_block_body",
+    "script_block_expression", "script_parameter", "script_parameter_default", "simple_name", "statement_block",
+    "statement_list", "string_literal", "sub_expression", "switch_body", "switch_clause", "switch_clause_condition",
+    "switch_clauses", "switch_condition", "switch_parameter", "switch_parameters", "trap_statement", "try_statement",
+    "type_identifier", "type_literal", "type_name", "type_spec", "unary_expression", "variable",
+    "verbatim_here_string_characters", "verbatim_string_characters", "while_condition", "while_statement",
+})
+# Expression layers the grammar wraps around every value; one child means "the same value".
+CHAIN = frozenset({
+    "logical_expression", "bitwise_expression", "comparison_expression", "additive_expression",
+    "multiplicative_expression", "format_expression", "range_expression", "array_literal_expression",
+    "unary_expression", "logical_argument_expression", "bitwise_argument_expression",
+    "comparison_argument_expression", "additive_argument_expression", "multiplicative_argument_expression",
+    "format_argument_expression", "range_argument_expression", "argument_expression", "pipeline", "pipeline_chain",
+    "string_literal", "statement_list", "argument_expression_list",
+})
+OPERATORS = {";": ";", "|": "|", "&&": "&&", "||": "||", "&": "&"}
+
+
+def normalise_name(name: str) -> str:
+    """Curly quotes, backtick escapes and surrounding quotes removed: what PowerShell looks up."""
+    text = "".join(QUOTES.get(ch, ch) for ch in name)
+    text = re.sub(r"`(.)", r"\1", text)
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    return text
+
+
+def raw_key(word: str) -> str:
+    """Basename without extension, case-folded, aliases not applied: how an entry is compared.
+
+    A rule for `sc` (the service tool) must not become a rule for Set-Content, which `sc` is
+    an alias of; a rule for Invoke-WebRequest still catches `iwr` through command_key.
+    """
+    name = normalise_name(word)
+    base = name.replace("/", "\\").rstrip("\\").rsplit("\\", 1)[-1].casefold()
+    for ext in EXTENSIONS:
+        if base.endswith(ext) and len(base) > len(ext):
+            return base[: -len(ext)]
+    return base
+
+
+def command_key(word: str) -> str:
+    """Canonical cmdlet for an alias (`iex` -> invoke-expression); basename for a program path."""
+    name = normalise_name(word)
+    base = raw_key(name)
+    if any(name.casefold().endswith(ext) for ext in EXTENSIONS):
+        return base  # an explicit program file: no alias applies
+    return ALIASES.get(base, base)
+
+
+def simple_commands(parsed: Parsed) -> tuple[SimpleCommand, ...]:
+    return parsed.commands
+
+
+def parse(source: str, limits: Limits) -> ParseOutcome:
+    try:
+        return _parse(source, limits)
+    except _Refused as refused:
+        return Unsupported(refused.construct, refused.text)
+    except RecursionError:
+        return Failed("nested too deeply to analyse", R.TOO_COMPLEX)
+    except Exception as exc:
+        return Failed(f"internal parse error: {type(exc).__name__}: {exc}")
+
+
+class _Refused(Exception):
+    def __init__(self, construct: str, text: str) -> None:
+        super().__init__(construct)
+        self.construct = construct
+        self.text = text
+
+
+def _parse(source: str, limits: Limits) -> ParseOutcome:
+    if re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", source):
+        return Failed("control characters are not accepted in PowerShell commands", R.CONTROL_CHARACTER)
+    if not source.strip():
+        return Failed("empty command", R.EMPTY_COMMAND)
+    text = "".join(QUOTES.get(ch, ch) for ch in source)
+    data = text.encode("utf-8")
+    tree = Parser(_LANGUAGE).parse(data)
+    if tree.root_node.has_error:
+        return Failed("syntax error")
+    walker = _Walker(data, limits)
+    walker.walk(tree.root_node)
+    return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings))
+
+
+class _Walker:
+    def __init__(self, data: bytes, limits: Limits) -> None:
+        self.data = data
+        self.limits = limits
+        self.commands: list[SimpleCommand] = []
+        self.operators: set[str] = set()
+        self.findings: list[Finding] = []
+
+    def text(self, node: Node) -> str:
+        return self.data[node.start_byte: node.end_byte].decode("utf-8", "replace")
+
+    def walk(self, root: Node) -> None:
+        stack: list[tuple[Node, tuple[str, ...]]] = [(root, ())]
+        while stack:
+            node, via = stack.pop()
+            kind = node.type
+            if not node.is_named:
+                if kind in OPERATORS and node.parent is not None and node.parent.type in (
+                    "statement_list", "empty_statement", "pipeline_chain", "pipeline", "pipeline_chain_tail"
+                ):
+                    self.operators.add(OPERATORS[kind])
+                continue
+            if kind in UNSUPPORTED_KINDS or kind not in KNOWN_KINDS:
+                raise _Refused(f"PowerShell {kind.replace('_', ' ')} is not analysed", self.text(node)[:80])
+            if len(self.commands) > self.limits.max_commands:
+                raise _Refused("too many commands", "")
+            child_via = via
+            if kind == "command":
+                self._command(node, via)
+            elif kind == "invokation_expression":
+                self._invocation(node)
+            elif kind == "variable" and self.text(node).startswith("@"):
+                self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT, "splatting hides which arguments are passed",
+                                             self.text(node)))
+            elif kind == "sub_expression":
+                self.operators.add("$(")
+                child_via = via + ("$(...)",)
+            elif kind == "script_block_expression":
+                child_via = via + ("{...}",)
+            elif kind == "function_statement":
+                name = next((c for c in node.named_children if c.type == "function_name"), None)
+                child_via = via + (f"function {self.text(name) if name else '?'}",)
+            elif kind in ("expandable_string_literal", "expandable_here_string_literal"):
+                self._expandable(node, via)
+            stack.extend((child, child_via) for child in reversed(node.children))
+
+    def _expandable(self, node: Node, via: tuple[str, ...]) -> None:
+        """`"x$(cmd)y"`: the grammar keeps the string whole; the sub-expressions are parsed here."""
+        text = self.text(node)
+        for inner in _subexpressions(text):
+            outcome = parse(inner, self.limits)
+            if isinstance(outcome, Parsed):
+                self.commands.extend(
+                    SimpleCommand(c.words, c.redirects, c.assignments, via + ("\"$(...)\"",) + c.via, c.stdin_text,
+                                  c.stdin_piped)
+                    for c in outcome.commands
+                )
+                self.operators |= outcome.operators | {"$("}
+                self.findings.extend(outcome.findings)
+            else:
+                reason = outcome.reason if isinstance(outcome, Failed) else outcome.construct
+                self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT,
+                                             f"sub-expression in a string cannot be analysed: {reason}", inner[:80]))
+
+    def _invocation(self, node: Node) -> None:
+        """`[Type]::Method()` and `$x.Method()`: only plainly pure types and methods."""
+        target = node.named_children[0] if node.named_children else None
+        member = next((c for c in node.named_children if c.type == "member_name"), None)
+        method = self.text(member).casefold() if member is not None else ""
+        if target is not None and target.type == "type_literal":
+            type_name = self.text(target).strip("[]").casefold().removeprefix("system.")
+            if type_name not in PURE_TYPES:
+                self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT,
+                                             f"calling a method of [{self.text(target).strip('[]')}] is not analysed",
+                                             self.text(node)[:80]))
+            return
+        if method not in PURE_METHODS:
+            self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT, f"method call .{self.text(member) if member else '?'}() "
+                                         "is not known to be side-effect free", self.text(node)[:80]))
+
+    def _command(self, node: Node, via: tuple[str, ...]) -> None:
+        words: list[Word] = []
+        redirects: list[Redirect] = []
+        invocation = next((c for c in node.named_children if c.type == "command_invokation_operator"), None)
+        name_node = next((c for c in node.named_children if c.type in ("command_name", "command_name_expr")), None)
+        if name_node is None:
+            raise _Refused("command without a name", self.text(node)[:80])
+        words.append(self._name_word(name_node, invocation))
+        elements = next((c for c in node.named_children if c.type == "command_elements"), None)
+        if elements is not None:
+            for element in elements.named_children:
+                if element.type == "command_argument_sep":
+                    continue
+                if element.type == "redirection":
+                    redirects.append(self._redirect(element))
+                    continue
+                if element.type == "redirections":
+                    redirects.extend(self._redirect(r) for r in element.named_children if r.type == "redirection")
+                    continue
+                words.extend(self._argument_words(element))
+        self.commands.append(SimpleCommand(tuple(words), tuple(redirects), via=via, stdin_piped=self._piped(node)))
+
+    def _piped(self, node: Node) -> bool:
+        parent = node.parent
+        if parent is None or parent.type != "pipeline_chain":
+            return False
+        commands = [c for c in parent.named_children if c.type == "command"]
+        return bool(commands) and commands[0] != node
+
+    def _name_word(self, name_node: Node, invocation: Node | None) -> Word:
+        source = self.text(name_node)
+        inner = name_node
+        if name_node.type == "command_name_expr" and name_node.named_child_count == 1:
+            inner = _unwrap(name_node.named_children[0])
+        if name_node.type == "command_name_expr":
+            if inner.type in ("command_name", "path_command_name", "path_command_name_token") and not any(
+                c.type == "variable" for c in _descendants(inner)
+            ):
+                return Word(source, normalise_name(self.text(inner)))
+            if inner.type == "verbatim_string_characters":
+                return Word(source, self.text(inner)[1:-1].replace("''", "'"))
+            if inner.type == "expandable_string_literal" and "$" not in self.text(inner):
+                return Word(source, _unescape_expandable(self.text(inner)[1:-1]))
+            if inner.type == "script_block_expression":
+                return Word(source, "{scriptblock}", "", "")
+            return Word(source, None, "", "the invoked command is computed at run time")
+        if "$" in source:
+            return Word(source, None, "", "the command name contains a variable")
+        return Word(source, normalise_name(source))
+
+    def _argument_words(self, element: Node) -> Iterator[Word]:
+        node = _unwrap(element)
+        source = self.text(element)
+        if node.type == "command_parameter":
+            yield Word(source, _normalise_parameter(self.text(node)))
+            return
+        if node.type == "generic_token":
+            value = self.text(node)
+            if value[:1] in DASHES:
+                value = "-" + value[1:]
+            if "$" in value:
+                yield Word(source, None, value.split("$", 1)[0], "a variable")
+                return
+            yield Word(source, re.sub(r"`(.)", r"\1", value))
+            return
+        if node.type == "array_literal_expression" and len(node.named_children) > 1:
+            for item in node.named_children:
+                yield from self._argument_words(item)
+            return
+        yield self._value_word(node, source)
+
+    def _value_word(self, node: Node, source: str) -> Word:
+        kind = node.type
+        text = self.text(node)
+        if kind == "verbatim_string_characters":
+            return Word(source, text[1:-1].replace("''", "'"))
+        if kind == "verbatim_here_string_characters":
+            return Word(source, re.sub(r"^@'\r?\n|\r?\n'@$", "", text))
+        if kind in ("expandable_string_literal", "expandable_here_string_literal"):
+            body = text[1:-1] if kind == "expandable_string_literal" else re.sub(r'^@"\r?\n|\r?\n"@$', "", text)
+            return self._expand(body, source)
+        if kind in ("integer_literal", "decimal_integer_literal", "hexadecimal_integer_literal", "real_literal"):
+            return Word(source, text)
+        if kind == "variable":
+            resolved = self._variable(text)
+            if resolved is not None:
+                return Word(source, resolved)
+            return Word(source, None, "", f"variable {text}")
+        if kind == "script_block_expression":
+            return Word(source, None, "", "script block", path_safe=True)
+        return Word(source, None, "", f"{kind.replace('_', ' ')}")
+
+    def _expand(self, body: str, source: str) -> Word:
+        out: list[str] = []
+        i = 0
+        while i < len(body):
+            ch = body[i]
+            if ch == "`" and i + 1 < len(body):
+                out.append(_BACKTICK.get(body[i + 1], body[i + 1]))
+                i += 2
+                continue
+            if ch == "$" and i + 1 < len(body) and (body[i + 1].isalnum() or body[i + 1] in "{(_:"):
+                match = re.match(r"\$(\{[^}]*\}|[A-Za-z_][\w]*(?::[\w]+)?)", body[i:])
+                if match is None or body[i + 1] == "(":
+                    return Word(source, None, "".join(out), "sub-expression in a string")
+                resolved = self._variable(match.group(0))
+                if resolved is None:
+                    return Word(source, None, "".join(out), f"variable {match.group(0)}")
+                out.append(resolved)
+                i += len(match.group(0))
+                continue
+            if ch == '"' and i + 1 < len(body) and body[i + 1] == '"':
+                out.append('"')
+                i += 2
+                continue
+            out.append(ch)
+            i += 1
+        return Word(source, "".join(out))
+
+    def _variable(self, text: str) -> str | None:
+        name = text.lstrip("$").strip("{}")
+        lowered = name.casefold()
+        env = {k.upper(): v for k, v in self.limits.env.items()}
+        if lowered.startswith("env:"):
+            return env.get(name[4:].upper())
+        if lowered in ("home",):
+            return env.get("USERPROFILE") or env.get("HOME")
+        if lowered == "pwd":
+            return env.get("PWD")
+        if lowered in ("true", "false", "null"):
+            return "$" + lowered
+        return None
+
+    def _redirect(self, node: Node) -> Redirect:
+        operator = next((c for c in node.named_children if c.type in ("file_redirection_operator",
+                                                                       "merging_redirection_operator")), None)
+        op_text = self.text(operator).strip() if operator is not None else ">"
+        if operator is not None and operator.type == "merging_redirection_operator":
+            return Redirect(op_text, None)
+        target = next((c for c in node.named_children if c.type == "redirected_file_name"), None)
+        if target is None:
+            return Redirect(op_text, None)
+        self.operators.add(">>" if ">>" in op_text else ">")
+        value_nodes = [c for c in target.named_children if c.type != "command_argument_sep"]
+        if not value_nodes:
+            return Redirect(op_text, None)
+        words = list(self._argument_words(value_nodes[0]))
+        return Redirect(op_text, words[0] if words else None)
+
+
+_BACKTICK = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "v": "\v"}
+
+
+def _unescape_expandable(body: str) -> str:
+    return re.sub(r"`(.)", lambda m: _BACKTICK.get(m.group(1), m.group(1)), body).replace('""', '"')
+
+
+def _normalise_parameter(text: str) -> str:
+    if text[:1] in DASHES:
+        text = "-" + text[1:]
+    return text
+
+
+def _unwrap(node: Node) -> Node:
+    while node.type in CHAIN and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
+
+
+def _descendants(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _subexpressions(text: str) -> list[str]:
+    """The `$( ... )` bodies inside an expandable string, balanced, outermost only."""
+    found: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] == "`":
+            i += 2
+            continue
+        if text.startswith("$(", i):
+            depth, j = 1, i + 2
+            while j < len(text) and depth:
+                if text[j] == "(":
+                    depth += 1
+                elif text[j] == ")":
+                    depth -= 1
+                j += 1
+            found.append(text[i + 2: j - 1])
+            i = j
+            continue
+        i += 1
+    return found
+
+
+# --- wrappers ------------------------------------------------------------------------------
+
+
+def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:
+    words = command.words
+    if key == "invoke-expression":
+        args = [w for w in words[1:] if not (w.value or "").lower().startswith("-command")]
+        if len(args) != 1 or args[0].value is None:
+            return [Script(DIALECT, None, "Invoke-Expression", "its argument is not a literal string")]
+        return [Script(DIALECT, args[0].value, "Invoke-Expression")]
+    if key == "invoke-command":
+        return _invoke_command(words)
+    if key in ("start-process", "start-job", "start-threadjob"):
+        return _start_process(key, words)
+    if key in ("set-alias", "new-alias"):
+        return [Refusal(R.SHADOWING, "an alias makes a name run another command", " ".join(w.source for w in words))]
+    if key == "add-type":
+        return [Refusal(R.INLINE_CODE, "Add-Type compiles and loads code", " ".join(w.source for w in words)[:80])]
+    if key == "new-object" and any((w.value or "").lower().startswith("-com") for w in words[1:]):
+        return [Refusal(R.NESTED_SCRIPT, "COM objects (WScript.Shell, ...) run programs", " ".join(w.source for w in words))]
+    if key in ("powershell", "pwsh", "powershell_ise"):
+        return launcher(words, command)
+    if key == "cmd":
+        from secure_shell.policy import cmd
+
+        return cmd.launcher(words, command, DIALECT)
+    if key in ("wsl", "bash", "sh"):
+        from secure_shell.policy import wrappers
+
+        return wrappers.resolve(key, command, "bash")
+    if key == "git":
+        from secure_shell.policy.git import resolve_git
+
+        return resolve_git(words)
+    if key == "{scriptblock}":
+        return []
+    return None
+
+
+def _invoke_command(words: tuple[Word, ...]) -> list[Resolution]:
+    out: list[Resolution] = []
+    for i, word in enumerate(words[1:], start=1):
+        value = (word.value or "").lower()
+        if value.startswith(("-computername", "-cn", "-session", "-hostname", "-vmname", "-vmid", "-containerid", "-uri")):
+            return [Refusal(R.NESTED_SCRIPT, "Invoke-Command runs its script on another machine", word.source)]
+        if value.startswith("-filepath") or value == "-fi":
+            if i + 1 < len(words):
+                out.append(PathUse(words[i + 1], "Invoke-Command -FilePath"))
+    return out
+
+
+def _start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
+    """Start-Process FILE [-ArgumentList a,b]: FILE with those arguments is the command that runs."""
+    file_word: Word | None = None
+    arguments: list[Word] = []
+    paths: list[Resolution] = []
+    i = 1
+    while i < len(words):
+        word = words[i]
+        value = (word.value or "")
+        lowered = value.lower()
+        if word.value is not None and lowered.startswith("-"):
+            name = lowered.split(":", 1)[0]
+            if "-verb".startswith(name) and len(name) >= 3 or name == "-verb":
+                verb = (words[i + 1].value or "").lower() if i + 1 < len(words) else ""
+                if verb in ("runas", "runasuser"):
+                    return [Refusal(R.BLOCKED_COMMAND, "Start-Process -Verb RunAs asks for elevation", "RunAs")]
+                i += 2
+                continue
+            if "-filepath".startswith(name) and len(name) >= 2:
+                file_word = words[i + 1] if i + 1 < len(words) else None
+                i += 2
+                continue
+            if "-argumentlist".startswith(name) and len(name) >= 2 or name == "-args":
+                j = i + 1
+                while j < len(words) and not (words[j].value or "").startswith("-"):
+                    arguments.append(words[j])
+                    j += 1
+                i = j
+                continue
+            if "-scriptblock".startswith(name) and len(name) >= 2:
+                i += 2  # the block's commands are checked where they stand
+                continue
+            if name in ("-workingdirectory", "-wo", "-redirectstandardoutput", "-rso", "-redirectstandarderror",
+                        "-rse", "-redirectstandardinput", "-rsi"):
+                if i + 1 < len(words):
+                    paths.append(PathUse(words[i + 1], f"{key} {name}"))
+                i += 2
+                continue
+            i += 1 if ":" in value or name in ("-wait", "-nonewwindow", "-passthru", "-usenewenvironment") else 2
+            continue
+        if file_word is None:
+            file_word = word
+        else:
+            arguments.append(word)
+        i += 1
+    if key != "start-process" or file_word is None:
+        return paths
+    if file_word.value is None:
+        return [Refusal(R.DYNAMIC_COMMAND, "Start-Process: the program is not a literal", file_word.source)]
+    split_args: list[Word] = []
+    for word in arguments:
+        if word.value is not None and " " in word.value and len(arguments) == 1:
+            split_args.extend(Word(part, part) for part in word.value.split())
+        else:
+            split_args.append(word)
+    return paths + [Inner((file_word, *split_args), "Start-Process")]
+
+
+LAUNCHER_VALUE = frozenset({"-windowstyle", "-w", "-executionpolicy", "-ex", "-ep", "-inputformat", "-inp", "-if",
+                            "-outputformat", "-o", "-of", "-configurationname", "-config", "-version", "-v",
+                            "-psconsolefile", "-settingsfile", "-workingdirectory", "-wd", "-custompipename"})
+LAUNCHER_FLAGS = frozenset({"-noprofile", "-nop", "-noninteractive", "-noni", "-nologo", "-nol", "-noexit",
+                            "-noe", "-sta", "-mta", "-login", "-l", "-interactive", "-i", "-noprofileloadtime"})
+
+
+def launcher(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
+    """powershell/pwsh: -Command and -EncodedCommand (every abbreviation, `/` and Unicode dashes)."""
+    i = 1
+    while i < len(words):
+        word = words[i]
+        if word.value is None:
+            return [Script(DIALECT, None, "powershell", f"argument {word.source!r} is not a literal")]
+        raw = word.value
+        option = raw
+        if option[:1] in DASHES or option[:1] == "/":
+            option = "-" + option[1:]
+        lowered = option.lower().split(":", 1)[0]
+        if lowered.startswith("-") and len(lowered) > 1:
+            name = lowered[1:]
+            if "encodedcommand".startswith(name) or name == "ec":
+                payload = words[i + 1].value if i + 1 < len(words) else None
+                if payload is None:
+                    return [Script(DIALECT, None, "powershell -EncodedCommand", "the payload is not a literal")]
+                decoded = decode_encoded_command(payload)
+                if decoded is None:
+                    return [Refusal(R.NESTED_SCRIPT, "powershell -EncodedCommand payload is not valid UTF-16LE base64", payload[:40])]
+                return [Script(DIALECT, decoded, "powershell -EncodedCommand")]
+            if "command".startswith(name) or name in ("c", "commandwithargs", "cwa"):
+                rest = words[i + 1:]
+                if not rest or rest[0].value == "-":
+                    return _stdin(command)
+                if any(w.value is None for w in rest):
+                    return [Script(DIALECT, None, "powershell -Command", "the script is not a literal")]
+                return [Script(DIALECT, " ".join(w.value or "" for w in rest), "powershell -Command")]
+            if "file".startswith(name) and len(name) >= 1 and name[0] == "f":
+                if i + 1 >= len(words):
+                    return [Refusal(R.WRAPPER_OPTION, "powershell -File without a file", raw)]
+                target = words[i + 1]
+                if target.value == "-":
+                    return _stdin(command)
+                return [PathUse(target, "powershell -File")]
+            if lowered in LAUNCHER_VALUE:
+                if lowered in ("-workingdirectory", "-wd") and i + 1 < len(words):
+                    pass
+                i += 2
+                continue
+            if lowered in LAUNCHER_FLAGS:
+                i += 1
+                continue
+            return [Refusal(R.WRAPPER_OPTION, f"powershell: unknown option {raw!r}", raw)]
+        rest = words[i:]
+        if len(rest) == 1 and (rest[0].value or "").lower().endswith(".ps1"):
+            return [PathUse(rest[0], "powershell script")]
+        return [Script(DIALECT, " ".join(w.value or "" for w in rest), "powershell")]
+    return _stdin(command)
+
+
+def _stdin(command: SimpleCommand) -> list[Resolution]:
+    if command.stdin_text is not None:
+        return [Script(DIALECT, command.stdin_text, "powershell <<<")]
+    if command.stdin_piped:
+        return [Script(DIALECT, None, "... | powershell", "a shell reading its commands from a pipe")]
+    return []
+
+
+def decode_encoded_command(payload: str) -> str | None:
+    try:
+        raw = base64.b64decode(payload.strip(), validate=True)
+        return raw.decode("utf-16-le")
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return None
