@@ -237,6 +237,7 @@ class _Walker:
                 child_via = via + (f"function {self.text(name) if name else '?'}",)
             elif kind == "heredoc_body":
                 child_via = via + ("here-document",)
+                self._heredoc_body(node, child_via)
             elif kind == "command":
                 self._command(node, via)
             elif kind in ("declaration_command", "unset_command"):
@@ -289,6 +290,7 @@ class _Walker:
         words: list[Word] = []
         assignments: list[tuple[str, Word]] = []
         redirects: list[Redirect] = []
+        stdin_text: str | None = None
         for child in node.named_children:
             if child.type == "variable_assignment":
                 name_node = child.child_by_field_name("name")
@@ -298,14 +300,20 @@ class _Walker:
                 assignments.append((name, value))
             elif child.type == "command_name":
                 inner = child.named_children
-                words.append(self.word(inner[0]) if len(inner) == 1 else self.word(child))
+                word = self.word(inner[0]) if len(inner) == 1 else self.word(child)
+                if word.value is not None and _has_expansion(child):
+                    # `X=rm; $X` resolves here, but the rule is about what the text says:
+                    # a command word built from an expansion is not a literal.
+                    word = Word(word.source, None, "", "an expansion in the command word")
+                words.append(word)
             elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 redirects.append(self._redirect(child, words))
+                if child.type in ("herestring_redirect", "heredoc_redirect"):
+                    stdin_text = self._stdin_literal(child)
             elif child.type == "comment":
                 continue
             else:
                 words.append(self.word(child))
-        stdin_text: str | None = None
         statement = node.parent
         if statement is not None and statement.type == "redirected_statement":
             for redirect_node in statement.children_by_field_name("redirect"):
@@ -382,8 +390,37 @@ class _Walker:
                 self.text(node)[:80],
             ))
 
+    def _heredoc_body(self, node: Node, via: tuple[str, ...]) -> None:
+        """tree-sitter-bash leaves backticks and indented `<<-` bodies unparsed: parse them here."""
+        start = node.parent.child_by_field_name("start") if node.parent is not None else None
+        start = start or next((c for c in (node.parent.named_children if node.parent else []) if c.type == "heredoc_start"), None)
+        delimiter = self.text(start) if start is not None else ""
+        if any(ch in delimiter for ch in "'\"\\"):
+            return  # quoted delimiter: the body is literal text
+        if any(c.type != "heredoc_content" for c in node.named_children):
+            return  # the grammar found the substitutions itself
+        self._inline_substitutions(self.text(node), via, "here-document")
+
+    def _inline_substitutions(self, text: str, via: tuple[str, ...], where: str) -> None:
+        for inner in extract_substitutions(text):
+            outcome = parse(inner, self.limits)
+            if isinstance(outcome, Parsed):
+                self.commands.extend(
+                    SimpleCommand(c.words, c.redirects, c.assignments, via + ("$(...)",) + c.via, c.stdin_text,
+                                  c.stdin_piped)
+                    for c in outcome.commands
+                )
+                self.operators |= outcome.operators | {"$("}
+                self.findings.extend(outcome.findings)
+            else:
+                reason = outcome.reason if isinstance(outcome, Failed) else outcome.construct
+                self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT,
+                                             f"substitution in a {where} cannot be analysed: {reason}", inner[:80]))
+
     def _expansion(self, node: Node) -> None:
         text = self.text(node)
+        if "`" in text and not any(c.type == "command_substitution" for c in _descendants(node)):
+            self._inline_substitutions(text[2:-1], (), "${...} expansion")
         if _EXPANSION_OPERATOR.search(text):
             self.findings.append(Finding(
                 R.UNSUPPORTED_CONSTRUCT,
@@ -520,7 +557,7 @@ class _Walker:
         elif kind == "command_substitution":
             yield "command substitution", DYNAMIC
         elif kind == "process_substitution":
-            yield "process substitution", DYNAMIC
+            yield "process substitution", PATH_SAFE  # a /dev/fd pipe; its command is checked
         elif kind == "arithmetic_expansion":
             yield "arithmetic", PATH_SAFE  # a number
         elif kind == "brace_expression":
@@ -608,6 +645,53 @@ class _Walker:
             yield f"variable ${name} is split or globbed", DYNAMIC
         else:
             yield value, LITERAL
+
+
+def _has_expansion(node: Node) -> bool:
+    return any(n.type in ("simple_expansion", "expansion", "command_substitution", "process_substitution",
+                          "arithmetic_expansion") for n in _descendants(node))
+
+
+def _descendants(node: Node) -> Iterator[Node]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def extract_substitutions(text: str) -> list[str]:
+    """The bodies of `$(...)` and backtick substitutions in text that bash expands, outermost first."""
+    found: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if text.startswith("$(", i) and not text.startswith("$((", i):
+            depth, j = 1, i + 2
+            while j < n and depth:
+                if text[j] == "\\":
+                    j += 2
+                    continue
+                if text[j] == "(":
+                    depth += 1
+                elif text[j] == ")":
+                    depth -= 1
+                j += 1
+            found.append(text[i + 2: j - 1] if depth == 0 else text[i + 2:])
+            i = j
+            continue
+        if ch == "`":
+            j = i + 1
+            while j < n and text[j] != "`":
+                j += 2 if text[j] == "\\" else 1
+            found.append(text[i + 1: j].replace("\\`", "`"))
+            i = j + 1
+            continue
+        i += 1
+    return found
 
 
 def _decode_ansi_c(body: str) -> str:

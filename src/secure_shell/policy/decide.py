@@ -321,6 +321,10 @@ class _Engine:
             if word.value is None:
                 if after_text_option or word.path_safe:
                     continue
+                if word.dynamic_reason == "glob pattern" and ".." not in word.source and word.prefix.startswith("/"):
+                    # a glob cannot leave the directory its literal part names: check that one
+                    self.check_path(Word(word.prefix, posixpath.dirname(word.prefix) or "/"), "argument")
+                    continue
                 self.deny(R.PATH_UNRESOLVABLE, f"argument {word.source!r} is only known at run time "
                           f"({word.dynamic_reason}); the path rule cannot check it", word.source)
                 continue

@@ -351,7 +351,7 @@ def _shell(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
     while i < len(words):
         value = words[i].value
         if value is None:
-            return [Refusal(R.DYNAMIC_COMMAND, f"{name}: option or script name is not a literal", words[i].source)]
+            return [Script("bash", None, f"{name} {words[i].source}", "the script or option is not a literal")]
         if value == "-c" or (value.startswith("-") and not value.startswith("--") and "c" in value[1:]
                              and all(f"-{ch}" in SHELL_FLAGS or ch == "c" for ch in value[1:])):
             if i + 1 >= len(words):
@@ -474,6 +474,10 @@ def _script_command(words: tuple[Word, ...]) -> list[Resolution]:
     while i < len(words):
         value = words[i].value or ""
         if value in ("-c", "--command") and i + 1 < len(words):
+            out.append(_word_script("bash", words[i + 1], "script -c"))
+            i += 2
+            continue
+        if re.fullmatch(r"-[aefqtT]*c", value) and i + 1 < len(words):  # -qc 'cmd'
             out.append(_word_script("bash", words[i + 1], "script -c"))
             i += 2
             continue

@@ -1,0 +1,62 @@
+"""Policies for the policy tests: the shipped default, with `rm`-style deletion tools blocked too
+so every dialect has a blocked command to smuggle, and one project directory allowed."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pytest
+import yaml
+
+from secure_shell.config.discovery import embedded_default_text
+from secure_shell.config.loader import validate
+from secure_shell.config.resolve import ResolvedConfig, resolve
+from secure_shell.policy.decide import decide
+from secure_shell.policy.shell_policy import ShellPolicy
+from secure_shell.policy.verdict import Verdict
+from secure_shell.shells import ShellKind
+
+POSIX_PROJECT = "/home/u/proj"
+WINDOWS_PROJECT = "C:\\Users\\u\\proj"
+EXTRA_BLOCKED = ["rm", "del", "erase", "rd", "rmdir", "Remove-Item", "python-evil"]
+ENV = {"HOME": "/home/u", "USER": "u", "USERPROFILE": "C:\\Users\\u", "PATH": "/usr/bin:/bin"}
+
+
+def build_config(**overrides: object) -> ResolvedConfig:
+    data = yaml.safe_load(embedded_default_text())
+    data["global"]["restrictions"]["blockedCommands"] += EXTRA_BLOCKED
+    data["global"]["paths"]["allowedPaths"] = [POSIX_PROJECT, WINDOWS_PROJECT]
+    for key, value in overrides.items():
+        section, name = key.split("__")
+        data["global"][section][name] = value
+    return resolve(validate(data, "test", {}), "test", POSIX_PROJECT)
+
+
+CONFIG = build_config()
+
+
+def policy_for(shell: str) -> ShellPolicy:
+    return CONFIG.shells[ShellKind(shell)]
+
+
+def cwd_for(shell: str) -> str:
+    return {"bash": POSIX_PROJECT, "wsl": "/mnt/c/Users/u/proj", "gitbash": WINDOWS_PROJECT,
+            "cmd": WINDOWS_PROJECT, "powershell": WINDOWS_PROJECT}[shell]
+
+
+def check(shell: str, command: str, policy: ShellPolicy | None = None) -> Verdict:
+    return decide(command, policy or policy_for(shell), cwd_for(shell), ENV)
+
+
+@pytest.fixture
+def verdict_of() -> Callable[[str, str], Verdict]:
+    return check
+
+
+def assert_denied(verdict: Verdict, rule: str, command: str) -> None:
+    assert not verdict.allowed, f"allowed: {command!r}"
+    assert rule in verdict.rules, f"{command!r}: expected {rule}, got {verdict.rules}"
+
+
+def assert_allowed(verdict: Verdict, command: str) -> None:
+    assert verdict.allowed, f"denied: {command!r}: {[(r.rule, r.message) for r in verdict.reasons]}"
