@@ -78,6 +78,13 @@ def command_key(word: str) -> str:
     return lowered
 
 
+PATHLESS_COMMANDS = wrappers.PATHLESS_COMMANDS
+
+
+def dynamic_arguments_may_be_paths(key: str) -> bool:
+    return key not in PATHLESS_COMMANDS
+
+
 def raw_key(word: str) -> str:
     """The key a blockedCommands entry is compared on."""
     return command_key(word)

@@ -33,6 +33,8 @@ INTERNAL = frozenset(
     "mklink move path pause popd prompt pushd rd rem ren rename rmdir set setlocal shift start time title type "
     "ver verify vol".split()
 )
+# Their arguments are text, never files (`type` is not here: in cmd it prints a file).
+PATHLESS_COMMANDS = frozenset({"echo", "rem", "title", "color", "ver", "cls", "whoami", "hostname", "where", "pause"})
 # Internal commands with two names: a rule for one is a rule for both.
 SYNONYMS = {"erase": "del", "rmdir": "rd", "mkdir": "md", "rename": "ren", "chdir": "cd"}
 _VAR = re.compile(r"%([^%\s=:]+(?::[^%]*)?)%|%%|%[0-9*]|%~[a-zA-Z]*[0-9]")
@@ -48,6 +50,10 @@ def command_key(word: str) -> str:
             base = base[: -len(ext)]
             break
     return SYNONYMS.get(base, base)
+
+
+def dynamic_arguments_may_be_paths(key: str) -> bool:
+    return key not in PATHLESS_COMMANDS
 
 
 def raw_key(word: str) -> str:

@@ -37,7 +37,7 @@ from secure_shell.policy.paths import (
 )
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
-from secure_shell.policy.wrappers import PATHLESS_COMMANDS, Inner, PathUse, Refusal, Script
+from secure_shell.policy.wrappers import Inner, PathUse, Refusal, Script
 from secure_shell.shells import PathDialect, ShellKind
 
 DIALECTS: dict[str, ModuleType] = {"bash": bash, "cmd": cmd, "powershell": powershell}
@@ -57,7 +57,7 @@ URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 TEXT_OPTIONS = frozenset({"-m", "--message", "--body", "--title", "--description", "--notes", "--subject", "--comment"})
 # Their arguments are scripts, checked in the script's own dialect, not paths.
 LAUNCHERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "eval", "trap", "bash", "sh", "dash", "zsh", "ksh",
-                       "invoke-expression"})
+                       "invoke-expression", "for", "if", "call", "start"})
 DIRECTORY_CHANGERS = {
     "cd": "cd", "chdir": "cd", "pushd": "pushd", "popd": "popd", "set-location": "cd",
     "push-location": "pushd", "pop-location": "popd",
@@ -271,9 +271,10 @@ class _Engine:
             changer = DIRECTORY_CHANGERS.get(key)
             if changer is not None:
                 self._change_directory(changer, simple.words[1:], dialect)
-            elif key not in PATHLESS_COMMANDS and key not in LAUNCHERS:
+            elif key not in module.PATHLESS_COMMANDS and key not in LAUNCHERS:
                 windows_program = bool(re.search(r"\.(exe|com|bat|cmd)$", first.value, re.I))
-                self._check_argument_paths(simple.words[1:], dialect, windows_program)
+                self._check_argument_paths(simple.words[1:], dialect, windows_program,
+                                           module.dynamic_arguments_may_be_paths(key))
         for item in module.resolve_wrapper(key, simple) or ():
             if isinstance(item, Inner):
                 inner = SimpleCommand(item.words, via=via, stdin_text=item.stdin_text, stdin_piped=item.stdin_piped)
@@ -313,13 +314,14 @@ class _Engine:
 
     # --- paths -------------------------------------------------------------------------------
 
-    def _check_argument_paths(self, words: tuple[Word, ...], dialect: str, windows_program: bool = False) -> None:
+    def _check_argument_paths(self, words: tuple[Word, ...], dialect: str, windows_program: bool = False,
+                              dynamic_may_be_path: bool = True) -> None:
         previous: str | None = None
         for word in words:
             after_text_option = previous in TEXT_OPTIONS
             previous = word.value
             if word.value is None:
-                if after_text_option or word.path_safe:
+                if after_text_option or word.path_safe or not dynamic_may_be_path:
                     continue
                 if word.dynamic_reason == "glob pattern" and ".." not in word.source and word.prefix.startswith("/"):
                     # a glob cannot leave the directory its literal part names: check that one
@@ -486,7 +488,7 @@ def _path_candidates(value: str, dialect: str) -> list[str]:
     if dialect == "cmd":
         if value.startswith("/"):
             return []  # a switch
-        if "\\" in value or re.match(r"^[A-Za-z]:", value) or value in ("..", ".") or value.startswith("..\\"):
+        if "\\" in value or re.match(r"^[A-Za-z]:", value) or value in ("..", ".") or ":" in value[2:]:
             candidates.append(value)
         return candidates
     if dialect == "powershell":

@@ -68,7 +68,8 @@ KNOWN_KINDS = frozenset({
     "redirected_file_name", "redirection", "redirections", "script_block", "script_block_body",
     "script_block_expression", "script_parameter", "script_parameter_default", "simple_name", "statement_block",
     "statement_list", "string_literal", "sub_expression", "switch_body", "switch_clause", "switch_clause_condition",
-    "switch_clauses", "switch_condition", "switch_parameter", "switch_parameters", "trap_statement", "try_statement",
+    "switch_clauses", "switch_condition", "switch_parameter", "switch_parameters", "switch_statement",
+    "trap_statement", "try_statement",
     "type_identifier", "type_literal", "type_name", "type_spec", "unary_expression", "variable",
     "verbatim_here_string_characters", "verbatim_string_characters", "while_condition", "while_statement",
 })
@@ -81,6 +82,15 @@ CHAIN = frozenset({
     "format_argument_expression", "range_argument_expression", "argument_expression", "pipeline", "pipeline_chain",
     "string_literal", "statement_list", "argument_expression_list",
 })
+# Their arguments are text, never files.
+PATHLESS_COMMANDS = frozenset({"write-output", "write-host", "write-verbose", "write-warning", "write-debug",
+                               "write-information", "write-error", "get-date", "start-sleep", "get-command"})
+_MULTIPLIERS = {"kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40, "pb": 1 << 50}
+_MULTIPLIER = re.compile(r"(?<![\w$.`-])(\d+(?:\.\d+)?)(kb|mb|gb|tb|pb)\b", re.IGNORECASE)
+# Nouns and verbs of cmdlets that take file paths: a run-time value there may name any file.
+PATH_NOUNS = frozenset({"item", "childitem", "content", "location", "path", "itemproperty", "file", "archive",
+                        "acl", "filehash", "csv", "clixml", "itempropertyvalue", "authenticodesignature"})
+PATH_VERBS = frozenset({"out", "export", "import", "tee", "start", "invoke"})
 OPERATORS = {";": ";", "|": "|", "&&": "&&", "||": "||", "&": "&"}
 
 
@@ -116,6 +126,14 @@ def command_key(word: str) -> str:
     return ALIASES.get(base, base)
 
 
+def dynamic_arguments_may_be_paths(key: str) -> bool:
+    """A run-time argument of this command may name a file (external programs: always)."""
+    if "-" not in key:
+        return key not in PATHLESS_COMMANDS
+    verb, _, noun = key.partition("-")
+    return noun in PATH_NOUNS or verb in PATH_VERBS
+
+
 def simple_commands(parsed: Parsed) -> tuple[SimpleCommand, ...]:
     return parsed.commands
 
@@ -144,6 +162,8 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     if not source.strip():
         return Failed("empty command", R.EMPTY_COMMAND)
     text = "".join(QUOTES.get(ch, ch) for ch in source)
+    # The grammar does not know numeric multipliers (1MB); the value is the same number.
+    text = _MULTIPLIER.sub(lambda m: str(int(float(m.group(1)) * _MULTIPLIERS[m.group(2).lower()])), text)
     data = text.encode("utf-8")
     tree = Parser(_LANGUAGE).parse(data)
     if tree.root_node.has_error:
@@ -197,6 +217,9 @@ class _Walker:
                 child_via = via + (f"function {self.text(name) if name else '?'}",)
             elif kind in ("expandable_string_literal", "expandable_here_string_literal"):
                 self._expandable(node, via)
+            elif kind == "redirection" and not _inside(node, "command"):
+                # `'x' > file`: an expression statement that writes a file
+                self.commands.append(SimpleCommand((), (self._redirect(node),), via=via))
             stack.extend((child, child_via) for child in reversed(node.children))
 
     def _expandable(self, node: Node, via: tuple[str, ...]) -> None:
@@ -296,7 +319,15 @@ class _Walker:
             if "$" in value:
                 yield Word(source, None, value.split("$", 1)[0], "a variable")
                 return
-            yield Word(source, re.sub(r"`(.)", r"\1", value))
+            value = re.sub(r"`(.)", r"\1", value)
+            if value == "~" or value.startswith(("~\\", "~/")):
+                env = {k.upper(): v for k, v in self.limits.env.items()}
+                home = env.get("USERPROFILE") or env.get("HOME")
+                if home is None:
+                    yield Word(source, None, "", "~ without a known home directory")
+                    return
+                value = home + value[1:]
+            yield Word(source, value)
             return
         if node.type == "array_literal_expression" and len(node.named_children) > 1:
             for item in node.named_children:
@@ -394,6 +425,15 @@ def _normalise_parameter(text: str) -> str:
     if text[:1] in DASHES:
         text = "-" + text[1:]
     return text
+
+
+def _inside(node: Node, kind: str) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type == kind:
+            return True
+        parent = parent.parent
+    return False
 
 
 def _unwrap(node: Node) -> Node:
@@ -508,6 +548,9 @@ def _start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
                 continue
             if "-argumentlist".startswith(name) and len(name) >= 2 or name == "-args":
                 j = i + 1
+                if j < len(words):
+                    arguments.append(words[j])  # the value, even when it starts with a dash
+                    j += 1
                 while j < len(words) and not (words[j].value or "").startswith("-"):
                     arguments.append(words[j])
                     j += 1

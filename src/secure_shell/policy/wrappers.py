@@ -40,8 +40,7 @@ NUMBERED_PYTHON = re.compile(r"^(python|pypy)\d+(\.\d+)*$")
 # Commands whose arguments are text, never files: path rules do not apply to them.
 PATHLESS_COMMANDS = frozenset({
     "echo", "printf", "true", "false", ":", "test", "[", "expr", "seq", "sleep", "basename", "dirname",
-    "which", "type", "date", "uname", "whoami", "id", "hostname", "pwd", "yes", "write-output", "write-host",
-    "echo.", "rem", "title", "color", "ver", "hash",
+    "which", "type", "date", "uname", "whoami", "id", "hostname", "pwd", "yes", "hash",
 })
 
 

@@ -1,0 +1,242 @@
+"""cmd.exe: its phases (`%VAR%`, `^`, quotes, operators, blocks) and its ways of running commands."""
+
+from __future__ import annotations
+
+import pytest
+
+from secure_shell.policy import cmd
+from secure_shell.policy.parsed import Limits
+from tests.policy.conftest import assert_allowed, assert_denied, check
+
+B = "blocked-command"
+D = "dynamic-command-word"
+P = "path-outside-allowed"
+U = "path-unresolvable"
+N = "nested-script-unreadable"
+F = "parse-failed"
+X = "unsupported-construct"
+V = "dangerous-variable"
+S = "command-shadowing"
+W = "unknown-wrapper-option"
+C = "control-character"
+
+DENIED = [
+    # operators: every command of the line is checked
+    ("dir & del x", B),
+    ("dir && del x", B),
+    ("dir || del x", B),
+    ("dir | del x", B),
+    ("(dir) & (del x)", B),
+    ("(dir & del x)", B),
+    ("if exist x del x", B),
+    ("if exist x (del x)", B),
+    ("if not exist x (echo a) else (del x)", B),
+    ("if \"a\"==\"a\" del x", B),
+    ("if a equ a del x", B),
+    ("if /i a==A del x", B),
+    ("if errorlevel 1 del x", B),
+    ("@del x", B),
+    # escapes and quotes
+    ("d^el x", B),
+    ("^d^e^l x", B),
+    ("\"del\" x", B),
+    ("\"d\"el x", B),
+    ("DEL x", B),
+    ("DeL x", B),
+    ("erase x", B),
+    ("rmdir /s /q x", B),
+    ("rd /s /q x", B),
+    # program names and extensions
+    ("shutdown /s /t 0", B),
+    ("shutdown.exe /s", B),
+    ("SHUTDOWN.EXE /s", B),
+    ("C:\\Windows\\System32\\shutdown.exe /s", B),
+    ("\"C:\\Windows\\System32\\shutdown.exe\" /s", B),
+    ("format.com c:", B),
+    ("FORMAT c: /q", B),
+    ("reg add HKLM\\Software\\x", B),
+    ("reg.exe delete HKCU\\x", B),
+    ("net user bob /add", B),
+    ("net1 user", B),
+    ("netsh advfirewall set allprofiles state off", B),
+    ("takeown /f x", B),
+    ("icacls x /grant Everyone:F", B),
+    ("diskpart", B),
+    ("bcdedit /set x", B),
+    ("vssadmin delete shadows /all", B),
+    ("schtasks /create /tn x /tr calc", B),
+    ("sc stop svc", B),
+    ("wmic process call create calc", B),
+    ("certutil -urlcache -f http://x a.exe", B),
+    ("bitsadmin /transfer x http://x a", B),
+    ("curl http://x", B),
+    ("curl.exe http://x", B),
+    ("runas /user:admin cmd", B),
+    ("taskkill /f /im x.exe", B),
+    # variables in command position
+    ("%COMSPEC% /c del x", D),
+    ("%X% x", D),
+    ("%FOO:~0,3% x", D),
+    ("set x=del&& call %x% x", D),
+    ("set x=de&& set y=l&& call %x%%y% notes.txt", D),
+    ("call %x% y", D),
+    ("!x! y", D),
+    ("cmd /v:on /c \"set x=del&& !x! y\"", X),
+    ("setlocal enabledelayedexpansion & echo", X),
+    ("for %i in (del) do %i x", D),
+    ("for %i in (del) do (%i x)", D),
+    # nested execution
+    ("cmd /c del x", B),
+    ("cmd /c \"del x\"", B),
+    ("cmd.exe /d /s /c \"del x\"", B),
+    ("cmd /k del x", B),
+    ("cmd /c cmd /c del x", B),
+    ("cmd /c \"cmd /c del x\"", B),
+    ("call del x", B),
+    ("call cmd /c del x", B),
+    ("start del x", B),
+    ("start \"\" del x", B),
+    ("start /b /wait del x", B),
+    ("start \"title\" /min cmd /c del x", B),
+    ("for /f \"delims=\" %i in ('del x') do echo %i", B),
+    ("for /f \"usebackq delims=\" %i in (`del x`) do echo %i", B),
+    ("for %i in (a b) do del %i", B),
+    ("forfiles /p . /c \"cmd /c del @file\"", B),
+    ("powershell -Command Remove-Item x", B),
+    ("powershell -enc cgBtACAAeAA=", B),
+    ("pwsh -c \"iex 'rm x'\"", B),
+    ("wsl rm x", B),
+    ("bash -c \"rm x\"", B),
+    ("start ms-settings:", N),
+    ("cmd /z del x", W),
+    # shadowing, variables
+    ("doskey ls=del $*", S),
+    ("assoc .txt=exefile", S),
+    ("set PATH=C:\\evil", V),
+    ("set \"PATH=C:\\evil\"", V),
+    ("path C:\\evil", V),
+    ("set COMSPEC=C:\\evil.exe", V),
+    # paths
+    ("type C:\\Windows\\win.ini", P),
+    ("dir C:\\", P),
+    ("dir ..", P),
+    ("type ..\\..\\secret.txt", P),
+    ("cd C:\\Windows && dir", P),
+    ("cd .. && dir", P),
+    ("cd /d D:\\ && dir", P),
+    ("copy x D:\\out", P),
+    ("echo x > C:\\Windows\\x.txt", P),
+    ("echo x >> ..\\x.txt", P),
+    ("type \\\\server\\share\\x", P),
+    ("type \\\\?\\C:\\Windows\\win.ini", P),
+    ("dir C:\\PROGRA~1", U),
+    ("type x.txt:secret", U),
+    ("type D:secrets.txt", U),
+    ("type \\Windows\\win.ini", P),
+    ("dir %FOO%\\x", U),
+    ("mklink /d link C:\\Windows", P),
+    # parse failures and control characters
+    ("dir\ndel x", C),
+    ("dir\r\ndel x", C),
+    ("(dir", F),
+    ("dir >", F),
+]
+
+ALLOWED = [
+    "dir",
+    "dir /b",
+    "dir /s /b *.py",
+    "dir src",
+    "echo hello",
+    "echo a ^& b",
+    "echo \"a & b\"",
+    "echo \"a|b\"",
+    "echo %USERPROFILE%",
+    "type README.md",
+    "type src\\main.py",
+    "cd src && dir",
+    "cd src\\lib",
+    "cd .",
+    "cd.. && cd proj" if False else "cd src & cd ..",
+    "copy a.txt b.txt",
+    "move a.txt sub\\a.txt",
+    "mkdir build",
+    "md build\\out",
+    "git status",
+    "git log --oneline -n 5",
+    "git commit -m \"fix; cleanup\"",
+    "npm run build",
+    "npm test",
+    "python -m pytest",
+    "where python",
+    "set NODE_ENV=production",
+    "set X=1 && echo %X%",
+    "if exist build (echo yes) else (echo no)",
+    "if not exist build mkdir build",
+    "for %i in (*.txt) do echo %i",
+    "for %f in (a.txt b.txt) do type %f",
+    "findstr /s /i \"todo\" *.py",
+    "find \"x\" file.txt",
+    "dir 2>&1 | findstr x",
+    "dir > out.txt 2>&1",
+    "echo x > nul",
+    "echo x 2>nul",
+    "cls",
+    "ver",
+    "whoami",
+    "cmd /c dir",
+    "cmd /c \"echo hi && dir\"",
+    "start \"\" notepad README.md",
+    "tree /f",
+    "xcopy src backup /e /i",
+    "tasklist",
+    "ping -n 1 localhost",
+    "powershell -Command Get-ChildItem",
+    "dotnet build",
+    "msbuild proj.sln /p:Configuration=Release",
+]
+
+
+@pytest.mark.parametrize("command, rule", DENIED, ids=[c for c, _ in DENIED])
+def test_cmd_denies(command: str, rule: str) -> None:
+    assert_denied(check("cmd", command), rule, command)
+
+
+@pytest.mark.parametrize("command", ALLOWED, ids=ALLOWED)
+def test_cmd_allows(command: str) -> None:
+    assert_allowed(check("cmd", command), command)
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("%X%", "abcdef"),
+        ("%X:~1,3%", "bcd"),
+        ("%X:~-2%", "ef"),
+        ("%X:~0,-2%", "abcd"),
+        ("%X:cd=ZZ%", "abZZef"),
+        ("%%", "%"),
+    ],
+)
+def test_percent_expansion_follows_cmd(source: str, expected: str) -> None:
+    pieces = cmd.expand_percent(source, {"X": "abcdef"})
+    assert "".join(p.text for p in pieces) == expected
+    assert not any(p.dynamic for p in pieces)
+
+
+def test_undefined_variable_stays_literal_and_is_marked() -> None:
+    pieces = cmd.expand_percent("echo %NOPE%", {})
+    assert "".join(p.text for p in pieces) == "echo %NOPE%"
+    assert [p.dynamic for p in pieces] == [False, True]
+
+
+def test_command_key_folds_case_extensions_and_synonyms() -> None:
+    assert cmd.command_key("C:\\Windows\\System32\\SHUTDOWN.EXE") == "shutdown"
+    assert cmd.command_key("FORMAT.COM") == "format"
+    assert cmd.command_key("erase") == "del"
+    assert cmd.command_key("RmDir") == "rd"
+
+
+def test_quoted_operators_are_text() -> None:
+    parsed = cmd.parse('echo "a & b" ^| c', Limits())
+    assert parsed.operators == frozenset()  # type: ignore[union-attr]
