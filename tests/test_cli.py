@@ -152,3 +152,88 @@ def test_serve_says_on_stderr_which_directory_it_allows(tmp_path: Path) -> None:
     )
     assert "config embedded default (no config file found)" in result.stderr
     assert f"the start directory {tmp_path} is the one allowed path" in result.stderr
+
+
+def check_config(tmp_path: Path) -> Path:
+    conf = tmp_path / "policy.yaml"
+    conf.write_text(
+        "global:\n  restrictions:\n    blockedCommands: [rm, del, Remove-Item, sudo]\n    blockedOperators: []\n"
+        f"  paths:\n    allowedPaths: ['{tmp_path}', 'C:\\\\proj']\n"
+    )
+    return conf
+
+
+def test_check_allows_with_exit_0_and_denies_with_exit_1(tmp_path: Path) -> None:
+    conf = str(check_config(tmp_path))
+    ok = run("--config", conf, "check", "--shell", "bash", "--", "ls -la | wc -l", cwd=tmp_path)
+    assert ok.returncode == 0 and ok.stdout.startswith("allowed")
+    bad = run("--config", conf, "check", "--shell", "bash", "--", "echo $(r''m x)", cwd=tmp_path)
+    assert bad.returncode == 1
+    assert "blocked-command" in bad.stdout and "runs rm: rm x (via $(...))" in bad.stdout
+
+
+def test_check_applies_wcli0_default_operators_when_the_file_leaves_them_out(tmp_path: Path) -> None:
+    conf = tmp_path / "wcli0.json"
+    conf.write_text(json.dumps({"global": {"paths": {"allowedPaths": [str(tmp_path)]}}}))
+    result = run("--config", str(conf), "check", "--shell", "bash", "--json", "--", "ls | wc -l", cwd=tmp_path)
+    assert json.loads(result.stdout)["reasons"][0]["rule"] == "blocked-operator"
+    quoted = run("--config", str(conf), "check", "--shell", "bash", "--", "grep -E 'a|b' f", cwd=tmp_path)
+    assert quoted.returncode == 0
+
+
+def test_check_json_has_allowed_and_reasons(tmp_path: Path) -> None:
+    conf = str(check_config(tmp_path))
+    result = run("--config", conf, "check", "--shell", "cmd", "--cwd", "C:\\proj", "--json", "--", "d^el x", cwd=tmp_path)
+    verdict = json.loads(result.stdout)
+    assert result.returncode == 1
+    assert verdict["allowed"] is False and verdict["reasons"][0]["rule"] == "blocked-command"
+
+
+def test_check_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert run("check", "--", "ls", cwd=tmp_path).returncode == 2
+    assert run("check", "--shell", "bash", cwd=tmp_path).returncode == 2
+
+
+def test_check_batch_answers_every_line_in_order(tmp_path: Path) -> None:
+    conf = str(check_config(tmp_path))
+    lines = [
+        json.dumps({"shell": "bash", "command": "ls", "cwd": str(tmp_path)}),
+        json.dumps({"shell": "bash", "command": "cd ~ && ls", "cwd": str(tmp_path), "env": {"HOME": "/home/x"}}),
+        "not json",
+        "",
+        json.dumps({"shell": "zsh", "command": "ls"}),
+        json.dumps({"shell": "powershell", "command": "iex $a", "cwd": "C:\\proj"}),
+        json.dumps(["a list"]),
+        json.dumps({"shell": "cmd", "command": "dir", "cwd": "C:\\proj"}),
+    ]
+    result = subprocess.run(
+        [sys.executable, "-m", "secure_shell", "--config", conf, "check", "--batch"], input="\n".join(lines) + "\n",
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )
+    verdicts = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(verdicts) == len(lines)
+    assert [v["allowed"] for v in verdicts] == [True, False, False, False, False, False, False, True]
+    assert verdicts[1]["reasons"][0]["rule"] == "path-outside-allowed"
+    assert "error" in verdicts[2] and "error" in verdicts[4] and "error" in verdicts[6]
+    assert verdicts[5]["reasons"][0]["rule"] == "nested-script-unreadable"
+    assert result.returncode == 1
+
+
+def test_validate_dirs_says_why_for_each(tmp_path: Path) -> None:
+    conf = str(check_config(tmp_path))
+    (tmp_path / "sub").mkdir()
+    result = run("--config", conf, "validate-dirs", str(tmp_path / "sub"), "/etc", "C:\\proj\\src", cwd=tmp_path)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"allowed  {tmp_path / 'sub'}")
+    assert lines[1].startswith("denied  /etc") and "outside the allowed paths" in lines[1]
+    assert lines[2].startswith("allowed  C:\\proj\\src")
+    assert result.returncode == 1
+    only_ok = run("--config", conf, "validate-dirs", "--shell", "bash", str(tmp_path), cwd=tmp_path)
+    assert only_ok.returncode == 0
+
+
+def test_validate_dirs_follows_symlinks_out_of_the_project(tmp_path: Path) -> None:
+    conf = str(check_config(tmp_path))
+    (tmp_path / "escape").symlink_to("/etc")
+    result = run("--config", conf, "validate-dirs", "--shell", "bash", str(tmp_path / "escape"), cwd=tmp_path)
+    assert result.returncode == 1 and "outside" in result.stdout

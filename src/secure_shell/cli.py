@@ -13,7 +13,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import yaml
 
@@ -30,6 +30,9 @@ from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.config.schema import SHELL_NAMES, json_schema
 from secure_shell.errors import ConfigError, SecureShellError
 from secure_shell.shells import ShellKind
+
+if TYPE_CHECKING:
+    from secure_shell.checker import Checker
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -48,6 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SecureShellError as exc:
         print(f"secure-shell: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+
+class UsageError(SecureShellError):
+    """A command line that cannot be carried out as given."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -81,6 +88,23 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=run_config_check)
     schema = config_commands.add_parser("schema", parents=[common], help="print the config file's JSON Schema")
     schema.set_defaults(handler=run_config_schema)
+
+    check = commands.add_parser(
+        "check", parents=[common], help="check a command against the policy (exit 0 allowed, 1 denied)",
+        description="Check a command the way the server would, without running it.",
+    )
+    check.add_argument("--shell", choices=SHELL_NAMES, help="the shell that would run the command")
+    check.add_argument("--cwd", help="working directory (default: the shell's initial directory)")
+    check.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    check.add_argument("--batch", action="store_true",
+                       help='read JSON lines {"shell", "command", "cwd"?, "env"?} from stdin; one verdict line each')
+    check.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
+    check.set_defaults(handler=run_check)
+
+    dirs = commands.add_parser("validate-dirs", parents=[common], help="check directories against allowedPaths")
+    dirs.add_argument("--shell", choices=SHELL_NAMES, help="only this shell (default: every enabled shell)")
+    dirs.add_argument("directories", nargs="+", metavar="DIR")
+    dirs.set_defaults(handler=run_validate_dirs)
 
     init = commands.add_parser("init-config", parents=[common], help="write the commented default policy")
     init.add_argument("path", nargs="?", metavar="PATH", help=f"where to write it ('-' for stdout; default {user_config_file()})")
@@ -120,11 +144,125 @@ def print_startup_summary(location: ConfigLocation, config: ResolvedConfig) -> N
     print("\n".join(lines), file=sys.stderr, flush=True)
 
 
+def run_check(args: argparse.Namespace) -> int:
+    _, config = load(args)
+    from secure_shell.checker import Checker
+
+    with Checker(config) as checker:
+        if args.batch:
+            if args.command or args.shell:
+                raise UsageError("--batch reads everything from stdin; give no --shell and no command")
+            return run_check_batch(checker, config)
+        command = args.command[1:] if args.command[:1] == ["--"] else args.command
+        if not args.shell or not command:
+            raise UsageError("usage: secure-shell check --shell SHELL [--cwd DIR] [--json] -- COMMAND")
+        shell = enabled_shell(config, args.shell)
+        verdict = checker.check(shell, " ".join(command), args.cwd, os.environ)
+    if args.json:
+        print(json.dumps(verdict.to_dict()))
+    else:
+        print(verdict.explain())
+        for seen in verdict.commands:
+            nested = f" (via {' > '.join(seen.via)})" if seen.via else ""
+            print(f"  runs {seen.program}: {' '.join(seen.argv)}{nested}")
+    return EXIT_OK if verdict.allowed else EXIT_FAILED
+
+
+MAX_BATCH_LINE = 1 << 20
+
+
+def run_check_batch(checker: Checker, config: ResolvedConfig) -> int:
+    """One JSON verdict line per input line, in order; a bad line gets an error verdict, never a crash."""
+    denied = False
+    stdin = sys.stdin.buffer
+    while True:
+        raw = stdin.readline(MAX_BATCH_LINE + 1)
+        if not raw:
+            break
+        if len(raw) > MAX_BATCH_LINE and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):
+                raw = stdin.readline(MAX_BATCH_LINE + 1)
+            result = batch_error(f"line longer than {MAX_BATCH_LINE} bytes")
+        else:
+            result = batch_verdict(checker, config, raw)
+        denied = denied or not result["allowed"]
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+    return EXIT_FAILED if denied else EXIT_OK
+
+
+def batch_verdict(checker: Checker, config: ResolvedConfig, raw: bytes) -> dict[str, Any]:
+    try:
+        request = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return batch_error(f"not a JSON line: {exc}")
+    if not isinstance(request, dict):
+        return batch_error("each line must be a JSON object")
+    shell, command, cwd, env = (request.get(k) for k in ("shell", "command", "cwd", "env"))
+    if not isinstance(command, str):
+        return batch_error("'command' must be a string")
+    if not isinstance(shell, str) or shell not in SHELL_NAMES:
+        return batch_error(f"'shell' must be one of {', '.join(SHELL_NAMES)}")
+    if cwd is not None and not isinstance(cwd, str):
+        return batch_error("'cwd' must be a string")
+    if env is not None and not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+        return batch_error("'env' must be an object of strings")
+    kind = ShellKind(shell)
+    if not config.shells[kind].enabled:
+        return batch_error(f"shell {shell!r} is disabled in {config.source}")
+    result = checker.check(kind, command, cwd, env or {}).to_dict()
+    result["shell"] = shell
+    return result
+
+
+def batch_error(message: str) -> dict[str, Any]:
+    return {"allowed": False, "decision": "deny", "error": message,
+            "reasons": [{"rule": "bad-request", "message": message, "text": "", "decision": "deny"}]}
+
+
+def run_validate_dirs(args: argparse.Namespace) -> int:
+    _, config = load(args)
+    from secure_shell.checker import Checker
+    from secure_shell.policy.paths import PathSyntaxError, express_path
+
+    shells = [enabled_shell(config, args.shell)] if args.shell else [p.shell for p in config.enabled_shells]
+    all_allowed = True
+    with Checker(config) as checker:
+        for directory in args.directories:
+            parts: list[str] = []
+            allowed = True
+            for kind in shells:
+                policy = config.shells[kind]
+                try:
+                    applies = express_path(directory, policy.path_dialect, policy.mount_point).path is not None
+                except PathSyntaxError as exc:
+                    parts.append(f"{kind.value}: {exc}")
+                    allowed = False
+                    break
+                if not applies and not args.shell:
+                    continue
+                result = checker.check_directory(kind, directory)
+                allowed = allowed and result.allowed
+                parts.append(f"{kind.value}: {result.reason}")
+            if not parts:
+                parts, allowed = ["no enabled shell uses this kind of path"], False
+            all_allowed = all_allowed and allowed
+            print(f"{'allowed' if allowed else 'denied'}  {directory}  ({'; '.join(parts)})")
+    return EXIT_OK if all_allowed else EXIT_FAILED
+
+
+def enabled_shell(config: ResolvedConfig, name: str) -> ShellKind:
+    kind = ShellKind(name)
+    if not config.shells[kind].enabled:
+        raise UsageError(f"shell {name!r} is disabled in {config.source}")
+    return kind
+
+
 def run_config_show(args: argparse.Namespace) -> int:
     _, config = load(args)
     shell = ShellKind(args.shell) if args.shell else None
-    if shell is not None and not config.shells[shell].enabled:
-        raise SecureShellError(f"shell {shell.value!r} is disabled in {config.source}")
+    if shell is not None:
+        enabled_shell(config, shell.value)
     print(dump(config.to_dict(shell), args.format), end="")
     return EXIT_OK
 

@@ -50,6 +50,15 @@ KNOWN_KINDS = frozenset({
     "subscript", "brace_expression", "extglob_pattern", "regex", "comment",
 })
 
+# A text made only of these, with no `$`, backtick, backslash or here-document, has one reading
+# in any bash grammar: the bashlex cross-check is skipped for it (it would only cost time).
+PLAIN_KINDS = frozenset({
+    "program", "list", "pipeline", "command", "command_name", "word", "raw_string", "string", "string_content",
+    "redirected_statement", "file_redirect", "file_descriptor", "number", "concatenation", "negated_command",
+    "subshell", "compound_statement",
+})
+_NOT_PLAIN = re.compile(r"[$`\\]|<<|<\(|>\(")
+
 # Constructs bashlex cannot parse that tree-sitter-bash can; there tree-sitter's reading stands.
 BASHLEX_GAPS = frozenset({
     "case_statement", "test_command", "arithmetic_expansion", "c_style_for_statement", "array",
@@ -168,6 +177,11 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     except _Refused as refused:
         return Unsupported(refused.construct, refused.text)
     return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings))
+
+
+def needs_cross_check(source: str) -> bool:
+    """False for plain text (words, quotes, pipes, lists, redirections) that every grammar reads alike."""
+    return bool(_NOT_PLAIN.search(source)) or not tree_kinds(source) <= PLAIN_KINDS
 
 
 def tree_kinds(source: str) -> frozenset[str]:

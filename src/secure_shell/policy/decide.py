@@ -97,6 +97,33 @@ def decide(
     return engine.verdict()
 
 
+@dataclass(frozen=True, slots=True)
+class DirectoryCheck:
+    """Whether one directory may be a working directory for a shell, and why."""
+
+    path: str
+    resolved: str | None
+    allowed: bool
+    reason: str
+
+
+def check_directory(path: str, policy: ShellPolicy, *, realpath: Realpath | None = None) -> DirectoryCheck:
+    """The working-directory rule alone: `path` resolved in the shell's dialect, inside allowedPaths?"""
+    engine = _Engine(policy, {}, None, realpath)
+    resolved = engine.resolve_path(path, base=None)
+    if resolved is None:
+        return DirectoryCheck(path, None, False, "not an absolute path this shell can give one meaning")
+    if not policy.restrict_working_directory:
+        return DirectoryCheck(path, resolved, True, "the working directory is not restricted for this shell")
+    roots = policy.allowed_paths
+    if engine.within_allowed(resolved):
+        root = next((r for r in roots if engine.within_allowed(resolved) and (
+            is_within_posix(resolved, r) if engine.posix else is_within_windows(resolved, r))), roots[0] if roots else "")
+        return DirectoryCheck(path, resolved, True, f"inside {root}")
+    allowed = ", ".join(roots) or "none configured"
+    return DirectoryCheck(path, resolved, False, f"outside the allowed paths ({allowed})")
+
+
 @lru_cache(maxsize=256)
 def _command_matchers(entries: tuple[str, ...], dialect: str) -> tuple[tuple[str, bool], ...]:
     module = DIALECTS[dialect]
@@ -205,7 +232,7 @@ class _Engine:
                 self.deny(R.UNSUPPORTED_CONSTRUCT, f"{outcome.construct}{where}", outcome.text or text[:80])
             return
         assert isinstance(outcome, Parsed)
-        if dialect == "bash" and self.cross_check is not None and not probe:
+        if dialect == "bash" and self.cross_check is not None and not probe and bash.needs_cross_check(text):
             self._cross_check(text, outcome, where)
         if not probe:
             if self.policy.enable_injection_protection:

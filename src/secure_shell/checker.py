@@ -1,0 +1,51 @@
+"""The policy engine bound to this host: bashlex in its worker, symlinks resolved where they exist.
+
+The CLI (`check`, `validate-dirs`, `run`) and the MCP server use this one object, so CI sees
+exactly the verdicts an agent gets.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping
+
+from secure_shell.bashlex_worker import BashlexWorker
+from secure_shell.config.resolve import ResolvedConfig
+from secure_shell.policy.decide import DirectoryCheck, check_directory, decide
+from secure_shell.policy.shell_policy import ShellPolicy
+from secure_shell.policy.verdict import Verdict
+from secure_shell.shells import PathDialect, ShellKind
+
+
+class Checker:
+    def __init__(self, config: ResolvedConfig) -> None:
+        self.config = config
+        self._worker = BashlexWorker()
+
+    def policy(self, shell: ShellKind) -> ShellPolicy:
+        return self.config.shells[shell]
+
+    def check(self, shell: ShellKind, command: str, cwd: str | None = None,
+              env: Mapping[str, str] | None = None) -> Verdict:
+        policy = self.policy(shell)
+        return decide(command, policy, cwd, env, cross_check=self._worker, realpath=_realpath_for(policy))
+
+    def check_directory(self, shell: ShellKind, path: str) -> DirectoryCheck:
+        policy = self.policy(shell)
+        return check_directory(path, policy, realpath=_realpath_for(policy))
+
+    def close(self) -> None:
+        self._worker.close()
+
+    def __enter__(self) -> Checker:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def _realpath_for(policy: ShellPolicy):  # type: ignore[no-untyped-def]
+    """Symlinks are followed only where this host can see the shell's paths."""
+    if os.name == "posix" and policy.path_dialect in (PathDialect.POSIX, PathDialect.WSL):
+        return os.path.realpath
+    return None

@@ -1,0 +1,82 @@
+"""Property tests: for any text, decide() returns a Verdict — it never raises and never hangs.
+
+Inputs are built from each dialect's own metacharacters, keywords and the inputs known to break
+its parsers (bashlex's `'${'` loop, unbalanced quotes, deep nesting), so most of them reach deep
+into the parsers rather than failing at the first character.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from secure_shell.bashlex_worker import BashlexWorker
+from secure_shell.policy.decide import decide
+from secure_shell.policy.verdict import Decision, Verdict
+from tests.policy.conftest import ENV, cwd_for, policy_for
+
+# Each example is a batch of BATCH texts: 4000 examples x 25 = 100 000 inputs per dialect.
+INPUTS = int(os.environ.get("SECURE_SHELL_FUZZ_INPUTS", "100000"))
+BATCH = 25
+DEADLINE = 1.5
+COMMON = [" ", " ", " ", "\t", "\n", "x", "rm", "ls", "-rf", "/", "..", "~", "*", "?", "a b", "=", ",", "1", "é", "\\"]
+BASH_TOKENS = COMMON + [
+    ";", "&", "&&", "|", "||", "|&", "(", ")", "{", "}", "$(", "`", "<(", ">(", "$", "${", "}", "'", '"', "$'",
+    ">", ">>", "<", "<<", "<<<", "2>&1", "EOF", "\\\n", "if", "then", "fi", "for", "in", "do", "done", "case",
+    "esac", "[[", "]]", "((", "))", "!", "#", "*", "env", "bash -c", "eval", "xargs", "find -exec", "sudo",
+    "'${'", "${x:-", "$((", "@P", "[", "]",
+]
+CMD_TOKENS = COMMON + [
+    "&", "&&", "|", "||", "(", ")", "^", '"', "%", "%x%", "%X:~1,2%", "!", "!x!", ">", ">>", "<", "2>&1", "@",
+    "del", "call", "start", "cmd /c", "for %i in (", ") do ", "if exist", "else", "set x=", "/c", "/d", "nul",
+    "C:\\", "\\\\srv\\s", "..\\", "PROGRA~1",
+]
+PS_TOKENS = COMMON + [
+    ";", "|", "&&", "||", "&", ".", "(", ")", "{", "}", "$(", "@(", "@{", "$x", "$env:X", "'", '"', "`", "[",
+    "]", "::", "-enc", "\u2013enc", "iex", "Remove-Item", "& ", "-Command", "powershell", "cmd", "1MB", "%",
+    "ForEach-Object", "Start-Process", ">", "2>&1", "#", "<#", "#>", "--%", "\u2018", "\u201c", "C:\\", "HKLM:",
+]
+
+
+def texts(tokens: list[str]) -> st.SearchStrategy[list[str]]:
+    piece = st.sampled_from(tokens) | st.text(max_size=4)
+    return st.lists(st.lists(piece, max_size=40).map("".join), min_size=BATCH, max_size=BATCH)
+
+
+def only_allow_or_deny(verdict: Verdict, started: float) -> None:
+    assert isinstance(verdict, Verdict)
+    assert verdict.decision in (Decision.ALLOW, Decision.DENY)
+    assert verdict.reasons
+    assert time.monotonic() - started < DEADLINE
+
+
+SETTINGS = settings(max_examples=max(1, INPUTS // BATCH), deadline=None, database=None, derandomize=True,
+                    suppress_health_check=list(HealthCheck))
+WORKER = BashlexWorker()
+
+
+@SETTINGS
+@given(texts(BASH_TOKENS))
+def test_bash_never_raises_or_hangs(batch: list[str]) -> None:
+    for text in batch:
+        started = time.monotonic()
+        only_allow_or_deny(decide(text, policy_for("bash"), cwd_for("bash"), ENV, cross_check=WORKER), started)
+
+
+@SETTINGS
+@given(texts(CMD_TOKENS))
+def test_cmd_never_raises_or_hangs(batch: list[str]) -> None:
+    for text in batch:
+        started = time.monotonic()
+        only_allow_or_deny(decide(text, policy_for("cmd"), cwd_for("cmd"), ENV), started)
+
+
+@SETTINGS
+@given(texts(PS_TOKENS))
+def test_powershell_never_raises_or_hangs(batch: list[str]) -> None:
+    for text in batch:
+        started = time.monotonic()
+        only_allow_or_deny(decide(text, policy_for("powershell"), cwd_for("powershell"), ENV), started)

@@ -1,0 +1,107 @@
+"""The bash deny cases are real: run by bash in a scratch directory, each one deletes or writes.
+
+Every row is denied by the engine (rm is blocked, the scratch directory is the allowed path) and
+really deletes `victim.txt` or creates `written.txt` when bash runs it, which proves the row
+is a working bypass of a string matcher and not a harmless look-alike.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from secure_shell.policy.decide import decide
+from tests.policy.conftest import build_config
+from secure_shell.shells import ShellKind
+
+DELETES = [
+    ("rm victim.txt", "blocked-command"),
+    ("r''m victim.txt", "blocked-command"),
+    ('r""m victim.txt', "blocked-command"),
+    ("\\rm victim.txt", "blocked-command"),
+    ("'rm' victim.txt", "blocked-command"),
+    ("$'\\x72\\x6d' victim.txt", "blocked-command"),
+    ("$'\\162\\155' victim.txt", "blocked-command"),
+    ("r\\\nm victim.txt", "blocked-command"),
+    ("/bin/rm victim.txt", "blocked-command"),
+    ("//usr///bin//rm victim.txt", "blocked-command"),
+    ("ls; rm victim.txt", "blocked-command"),
+    ("ls\nrm victim.txt", "blocked-command"),
+    ("true && rm victim.txt", "blocked-command"),
+    ("false || rm victim.txt", "blocked-command"),
+    ("echo $(rm victim.txt)", "blocked-command"),
+    ("echo `rm victim.txt`", "blocked-command"),
+    ("echo ${X:-$(rm victim.txt)}", "blocked-command"),
+    ("echo ${X:=`rm victim.txt`}", "blocked-command"),
+    ("cat <<EOF\n$(rm victim.txt)\nEOF", "blocked-command"),
+    ("cat <<EOF\n`rm victim.txt`\nEOF", "blocked-command"),
+    ("X=$(rm victim.txt)", "blocked-command"),
+    ("a[$(rm victim.txt)]=1", "blocked-command"),
+    ("cat <(rm victim.txt)", "blocked-command"),
+    ("(rm victim.txt)", "blocked-command"),
+    ("{ rm victim.txt; }", "blocked-command"),
+    ("f() { rm victim.txt; }; f", "blocked-command"),
+    ("if true; then rm victim.txt; fi", "blocked-command"),
+    ("for i in 1; do rm victim.txt; done", "blocked-command"),
+    ("env rm victim.txt", "blocked-command"),
+    ("command rm victim.txt", "blocked-command"),
+    ("nice -n 5 rm victim.txt", "blocked-command"),
+    ("timeout 5 rm victim.txt", "blocked-command"),
+    ("nohup rm victim.txt", "blocked-command"),
+    ("echo victim.txt | xargs rm", "blocked-command"),
+    ("find . -name victim.txt -exec rm {} \\;", "blocked-command"),
+    ("bash -c 'rm victim.txt'", "blocked-command"),
+    ("sh -c 'rm victim.txt'", "blocked-command"),
+    ("eval 'rm victim.txt'", "blocked-command"),
+    ("bash <<< 'rm victim.txt'", "blocked-command"),
+    ("trap 'rm victim.txt' EXIT", "blocked-command"),
+    ("$(echo rm) victim.txt", "dynamic-command-word"),
+    ("X=rm; $X victim.txt", "dynamic-command-word"),
+    ("${X:-rm} victim.txt", "dynamic-command-word"),
+    ("IFS=,; c='rm,victim.txt'; $c", "dangerous-variable"),
+    ("/bin/r? victim.txt", "dynamic-command-word"),
+    ("echo 'rm victim.txt' | bash", "nested-script-unreadable"),
+    ("eval \"$(echo rm) victim.txt\"", "nested-script-unreadable"),
+    ("python3 -c 'import os; os.system(\"rm victim.txt\")'", "blocked-command"),
+]
+WRITES = [
+    ("echo x > ../outside/written.txt", "path-outside-allowed"),
+    ("cd .. && echo x > outside/written.txt", "path-outside-allowed"),
+    ("cd ../outside; touch written.txt", "path-outside-allowed"),
+    ("cp victim.txt ../outside/written.txt", "path-outside-allowed"),
+    ("tee ../outside/written.txt < victim.txt", "path-outside-allowed"),
+]
+
+
+def run_bash(command: str, cwd: Path) -> None:
+    subprocess.run(["bash", "--noprofile", "--norc", "-c", command], cwd=cwd, capture_output=True, timeout=30,
+                   env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(cwd)})
+
+
+def scratch(tmp_path: Path) -> tuple[Path, object]:
+    project = tmp_path / "project"
+    (tmp_path / "outside").mkdir()
+    project.mkdir()
+    (project / "victim.txt").write_text("data\n")
+    config = build_config(paths__allowedPaths=[str(project)])
+    return project, config.shells[ShellKind.BASH]
+
+
+@pytest.mark.parametrize("command, rule", DELETES, ids=[c for c, _ in DELETES])
+def test_denied_command_really_deletes(tmp_path: Path, command: str, rule: str) -> None:
+    project, policy = scratch(tmp_path)
+    verdict = decide(command, policy, str(project), {"HOME": str(tmp_path)})
+    assert not verdict.allowed and rule in verdict.rules, (command, verdict.rules)
+    run_bash(command, project)
+    assert not (project / "victim.txt").exists(), f"bash did not delete with {command!r}"
+
+
+@pytest.mark.parametrize("command, rule", WRITES, ids=[c for c, _ in WRITES])
+def test_denied_command_really_writes_outside(tmp_path: Path, command: str, rule: str) -> None:
+    project, policy = scratch(tmp_path)
+    verdict = decide(command, policy, str(project), {"HOME": str(tmp_path)})
+    assert not verdict.allowed and rule in verdict.rules, (command, verdict.rules)
+    run_bash(command, project)
+    assert (tmp_path / "outside" / "written.txt").exists(), f"bash did not write with {command!r}"

@@ -1,0 +1,72 @@
+"""bashlex in its own process: answers, hangs killed at the deadline, crashes survived."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from secure_shell.bashlex_worker import BashlexWorker
+from secure_shell.policy.bashlex_names import command_names, would_loop
+from secure_shell.policy.decide import decide
+from tests.policy.conftest import ENV, cwd_for, policy_for
+
+
+@pytest.fixture
+def worker() -> BashlexWorker:
+    w = BashlexWorker(deadline=1.0)
+    yield w
+    w.close()
+
+
+def test_names_of_nested_commands() -> None:
+    assert command_names("ls | grep x && echo $(date) `id`") == ("ls", "grep", "echo", "date", "id")
+    assert command_names("$CMD x") == ("<dynamic>",)
+
+
+def test_worker_answers(worker: BashlexWorker) -> None:
+    result = worker("ls -la | wc -l")
+    assert (result.status, result.names) == ("ok", ("ls", "wc"))
+
+
+def test_worker_reports_parse_errors(worker: BashlexWorker) -> None:
+    result = worker("case x in a) ls;; esac")
+    assert result.status == "error" and "NotImplementedError" in result.message
+
+
+@pytest.mark.parametrize("text", ["echo '${'x", "sed 's/${//'g f", "echo 'a${b'c"])
+def test_known_loops_are_answered_without_waiting(worker: BashlexWorker, text: str) -> None:
+    assert would_loop(text)
+    started = time.monotonic()
+    assert worker(text).status == "timeout"
+    assert time.monotonic() - started < 0.1
+
+
+def test_a_hang_is_killed_at_the_deadline_and_the_next_request_works(worker: BashlexWorker) -> None:
+    text = "echo  a'${')`(}"  # loops in bashlex but is not caught by the static screen
+    assert not would_loop(text)
+    started = time.monotonic()
+    assert worker(text).status == "timeout"
+    assert time.monotonic() - started < 1.5
+    assert worker("ls").names == ("ls",)
+
+
+def test_cross_check_denies_what_bashlex_sees_and_tree_sitter_does_not(worker: BashlexWorker) -> None:
+    def fake(text: str):  # noqa: ANN202 - a stand-in bashlex that finds one more command
+        from secure_shell.policy.decide import CrossCheckResult
+
+        return CrossCheckResult("ok", ("echo", "rm"))
+
+    verdict = decide("echo $(x)", policy_for("bash"), cwd_for("bash"), ENV, cross_check=fake)
+    assert "parsers-disagree" in verdict.rules
+
+
+def test_cross_check_accepts_constructs_bashlex_does_not_implement(worker: BashlexWorker) -> None:
+    for text in ("case $1 in a) echo a;; esac", "[[ -f x ]] && echo y", "time ls", "echo $((1 + 2))"):
+        verdict = decide(text, policy_for("bash"), cwd_for("bash"), ENV, cross_check=worker)
+        assert verdict.allowed, (text, verdict.rules)
+
+
+def test_cross_check_denies_a_parse_error_outside_those_constructs(worker: BashlexWorker) -> None:
+    verdict = decide("echo $(ls;)", policy_for("bash"), cwd_for("bash"), ENV, cross_check=worker)
+    assert "parse-failed" in verdict.rules
