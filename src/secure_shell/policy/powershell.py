@@ -17,6 +17,7 @@ import tree_sitter_powershell
 from tree_sitter import Language, Node, Parser
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.bash import ascii_mask
 from secure_shell.policy.parsed import (
     Failed,
     Finding,
@@ -165,7 +166,7 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     # The grammar does not know numeric multipliers (1MB); the value is the same number.
     text = _MULTIPLIER.sub(lambda m: str(int(float(m.group(1)) * _MULTIPLIERS[m.group(2).lower()])), text)
     data = text.encode("utf-8")
-    tree = Parser(_LANGUAGE).parse(data)
+    tree = Parser(_LANGUAGE).parse(ascii_mask(data))  # see bash.ascii_mask: the same guard
     if tree.root_node.has_error:
         return Failed("syntax error")
     walker = _Walker(data, limits)
