@@ -26,10 +26,13 @@ from secure_shell.policy.parsed import (
     ParseOutcome,
     Parsed,
     Redirect,
+    Refused,
     SimpleCommand,
-    Unsupported,
     Word,
+    absorb_nested,
+    never_raises,
 )
+from secure_shell.policy.syntax_tree import descendants, inside
 
 DIALECT = "bash"
 _LANGUAGE = Language(tree_sitter_bash.language())
@@ -151,16 +154,6 @@ def count_substitutions(source: str) -> int:
     return sum(source.count(token) for token in ("$(", "`", "<(", ">("))
 
 
-def parse(source: str, limits: Limits) -> ParseOutcome:
-    """Parse bash text into every simple command it would run; never raises."""
-    try:
-        return _parse(source, limits)
-    except RecursionError:
-        return Failed("nested too deeply to analyse", R.TOO_COMPLEX)
-    except Exception as exc:  # the walker's own bug must still be a denial, not an allow
-        return Failed(f"internal parse error: {type(exc).__name__}: {exc}")
-
-
 def simple_commands(parsed: Parsed) -> tuple[SimpleCommand, ...]:
     return parsed.commands
 
@@ -188,11 +181,12 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
         snippet = data[bad.start_byte: bad.end_byte].decode("utf-8", "replace") if bad else ""
         return Failed(f"syntax error near {snippet[:40]!r}" if snippet else "syntax error")
     walker = _Walker(data, limits)
-    try:
-        walker.walk(root)
-    except _Refused as refused:
-        return Unsupported(refused.construct, refused.text)
+    walker.walk(root)
     return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings))
+
+
+parse = never_raises(_parse)
+parse.__doc__ = "Parse bash text into every simple command it would run; never raises."
 
 
 def needs_cross_check(source: str) -> bool:
@@ -223,13 +217,6 @@ def _first_error(root: Node) -> Node | None:
     return None
 
 
-class _Refused(Exception):
-    def __init__(self, construct: str, text: str) -> None:
-        super().__init__(construct)
-        self.construct = construct
-        self.text = text
-
-
 class _Walker:
     """Iterates the tree once, collecting simple commands, operators and findings."""
 
@@ -253,13 +240,13 @@ class _Walker:
             node, via = stack.pop()
             kind = node.type
             if not node.is_named:
-                if kind in OPERATOR_TOKENS and not self._inside(node, "c_style_for_statement"):
+                if kind in OPERATOR_TOKENS and not inside(node, "c_style_for_statement"):
                     self.operators.add(kind)
                 continue
             if kind not in KNOWN_KINDS:
-                raise _Refused(f"{kind} is not modelled", self.text(node)[:80])
+                raise Refused(f"{kind} is not modelled", self.text(node)[:80])
             if len(self.commands) > self.limits.max_commands:
-                raise _Refused("too many commands", "")
+                raise Refused("too many commands", "")
             child_via = via
             if kind == "command_substitution":
                 self.operators.add("`" if self.text(node).startswith("`") else "$(")
@@ -296,14 +283,6 @@ class _Walker:
             elif kind == "for_statement":
                 self._for_variable(node)
             stack.extend((child, child_via) for child in reversed(node.children))
-
-    def _inside(self, node: Node, kind: str) -> bool:
-        parent = node.parent
-        while parent is not None:
-            if parent.type == kind:
-                return True
-            parent = parent.parent
-        return False
 
     def _check_newlines(self, root: Node) -> None:
         """A newline between commands is a `;`; inside quotes or a here-document it is text."""
@@ -440,23 +419,14 @@ class _Walker:
 
     def _inline_substitutions(self, text: str, via: tuple[str, ...], where: str) -> None:
         for inner in extract_substitutions(text):
-            outcome = parse(inner, self.limits)
-            if isinstance(outcome, Parsed):
-                self.commands.extend(
-                    SimpleCommand(c.words, c.redirects, c.assignments, via + ("$(...)",) + c.via, c.stdin_text,
-                                  c.stdin_piped)
-                    for c in outcome.commands
-                )
-                self.operators |= outcome.operators | {"$("}
-                self.findings.extend(outcome.findings)
-            else:
-                reason = outcome.reason if isinstance(outcome, Failed) else outcome.construct
-                self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT,
-                                             f"substitution in a {where} cannot be analysed: {reason}", inner[:80]))
+            commands, operators, findings = absorb_nested(parse(inner, self.limits), via + ("$(...)",), where, inner)
+            self.commands.extend(commands)
+            self.operators |= operators
+            self.findings.extend(findings)
 
     def _expansion(self, node: Node) -> None:
         text = self.text(node)
-        if "`" in text and not any(c.type == "command_substitution" for c in _descendants(node)):
+        if "`" in text and not any(c.type == "command_substitution" for c in descendants(node)):
             self._inline_substitutions(text[2:-1], (), "${...} expansion")
         if _EXPANSION_OPERATOR.search(text):
             self.findings.append(Finding(
@@ -686,15 +656,7 @@ class _Walker:
 
 def _has_expansion(node: Node) -> bool:
     return any(n.type in ("simple_expansion", "expansion", "command_substitution", "process_substitution",
-                          "arithmetic_expansion") for n in _descendants(node))
-
-
-def _descendants(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
+                          "arithmetic_expansion") for n in descendants(node))
 
 
 def extract_substitutions(text: str) -> list[str]:

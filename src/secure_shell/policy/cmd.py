@@ -21,8 +21,10 @@ from secure_shell.policy.parsed import (
     ParseOutcome,
     Parsed,
     Redirect,
+    Refused,
     SimpleCommand,
     Word,
+    never_raises,
 )
 from secure_shell.policy.wrappers import Inner, PathUse, Refusal, Resolution, Script
 
@@ -65,22 +67,12 @@ def simple_commands(parsed: Parsed) -> tuple[SimpleCommand, ...]:
     return parsed.commands
 
 
-def parse(source: str, limits: Limits) -> ParseOutcome:
-    try:
-        return _Tokenizer(source, limits).run()
-    except _Refused as refused:
-        return Failed(refused.message, refused.rule)
-    except RecursionError:
-        return Failed("nested too deeply to analyse", R.TOO_COMPLEX)
-    except Exception as exc:
-        return Failed(f"internal parse error: {type(exc).__name__}: {exc}")
+def _parse(source: str, limits: Limits) -> ParseOutcome:
+    return _Tokenizer(source, limits).run()
 
 
-class _Refused(Exception):
-    def __init__(self, message: str, rule: str = R.PARSE_FAILED) -> None:
-        super().__init__(message)
-        self.message = message
-        self.rule = rule
+parse = never_raises(_parse)
+parse.__doc__ = "Tokenize a cmd line into every command it would run; never raises."
 
 
 @dataclass
@@ -198,7 +190,7 @@ class _Tokenizer:
             nonlocal segment
             end_word()
             if pending_redirect is not None:
-                raise _Refused(f"redirection {pending_redirect!r} without a target")
+                raise Refused(f"redirection {pending_redirect!r} without a target", rule=R.PARSE_FAILED)
             if segment.words or segment.redirects:
                 self._emit(segment)
             segment = _Segment(piped=piped_next)
@@ -254,7 +246,7 @@ class _Tokenizer:
                             break
                     j += 1
                 if j >= n:
-                    raise _Refused("for loop set without a closing parenthesis")
+                    raise Refused("for loop set without a closing parenthesis", rule=R.PARSE_FAILED)
                 text = "".join(c for c, _ in chars[i: j + 1])
                 segment.words.append(Word(text, text, text))
                 i = j + 1
@@ -305,7 +297,7 @@ class _Tokenizer:
             i += 1
         end_segment()
         if depth != 0:
-            raise _Refused("unbalanced parentheses")
+            raise Refused("unbalanced parentheses", rule=R.PARSE_FAILED)
 
     def _word(self, chars: list[tuple[str, bool, bool]]) -> Word:
         source = "".join(ch for ch, _, _ in chars)

@@ -6,8 +6,10 @@ Every dialect module exposes the same three functions (`parse`, `simple_commands
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Union
+from dataclasses import dataclass, field, replace
+from typing import Callable, Union
+
+from secure_shell.policy import verdict as R
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,3 +93,46 @@ class Limits:
     max_depth: int = 8  # nested shells: bash -c "cmd /c \"powershell -c ...\""
     max_commands: int = 512
     env: dict[str, str] = field(default_factory=dict)
+
+
+class Refused(Exception):
+    """Raised inside a dialect parser for text it will not model; `never_raises` turns it into
+    Unsupported (rule unsupported-construct) or Failed (any other rule)."""
+
+    def __init__(self, construct: str, text: str = "", rule: str = R.UNSUPPORTED_CONSTRUCT) -> None:
+        super().__init__(construct)
+        self.construct = construct
+        self.text = text
+        self.rule = rule
+
+
+def never_raises(parse: Callable[[str, Limits], ParseOutcome]) -> Callable[[str, Limits], ParseOutcome]:
+    """A dialect's parse that returns an outcome for every text: its own bugs become denials."""
+
+    def guarded(source: str, limits: Limits) -> ParseOutcome:
+        try:
+            return parse(source, limits)
+        except Refused as refused:
+            if refused.rule == R.UNSUPPORTED_CONSTRUCT:
+                return Unsupported(refused.construct, refused.text)
+            return Failed(refused.construct, refused.rule)
+        except RecursionError:
+            return Failed("nested too deeply to analyse", R.TOO_COMPLEX)
+        except Exception as exc:
+            return Failed(f"internal parse error: {type(exc).__name__}: {exc}")
+
+    guarded.__doc__ = parse.__doc__
+    return guarded
+
+
+def absorb_nested(
+    outcome: ParseOutcome, via: tuple[str, ...], where: str, text: str
+) -> tuple[tuple[SimpleCommand, ...], frozenset[str], tuple[Finding, ...]]:
+    """Commands, operators and findings of a text parsed inside another (a substitution the
+    grammar left as a string), with `via` in front; a text that does not parse is a finding."""
+    if isinstance(outcome, Parsed):
+        commands = tuple(replace(c, via=via + c.via) for c in outcome.commands)
+        return commands, outcome.operators | {"$("}, outcome.findings
+    reason = outcome.reason if isinstance(outcome, Failed) else outcome.construct
+    finding = Finding(R.UNSUPPORTED_CONSTRUCT, f"substitution in a {where} cannot be analysed: {reason}", text[:80])
+    return (), frozenset(), (finding,)

@@ -25,10 +25,13 @@ from secure_shell.policy.parsed import (
     ParseOutcome,
     Parsed,
     Redirect,
+    Refused,
     SimpleCommand,
-    Unsupported,
     Word,
+    absorb_nested,
+    never_raises,
 )
+from secure_shell.policy.syntax_tree import descendants, inside
 from secure_shell.policy.powershell_names import ALIASES, PURE_METHODS, PURE_TYPES
 from secure_shell.policy.wrappers import Inner, PathUse, Refusal, Resolution, Script
 
@@ -139,24 +142,6 @@ def simple_commands(parsed: Parsed) -> tuple[SimpleCommand, ...]:
     return parsed.commands
 
 
-def parse(source: str, limits: Limits) -> ParseOutcome:
-    try:
-        return _parse(source, limits)
-    except _Refused as refused:
-        return Unsupported(refused.construct, refused.text)
-    except RecursionError:
-        return Failed("nested too deeply to analyse", R.TOO_COMPLEX)
-    except Exception as exc:
-        return Failed(f"internal parse error: {type(exc).__name__}: {exc}")
-
-
-class _Refused(Exception):
-    def __init__(self, construct: str, text: str) -> None:
-        super().__init__(construct)
-        self.construct = construct
-        self.text = text
-
-
 def _parse(source: str, limits: Limits) -> ParseOutcome:
     if re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", source):
         return Failed("control characters are not accepted in PowerShell commands", R.CONTROL_CHARACTER)
@@ -172,6 +157,10 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     walker = _Walker(data, limits)
     walker.walk(tree.root_node)
     return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings))
+
+
+parse = never_raises(_parse)
+parse.__doc__ = "Parse PowerShell text into every command it would run; never raises."
 
 
 class _Walker:
@@ -197,9 +186,9 @@ class _Walker:
                     self.operators.add(OPERATORS[kind])
                 continue
             if kind in UNSUPPORTED_KINDS or kind not in KNOWN_KINDS:
-                raise _Refused(f"PowerShell {kind.replace('_', ' ')} is not analysed", self.text(node)[:80])
+                raise Refused(f"PowerShell {kind.replace('_', ' ')} is not analysed", self.text(node)[:80])
             if len(self.commands) > self.limits.max_commands:
-                raise _Refused("too many commands", "")
+                raise Refused("too many commands", "")
             child_via = via
             if kind == "command":
                 self._command(node, via)
@@ -218,7 +207,7 @@ class _Walker:
                 child_via = via + (f"function {self.text(name) if name else '?'}",)
             elif kind in ("expandable_string_literal", "expandable_here_string_literal"):
                 self._expandable(node, via)
-            elif kind == "redirection" and not _inside(node, "command"):
+            elif kind == "redirection" and not inside(node, "command"):
                 # `'x' > file`: an expression statement that writes a file
                 self.commands.append(SimpleCommand((), (self._redirect(node),), via=via))
             stack.extend((child, child_via) for child in reversed(node.children))
@@ -227,19 +216,10 @@ class _Walker:
         """`"x$(cmd)y"`: the grammar keeps the string whole; the sub-expressions are parsed here."""
         text = self.text(node)
         for inner in _subexpressions(text):
-            outcome = parse(inner, self.limits)
-            if isinstance(outcome, Parsed):
-                self.commands.extend(
-                    SimpleCommand(c.words, c.redirects, c.assignments, via + ("\"$(...)\"",) + c.via, c.stdin_text,
-                                  c.stdin_piped)
-                    for c in outcome.commands
-                )
-                self.operators |= outcome.operators | {"$("}
-                self.findings.extend(outcome.findings)
-            else:
-                reason = outcome.reason if isinstance(outcome, Failed) else outcome.construct
-                self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT,
-                                             f"sub-expression in a string cannot be analysed: {reason}", inner[:80]))
+            commands, operators, findings = absorb_nested(parse(inner, self.limits), via + ('"$(...)"',), "string", inner)
+            self.commands.extend(commands)
+            self.operators |= operators
+            self.findings.extend(findings)
 
     def _invocation(self, node: Node) -> None:
         """`[Type]::Method()` and `$x.Method()`: only plainly pure types and methods."""
@@ -263,7 +243,7 @@ class _Walker:
         invocation = next((c for c in node.named_children if c.type == "command_invokation_operator"), None)
         name_node = next((c for c in node.named_children if c.type in ("command_name", "command_name_expr")), None)
         if name_node is None:
-            raise _Refused("command without a name", self.text(node)[:80])
+            raise Refused("command without a name", self.text(node)[:80])
         words.append(self._name_word(name_node, invocation))
         elements = next((c for c in node.named_children if c.type == "command_elements"), None)
         if elements is not None:
@@ -293,7 +273,7 @@ class _Walker:
             inner = _unwrap(name_node.named_children[0])
         if name_node.type == "command_name_expr":
             if inner.type in ("command_name", "path_command_name", "path_command_name_token") and not any(
-                c.type == "variable" for c in _descendants(inner)
+                c.type == "variable" for c in descendants(inner)
             ):
                 return Word(source, normalise_name(self.text(inner)))
             if inner.type == "verbatim_string_characters":
@@ -428,27 +408,10 @@ def _normalise_parameter(text: str) -> str:
     return text
 
 
-def _inside(node: Node, kind: str) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.type == kind:
-            return True
-        parent = parent.parent
-    return False
-
-
 def _unwrap(node: Node) -> Node:
     while node.type in CHAIN and node.named_child_count == 1:
         node = node.named_children[0]
     return node
-
-
-def _descendants(node: Node) -> Iterator[Node]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
 
 
 def _subexpressions(text: str) -> list[str]:
