@@ -485,14 +485,21 @@ def _matches(keys: tuple[str, ...], matchers: tuple[tuple[str, bool], ...]) -> b
     return False
 
 
+DASHES = str.maketrans({"\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-"})
+
+
 def _argument_blocked(text: str, matchers: tuple[tuple[str, regex.Pattern[str] | None], ...]) -> bool:
-    folded = text.casefold()
-    option = folded.split("=", 1)[0]
+    folded = text.translate(DASHES).casefold()
+    option = re.split(r"[=:]", folded, maxsplit=1)[0] if folded.startswith("-") else folded
     for literal, pattern in matchers:
         if folded == literal or option == literal:
             return True
         # GNU getopt and PowerShell accept unambiguous abbreviations: --no-preserve, -enc
         if literal.startswith("--") and option.startswith("--") and len(option) >= 5 and literal.startswith(option):
+            return True
+        if (literal.startswith("-") and not literal.startswith("--") and len(literal) > 3
+                and option.startswith("-") and not option.startswith("--") and len(option) >= 3
+                and literal.startswith(option)):
             return True
         if pattern is not None:
             try:

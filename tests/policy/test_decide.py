@@ -1,0 +1,144 @@
+"""Rules that apply to every dialect: lists, arguments, operators, limits, the Verdict itself."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from secure_shell.policy.decide import decide
+from secure_shell.policy.verdict import Decision, Reason, Verdict
+from tests.policy.conftest import ENV, build_config, check, cwd_for, policy_for
+
+
+def with_rules(shell: str, **overrides: object):  # noqa: ANN201 - a ShellPolicy
+    from secure_shell.shells import ShellKind
+
+    return build_config(**overrides).shells[ShellKind(shell)]
+
+
+@pytest.mark.parametrize("argument, blocked", [
+    ("--no-preserve-root", True),
+    ("--no-preserve", True),
+    ("--NO-PRESERVE-ROOT", True),
+    ("--no-preserve-root=yes", True),
+    ("--no", False),
+    ("--preserve-root", False),
+])
+def test_long_options_match_their_abbreviations(argument: str, blocked: bool) -> None:
+    verdict = check("bash", f"chmod -R {argument} 755 x")
+    assert ("blocked-argument" in verdict.rules) is blocked, verdict.rules
+
+
+@pytest.mark.parametrize("argument, blocked", [
+    ("-EncodedCommand", True), ("-enc", True), ("-ENCODED", True), ("\u2013enc", True), ("-encodedcommand:x", True),
+    ("-e", False), ("-x", False),
+])
+def test_powershell_parameters_match_their_abbreviations(argument: str, blocked: bool) -> None:
+    policy = with_rules("powershell", restrictions__blockedArguments=["-EncodedCommand"])
+    verdict = decide(f"Write-Output {argument}", policy, cwd_for("powershell"), ENV)
+    assert ("blocked-argument" in verdict.rules) is blocked, verdict.rules
+
+
+def test_regex_entries_match_whole_arguments_case_insensitively() -> None:
+    policy = with_rules("bash", restrictions__blockedArguments=["re:--exec(=.*)?", "-x.*"])
+    assert "blocked-argument" in decide("tool --EXEC=ls", policy, cwd_for("bash"), ENV).rules
+    assert "blocked-argument" in decide("tool -xvf", policy, cwd_for("bash"), ENV).rules
+    assert decide("tool --executable", policy, cwd_for("bash"), ENV).allowed
+
+
+def test_arguments_are_compared_after_quote_removal() -> None:
+    assert "blocked-argument" in check("bash", "chmod '--no-preserve-root' x").rules
+    assert "blocked-argument" in check("bash", 'chmod --no-pre"serve-root" x').rules
+
+
+def test_allowed_commands_make_the_policy_default_deny_for_nested_commands_too() -> None:
+    policy = with_rules("bash", restrictions__allowedCommands=["ls", "grep", "echo"])
+    assert decide("ls | grep x", policy, cwd_for("bash"), ENV).allowed
+    nested = decide("echo $(cat x)", policy, cwd_for("bash"), ENV)
+    assert nested.rules == ("command-not-allowed",)
+    assert "command-not-allowed" in decide("env ls", policy, cwd_for("bash"), ENV).rules
+
+
+def test_wildcards_in_command_lists() -> None:
+    assert "blocked-command" in check("bash", "mkfs.btrfs x").rules
+    policy = with_rules("bash", restrictions__allowedCommands=["git*"])
+    assert decide("git-lfs pull", policy, cwd_for("bash"), ENV).allowed
+
+
+@pytest.mark.parametrize("command, operator", [
+    ("ls | wc", "|"), ("ls || true", "||"), ("ls && ls", "&&"), ("ls; ls", ";"), ("ls\nls", "newline"),
+    ("ls &", "&"), ("echo $(ls)", "$("), ("echo `ls`", "`"), ("ls > out", ">"), ("cat <(ls)", "<("),
+])
+def test_blocked_operators_are_real_operators(command: str, operator: str) -> None:
+    policy = with_rules("bash", restrictions__blockedOperators=["|", "&", ";", "`", "$(", ">", "<("])
+    verdict = decide(command, policy, cwd_for("bash"), ENV)
+    assert [r.text for r in verdict.reasons if r.rule == "blocked-operator"] == [operator]
+
+
+@pytest.mark.parametrize("command", [
+    "echo 'a|b'", 'echo "a;b"', "echo a\\|b", "ls 2>&1", "grep 'x&y' f", "echo '$(not)'", "echo \\`x",
+])
+def test_quoted_operators_and_descriptor_copies_are_not_operators(command: str) -> None:
+    policy = with_rules("bash", restrictions__blockedOperators=["|", "&", ";", "`", "$(", ">"])
+    assert decide(command, policy, cwd_for("bash"), ENV).allowed, command
+
+
+def test_operators_are_not_checked_without_injection_protection() -> None:
+    policy = with_rules("bash", restrictions__blockedOperators=["|"], security__enableInjectionProtection=False)
+    assert decide("ls | wc", policy, cwd_for("bash"), ENV).allowed
+    assert not decide("ls | rm x", policy, cwd_for("bash"), ENV).allowed
+
+
+def test_command_length_limit() -> None:
+    policy = with_rules("bash", security__maxCommandLength=20)
+    assert decide("echo " + "a" * 15, policy, cwd_for("bash"), ENV).allowed
+    assert decide("echo " + "a" * 16, policy, cwd_for("bash"), ENV).rules == ("command-too-long",)
+
+
+def test_working_directory_must_be_allowed() -> None:
+    verdict = decide("ls", policy_for("bash"), "/etc", ENV)
+    assert verdict.rules == ("working-directory-outside-allowed",)
+
+
+def test_without_restriction_paths_are_not_checked() -> None:
+    policy = with_rules("bash", security__restrictWorkingDirectory=False)
+    assert decide("cat /etc/passwd", policy, "/", ENV).allowed
+
+
+@pytest.mark.parametrize("command", ["", "   ", "\n"])
+def test_empty_command_is_denied(command: str) -> None:
+    assert check("bash", command).rules[0] in ("empty-command", "parse-failed")
+
+
+def test_verdict_lists_commands_with_their_nesting() -> None:
+    verdict = check("bash", "env timeout 5 bash -c 'ls $(id)'")
+    seen = [(c.program, c.via) for c in verdict.commands]
+    assert ("ls", ("env", "timeout", "bash -c")) in seen
+    assert ("id", ("env", "timeout", "bash -c", "$(...)")) in seen
+
+
+def test_verdict_is_frozen_and_needs_a_reason() -> None:
+    verdict = check("bash", "ls")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.decision = Decision.DENY  # type: ignore[misc]
+    with pytest.raises(ValueError):
+        Verdict.of([])
+
+
+def test_verdict_decision_is_the_most_severe_reason() -> None:
+    verdict = Verdict.of([Reason("allowed", "", decision=Decision.ALLOW), Reason("blocked-command", "x")])
+    assert verdict.decision is Decision.DENY and verdict.rules == ("blocked-command",)
+
+
+def test_verdict_serialises_the_same_record_everywhere() -> None:
+    data = check("bash", "sudo ls").to_dict()
+    assert set(data) == {"allowed", "decision", "reasons", "commands", "paths"}
+    assert data["reasons"][0]["rule"] == "blocked-command"
+
+
+def test_every_reason_id_used_is_declared() -> None:
+    from secure_shell.policy import verdict as R
+
+    for command in ("sudo ls", "$X", "cat /etc/x", "ls &&", "eval $X", "alias a=b", "PATH=x ls"):
+        assert set(check("bash", command).rules) <= R.REASON_IDS
