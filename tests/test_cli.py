@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -237,3 +238,49 @@ def test_validate_dirs_follows_symlinks_out_of_the_project(tmp_path: Path) -> No
     (tmp_path / "escape").symlink_to("/etc")
     result = run("--config", conf, "validate-dirs", "--shell", "bash", str(tmp_path / "escape"), cwd=tmp_path)
     assert result.returncode == 1 and "outside" in result.stdout
+
+
+def run_config(tmp_path: Path) -> Path:
+    conf = tmp_path / "run.yaml"
+    conf.write_text(
+        "global:\n  restrictions:\n    blockedCommands: [rm, sudo]\n    blockedOperators: []\n"
+        f"  paths:\n    allowedPaths: ['{tmp_path}']\n"
+        "profiles:\n  greet:\n    env: {GREETING: 'hello ${USER_NAME}'}\n"
+    )
+    return conf
+
+
+def test_run_streams_output_and_exits_with_the_command_code(tmp_path: Path) -> None:
+    conf = str(run_config(tmp_path))
+    result = run("--config", conf, "run", "--shell", "bash", "--", "echo out; echo err >&2; exit 5", cwd=tmp_path)
+    assert (result.returncode, result.stdout, result.stderr) == (5, "out\n", "err\n")
+
+
+def test_run_refuses_with_126_and_runs_nothing(tmp_path: Path) -> None:
+    conf = str(run_config(tmp_path))
+    (tmp_path / "victim").write_text("x")
+    result = run("--config", conf, "run", "--shell", "bash", "--", "r''m victim", cwd=tmp_path)
+    assert result.returncode == 126 and "blocked-command" in result.stderr
+    assert (tmp_path / "victim").exists()
+
+
+def test_run_times_out_with_124(tmp_path: Path) -> None:
+    conf = str(run_config(tmp_path))
+    started = time.monotonic()
+    result = run("--config", conf, "run", "--shell", "bash", "--timeout", "1", "--", "sleep 30", cwd=tmp_path)
+    assert result.returncode == 124 and "timed out after 1 s" in result.stderr
+    assert time.monotonic() - started < 10
+
+
+def test_run_applies_a_profile_and_the_fixed_environment(tmp_path: Path) -> None:
+    conf = str(run_config(tmp_path))
+    result = run("--config", conf, "run", "--shell", "bash", "--profile", "greet", "--",
+                 'echo "$GREETING $PAGER $TERM"', cwd=tmp_path, env={"USER_NAME": "ada"})
+    assert result.stdout == "hello ada cat dumb\n"
+
+
+def test_run_reports_a_missing_shell_executable(tmp_path: Path) -> None:
+    conf = run_config(tmp_path)
+    conf.write_text(conf.read_text() + "shells:\n  bash:\n    executable: {command: /nonexistent/bash, args: [-c]}\n")
+    result = run("--config", str(conf), "run", "--shell", "bash", "--", "ls", cwd=tmp_path)
+    assert result.returncode == 2 and "/nonexistent/bash" in result.stderr

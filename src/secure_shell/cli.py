@@ -101,6 +101,16 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
     check.set_defaults(handler=run_check)
 
+    run = commands.add_parser(
+        "run", parents=[common], help="check a command, then run it (exit: its own code; 126 denied; 124 timeout)",
+    )
+    run.add_argument("--shell", choices=SHELL_NAMES, required=False)
+    run.add_argument("--cwd", help="working directory (default: the shell's initial directory)")
+    run.add_argument("--timeout", type=int, help="seconds, 1..3600 (default: commandTimeout)")
+    run.add_argument("--profile", help="an environment profile from the config")
+    run.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
+    run.set_defaults(handler=run_run)
+
     dirs = commands.add_parser("validate-dirs", parents=[common], help="check directories against allowedPaths")
     dirs.add_argument("--shell", choices=SHELL_NAMES, help="only this shell (default: every enabled shell)")
     dirs.add_argument("directories", nargs="+", metavar="DIR")
@@ -218,6 +228,45 @@ def batch_verdict(checker: Checker, config: ResolvedConfig, raw: bytes) -> dict[
 def batch_error(message: str) -> dict[str, Any]:
     return {"allowed": False, "decision": "deny", "error": message,
             "reasons": [{"rule": "bad-request", "message": message, "text": "", "decision": "deny"}]}
+
+
+EXIT_DENIED = 126
+EXIT_TIMEOUT = 124
+
+
+def run_run(args: argparse.Namespace) -> int:
+    """Validate, execute, stream the output as it comes, exit with the command's exit code."""
+    _, config = load(args)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not args.shell or not command:
+        raise UsageError("usage: secure-shell run --shell SHELL [--cwd DIR] [--timeout T] -- COMMAND")
+    shell = enabled_shell(config, args.shell)
+    timeout = args.timeout if args.timeout is not None else config.shells[shell].command_timeout
+    if not 1 <= timeout <= 3600:
+        raise UsageError(f"--timeout must be 1..3600 seconds, got {timeout}")
+    import anyio
+
+    from secure_shell.checker import Checker
+    from secure_shell.runner import Runner
+
+    def echo(stream: str, data: bytes) -> None:
+        target = sys.stdout.buffer if stream == "stdout" else sys.stderr.buffer
+        target.write(data)
+        target.flush()
+
+    with Checker(config) as checker:
+        runner = Runner(config, checker)
+        try:
+            result = anyio.run(lambda: runner.run(shell, " ".join(command), args.cwd, timeout, echo, args.profile))
+        finally:
+            runner.store.close()
+    if result.outcome is None:
+        print(f"secure-shell: denied by the policy\n{result.verdict.explain()}", file=sys.stderr)
+        return EXIT_DENIED
+    if result.outcome.timed_out:
+        print(f"secure-shell: timed out after {timeout} s; the process tree was killed", file=sys.stderr)
+        return EXIT_TIMEOUT
+    return result.outcome.exit_code if result.outcome.exit_code is not None else 1
 
 
 def run_validate_dirs(args: argparse.Namespace) -> int:

@@ -1,8 +1,11 @@
-"""What each shell kind is: its default executable, its path dialect, how paths are written."""
+"""What each shell kind is: its default executable, its path dialect, how a command becomes argv."""
 
 from __future__ import annotations
 
+import base64
 import enum
+import os
+import shutil
 from dataclasses import dataclass
 
 
@@ -62,3 +65,65 @@ SHELL_FACTS: dict[ShellKind, ShellFacts] = {
         r"C:\Users\user\project",
     ),
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """What to start: argv (or, on Windows, a command line cmd.exe reads as-is) and where."""
+
+    argv: tuple[str, ...]
+    cwd: str | None
+    command_line: str | None = None  # Windows only: passed to CreateProcess verbatim
+
+
+def build_invocation(kind: ShellKind, command: str, executable: str, args: tuple[str, ...], cwd: str | None,
+                     host_is_windows: bool = os.name == "nt") -> Invocation:
+    """The process that runs exactly the validated `command` in shell `kind` from `cwd`.
+
+    bash and Git Bash get the text after `-c`; WSL gets `--cd DIR` and the text after `bash -c`;
+    PowerShell gets it UTF-16LE base64-encoded after -EncodedCommand, so no quoting layer can
+    change it; cmd gets `/d /s /c "TEXT"` as a raw command line, which /s makes cmd read as TEXT.
+    """
+    if kind is ShellKind.POWERSHELL:
+        encoded = base64.b64encode(command.encode("utf-16-le")).decode("ascii")
+        rest = list(args)
+        if rest and rest[-1].lower() in ("-command", "-c", "-encodedcommand", "-enc", "-e", "-ec"):
+            rest = rest[:-1]
+        return Invocation((executable, *rest, "-EncodedCommand", encoded), cwd)
+    if kind is ShellKind.CMD:
+        switches = [a for a in args if a.lower() not in ("/c", "/k")]
+        first_switch = next((i for i, a in enumerate(switches) if a.startswith("/")), len(switches))
+        for required in ("/s", "/d"):  # /d: no AutoRun from the registry; /s: the text is taken as-is
+            if required not in (a.lower() for a in switches):
+                switches.insert(first_switch, required)
+        argv = (executable, *switches, "/c", command)
+        if host_is_windows:
+            line = f'"{executable}" ' + " ".join(switches) + f' /c "{command}"'
+            return Invocation(argv, cwd, line)
+        return Invocation(argv, cwd)
+    if kind is ShellKind.WSL:
+        rest = list(args)
+        if cwd is not None:
+            rest = ["--cd", cwd, *rest]
+        return Invocation((executable, *rest, command), None)
+    return Invocation((executable, *args, command), cwd)
+
+
+def find_executable(executable: str) -> str | None:
+    """The executable's full path, or None when this host does not have it."""
+    if os.path.isabs(executable) or os.sep in executable:
+        return executable if os.path.isfile(executable) and os.access(executable, os.X_OK) else None
+    return shutil.which(executable)
+
+
+def host_directory(dialect: PathDialect, cwd: str | None, host_is_windows: bool = os.name == "nt") -> str | None:
+    """The working directory to hand the operating system for a shell whose paths are `dialect`.
+
+    On a POSIX host a Windows shell runs under Wine, whose drive Z: is the root of the host's
+    filesystem; no other drive has a host path.
+    """
+    if cwd is None or host_is_windows or dialect not in (PathDialect.WINDOWS, PathDialect.GITBASH):
+        return cwd
+    if cwd[:2].upper() == "Z:":
+        return "/" + cwd[3:].replace("\\", "/")
+    return None

@@ -1,0 +1,219 @@
+"""Running processes for real: bash, cmd.exe under Wine, the WSL emulator, the PowerShell stand-in."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from secure_shell.errors import SpawnError
+from secure_shell.executor import execute, execute_async
+from secure_shell.shells import Invocation, PathDialect, ShellKind, build_invocation, host_directory
+
+FAKES = Path(__file__).parent / "fakes"
+BASH_ARGS = ("--noprofile", "--norc", "-c")
+WINE = "/usr/lib/wine/wine64"
+
+
+class Collected:
+    def __init__(self) -> None:
+        self.chunks: list[tuple[str, bytes]] = []
+        self.lock = threading.Lock()
+
+    def __call__(self, stream: str, data: bytes) -> None:
+        with self.lock:
+            self.chunks.append((stream, data))
+
+    def text(self, stream: str) -> str:
+        return b"".join(d for s, d in self.chunks if s == stream).decode()
+
+
+def bash(command: str, cwd: str | None = None) -> Invocation:
+    return build_invocation(ShellKind.BASH, command, "bash", BASH_ARGS, cwd)
+
+
+def processes_named(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_output_exit_code_and_streams() -> None:
+    out = Collected()
+    outcome = execute(bash("echo hi; echo oops >&2; exit 3"), os.environ, 10, out)
+    assert (outcome.exit_code, outcome.timed_out, outcome.status) == (3, False, "failed")
+    assert out.text("stdout") == "hi\n" and out.text("stderr") == "oops\n"
+
+
+def test_stdin_is_closed() -> None:
+    out = Collected()
+    outcome = execute(bash("cat; echo done"), os.environ, 5, out)
+    assert outcome.exit_code == 0 and out.text("stdout") == "done\n"
+
+
+def test_working_directory_and_environment(tmp_path: Path) -> None:
+    out = Collected()
+    execute(bash("pwd; echo $SPECIAL", str(tmp_path)), {**os.environ, "SPECIAL": "yes"}, 5, out)
+    assert out.text("stdout") == f"{tmp_path}\nyes\n"
+
+
+def test_timeout_kills_background_grandchildren() -> None:
+    marker = f"sleep-marker-{os.getpid()}-{time.monotonic_ns()}"
+    command = f"bash -c 'exec -a {marker} sleep 300' & exec -a {marker} sleep 300"
+    started = time.monotonic()
+    outcome = execute(bash(command), os.environ, 2, Collected())
+    elapsed = time.monotonic() - started
+    assert outcome.timed_out and outcome.status == "timed out"
+    assert elapsed < 2.5
+    time.sleep(0.1)
+    assert processes_named(marker) == []
+
+
+def test_timeout_holds_even_when_term_is_ignored() -> None:
+    marker = f"stubborn-{os.getpid()}-{time.monotonic_ns()}"
+    started = time.monotonic()
+    outcome = execute(bash(f"trap '' TERM; exec -a {marker} sleep 300"), os.environ, 1, Collected())
+    assert outcome.timed_out and time.monotonic() - started < 1.5
+    assert processes_named(marker) == []
+
+
+def test_cancellation_kills_the_tree() -> None:
+    marker = f"cancel-marker-{os.getpid()}-{time.monotonic_ns()}"
+
+    async def scenario() -> float:
+        started = time.monotonic()
+        with anyio.move_on_after(1):
+            await execute_async(bash(f"exec -a {marker} sleep 300 & wait"), os.environ, 60, Collected())
+        return time.monotonic() - started
+
+    elapsed = anyio.run(scenario)
+    assert elapsed < 1.5
+    deadline = time.monotonic() + 2
+    while processes_named(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_named(marker) == []
+
+
+def test_background_children_do_not_outlive_a_finished_command() -> None:
+    marker = f"leftover-{os.getpid()}-{time.monotonic_ns()}"
+    outcome = execute(bash(f"(exec -a {marker} sleep 300 &) ; echo started"), os.environ, 10, Collected())
+    assert outcome.exit_code == 0
+    time.sleep(0.1)
+    assert processes_named(marker) == []
+
+
+def test_missing_executable_is_a_clear_error() -> None:
+    with pytest.raises(SpawnError, match="no-such-shell"):
+        execute(Invocation(("/nonexistent/no-such-shell", "-c", "x"), None), os.environ, 5, Collected())
+
+
+def test_multibyte_characters_split_across_reads_arrive_intact() -> None:
+    out = Collected()
+    execute(bash("python3 -c \"import sys; sys.stdout.write('€' * 300000)\""), os.environ, 20, out)
+    assert out.text("stdout") == "€" * 300000
+
+
+def test_concurrent_runs_do_not_wait_for_each_other() -> None:
+    async def scenario() -> float:
+        started = time.monotonic()
+        async with anyio.create_task_group() as group:
+            for _ in range(10):
+                group.start_soon(execute_async, bash("sleep 0.5"), os.environ, 10, Collected())
+        return time.monotonic() - started
+
+    assert anyio.run(scenario) < 1.5
+
+
+# --- WSL through the emulator -------------------------------------------------------------------
+
+
+def test_wsl_invocation_maps_mounted_drives(tmp_path: Path) -> None:
+    (tmp_path / "c" / "Users" / "u").mkdir(parents=True)
+    invocation = build_invocation(ShellKind.WSL, "pwd; echo $0", str(FAKES / "wsl.py"),
+                                  ("-e", "bash", "--noprofile", "--norc", "-c"), "/mnt/c/Users/u")
+    assert invocation.argv[1:3] == ("--cd", "/mnt/c/Users/u")
+    out = Collected()
+    outcome = execute(invocation, {**os.environ, "WSL_EMULATOR_ROOT": str(tmp_path)}, 10, out)
+    assert outcome.exit_code == 0
+    assert out.text("stdout").splitlines() == [str(tmp_path / "c" / "Users" / "u"), "bash"]
+
+
+# --- PowerShell through the recording stand-in ----------------------------------------------------
+
+
+def test_powershell_gets_exactly_the_validated_text_encoded(tmp_path: Path) -> None:
+    record = tmp_path / "argv.json"
+    script = "Get-ChildItem | Where-Object { $_.Name -like \"*'x'*\" }; Write-Output `\"done`\""
+    invocation = build_invocation(ShellKind.POWERSHELL, script, str(FAKES / "powershell.py"),
+                                  ("-NoProfile", "-NonInteractive", "-Command"), str(tmp_path))
+    out = Collected()
+    execute(invocation, {**os.environ, "FAKE_POWERSHELL_RECORD": str(record)}, 10, out)
+    recorded = json.loads(record.read_text())
+    assert recorded["argv"][:3] == ["-NoProfile", "-NonInteractive", "-EncodedCommand"]
+    assert out.text("stdout") == script + "\n"
+
+
+# --- cmd.exe under Wine ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    if not Path(WINE).exists():
+        if os.environ.get("CI"):
+            pytest.fail("Wine's cmd.exe is required in CI (.ci/run installs wine64)")
+        pytest.skip("wine64 is not installed (apt-get install --no-install-recommends wine64)")
+    prefix = tmp_path_factory.mktemp("wineprefix")
+    env = {**os.environ, "WINEPREFIX": str(prefix), "WINEDEBUG": "-all"}
+    subprocess.run([WINE, "cmd", "/c", "echo ready"], env=env, capture_output=True, timeout=120)
+    server = shutil.which("wineserver") or "/usr/lib/wine/wineserver"
+    subprocess.run([server, "-p"], env=env, timeout=30)  # persistent: later calls take ~0.1 s
+    yield env
+    subprocess.run([server, "-k"], env=env, timeout=30)
+
+
+def cmd(command: str, cwd: str) -> Invocation:
+    invocation = build_invocation(ShellKind.CMD, command, WINE, ("cmd", "/d", "/s", "/c"), cwd)
+    return Invocation(invocation.argv, host_directory(PathDialect.WINDOWS, cwd), None)
+
+
+def test_cmd_runs_under_wine(wine: dict[str, str], tmp_path: Path) -> None:
+    windows_cwd = "Z:" + str(tmp_path).replace("/", "\\")
+    out = Collected()
+    outcome = execute(cmd("echo one & echo two & cd", windows_cwd), wine, 60, out)
+    lines = [line.strip() for line in out.text("stdout").splitlines()]
+    assert outcome.exit_code == 0
+    assert lines == ["one", "two", windows_cwd]
+
+
+def test_cmd_exit_code_and_escapes_under_wine(wine: dict[str, str], tmp_path: Path) -> None:
+    windows_cwd = "Z:" + str(tmp_path).replace("/", "\\")
+    out = Collected()
+    outcome = execute(cmd("echo a ^& b & exit /b 7", windows_cwd), wine, 60, out)
+    assert outcome.exit_code == 7
+    assert out.text("stdout").strip() == "a & b"
+
+
+def test_cmd_invocation_keeps_d_and_s_switches() -> None:
+    invocation = build_invocation(ShellKind.CMD, "dir", "cmd.exe", ("/c",), "C:\\x", host_is_windows=True)
+    assert invocation.argv == ("cmd.exe", "/d", "/s", "/c", "dir")
+    assert invocation.command_line == '"cmd.exe" /d /s /c "dir"'
+
+
+def test_windows_directories_map_to_wine_drive_z_only() -> None:
+    assert host_directory(PathDialect.WINDOWS, "Z:\\tmp\\x", host_is_windows=False) == "/tmp/x"
+    assert host_directory(PathDialect.WINDOWS, "C:\\x", host_is_windows=False) is None
+    assert host_directory(PathDialect.POSIX, "/x", host_is_windows=False) == "/x"

@@ -1,0 +1,198 @@
+"""The output store: bounded buffers, absolute line numbers, ranges, search, eviction, restart."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from secure_shell.errors import ExecutionNotFound
+from secure_shell.output_store import (
+    SEARCH_SECONDS,
+    BadPattern,
+    OutputStore,
+    SearchTimeout,
+    StoreLimits,
+    compile_pattern,
+)
+
+
+def filled(store: OutputStore, lines: int, stream: str = "stdout", chunk: int = 1000):  # noqa: ANN201
+    execution = store.start("bash", "seq", "/tmp")
+    for first in range(1, lines + 1, chunk):
+        last = min(lines, first + chunk - 1)
+        execution.buffer.feed(stream, "".join(f"{n}\n" for n in range(first, last + 1)).encode())
+    store.finish(execution, "completed", 0)
+    return execution
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> OutputStore:
+    s = OutputStore(StoreLimits(head_bytes=1 << 20, tail_bytes=64 << 10), tmp_path / "logs")
+    yield s
+    s.close()
+
+
+def search(execution, pattern: str, context: int = 0, max_lines: int = 100):  # noqa: ANN001, ANN201
+    compiled = compile_pattern(pattern)
+    return execution.buffer.search(compiled, context, max_lines, time.monotonic() + SEARCH_SECONDS)
+
+
+def test_every_line_kept_under_the_cap(store: OutputStore) -> None:
+    execution = filled(store, 10_000)
+    result = execution.buffer.line_range(1, None, 100_000, 1 << 30)
+    assert [line.number for line in result.lines] == list(range(1, 10_001))
+    assert [line.text for line in result.lines[:3]] == ["1", "2", "3"]
+    assert result.dropped is None and execution.buffer.total_lines == 10_000
+
+
+def test_numbering_stays_absolute_after_the_middle_is_dropped(tmp_path: Path) -> None:
+    store = OutputStore(StoreLimits(head_bytes=1000, tail_bytes=1000), tmp_path)
+    execution = filled(store, 100_000)
+    buffer = execution.buffer
+    assert buffer.total_lines == 100_000
+    first, last = buffer.dropped_range()
+    assert first == buffer.head_lines + 1 and last < 100_000
+    tail = buffer.line_range(-5, -1, 100, 1 << 20)
+    assert [(line.number, line.text) for line in tail.lines] == [(n, str(n)) for n in range(99_996, 100_001)]
+    middle = buffer.line_range(50_000, 50_010, 100, 1 << 20)
+    assert middle.lines == () and middle.dropped == (50_000, 50_010)
+    store.close()
+
+
+def test_ranges_negative_and_capped(store: OutputStore) -> None:
+    execution = filled(store, 1000)
+    assert [line.text for line in execution.buffer.line_range(-3, None, 10, 1 << 20).lines] == ["998", "999", "1000"]
+    assert [line.text for line in execution.buffer.line_range(10, 12, 10, 1 << 20).lines] == ["10", "11", "12"]
+    capped = execution.buffer.line_range(1, 1000, 5, 1 << 20)
+    assert len(capped.lines) == 5 and capped.truncated
+    by_bytes = execution.buffer.line_range(1, 1000, 1000, 10)
+    assert [line.text for line in by_bytes.lines] == ["1", "2", "3", "4", "5"] and by_bytes.truncated
+
+
+def test_search_counts_every_match_and_returns_the_first_with_context(store: OutputStore) -> None:
+    execution = filled(store, 20_000)
+    result = search(execution, "^1\\d9$", context=1, max_lines=3)
+    assert result.total_matches == 10
+    assert [line.text for line in result.matches] == ["108", "109", "110", "118", "119", "120", "128", "129", "130"]
+    assert result.truncated
+
+
+def test_search_is_case_insensitive_and_covers_head_and_tail(tmp_path: Path) -> None:
+    store = OutputStore(StoreLimits(head_bytes=200, tail_bytes=200), tmp_path)
+    execution = store.start("bash", "x", None)
+    execution.buffer.feed("stdout", b"Alpha\n" + b"filler\n" * 200 + b"ALPHA again\n")
+    store.finish(execution, "completed", 0)
+    result = search(execution, "alpha")
+    assert [line.text for line in result.matches] == ["Alpha", "ALPHA again"]
+    assert result.total_matches == 2
+    store.close()
+
+
+def test_catastrophic_pattern_is_stopped_with_a_clear_error(store: OutputStore) -> None:
+    execution = store.start("bash", "x", None)
+    execution.buffer.feed("stdout", b"a" * 60 + b"!\n")
+    store.finish(execution, "completed", 0)
+    started = time.monotonic()
+    assert search(execution, "(a+)+$").total_matches == 0  # the regex module does not stall here
+    with pytest.raises(SearchTimeout, match="stopped"):
+        search(execution, "(a|aa)+$")
+    assert time.monotonic() - started < SEARCH_SECONDS + 0.5
+
+
+def test_invalid_pattern_is_a_clear_error() -> None:
+    with pytest.raises(BadPattern, match="invalid regular expression"):
+        compile_pattern("(unclosed")
+
+
+def test_streams_are_remembered_per_line(store: OutputStore) -> None:
+    execution = store.start("bash", "x", None)
+    execution.buffer.feed("stdout", b"out 1\nout 2\n")
+    execution.buffer.feed("stderr", b"err 1\n")
+    execution.buffer.feed("stdout", b"out 3\n")
+    store.finish(execution, "completed", 0)
+    assert [(l.stream, l.text) for l in execution.buffer.line_range(1, None, 10, 1 << 20).lines] == [
+        ("stdout", "out 1"), ("stdout", "out 2"), ("stderr", "err 1"), ("stdout", "out 3"),
+    ]
+
+
+def test_partial_lines_and_split_characters_are_joined(store: OutputStore) -> None:
+    execution = store.start("bash", "x", None)
+    data = "€uro\r\nlast".encode()
+    for i in range(len(data)):
+        execution.buffer.feed("stdout", data[i:i + 1])
+    store.finish(execution, "completed", 0)
+    assert [l.text for l in execution.buffer.line_range(1, None, 10, 1 << 20).lines] == ["€uro", "last"]
+
+
+def test_binary_output_is_summarised_not_stored(store: OutputStore) -> None:
+    execution = store.start("bash", "x", None)
+    execution.buffer.feed("stdout", b"\x00\x01\x02" * 1000)
+    store.finish(execution, "completed", 0)
+    lines = execution.buffer.line_range(1, None, 10, 1 << 20).lines
+    assert len(lines) == 1 and "binary output" in lines[0].text
+    assert execution.buffer.total_bytes == 3000
+
+
+def test_very_long_lines_are_split(store: OutputStore) -> None:
+    execution = store.start("bash", "x", None)
+    execution.buffer.feed("stdout", b"x" * 200_000)
+    store.finish(execution, "completed", 0)
+    assert execution.buffer.total_lines == 4
+
+
+def test_ids_are_dated_random_and_unique(store: OutputStore) -> None:
+    ids = {store.start("bash", "x", None).id for _ in range(20)}
+    assert len(ids) == 20
+    assert all(len(i) == 19 and i[8] == "-" and i[:8].isdigit() for i in ids)
+
+
+def test_oldest_finished_executions_are_evicted_first(tmp_path: Path) -> None:
+    store = OutputStore(StoreLimits(max_executions=3), tmp_path)
+    running = store.start("bash", "long", None)
+    done = [filled(store, 10) for _ in range(3)]
+    assert running.id in {e.id for e in store.list()}
+    assert done[0].id not in {e.id for e in store.list()}
+    with pytest.raises(ExecutionNotFound, match=done[0].id):
+        store.get(done[0].id)
+    assert not (tmp_path / f"{done[0].id}.log").exists()
+    store.close()
+
+
+def test_total_size_cap_evicts(tmp_path: Path) -> None:
+    store = OutputStore(StoreLimits(max_total_bytes=100_000), tmp_path)
+    first = filled(store, 20_000)
+    filled(store, 20_000)
+    assert first.id not in {e.id for e in store.list()}
+    store.close()
+
+
+def test_retention_by_age(tmp_path: Path) -> None:
+    store = OutputStore(StoreLimits(retention_seconds=0.01), tmp_path)
+    old = filled(store, 10)
+    time.sleep(0.05)
+    filled(store, 10)
+    assert old.id not in {e.id for e in store.list()}
+    store.close()
+
+
+def test_log_directory_survives_a_restart(tmp_path: Path) -> None:
+    limits = StoreLimits(head_bytes=1 << 20)
+    store = OutputStore(limits, tmp_path)
+    execution = filled(store, 5000)
+    assert (tmp_path / f"{execution.id}.log").stat().st_mode & 0o777 == 0o600
+    again = OutputStore(limits, tmp_path)
+    restored = again.get(execution.id)
+    assert restored.status == "completed" and restored.buffer.total_lines == 5000
+    assert [l.text for l in restored.buffer.line_range(4999, 5000, 10, 1 << 20).lines] == ["4999", "5000"]
+    assert search(restored, "^4321$").total_matches == 1
+
+
+def test_temporary_store_cleans_up(tmp_path: Path) -> None:
+    store = OutputStore(StoreLimits())
+    filled(store, 10)
+    directory = store.directory
+    assert directory.exists() and oct(directory.stat().st_mode & 0o777) == "0o700"
+    store.close()
+    assert not directory.exists()
