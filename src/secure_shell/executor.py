@@ -1,10 +1,11 @@
 """Run one process: its own process group (POSIX) or job object (Windows), stdin closed, output
 streamed as bytes to a sink, and a deadline after which the whole tree is killed.
 
-The executor knows nothing about policy: it runs exactly the Invocation it is given. Timeout
-and cancellation send TERM to the whole group, wait a short grace, then KILL; members that left
-the group (setsid) and still hold the pipes cannot delay the answer, because the readers stop
-within a poll interval of being told to.
+The executor knows nothing about policy: it runs exactly the Invocation it is given. One loop
+reads both pipes and watches the process and the clock. Timeout and cancellation send TERM to the
+whole group, wait a short grace, then KILL; when the process ends, whatever else is left in its
+group is killed too. Members that left the group (setsid) and still hold the pipes cannot delay
+the answer: the pipes are read for at most READER_LINGER more.
 """
 
 from __future__ import annotations
@@ -53,11 +54,72 @@ def execute(invocation: Invocation, env: Mapping[str, str], timeout: float, sink
     """Run to completion, timeout or cancellation; never leaves a descendant in its group alive."""
     started = time.monotonic()
     process, job = _spawn(invocation, env)
-    stop_readers = threading.Event()
-    readers = [
-        threading.Thread(target=_read, args=(process.stdout, "stdout", sink, stop_readers), daemon=True),
-        threading.Thread(target=_read, args=(process.stderr, "stderr", sink, stop_readers), daemon=True),
-    ]
+    if os.name == "nt":
+        return _execute_with_threads(process, job, started, timeout, sink, cancel)
+    timed_out = cancelled = False
+    streams = {process.stdout.fileno(): "stdout", process.stderr.fileno(): "stderr"}  # type: ignore[union-attr]
+    selector = selectors.DefaultSelector()
+    for fd in streams:
+        os.set_blocking(fd, False)
+        selector.register(fd, selectors.EVENT_READ)
+    try:
+        deadline = started + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                break
+            if not selector.get_map():
+                try:
+                    process.wait(timeout=min(POLL, remaining))
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+            events = selector.select(min(POLL, remaining))
+            _drain(events, selector, streams, sink)
+            if not events and process.poll() is not None:
+                break  # exited; members of its group that still hold the pipes are killed below
+    finally:
+        # Whatever happened, nothing started by this command outlives it.
+        _kill_tree(process, job, graceful=timed_out or cancelled)
+        linger = time.monotonic() + READER_LINGER
+        while selector.get_map() and time.monotonic() < linger:
+            _drain(selector.select(POLL), selector, streams, sink)
+        selector.close()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    return _outcome(process, timed_out, cancelled, started)
+
+
+def _drain(events: list[tuple[selectors.SelectorKey, int]], selector: selectors.BaseSelector,
+           streams: dict[int, str], sink: Sink) -> None:
+    for key, _ in events:
+        try:
+            data = os.read(key.fd, READ_CHUNK)
+        except BlockingIOError:
+            continue
+        if data:
+            sink(streams[key.fd], data)
+        else:
+            selector.unregister(key.fd)
+
+
+def _outcome(process: subprocess.Popen[bytes], timed_out: bool, cancelled: bool, started: float) -> Outcome:
+    code = process.returncode
+    if code is not None and code < 0:
+        code = 128 - code  # killed by a signal: report it the way a shell does
+    return Outcome(code, timed_out, cancelled, time.monotonic() - started)
+
+
+def _execute_with_threads(process: subprocess.Popen[bytes], job: _Job | None, started: float, timeout: float,
+                          sink: Sink, cancel: threading.Event | None) -> Outcome:
+    """Windows: pipes cannot be polled, so a thread reads each one; the job object ends them."""
+    readers = [threading.Thread(target=_read_blocking, args=(stream, name, sink), daemon=True)
+               for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))]
     for reader in readers:
         reader.start()
     timed_out = cancelled = False
@@ -76,24 +138,12 @@ def execute(invocation: Invocation, env: Mapping[str, str], timeout: float, sink
                 timed_out = True
                 break
     finally:
-        # Whatever happened, nothing started by this command outlives it.
         _kill_tree(process, job, graceful=timed_out or cancelled)
-        linger = time.monotonic() + READER_LINGER
         for reader in readers:
-            reader.join(max(0.0, linger - time.monotonic()))
-        stop_readers.set()
-        for reader in readers:
-            reader.join(1.0)
-        for stream in (process.stdout, process.stderr):
-            if stream is not None:
-                stream.close()
+            reader.join(READER_LINGER)
         if job is not None:
             job.close()
-    code = process.returncode
-    if code is not None and code < 0:
-        code = 128 - code  # killed by a signal: report it the way a shell does
-    return Outcome(None if (timed_out or cancelled) and code is None else code, timed_out, cancelled,
-                   time.monotonic() - started)
+    return _outcome(process, timed_out, cancelled, started)
 
 
 async def execute_async(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink) -> Outcome:
@@ -132,29 +182,13 @@ def _spawn(invocation: Invocation, env: Mapping[str, str]) -> tuple[subprocess.P
     return process, job
 
 
-def _read(stream: object, name: str, sink: Sink, stop: threading.Event) -> None:
+def _read_blocking(stream: object, name: str, sink: Sink) -> None:
     fd = stream.fileno()  # type: ignore[attr-defined]
-    if os.name == "nt":
-        while True:
-            data = os.read(fd, READ_CHUNK)  # the job object's kill closes the pipe: EOF ends this
-            if not data:
-                return
-            sink(name, data)
-    os.set_blocking(fd, False)
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while True:
-            if not selector.select(POLL):
-                if stop.is_set():
-                    return
-                continue
-            try:
-                data = os.read(fd, READ_CHUNK)
-            except BlockingIOError:
-                continue
-            if not data:
-                return
-            sink(name, data)
+    while True:
+        data = os.read(fd, READ_CHUNK)  # the job object's kill closes the pipe: EOF ends this
+        if not data:
+            return
+        sink(name, data)
 
 
 def _kill_tree(process: subprocess.Popen[bytes], job: _Job | None, graceful: bool) -> None:

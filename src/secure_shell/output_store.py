@@ -11,6 +11,7 @@ the cap and a few megabytes of memory.
 from __future__ import annotations
 
 import codecs
+import itertools
 import json
 import os
 import secrets
@@ -30,7 +31,6 @@ import regex
 from secure_shell.errors import ExecutionNotFound, SecureShellError
 
 STDOUT, STDERR = "stdout", "stderr"
-INDEX_EVERY = 256  # one head-file offset per this many lines
 MAX_LINE_CHARS = 65536  # a longer line is split: no single line can hold unbounded text
 SEARCH_SECONDS = 1.0
 SEARCH_CHUNK = 4 << 20
@@ -128,8 +128,26 @@ class Execution:
         }
 
 
+@dataclass(slots=True)
+class _Block:
+    """Consecutive complete lines of one stream, kept as one text (each line ends with \\n)."""
+
+    first: int
+    stream: str
+    text: str
+    count: int
+
+    @property
+    def last(self) -> int:
+        return self.first + self.count - 1
+
+
 class OutputBuffer:
-    """One execution's lines: a head file on disk, a tail ring in memory, the middle counted."""
+    """One execution's lines: a head file on disk, a tail ring in memory, the middle counted.
+
+    Output is handled a chunk at a time (decode, count newlines, append), never a line at a time,
+    so hundreds of megabytes pass through at the speed of the pipe.
+    """
 
     def __init__(self, path: Path, limits: StoreLimits, encoding: str = "utf-8") -> None:
         self.path = path
@@ -143,9 +161,9 @@ class OutputBuffer:
         self._partial = {STDOUT: "", STDERR: ""}
         self.head_lines = 0
         self.head_bytes = 0
-        self._index: list[int] = [0]  # byte offset of line 1, 1+INDEX_EVERY, ...
-        self._tail: deque[Line] = deque()
-        self._tail_bytes = 0
+        self._head_index: list[tuple[int, int]] = []  # (first line, byte offset) of each head block
+        self._tail: deque[_Block] = deque()
+        self._tail_chars = 0
         self.total_lines = 0
         self.total_bytes = 0
         self.binary = False
@@ -160,19 +178,26 @@ class OutputBuffer:
         buffer.path, buffer.limits, buffer.encoding = path, limits, "utf-8"
         buffer._lock = threading.Lock()
         buffer._partial = {STDOUT: "", STDERR: ""}
-        buffer._tail, buffer._tail_bytes = deque(), 0
+        buffer._tail, buffer._tail_chars = deque(), 0
         buffer._runs, buffer.binary, buffer.closed = [], False, True
         buffer.total_lines, buffer.total_bytes = total_lines, total_bytes
-        buffer._index = [0]
-        offset = 0
+        buffer._head_index = []
+        offset = line = 0
         with open(path, "rb") as handle:
-            for count in range(head_lines):
-                raw = handle.readline()
-                if not raw:
+            while line < head_lines:
+                block = handle.read(1 << 20)
+                if not block:
                     raise ValueError(f"{path} has fewer lines than recorded")
-                if count and count % INDEX_EVERY == 0:
-                    buffer._index.append(offset)
-                offset += len(raw)
+                cut = block.rfind(b"\n") + 1
+                if cut == 0:
+                    raise ValueError(f"{path} has a line longer than 1 MiB")
+                handle.seek(offset + cut)
+                count = block.count(b"\n", 0, cut)
+                buffer._head_index.append((line + 1, offset))
+                line += count
+                offset += cut
+        if line != head_lines:
+            raise ValueError(f"{path} has more lines than recorded")
         buffer.head_lines, buffer.head_bytes = head_lines, offset
         return buffer
 
@@ -185,16 +210,18 @@ class OutputBuffer:
                 return
             if self.total_bytes <= BINARY_SAMPLE * 4 and b"\x00" in data[:BINARY_SAMPLE]:
                 self.binary = True
-                self._add(STDOUT, f"[binary output on {stream}: not stored; the byte count is still kept]")
+                self._append(STDOUT, f"[binary output on {stream}: not stored; the byte count is still kept]\n")
                 return
             text = self._partial[stream] + self._decoders[stream].decode(data)
-            *complete, rest = text.split("\n")
-            for line in complete:
-                self._add(stream, line.removesuffix("\r"))
-            while len(rest) > MAX_LINE_CHARS:
-                self._add(stream, rest[:MAX_LINE_CHARS])
-                rest = rest[MAX_LINE_CHARS:]
+            cut = text.rfind("\n") + 1
+            complete, rest = text[:cut], text[cut:]
+            if len(rest) > MAX_LINE_CHARS:  # no single line may hold unbounded text
+                whole = len(rest) - len(rest) % MAX_LINE_CHARS
+                complete += "".join(rest[i:i + MAX_LINE_CHARS] + "\n" for i in range(0, whole, MAX_LINE_CHARS))
+                rest = rest[whole:]
             self._partial[stream] = rest
+            if complete:
+                self._append(stream, complete)
 
     def finish(self) -> None:
         with self._lock:
@@ -204,41 +231,67 @@ class OutputBuffer:
                 rest = self._partial[stream] + self._decoders[stream].decode(b"", final=True)
                 self._partial[stream] = ""
                 if rest and not self.binary:
-                    self._add(stream, rest.removesuffix("\r"))
+                    self._append(stream, rest + "\n")
             self._file.close()
             self.closed = True
 
-    def _add(self, stream: str, text: str) -> None:
-        self.total_lines += 1
-        number = self.total_lines
+    def _append(self, stream: str, text: str) -> None:
+        """Complete lines (ending in \\n) of one stream: to the head file while it has room, else the tail."""
+        if "\r" in text:
+            text = text.replace("\r\n", "\n")
+        if len(text) > MAX_LINE_CHARS:
+            text = _split_long_lines(text)
+        count = text.count("\n")
+        first = self.total_lines + 1
+        self.total_lines += count
         if not self._runs or self._runs[-1][1] != stream:
             if len(self._runs) < MAX_STREAM_RUNS:
-                self._runs.append((number, stream))
-        encoded = text.encode("utf-8") + b"\n"
-        if self.head_bytes + len(encoded) <= self.limits.head_bytes and self.head_lines == number - 1:
-            if self.head_lines and self.head_lines % INDEX_EVERY == 0:
-                self._index.append(self.head_bytes)
-            self._file.write(encoded)
-            self.head_lines += 1
-            self.head_bytes += len(encoded)
-            return
-        line = Line(number, stream, text)
-        self._tail.append(line)
-        self._tail_bytes += len(encoded)
-        while self._tail_bytes > self.limits.tail_bytes and len(self._tail) > 1:
-            dropped = self._tail.popleft()
-            self._tail_bytes -= len(dropped.text.encode("utf-8")) + 1
+                self._runs.append((first, stream))
+        if self.head_lines == first - 1 and not self._tail:
+            room = self.limits.head_bytes - self.head_bytes
+            encoded = text.encode("utf-8")
+            if len(encoded) > room:
+                cut = encoded.rfind(b"\n", 0, room) + 1
+                head_part, encoded = encoded[:cut], encoded[cut:]
+            else:
+                head_part, encoded = encoded, b""
+            if head_part:
+                lines = head_part.count(b"\n")
+                self._head_index.append((self.head_lines + 1, self.head_bytes))
+                self._file.write(head_part)
+                self.head_lines += lines
+                self.head_bytes += len(head_part)
+                first += lines
+            if not encoded:
+                return
+            text = encoded.decode("utf-8")
+        self._tail.append(_Block(first, stream, text, text.count("\n")))
+        self._tail_chars += len(text)
+        while self._tail_chars > self.limits.tail_bytes and self._tail:
+            oldest = self._tail[0]
+            excess = self._tail_chars - self.limits.tail_bytes
+            if excess >= len(oldest.text) and len(self._tail) > 1:
+                self._tail.popleft()
+                self._tail_chars -= len(oldest.text)
+                continue
+            cut = oldest.text.find("\n", excess - 1) + 1 if excess > 0 else 0
+            if cut <= 0 or cut >= len(oldest.text):
+                break
+            dropped = oldest.text.count("\n", 0, cut)
+            self._tail[0] = _Block(oldest.first + dropped, oldest.stream, oldest.text[cut:], oldest.count - dropped)
+            self._tail_chars -= cut
+            break
 
     # --- reading ---------------------------------------------------------------------------
 
     @property
     def stored_bytes(self) -> int:
-        return self.head_bytes + self._tail_bytes
+        return self.head_bytes + self._tail_chars
 
     def dropped_range(self) -> tuple[int, int] | None:
         """The line numbers that were dropped (first, last), or None when every line is kept."""
         with self._lock:
-            first_tail = self._tail[0].number if self._tail else self.total_lines + 1
+            first_tail = self._tail[0].first if self._tail else self.total_lines + 1
             if first_tail > self.head_lines + 1:
                 return (self.head_lines + 1, first_tail - 1)
             return None
@@ -255,8 +308,12 @@ class OutputBuffer:
         if start <= self.head_lines:
             yield from self._head_lines(start, min(end, self.head_lines))
         with self._lock:
-            tail = [line for line in self._tail if start <= line.number <= end]
-        yield from tail
+            blocks = [b for b in self._tail if b.last >= start and b.first <= end]
+        for block in blocks:
+            for offset, text in enumerate(block.text.split("\n")[:-1]):
+                number = block.first + offset
+                if start <= number <= end:
+                    yield Line(number, block.stream, text)
 
     def _flush(self) -> None:
         with self._lock:
@@ -264,17 +321,21 @@ class OutputBuffer:
                 self._file.flush()
 
     def _head_lines(self, start: int, end: int) -> Iterator[Line]:
-        block = (start - 1) // INDEX_EVERY
-        number = block * INDEX_EVERY + 1
+        """Head lines start..end, read a block (one earlier write) at a time."""
+        at = max(bisect_right(self._head_index, (start, 1 << 62)) - 1, 0)
         with open(self.path, "rb") as handle:
-            handle.seek(self._index[block])
-            while number <= end:
-                raw = handle.readline()
-                if not raw:
+            while at < len(self._head_index):
+                first, offset = self._head_index[at]
+                if first > end:
                     return
-                if number >= start:
-                    yield Line(number, self.stream_of(number), raw.rstrip(b"\n").decode("utf-8", "replace"))
-                number += 1
+                stop = self._head_index[at + 1][1] if at + 1 < len(self._head_index) else self.head_bytes
+                handle.seek(offset)
+                texts = handle.read(stop - offset).split(b"\n")[:-1]
+                low, high = max(start - first, 0), min(end - first + 1, len(texts))
+                for index in range(low, high):
+                    number = first + index
+                    yield Line(number, self.stream_of(number), texts[index].decode("utf-8", "replace"))
+                at += 1
 
     def line_range(self, start: int | None, end: int | None, max_lines: int, max_bytes: int) -> RangeResult:
         """Lines start..end (1-based, inclusive; negative counts from the end: -1 is the last line),
@@ -301,32 +362,64 @@ class OutputBuffer:
 
     def search(self, pattern: regex.Pattern[str], context: int, max_lines: int,
                deadline: float) -> SearchResult:
-        """Every stored line matching `pattern`; the first `max_lines` (with context) returned."""
+        """Every stored line matching `pattern`; the first `max_lines` (with context) returned.
+
+        Matching lines and their context are cut out of the text being searched, so a search
+        reads the stored output once.
+        """
         self._flush()
-        matched: list[int] = []
-        total = 0
-        for number in self._search_head(pattern, deadline):
-            total += 1
-            if len(matched) < max_lines:
-                matched.append(number)
+        found: dict[int, Line] = {}
+        missing: set[int] = set()
+        returned = total = 0
         with self._lock:
-            tail = list(self._tail)
-        for line in tail:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise SearchTimeout(f"search stopped after {SEARCH_SECONDS:.0f} s")
-            try:
-                if pattern.search(line.text, timeout=remaining):
-                    total += 1
-                    if len(matched) < max_lines:
-                        matched.append(line.number)
-            except TimeoutError:
-                raise SearchTimeout(f"search stopped after {SEARCH_SECONDS:.0f} s") from None
-        wanted: set[int] = set()
-        for number in matched:
-            wanted.update(range(max(1, number - context), number + context + 1))
-        lines = tuple(line for line in self._lines_at(sorted(wanted)))
-        return SearchResult(lines, total, total > len(matched))
+            blocks = [(b.first, b.text) for b in self._tail]
+        for first, text in itertools.chain(self._head_chunks(), blocks):
+            for number, begin, end in _matching_lines(pattern, text, first, deadline):
+                total += 1
+                if returned >= max_lines:
+                    continue
+                returned += 1
+                found[number] = Line(number, self.stream_of(number), text[begin:end])
+                before, after = begin, end
+                for distance in range(1, context + 1):
+                    if before == 0:
+                        missing.update(range(max(1, number - context), number - distance + 1))
+                        break
+                    start = text.rfind("\n", 0, before - 1) + 1
+                    found.setdefault(number - distance, Line(number - distance, self.stream_of(number - distance),
+                                                             text[start:before - 1]))
+                    before = start
+                for distance in range(1, context + 1):
+                    if after + 1 >= len(text):
+                        missing.update(range(number + distance, number + context + 1))
+                        break
+                    stop = text.find("\n", after + 1)
+                    found.setdefault(number + distance, Line(number + distance, self.stream_of(number + distance),
+                                                             text[after + 1:stop]))
+                    after = stop
+        for line in self._lines_at(sorted(missing - found.keys())):
+            found[line.number] = line
+        lines = tuple(found[n] for n in sorted(found) if n <= self.total_lines)
+        return SearchResult(lines, total, total > returned)
+
+    def _head_chunks(self) -> Iterator[tuple[int, str]]:
+        """The head file as (first line number, text of whole lines), a few megabytes at a time."""
+        first = 1
+        with open(self.path, "rb") as handle:
+            left = self.head_bytes
+            carry = b""
+            while left > 0:
+                data = handle.read(min(SEARCH_CHUNK, left))
+                if not data:
+                    return
+                left -= len(data)
+                data = carry + data
+                cut = data.rfind(b"\n") + 1
+                carry = data[cut:]
+                if cut:
+                    text = data[:cut].decode("utf-8", "replace")
+                    yield first, text
+                    first += text.count("\n")
 
     def _lines_at(self, numbers: list[int]) -> Iterator[Line]:
         if not numbers:
@@ -338,46 +431,52 @@ class OutputBuffer:
                 if i < len(numbers):
                     start = numbers[i]
 
-    def _search_head(self, pattern: regex.Pattern[str], deadline: float) -> Iterator[int]:
-        """Line numbers of head lines that match, scanning the file in chunks of whole lines."""
-        if self.head_lines == 0:
-            return
-        first_line = 1
-        with open(self.path, "rb") as handle:
-            limit = self.head_bytes
-            read = 0
-            carry = b""
-            while read < limit:
-                chunk = handle.read(min(SEARCH_CHUNK, limit - read))
-                if not chunk:
-                    break
-                read += len(chunk)
-                chunk = carry + chunk
-                cut = chunk.rfind(b"\n") + 1
-                carry = chunk[cut:]
-                text = chunk[:cut].decode("utf-8", "replace")
-                position, line = 0, first_line
-                last_line = -1
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise SearchTimeout(f"search stopped after {SEARCH_SECONDS:.0f} s")
-                try:
-                    for match in pattern.finditer(text, timeout=remaining):
-                        line += text.count("\n", position, match.start())
-                        position = match.start()
-                        if line != last_line:
-                            last_line = line
-                            yield line
-                except TimeoutError:
-                    raise SearchTimeout(f"search stopped after {SEARCH_SECONDS:.0f} s") from None
-                first_line += text.count("\n")
-
     def delete(self) -> None:
         with self._lock:
             if not self.closed:
                 self._file.close()
                 self.closed = True
         self.path.unlink(missing_ok=True)
+
+
+def _split_long_lines(text: str) -> str:
+    """Break every line longer than MAX_LINE_CHARS; steps a window at a time, not a line at a time."""
+    pieces: list[str] = []
+    start = i = 0
+    while i + MAX_LINE_CHARS < len(text):
+        newline = text.rfind("\n", i, i + MAX_LINE_CHARS + 1)
+        if newline == -1:
+            pieces.append(text[start: i + MAX_LINE_CHARS] + "\n")
+            start = i = i + MAX_LINE_CHARS
+        else:
+            i = newline + 1
+    if not pieces:
+        return text
+    pieces.append(text[start:])
+    return "".join(pieces)
+
+
+def _matching_lines(pattern: regex.Pattern[str], text: str, first: int,
+                    deadline: float) -> Iterator[tuple[int, int, int]]:
+    """(line number counting from `first`, start, end) of each line of `text` that matches."""
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise SearchTimeout(f"search stopped after {SEARCH_SECONDS:.0f} s")
+    position, line, line_end = 0, first, -1
+    try:
+        for match in pattern.finditer(text, timeout=remaining):
+            at = match.start()
+            if at <= line_end:
+                continue  # another match on a line already reported
+            line += text.count("\n", position, at)
+            position = at
+            begin = text.rfind("\n", 0, at) + 1
+            line_end = text.find("\n", at)
+            if line_end == -1:
+                line_end = len(text)
+            yield line, begin, line_end
+    except TimeoutError:
+        raise SearchTimeout(f"search stopped after {SEARCH_SECONDS:.0f} s") from None
 
 
 class OutputStore:
