@@ -74,7 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
 
     serve = commands.add_parser("serve", parents=[common], help="run the MCP server (default: stdio)")
-    serve.add_argument("--transport", choices=["stdio"], default=None, help="transport (default: from config, stdio)")
+    serve.add_argument("--transport", choices=["stdio", "http"], default=None,
+                       help="transport (default: from config, stdio)")
+    serve.add_argument("--host", help="HTTP: address to bind (default: transport.httpHost, 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="HTTP: port (default: transport.httpPort, 9444)")
     serve.set_defaults(handler=run_serve)
 
     config = commands.add_parser("config", parents=[common], help="show, check or describe configuration")
@@ -135,21 +138,46 @@ def load(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig]:
 def run_serve(args: argparse.Namespace) -> int:
     location, config = load(args)
     transport = getattr(args, "transport", None) or config.transport.mode
-    if transport != "stdio":
-        raise SecureShellError(f"transport {transport!r} is not available yet; use stdio")
-    print_startup_summary(location, config)
-    from secure_shell.server import build_server
+    if transport not in ("stdio", "http"):
+        raise UsageError(f"transport {transport!r} is not supported; use stdio or http")
+    import signal
 
-    build_server(config).run()
+    from secure_shell.checker import Checker
+    from secure_shell.executor import stop_all
+    from secure_shell.runner import Runner
+    from secure_shell.server import available_shells, build_server
+
+    shells, missing = available_shells(config)
+    print_startup_summary(location, config, shells, missing)
+    # SIGTERM must unwind like Ctrl-C, so that running commands are killed, not orphaned.
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with Checker(config) as checker:
+        runner = Runner(config, checker)
+        try:
+            server = build_server(config, runner, shells)
+            if transport == "http":
+                from secure_shell.http import serve_http
+
+                serve_http(server, config, args)
+            else:
+                server.run()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            stop_all()
+            runner.store.close()
     return EXIT_OK
 
 
-def print_startup_summary(location: ConfigLocation, config: ResolvedConfig) -> None:
+def print_startup_summary(location: ConfigLocation, config: ResolvedConfig, shells: list[ShellKind],
+                          missing: list[str]) -> None:
     lines = [f"secure-shell {__version__}: config {config.source} ({location.found_by})"]
-    for policy in config.enabled_shells:
+    for kind in shells:
+        policy = config.shells[kind]
         paths = ", ".join(policy.allowed_paths) or "(none)"
         restricted = "" if policy.restrict_working_directory else " [working directory not restricted]"
-        lines.append(f"  {policy.shell.value}: {policy.executable}; allowed paths: {paths}{restricted}")
+        lines.append(f"  {kind.value}: {policy.executable}; allowed paths: {paths}{restricted}")
+    lines += [f"  not available: {line}" for line in missing]
     lines += [f"  note: {notice}" for notice in config.notices]
     print("\n".join(lines), file=sys.stderr, flush=True)
 

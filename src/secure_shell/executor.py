@@ -146,14 +146,45 @@ def _execute_with_threads(process: subprocess.Popen[bytes], job: _Job | None, st
     return _outcome(process, timed_out, cancelled, started)
 
 
+# Every execution in flight, so that shutdown can end them all: cancel event -> finished event.
+_IN_FLIGHT: dict[threading.Event, threading.Event] = {}
+_IN_FLIGHT_LOCK = threading.Lock()
+
+
+def execute_tracked(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
+                    cancel: threading.Event) -> Outcome:
+    """execute(), registered so that stop_all() (server shutdown) can end it."""
+    finished = threading.Event()
+    with _IN_FLIGHT_LOCK:
+        _IN_FLIGHT[cancel] = finished
+    try:
+        return execute(invocation, env, timeout, sink, cancel)
+    finally:
+        finished.set()
+        with _IN_FLIGHT_LOCK:
+            _IN_FLIGHT.pop(cancel, None)
+
+
 async def execute_async(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink) -> Outcome:
     """execute() in a worker thread; cancelling the caller kills the process tree."""
     cancel = threading.Event()
     try:
-        return await anyio.to_thread.run_sync(partial(execute, invocation, env, timeout, sink, cancel),
+        return await anyio.to_thread.run_sync(partial(execute_tracked, invocation, env, timeout, sink, cancel),
                                               abandon_on_cancel=True)
     finally:
         cancel.set()
+
+
+def stop_all(wait: float = 3.0) -> int:
+    """Kill every execution in flight (server shutdown); returns how many were still running."""
+    with _IN_FLIGHT_LOCK:
+        pending = list(_IN_FLIGHT.items())
+    for cancel, _ in pending:
+        cancel.set()
+    deadline = time.monotonic() + wait
+    for _, finished in pending:
+        finished.wait(max(0.0, deadline - time.monotonic()))
+    return len(pending)
 
 
 def _spawn(invocation: Invocation, env: Mapping[str, str]) -> tuple[subprocess.Popen[bytes], _Job | None]:

@@ -16,11 +16,21 @@ from secure_shell.errors import SpawnError
 from secure_shell.executor import Outcome, execute_async
 from secure_shell.output_store import Execution, OutputStore, StoreLimits
 from secure_shell.policy.verdict import Verdict
-from secure_shell.shells import ShellKind, build_invocation, find_executable, host_directory
+from secure_shell.shells import Invocation, ShellKind, build_invocation, find_executable, host_directory
 
 # Pagers and colour codes make no sense for a reader that is a program.
 FIXED_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 _PROFILE_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A checked command: the process to start, or (invocation None) the verdict that refused it."""
+
+    verdict: Verdict
+    invocation: Invocation | None = None
+    env: Mapping[str, str] | None = None
+    directory: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,15 +60,15 @@ class Runner:
         env.update(FIXED_ENVIRONMENT)
         return env
 
-    async def run(self, shell: ShellKind, command: str, cwd: str | None, timeout: float,
-                  on_output: Callable[[str, bytes], None] | None = None, profile: str | None = None) -> RunResult:
+    def prepare(self, shell: ShellKind, command: str, cwd: str | None, profile: str | None = None) -> Prepared:
+        """Check the command; when allowed, the exact process that runs it."""
         policy = self.config.shells[shell]
         if not policy.enabled:
             raise SpawnError(f"shell {shell.value!r} is disabled")
         env = self.environment(profile, shell)
         verdict = self.checker.check(shell, command, cwd, env)
         if not verdict.allowed:
-            return RunResult(verdict)
+            return Prepared(verdict)
         executable = find_executable(policy.executable)
         if executable is None:
             raise SpawnError(f"the {shell.value} executable {policy.executable!r} was not found on this host")
@@ -68,8 +78,15 @@ class Runner:
             host_cwd = host_directory(policy.path_dialect, directory)
             if directory is not None and host_cwd is None:
                 raise SpawnError(f"working directory {directory!r} has no path on this host")
-            invocation = type(invocation)(invocation.argv, host_cwd, invocation.command_line)
-        execution = self.store.start(shell.value, command, directory)
+            invocation = Invocation(invocation.argv, host_cwd, invocation.command_line)
+        return Prepared(verdict, invocation, env, directory)
+
+    async def run(self, shell: ShellKind, command: str, cwd: str | None, timeout: float,
+                  on_output: Callable[[str, bytes], None] | None = None, profile: str | None = None) -> RunResult:
+        prepared = self.prepare(shell, command, cwd, profile)
+        if prepared.invocation is None or prepared.env is None:
+            return RunResult(prepared.verdict)
+        execution = self.store.start(shell.value, command, prepared.directory)
 
         def sink(stream: str, data: bytes) -> None:
             execution.buffer.feed(stream, data)
@@ -77,12 +94,12 @@ class Runner:
                 on_output(stream, data)
 
         try:
-            outcome = await execute_async(invocation, env, timeout, sink)
+            outcome = await execute_async(prepared.invocation, prepared.env, timeout, sink)
         except BaseException:
-            self.store.finish(execution, "failed", None)
+            self.store.finish(execution, "stopped", None)
             raise
         self.store.finish(execution, outcome.status, outcome.exit_code, outcome.timed_out)
-        return RunResult(verdict, execution, outcome)
+        return RunResult(prepared.verdict, execution, outcome)
 
 
 def _log_directory(config: ResolvedConfig):  # type: ignore[no-untyped-def]

@@ -1,55 +1,467 @@
-"""The MCP server: registers the tools and translates between MCP and the core modules.
+"""The MCP server: registers the tools and resources and translates between MCP and the core.
 
-No policy logic lives here. This module has no `from __future__ import annotations` because the
-SDK evaluates tool annotations (including the runtime-built shell enum) at registration.
+No policy logic lives here: commands go through Runner (policy, then executor, then store), the
+directory tools through Checker. Tool descriptions and the shell enum are built from the policy at
+start-up. This module has no `from __future__ import annotations` because the SDK evaluates tool
+annotations (including the runtime-built enums) at registration.
 """
 
+import json
 import logging
+import os
+import threading
+import time
+import weakref
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Optional
 
+import anyio
 from mcp.server import MCPServer
-from mcp.types import ToolAnnotations
-from pydantic import Field
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, StrictBool, StrictInt
 
 from secure_shell import __version__
+from secure_shell.checker import Checker
 from secure_shell.config.resolve import ResolvedConfig
-from secure_shell.shells import ShellKind
+from secure_shell.errors import ExecutionNotFound, SecureShellError
+from secure_shell.executor import Outcome, execute_tracked
+from secure_shell.output_store import SEARCH_SECONDS, Execution, Line, compile_pattern
+from secure_shell.policy.verdict import Verdict
+from secure_shell.runner import Runner
+from secure_shell.shells import SHELL_FACTS, ShellKind, find_executable
 
 SERVER_NAME = "secure-shell"
+PROGRESS_EVERY = 1.0
+log = logging.getLogger(__name__)
 
 
-def build_server(config: ResolvedConfig) -> MCPServer:
+class ExecuteResult(BaseModel):
+    exitCode: Optional[int]
+    durationMs: int
+    executionId: Optional[str]
+    status: str
+    totalLines: int
+    returnedLines: int
+    truncated: bool
+    timedOut: bool
+    allowed: bool = True
+    reasons: list[dict[str, Any]] = []
+
+
+class OutputResult(BaseModel):
+    executionId: str
+    status: str
+    totalLines: int
+    returnedLines: int
+    lines: list[dict[str, Any]]
+    totalMatches: Optional[int] = None
+    truncated: bool = False
+    droppedLines: Optional[list[int]] = None
+
+
+@dataclass
+class SessionState:
+    cwd: Optional[str]
+
+
+@dataclass
+class Background:
+    execution: Execution
+    cancel: threading.Event
+    thread: threading.Thread
+    outcome: Optional[Outcome] = None
+    session: Any = None
+
+
+@dataclass
+class Sessions:
+    """The current directory of each MCP session (one per client connection)."""
+
+    initial: Optional[str]
+    by_object: "weakref.WeakKeyDictionary[Any, SessionState]" = field(default_factory=weakref.WeakKeyDictionary)
+    by_id: dict[str, SessionState] = field(default_factory=dict)
+
+    def of(self, ctx: Context) -> SessionState:
+        headers = ctx.headers or {}
+        session_id = headers.get("mcp-session-id") if hasattr(headers, "get") else None
+        if session_id:
+            return self.by_id.setdefault(session_id, SessionState(self.initial))
+        session = ctx.session
+        try:
+            state = self.by_object.get(session)
+            if state is None:
+                state = self.by_object[session] = SessionState(self.initial)
+            return state
+        except TypeError:  # a session object that cannot be weakly referenced
+            return self.by_id.setdefault(str(id(session)), SessionState(self.initial))
+
+
+def available_shells(config: ResolvedConfig) -> tuple[list[ShellKind], list[str]]:
+    """Enabled shells whose executable exists here, and a line for each one that is missing."""
+    found, missing = [], []
+    for policy in config.enabled_shells:
+        if find_executable(policy.executable) is None:
+            missing.append(f"{policy.shell.value}: executable {policy.executable!r} not found; left out")
+        else:
+            found.append(policy.shell)
+    return found, missing
+
+
+def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]) -> MCPServer:
     """An MCPServer whose tools serve `config`; descriptions and enums come from the policy."""
-    enabled = [policy.shell.value for policy in config.enabled_shells]
+    checker = runner.checker
+    store = runner.store
+    logging_settings = config.logging
+    names = [kind.value for kind in shells]
+    first = config.shells[shells[0]] if shells else None
+    sessions = Sessions(first.initial_dir if first is not None else None)
+    background: dict[str, Background] = {}
     server = MCPServer(
         SERVER_NAME,
         version=__version__,
         instructions=(
-            "Shell access under a fixed policy. Shells: " + (", ".join(enabled) or "none")
-            + ". Use get_config to see what is allowed; the policy cannot be changed through tools."
+            "Shell access under a fixed policy. Shells: " + (", ".join(names) or "none")
+            + ". Commands are checked before they run; use get_config to see the rules. "
+            "Long output is kept: fetch it with get_command_output."
         ),
         log_level="WARNING",
     )
-    shell_names = tuple(enabled) or ("bash",)
-    ShellName = Literal[shell_names]  # type: ignore[valid-type]
+
+    # --- execute_command -------------------------------------------------------------------
+
+    async def run_command(ctx: Context, shell: str, command: str, working_dir: Optional[str],
+                          timeout: Optional[int], max_lines: Optional[int], background_run: bool,
+                          profile: Optional[str]) -> CallToolResult:
+        kind = ShellKind(shell)
+        policy = config.shells[kind]
+        session = sessions.of(ctx)
+        cwd = working_dir if working_dir is not None else (session.cwd if session.cwd else policy.initial_dir)
+        seconds = timeout if timeout is not None else policy.command_timeout
+        lines_wanted = max_lines if max_lines is not None else logging_settings.max_output_lines
+        if background_run:
+            return await start_background(ctx, kind, command, cwd, seconds, profile)
+        started = time.monotonic()
+        counted = {"lines": 0}
+
+        def on_output(stream: str, data: bytes) -> None:
+            counted["lines"] += data.count(b"\n")
+
+        async def progress(scope: anyio.CancelScope) -> None:
+            while True:
+                await anyio.sleep(PROGRESS_EVERY)
+                elapsed = time.monotonic() - started
+                await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s, {counted['lines']} lines so far")
+
+        try:
+            async with anyio.create_task_group() as group:
+                scope = group.cancel_scope
+                group.start_soon(progress, scope)
+                try:
+                    result = await runner.run(kind, command, cwd, seconds, on_output, profile)
+                finally:
+                    scope.cancel()
+        except SecureShellError as exc:
+            raise ToolError(str(exc)) from None
+        if result.outcome is None or result.execution is None:
+            return denial(result.verdict)
+        return command_reply(result.execution, result.outcome, lines_wanted, seconds)
+
+    def denial(verdict: Verdict) -> CallToolResult:
+        text = "Denied by the policy; nothing ran.\n" + "\n".join(
+            f"- {r.rule}: {r.message}" + (f" [{r.text}]" if r.text else "") for r in verdict.reasons
+        )
+        data = ExecuteResult(exitCode=None, durationMs=0, executionId=None, status="denied", totalLines=0,
+                             returnedLines=0, truncated=False, timedOut=False, allowed=False,
+                             reasons=[r.to_dict() for r in verdict.reasons])
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump(),
+                              is_error=True)
+
+    def command_reply(execution: Execution, outcome: Outcome, lines_wanted: int, seconds: int) -> CallToolResult:
+        buffer = execution.buffer
+        window = buffer.line_range(-lines_wanted, None, lines_wanted, logging_settings.max_return_bytes)
+        shown = list(window.lines)
+        if outcome.timed_out:
+            status = f"timed out after {seconds} s (the process tree was killed)"
+        elif outcome.cancelled:
+            status = "stopped"
+        else:
+            status = f"exit code {outcome.exit_code}"
+        head = f"{status} · {outcome.duration * 1000:.0f} ms · {buffer.total_lines} lines"
+        body = "\n".join(format_line(line) for line in shown)
+        truncated = len(shown) < buffer.total_lines
+        parts = [head, body] if body else [head]
+        if truncated:
+            parts.append(
+                f"[showing the last {len(shown)} of {buffer.total_lines} lines; get the rest with get_command_output "
+                f"executionId={execution.id} (startLine/endLine, or search)]"
+            )
+        data = ExecuteResult(exitCode=outcome.exit_code, durationMs=int(outcome.duration * 1000),
+                             executionId=execution.id, status=outcome.status, totalLines=buffer.total_lines,
+                             returnedLines=len(shown), truncated=truncated, timedOut=outcome.timed_out)
+        return CallToolResult(content=[TextContent(type="text", text="\n".join(parts))],
+                              structured_content=data.model_dump(),
+                              is_error=outcome.timed_out or (outcome.exit_code not in (0, None)))
+
+    async def start_background(ctx: Context, kind: ShellKind, command: str, cwd: Optional[str], seconds: int,
+                               profile: Optional[str]) -> CallToolResult:
+        try:
+            prepared = runner.prepare(kind, command, cwd, profile)
+        except SecureShellError as exc:
+            raise ToolError(str(exc)) from None
+        if prepared.invocation is None:
+            return denial(prepared.verdict)
+        execution = store.start(kind.value, command, prepared.directory)
+        cancel = threading.Event()
+
+        def work() -> None:
+            try:
+                outcome = execute_tracked(prepared.invocation, prepared.env or {}, seconds, execution.buffer.feed, cancel)
+                entry.outcome = outcome
+                store.finish(execution, outcome.status, outcome.exit_code, outcome.timed_out)
+            except SecureShellError as exc:
+                execution.buffer.feed("stderr", f"secure-shell: {exc}\n".encode())
+                store.finish(execution, "failed", None)
+
+        entry = Background(execution, cancel, threading.Thread(target=work, daemon=True), session=id(ctx.session))
+        background[execution.id] = entry
+        entry.thread.start()
+        text = (f"started in the background as {execution.id}; poll with get_command_output or list_commands, "
+                f"end it with stop_command")
+        data = ExecuteResult(exitCode=None, durationMs=0, executionId=execution.id, status="running", totalLines=0,
+                             returnedLines=0, truncated=False, timedOut=False)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump())
+
+    ShellName = Literal[tuple(names)] if names else str  # type: ignore[valid-type]
+    shell_lines = "\n".join(
+        f"- {k.value}: paths like {SHELL_FACTS[k].path_format}; timeout {config.shells[k].command_timeout} s"
+        + (f"; working directories in {', '.join(config.shells[k].allowed_paths)}"
+           if config.shells[k].restrict_working_directory else "")
+        for k in shells
+    )
+    execute_description = (
+        "Run a command in one of the enabled shells, after the policy checks every command it would run "
+        "(blocked programs, arguments, operators, directories; anything it cannot read is refused).\n"
+        f"{shell_lines}\nReturns the exit code and the last lines of output; the rest stays retrievable "
+        "with get_command_output. Set background=true for long-running processes."
+    )
+    Timeout = Annotated[Optional[StrictInt], Field(ge=1, le=3600, description="Seconds, 1..3600 (default: the shell's commandTimeout).")]
+    MaxLines = Annotated[Optional[StrictInt], Field(ge=1, le=10000, description="Lines of output in the reply, 1..10000.")]
+    WorkingDir = Annotated[Optional[str], Field(description="Working directory (default: the session's current directory).", max_length=4096)]
+    Command = Annotated[str, Field(description="The command text, exactly as the shell will run it.", min_length=1, max_length=65536)]
+    Background = Annotated[StrictBool, Field(description="Start it and return at once; poll with get_command_output.")]
+
+    if shells:
+        if config.profiles:
+            ProfileName = Literal[tuple(config.profiles)]  # type: ignore[valid-type]
+
+            async def execute_command(
+                shell: Annotated[ShellName, Field(description="Which shell runs the command.")],  # type: ignore[valid-type]
+                command: Command, ctx: Context, workingDir: WorkingDir = None, timeout: Timeout = None,
+                maxOutputLines: MaxLines = None, background: Background = False,
+                profile: Annotated[Optional[ProfileName], Field(description="Environment profile.")] = None,  # type: ignore[valid-type]
+            ) -> Annotated[CallToolResult, ExecuteResult]:
+                return await run_command(ctx, shell, command, workingDir, timeout, maxOutputLines, background, profile)
+        else:
+
+            async def execute_command(  # type: ignore[misc]
+                shell: Annotated[ShellName, Field(description="Which shell runs the command.")],  # type: ignore[valid-type]
+                command: Command, ctx: Context, workingDir: WorkingDir = None, timeout: Timeout = None,
+                maxOutputLines: MaxLines = None, background: Background = False,
+            ) -> Annotated[CallToolResult, ExecuteResult]:
+                return await run_command(ctx, shell, command, workingDir, timeout, maxOutputLines, background, None)
+
+        server.add_tool(execute_command, name="execute_command", description=execute_description,
+                        annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True))
+
+    # --- output ----------------------------------------------------------------------------
+
+    def status_of(execution: Execution) -> str:
+        return execution.status
+
+    def get_command_output(
+        executionId: Annotated[str, Field(description="The id execute_command returned.", max_length=64)],
+        startLine: Annotated[Optional[StrictInt], Field(description="First line, 1-based; negative counts from the end.")] = None,
+        endLine: Annotated[Optional[StrictInt], Field(description="Last line, inclusive; negative counts from the end.")] = None,
+        search: Annotated[Optional[str], Field(description="Regular expression (case-insensitive) to find lines.", max_length=1000)] = None,
+        context: Annotated[StrictInt, Field(ge=0, le=50, description="Lines of context around each match.")] = 0,
+        maxLines: Annotated[Optional[StrictInt], Field(ge=1, le=10000, description="Most lines returned.")] = None,
+    ) -> Annotated[CallToolResult, OutputResult]:
+        try:
+            execution = store.get(executionId)
+        except ExecutionNotFound as exc:
+            raise ToolError(str(exc)) from None
+        limit = min(maxLines or logging_settings.max_return_lines, logging_settings.max_return_lines)
+        buffer = execution.buffer
+        if search is not None:
+            try:
+                pattern = compile_pattern(search)
+                found = buffer.search(pattern, context, limit, time.monotonic() + SEARCH_SECONDS)
+            except SecureShellError as exc:
+                raise ToolError(str(exc)) from None
+            lines = cap_bytes(list(found.matches), logging_settings.max_return_bytes)
+            head = (f"{found.total_matches} matching lines of {buffer.total_lines} (status: {execution.status})"
+                    + (f"; showing the first {sum(1 for _ in lines)}" if found.truncated else ""))
+            data = OutputResult(executionId=executionId, status=status_of(execution), totalLines=buffer.total_lines,
+                                returnedLines=len(lines), lines=[line_dict(l) for l in lines],
+                                totalMatches=found.total_matches, truncated=found.truncated)
+        else:
+            window = buffer.line_range(startLine, endLine, limit, logging_settings.max_return_bytes)
+            lines = list(window.lines)
+            head = f"lines {window.start}-{window.end} of {buffer.total_lines} (status: {execution.status})"
+            if window.dropped is not None:
+                head += (f"; lines {window.dropped[0]}-{window.dropped[1]} were dropped to keep memory bounded "
+                         f"(the first {buffer.head_lines} and the latest lines are kept)")
+            if window.truncated:
+                head += f"; cut to {len(lines)} lines by maxLines/maxReturnBytes"
+            data = OutputResult(executionId=executionId, status=status_of(execution), totalLines=buffer.total_lines,
+                                returnedLines=len(lines), lines=[line_dict(l) for l in lines], truncated=window.truncated,
+                                droppedLines=list(window.dropped) if window.dropped else None)
+        text = "\n".join([head, *(f"{l.number}: {format_line(l)}" for l in lines)])
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump())
+
+    server.add_tool(get_command_output, name="get_command_output",
+                    description="Read stored output of a command: a line range (negative counts from the end) or a "
+                                "regex search with context and the total number of matches. Works while a "
+                                "background command is still running.",
+                    annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+
+    def list_commands(
+        status: Annotated[Optional[Literal["running", "completed", "failed", "timed out", "stopped"]],
+                          Field(description="Only commands in this state.")] = None,
+    ) -> dict[str, Any]:
+        items = [e.summary() for e in store.list() if status in (None, e.status)]
+        return {"commands": items, "count": len(items)}
+
+    server.add_tool(list_commands, name="list_commands",
+                    description="Stored and background commands with their status, runtime and exit code.",
+                    annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+
+    def stop_command(executionId: Annotated[str, Field(description="A running background command.", max_length=64)]) -> dict[str, Any]:
+        entry = background.get(executionId)
+        if entry is None:
+            try:
+                store.get(executionId)
+            except ExecutionNotFound as exc:
+                raise ToolError(str(exc)) from None
+            raise ToolError(f"{executionId} is not a background command")
+        entry.cancel.set()
+        entry.thread.join(5)
+        return entry.execution.summary()
+
+    server.add_tool(stop_command, name="stop_command",
+                    description="Stop a background command: its whole process tree is killed.",
+                    annotations=ToolAnnotations(destructive_hint=True, open_world_hint=False))
+
+    # --- policy and directories ------------------------------------------------------------
+
+    Shells = Literal[tuple(p.shell.value for p in config.enabled_shells)] if config.enabled_shells else str  # type: ignore[valid-type]
 
     def get_config(
-        shell: Annotated[
-            Optional[ShellName],  # type: ignore[valid-type]
-            Field(description="Only this shell's effective policy; all shells when left out."),
-        ] = None,
+        shell: Annotated[Optional[Shells], Field(description="Only this shell's effective policy.")] = None,  # type: ignore[valid-type]
     ) -> dict[str, Any]:
-        kind = ShellKind(shell) if shell is not None else None
-        return config.to_dict(kind)
+        return config.to_dict(ShellKind(shell) if shell is not None else None)
 
-    server.add_tool(
-        get_config,
-        name="get_config",
-        description=(
-            "The effective policy (global settings and each enabled shell's merged rules) and the file "
-            "it came from. Read-only: no tool can change the policy."
-        ),
-        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
-    )
-    logging.getLogger(__name__).debug("server built with shells %s", enabled)
+    server.add_tool(get_config, name="get_config",
+                    description="The effective policy (global settings and each enabled shell's merged rules) and the "
+                                "file it came from. Read-only: no tool can change the policy.",
+                    annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+
+    def validate_directories(
+        directories: Annotated[list[Annotated[str, Field(max_length=4096)]], Field(min_length=1, max_length=100)],
+        shell: Annotated[Optional[Shells], Field(description="Check for this shell (default: all enabled).")] = None,  # type: ignore[valid-type]
+    ) -> dict[str, Any]:
+        kinds = [ShellKind(shell)] if shell is not None else [p.shell for p in config.enabled_shells]
+        results = []
+        for directory in directories:
+            per_shell = {k.value: checker.check_directory(k, directory) for k in kinds}
+            allowed = any(r.allowed for r in per_shell.values())
+            results.append({"directory": directory, "allowed": allowed,
+                            "shells": {k: {"allowed": r.allowed, "reason": r.reason} for k, r in per_shell.items()}})
+        return {"results": results, "allAllowed": all(r["allowed"] for r in results)}
+
+    server.add_tool(validate_directories, name="validate_directories",
+                    description="Whether each directory may be a working directory, per shell, and why.",
+                    annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+
+    def get_current_directory(ctx: Context) -> dict[str, Any]:
+        return {"currentDirectory": sessions.of(ctx).cwd}
+
+    server.add_tool(get_current_directory, name="get_current_directory",
+                    description="This session's current directory (used when execute_command gets no workingDir).",
+                    annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
+
+    def set_current_directory(
+        path: Annotated[str, Field(min_length=1, max_length=4096, description="An allowed directory.")], ctx: Context,
+    ) -> dict[str, Any]:
+        verdicts = {p.shell.value: checker.check_directory(p.shell, path) for p in config.enabled_shells}
+        allowed = [name for name, r in verdicts.items() if r.allowed]
+        if not allowed:
+            reasons = "; ".join(f"{name}: {r.reason}" for name, r in verdicts.items())
+            raise ToolError(f"{path!r} is not an allowed directory ({reasons})")
+        if os.path.isabs(path) and not os.path.isdir(path) and path.startswith("/") == (os.name == "posix"):
+            raise ToolError(f"{path!r} does not exist or is not a directory")
+        sessions.of(ctx).cwd = path
+        return {"currentDirectory": path, "allowedFor": allowed}
+
+    server.add_tool(set_current_directory, name="set_current_directory",
+                    description="Change this session's current directory; it must be allowed by the policy.",
+                    annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
+
+    # --- resources -------------------------------------------------------------------------
+
+    @server.resource("cli://config", mime_type="application/json", description="The effective policy")
+    def config_resource() -> str:
+        return json.dumps(config.to_dict(), indent=2)
+
+    @server.resource("cli://config/shells/{name}", mime_type="application/json", description="One shell's policy")
+    def shell_resource(name: str) -> str:
+        if name not in {k.value for k in ShellKind} or not config.shells[ShellKind(name)].enabled:
+            raise ResourceNotFoundError(f"no enabled shell {name!r}")
+        return json.dumps(config.to_dict(ShellKind(name)), indent=2)
+
+    @server.resource("cli://logs/list", mime_type="application/json", description="Stored executions")
+    def logs_resource() -> str:
+        return json.dumps([e.summary() for e in store.list()], indent=2)
+
+    @server.resource("cli://logs/commands/{id}{?startLine,endLine,search}", mime_type="text/plain",
+                     description="One execution's output: a line range or a search")
+    def log_resource(id: str, startLine: int = 1, endLine: int = -1, search: str = "") -> str:
+        try:
+            execution = store.get(id)
+        except ExecutionNotFound as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        buffer = execution.buffer
+        if search:
+            try:
+                found = buffer.search(compile_pattern(search), 0, logging_settings.max_return_lines,
+                                      time.monotonic() + SEARCH_SECONDS)
+            except SecureShellError as exc:
+                raise ResourceNotFoundError(str(exc)) from None
+            lines = cap_bytes(list(found.matches), logging_settings.max_return_bytes)
+        else:
+            lines = list(buffer.line_range(startLine, endLine, logging_settings.max_return_lines,
+                                           logging_settings.max_return_bytes).lines)
+        return "\n".join(f"{l.number}: {format_line(l)}" for l in lines)
+
+    log.debug("server built with shells %s", names)
     return server
+
+
+def format_line(line: Line) -> str:
+    return f"[stderr] {line.text}" if line.stream == "stderr" else line.text
+
+
+def line_dict(line: Line) -> dict[str, Any]:
+    return {"line": line.number, "stream": line.stream, "text": line.text}
+
+
+def cap_bytes(lines: list[Line], limit: int) -> list[Line]:
+    kept, size = [], 0
+    for line in lines:
+        size += len(line.text.encode("utf-8")) + 1
+        if size > limit:
+            break
+        kept.append(line)
+    return kept
