@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
+import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client, MCPError, StdioServerParameters
+
+from tests.test_executor import processes_named
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def config_for(tmp_path: Path, extra: str = "") -> Path:
+    conf = tmp_path / "policy.yaml"
+    conf.write_text(
+        "global:\n  restrictions:\n    blockedCommands: [rm, sudo]\n    blockedOperators: []\n"
+        f"  paths:\n    allowedPaths: ['{tmp_path}']\n"
+        "  logging:\n    maxOutputLines: 10\n    maxReturnLines: 50\n" + extra
+    )
+    return conf
 
 
 def server(tmp_path: Path, *args: str) -> StdioServerParameters:
@@ -20,14 +34,17 @@ def server(tmp_path: Path, *args: str) -> StdioServerParameters:
     )
 
 
+@pytest.fixture
+def params(tmp_path: Path) -> StdioServerParameters:
+    return server(tmp_path, "--config", str(config_for(tmp_path)))
+
+
 @pytest.mark.anyio
 async def test_get_config_returns_the_effective_policy(tmp_path: Path) -> None:
     async with Client(server(tmp_path, "serve")) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert "get_config" in tools
         assert tools["get_config"].annotations.read_only_hint is True
         result = await client.call_tool("get_config", {})
-    assert not result.is_error
     config = result.structured_content
     assert config["source"] == "embedded default"
     assert config["shells"]["bash"]["paths"]["allowedPaths"] == [str(tmp_path)]
@@ -41,12 +58,173 @@ async def test_get_config_for_one_shell(tmp_path: Path) -> None:
         result = await client.call_tool("get_config", {"shell": "cmd"})
         bad = await client.call_tool("get_config", {"shell": "zsh"})
     assert list(result.structured_content["shells"]) == ["cmd"]
-    assert result.structured_content["shells"]["cmd"]["restrictions"]["blockedCommands"][-3:] == ["del", "rd", "rmdir"]
     assert bad.is_error and "shell" in bad.content[0].text
 
 
 @pytest.mark.anyio
-async def test_only_working_tools_are_registered(tmp_path: Path) -> None:
-    async with Client(server(tmp_path)) as client:
-        names = sorted(tool.name for tool in (await client.list_tools()).tools)
-    assert names == ["get_config"]
+async def test_tools_and_their_schemas(params: StdioServerParameters) -> None:
+    async with Client(params) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert sorted(tools) == ["execute_command", "get_command_output", "get_config", "get_current_directory",
+                             "list_commands", "set_current_directory", "stop_command", "validate_directories"]
+    schema = tools["execute_command"].input_schema
+    assert schema["required"] == ["shell", "command"]
+    assert schema["properties"]["shell"].get("const", schema["properties"]["shell"].get("enum")) in ("bash", ["bash"])
+    timeout = schema["properties"]["timeout"]["anyOf"][0]
+    assert (timeout["minimum"], timeout["maximum"]) == (1, 3600)
+    assert "profile" not in schema["properties"]
+    assert "bash" in tools["execute_command"].description and "timeout 30 s" in tools["execute_command"].description
+
+
+@pytest.mark.anyio
+async def test_execute_reports_exit_code_output_and_stderr(params: StdioServerParameters, tmp_path: Path) -> None:
+    async with Client(params) as client:
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": "echo out; echo err >&2; exit 4"})
+    data = result.structured_content
+    assert (data["exitCode"], data["totalLines"], data["truncated"], data["timedOut"]) == (4, 2, False, False)
+    assert result.is_error
+    text = result.content[0].text
+    assert text.startswith("exit code 4") and "out" in text and "[stderr] err" in text
+
+
+@pytest.mark.anyio
+async def test_denial_gives_every_reason_and_runs_nothing(params: StdioServerParameters, tmp_path: Path) -> None:
+    (tmp_path / "victim").write_text("x")
+    async with Client(params) as client:
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": "r''m victim; cat /etc/passwd"})
+    assert result.is_error
+    rules = [r["rule"] for r in result.structured_content["reasons"]]
+    assert rules == ["blocked-command", "path-outside-allowed"]
+    assert "blocked-command" in result.content[0].text and "nothing ran" in result.content[0].text
+    assert (tmp_path / "victim").exists()
+
+
+@pytest.mark.anyio
+async def test_truncated_output_is_retrievable_by_range_and_search(params: StdioServerParameters) -> None:
+    async with Client(params) as client:
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": "seq 1 1000", "maxOutputLines": 5})
+        data = result.structured_content
+        assert (data["totalLines"], data["returnedLines"], data["truncated"]) == (1000, 5, True)
+        assert data["executionId"] in result.content[0].text and "996" in result.content[0].text
+        first = await client.call_tool("get_command_output", {"executionId": data["executionId"], "startLine": 1, "endLine": 3})
+        assert [line["text"] for line in first.structured_content["lines"]] == ["1", "2", "3"]
+        last = await client.call_tool("get_command_output", {"executionId": data["executionId"], "startLine": -2})
+        assert [line["line"] for line in last.structured_content["lines"]] == [999, 1000]
+        found = await client.call_tool("get_command_output",
+                                       {"executionId": data["executionId"], "search": "^5", "maxLines": 3, "context": 1})
+        assert found.structured_content["totalMatches"] == 111
+        assert [line["text"] for line in found.structured_content["lines"]][:3] == ["4", "5", "6"]
+        missing = await client.call_tool("get_command_output", {"executionId": "20200101-nothere"})
+        assert missing.is_error and "20200101-nothere" in missing.content[0].text
+        bad = await client.call_tool("get_command_output", {"executionId": data["executionId"], "search": "("})
+        assert bad.is_error and "invalid regular expression" in bad.content[0].text
+
+
+@pytest.mark.anyio
+async def test_bad_arguments_name_the_argument_and_range(params: StdioServerParameters) -> None:
+    async with Client(params) as client:
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": "ls", "timeout": 0})
+        text = result.content[0].text
+    assert result.is_error and "timeout" in text and "greater than or equal to 1" in text
+
+
+@pytest.mark.anyio
+async def test_background_start_poll_stop(params: StdioServerParameters) -> None:
+    marker = f"bg-marker-{time.monotonic_ns()}"
+    async with Client(params) as client:
+        started = await client.call_tool("execute_command", {
+            "shell": "bash", "command": f"echo started; exec -a {marker} sleep 300", "background": True})
+        execution_id = started.structured_content["executionId"]
+        await anyio.sleep(0.5)
+        running = await client.call_tool("list_commands", {"status": "running"})
+        assert execution_id in [c["executionId"] for c in running.structured_content["commands"]]
+        output = await client.call_tool("get_command_output", {"executionId": execution_id})
+        assert output.structured_content["status"] == "running"
+        assert [line["text"] for line in output.structured_content["lines"]] == ["started"]
+        stopped = await client.call_tool("stop_command", {"executionId": execution_id})
+        assert stopped.structured_content["status"] == "stopped"
+    assert processes_named(marker) == []
+
+
+@pytest.mark.anyio
+async def test_cancellation_leaves_no_process(params: StdioServerParameters) -> None:
+    marker = f"mcp-cancel-{time.monotonic_ns()}"
+    async with Client(params) as client:
+        with anyio.move_on_after(1.0):
+            await client.call_tool("execute_command", {"shell": "bash", "command": f"exec -a {marker} sleep 300"})
+        deadline = time.monotonic() + 3
+        while processes_named(marker) and time.monotonic() < deadline:
+            await anyio.sleep(0.1)
+        assert processes_named(marker) == []
+        again = await client.call_tool("execute_command", {"shell": "bash", "command": "echo still usable"})
+        assert "still usable" in again.content[0].text
+
+
+@pytest.mark.anyio
+async def test_progress_is_reported_for_long_commands(params: StdioServerParameters) -> None:
+    seen: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(message or "")
+
+    async with Client(params) as client:
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": "echo a; sleep 2.3; echo b"},
+                                        progress_callback=on_progress)
+        with anyio.fail_after(5):
+            while not seen:
+                await anyio.sleep(0.05)
+    assert result.structured_content["exitCode"] == 0
+    assert any("running for" in message for message in seen)
+
+
+@pytest.mark.anyio
+async def test_many_commands_run_concurrently(params: StdioServerParameters) -> None:
+    async with Client(params) as client:
+        started = time.monotonic()
+        async with anyio.create_task_group() as group:
+            for _ in range(20):
+                group.start_soon(client.call_tool, "execute_command", {"shell": "bash", "command": "sleep 0.5"})
+        elapsed = time.monotonic() - started
+    assert elapsed < 3.0
+
+
+@pytest.mark.anyio
+async def test_current_directory_and_validation(params: StdioServerParameters, tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    async with Client(params) as client:
+        assert (await client.call_tool("get_current_directory", {})).structured_content["currentDirectory"] == str(tmp_path)
+        changed = await client.call_tool("set_current_directory", {"path": str(tmp_path / "sub")})
+        assert changed.structured_content["currentDirectory"] == str(tmp_path / "sub")
+        pwd = await client.call_tool("execute_command", {"shell": "bash", "command": "pwd"})
+        assert str(tmp_path / "sub") in pwd.content[0].text
+        outside = await client.call_tool("set_current_directory", {"path": "/etc"})
+        assert outside.is_error and "not an allowed directory" in outside.content[0].text
+        checked = await client.call_tool("validate_directories", {"directories": [str(tmp_path), "/etc"]})
+        assert [r["allowed"] for r in checked.structured_content["results"]] == [True, False]
+
+
+@pytest.mark.anyio
+async def test_resources(params: StdioServerParameters) -> None:
+    async with Client(params) as client:
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": "printf 'a\\nb\\nc\\n'"})
+        execution_id = result.structured_content["executionId"]
+        config = await client.read_resource("cli://config")
+        assert '"source"' in config.contents[0].text
+        shell = await client.read_resource("cli://config/shells/bash")
+        assert '"bash"' in shell.contents[0].text
+        listing = await client.read_resource("cli://logs/list")
+        assert execution_id in listing.contents[0].text
+        log = await client.read_resource(f"cli://logs/commands/{execution_id}?search=b")
+        assert log.contents[0].text == "2: b"
+        with pytest.raises(MCPError):
+            await client.read_resource("cli://logs/commands/20200101-nothere")
+
+
+@pytest.mark.anyio
+async def test_profiles_appear_only_when_configured(tmp_path: Path) -> None:
+    conf = config_for(tmp_path, "profiles:\n  greet:\n    env: {GREETING: hi}\n")
+    async with Client(server(tmp_path, "--config", str(conf))) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert "profile" in tools["execute_command"].input_schema["properties"]
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": "echo $GREETING", "profile": "greet"})
+    assert "hi" in result.content[0].text

@@ -11,7 +11,6 @@ import logging
 import os
 import threading
 import time
-import weakref
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Optional
 
@@ -67,35 +66,40 @@ class SessionState:
 
 
 @dataclass
-class Background:
+class BackgroundRun:
     execution: Execution
     cancel: threading.Event
     thread: threading.Thread
     outcome: Optional[Outcome] = None
-    session: Any = None
 
 
 @dataclass
 class Sessions:
-    """The current directory of each MCP session (one per client connection)."""
+    """The current directory of each MCP session.
+
+    A stdio server has one client, so one state. Over HTTP a 2025-era client carries an
+    Mcp-Session-Id and gets its own state; the 2026-07-28 protocol has no sessions, so such
+    clients share the server's state.
+    """
 
     initial: Optional[str]
-    by_object: "weakref.WeakKeyDictionary[Any, SessionState]" = field(default_factory=weakref.WeakKeyDictionary)
+    default: Optional[SessionState] = None
     by_id: dict[str, SessionState] = field(default_factory=dict)
+    max_sessions: int = 10000
 
     def of(self, ctx: Context) -> SessionState:
         headers = ctx.headers or {}
         session_id = headers.get("mcp-session-id") if hasattr(headers, "get") else None
         if session_id:
-            return self.by_id.setdefault(session_id, SessionState(self.initial))
-        session = ctx.session
-        try:
-            state = self.by_object.get(session)
+            state = self.by_id.get(session_id)
             if state is None:
-                state = self.by_object[session] = SessionState(self.initial)
+                if len(self.by_id) >= self.max_sessions:
+                    self.by_id.pop(next(iter(self.by_id)))  # oldest first: bounded like the SDK's sessions
+                state = self.by_id[session_id] = SessionState(self.initial)
             return state
-        except TypeError:  # a session object that cannot be weakly referenced
-            return self.by_id.setdefault(str(id(session)), SessionState(self.initial))
+        if self.default is None:
+            self.default = SessionState(self.initial)
+        return self.default
 
 
 def available_shells(config: ResolvedConfig) -> tuple[list[ShellKind], list[str]]:
@@ -117,7 +121,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
     names = [kind.value for kind in shells]
     first = config.shells[shells[0]] if shells else None
     sessions = Sessions(first.initial_dir if first is not None else None)
-    background: dict[str, Background] = {}
+    background: dict[str, BackgroundRun] = {}
     server = MCPServer(
         SERVER_NAME,
         version=__version__,
@@ -224,7 +228,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                 execution.buffer.feed("stderr", f"secure-shell: {exc}\n".encode())
                 store.finish(execution, "failed", None)
 
-        entry = Background(execution, cancel, threading.Thread(target=work, daemon=True), session=id(ctx.session))
+        entry = BackgroundRun(execution, cancel, threading.Thread(target=work, daemon=True))
         background[execution.id] = entry
         entry.thread.start()
         text = (f"started in the background as {execution.id}; poll with get_command_output or list_commands, "
@@ -250,7 +254,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
     MaxLines = Annotated[Optional[StrictInt], Field(ge=1, le=10000, description="Lines of output in the reply, 1..10000.")]
     WorkingDir = Annotated[Optional[str], Field(description="Working directory (default: the session's current directory).", max_length=4096)]
     Command = Annotated[str, Field(description="The command text, exactly as the shell will run it.", min_length=1, max_length=65536)]
-    Background = Annotated[StrictBool, Field(description="Start it and return at once; poll with get_command_output.")]
+    BackgroundFlag = Annotated[StrictBool, Field(description="Start it and return at once; poll with get_command_output.")]
 
     if shells:
         if config.profiles:
@@ -259,7 +263,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             async def execute_command(
                 shell: Annotated[ShellName, Field(description="Which shell runs the command.")],  # type: ignore[valid-type]
                 command: Command, ctx: Context, workingDir: WorkingDir = None, timeout: Timeout = None,
-                maxOutputLines: MaxLines = None, background: Background = False,
+                maxOutputLines: MaxLines = None, background: BackgroundFlag = False,
                 profile: Annotated[Optional[ProfileName], Field(description="Environment profile.")] = None,  # type: ignore[valid-type]
             ) -> Annotated[CallToolResult, ExecuteResult]:
                 return await run_command(ctx, shell, command, workingDir, timeout, maxOutputLines, background, profile)
@@ -268,7 +272,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             async def execute_command(  # type: ignore[misc]
                 shell: Annotated[ShellName, Field(description="Which shell runs the command.")],  # type: ignore[valid-type]
                 command: Command, ctx: Context, workingDir: WorkingDir = None, timeout: Timeout = None,
-                maxOutputLines: MaxLines = None, background: Background = False,
+                maxOutputLines: MaxLines = None, background: BackgroundFlag = False,
             ) -> Annotated[CallToolResult, ExecuteResult]:
                 return await run_command(ctx, shell, command, workingDir, timeout, maxOutputLines, background, None)
 

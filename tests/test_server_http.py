@@ -1,0 +1,83 @@
+"""The Streamable HTTP transport, served for real by uvicorn on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.test_server_stdio import config_for
+
+TOKEN = "test-token-0123456789"
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def http_server(tmp_path: Path):  # noqa: ANN201
+    port = free_port()
+    env = {**os.environ, "SECURE_SHELL_TOKEN": TOKEN, "XDG_CONFIG_HOME": str(tmp_path / ".xdg")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "secure_shell", "--config", str(config_for(tmp_path)), "serve",
+         "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+        except OSError:
+            if process.poll() is not None:
+                pytest.fail(f"server exited: {process.stderr.read().decode()}")
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    process.terminate()
+    process.wait(10)
+
+
+@pytest.mark.anyio
+async def test_with_the_token_tools_work(http_server: str) -> None:
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+        async with Client(streamable_http_client(http_server, http_client=http)) as client:
+            result = await client.call_tool("execute_command", {"shell": "bash", "command": "echo over http"})
+    assert "over http" in result.content[0].text
+
+
+@pytest.mark.anyio
+async def test_without_the_token_401_and_foreign_origin_403(http_server: str) -> None:
+    async with httpx2.AsyncClient() as raw:
+        missing = await raw.post(http_server, json=INIT, headers=HEADERS)
+        wrong = await raw.post(http_server, json=INIT, headers=HEADERS | {"Authorization": "Bearer nope"})
+        foreign = await raw.post(http_server, json=INIT, headers=HEADERS | {
+            "Authorization": f"Bearer {TOKEN}", "Origin": "https://evil.example"})
+        local = await raw.post(http_server, json=INIT, headers=HEADERS | {
+            "Authorization": f"Bearer {TOKEN}", "Origin": "http://localhost:3000"})
+    assert (missing.status_code, wrong.status_code, foreign.status_code) == (401, 401, 403)
+    assert missing.headers.get("www-authenticate") == "Bearer"
+    assert local.status_code == 200
+
+
+def test_binding_beyond_loopback_without_a_token_is_refused(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_TOKEN"}
+    result = subprocess.run(
+        [sys.executable, "-m", "secure_shell", "--config", str(config_for(tmp_path)), "serve", "--transport", "http",
+         "--host", "0.0.0.0", "--port", str(free_port())],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode == 2 and "SECURE_SHELL_TOKEN" in result.stderr
