@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -228,3 +229,78 @@ async def test_profiles_appear_only_when_configured(tmp_path: Path) -> None:
         assert "profile" in tools["execute_command"].input_schema["properties"]
         result = await client.call_tool("execute_command", {"shell": "bash", "command": "echo $GREETING", "profile": "greet"})
     assert "hi" in result.content[0].text
+
+
+@pytest.mark.anyio
+async def test_client_read_timeout_kills_the_tree(params: StdioServerParameters) -> None:
+    marker = f"mcp-read-timeout-{time.monotonic_ns()}"
+    async with Client(params) as client:
+        with pytest.raises(MCPError):
+            await client.call_tool("execute_command", {"shell": "bash", "command": f"exec -a {marker} sleep 300"},
+                                   read_timeout_seconds=1)
+        deadline = time.monotonic() + 3
+        while processes_named(marker) and time.monotonic() < deadline:
+            await anyio.sleep(0.1)
+    assert processes_named(marker) == []
+
+
+def raw_server(tmp_path: Path) -> "subprocess.Popen[str]":
+    import subprocess
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "secure_shell", "--config", str(config_for(tmp_path))], cwd=tmp_path,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "XDG_CONFIG_HOME": str(tmp_path / ".xdg")},
+    )
+
+
+def send(process: "subprocess.Popen[str]", *messages: dict) -> None:
+    import json
+
+    assert process.stdin is not None
+    for message in messages:
+        process.stdin.write(json.dumps(message) + "\n")
+    process.stdin.flush()
+
+
+HANDSHAKE = (
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+)
+
+
+def wait_for(marker: str, present: bool, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if bool(processes_named(marker)) == present:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_stdin_eof_kills_a_running_command(tmp_path: Path) -> None:
+    marker = f"mcp-eof-{time.monotonic_ns()}"
+    process = raw_server(tmp_path)
+    send(process, *HANDSHAKE, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "execute_command", "arguments": {"shell": "bash", "command": f"exec -a {marker} sleep 300"}}})
+    assert process.stdout is not None and process.stdout.readline()
+    assert wait_for(marker, present=True)
+    process.stdin.close()  # type: ignore[union-attr]
+    process.wait(30)
+    assert wait_for(marker, present=False)
+
+
+def test_server_shutdown_kills_background_commands(tmp_path: Path) -> None:
+    import signal
+
+    marker = f"mcp-sigterm-{time.monotonic_ns()}"
+    process = raw_server(tmp_path)
+    send(process, *HANDSHAKE, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "execute_command",
+        "arguments": {"shell": "bash", "command": f"exec -a {marker} sleep 300", "background": True}}})
+    assert process.stdout is not None and process.stdout.readline() and process.stdout.readline()
+    assert wait_for(marker, present=True)
+    process.send_signal(signal.SIGTERM)
+    process.wait(30)
+    assert wait_for(marker, present=False)

@@ -149,10 +149,18 @@ def run_serve(args: argparse.Namespace) -> int:
 
     shells, missing = available_shells(config)
     print_startup_summary(location, config, shells, missing)
-    # SIGTERM must unwind like Ctrl-C, so that running commands are killed, not orphaned.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
     with Checker(config) as checker:
         runner = Runner(config, checker)
+
+        def terminate(signum: int, _frame: object) -> None:
+            # The stdio reader thread blocks on stdin, so an orderly unwind could wait forever:
+            # kill every running command's tree, remove the private output files, and leave.
+            stop_all()
+            runner.store.close()
+            checker.close()
+            os._exit(128 + signum)
+
+        signal.signal(signal.SIGTERM, terminate)
         try:
             server = build_server(config, runner, shells)
             if transport == "http":
