@@ -62,6 +62,12 @@ async def main() -> None:
         times.sort()
         print(f"echo hi round trip: median {statistics.median(times):.2f} ms, p99 {times[int(len(times) * .99) - 1]:.2f} ms")
 
+        t = time.perf_counter()
+        async with anyio.create_task_group() as group:
+            for _ in range(20):
+                group.start_soon(client.call_tool, "execute_command", {"shell": "bash", "command": "sleep 0.5"})
+        print(f"20 x sleep 0.5 at once: {time.perf_counter() - t:.2f} s")
+
         server_pid = int(subprocess.run(["pgrep", "-n", "-f", f"secure_shell --config {conf}"],
                                         capture_output=True, text=True).stdout.split()[0])
         peak = 0

@@ -284,3 +284,22 @@ def test_run_reports_a_missing_shell_executable(tmp_path: Path) -> None:
     conf.write_text(conf.read_text() + "shells:\n  bash:\n    executable: {command: /nonexistent/bash, args: [-c]}\n")
     result = run("--config", str(conf), "run", "--shell", "bash", "--", "ls", cwd=tmp_path)
     assert result.returncode == 2 and "/nonexistent/bash" in result.stderr
+
+
+def test_commands_see_an_allowlisted_environment_not_the_servers(tmp_path: Path) -> None:
+    conf = run_config(tmp_path)
+    secrets_env = {"SECRET_TOKEN": "s3", "AWS_SECRET_ACCESS_KEY": "k3", "OPENED": "o", "MY_VAR_1": "m"}
+    command = 'echo "[$SECRET_TOKEN][$AWS_SECRET_ACCESS_KEY][$OPENED][$MY_VAR_1][$FIXED][${HOME:+home}]"'
+    closed = run("--config", str(conf), "run", "--shell", "bash", "--", command, cwd=tmp_path, env=secrets_env)
+    assert closed.stdout == "[][][][][][home]\n"
+    conf.write_text(conf.read_text().replace(
+        "global:\n", "global:\n  environment:\n    passthrough: [OPENED, MY_VAR_*]\n    set: {FIXED: 'yes'}\n", 1))
+    opened = run("--config", str(conf), "run", "--shell", "bash", "--", command, cwd=tmp_path, env=secrets_env)
+    assert opened.stdout == "[][][o][m][yes][home]\n"
+
+
+def test_environment_entries_are_validated(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("global:\n  environment:\n    passthrough: ['NOT VALID']\n")
+    result = run("config", "check", str(bad), cwd=tmp_path)
+    assert result.returncode == 1 and "global.environment.passthrough[0]" in result.stderr

@@ -20,6 +20,28 @@ from secure_shell.shells import Invocation, ShellKind, build_invocation, find_ex
 
 # Pagers and colour codes make no sense for a reader that is a program.
 FIXED_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+# What a command sees of the server's environment unless global.environment.passthrough adds more:
+# enough to find programs, the user's home and locale, and temporary space; never tokens or keys.
+DEFAULT_PASSTHROUGH_POSIX = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TMPDIR",
+                             "TZ", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR")
+DEFAULT_PASSTHROUGH_WINDOWS = ("PATH", "PATHEXT", "SystemRoot", "SystemDrive", "windir", "ComSpec", "TEMP", "TMP",
+                               "USERPROFILE", "USERNAME", "USERDOMAIN", "HOMEDRIVE", "HOMEPATH", "APPDATA",
+                               "LOCALAPPDATA", "ProgramData", "ProgramFiles", "ProgramFiles(x86)", "ProgramW6432",
+                               "CommonProgramFiles", "PUBLIC", "ALLUSERSPROFILE", "COMPUTERNAME", "OS",
+                               "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE", "PSModulePath", "LANG", "TZ")
+
+
+def allowed_environment(source: Mapping[str, str], passthrough: tuple[str, ...]) -> dict[str, str]:
+    """The variables of `source` named by the allowlist (`NAME` or `PREFIX*`; case-insensitive on Windows)."""
+    fold = os.name == "nt"
+    exact = {(n.upper() if fold else n) for n in passthrough if not n.endswith("*")}
+    prefixes = tuple((n[:-1].upper() if fold else n[:-1]) for n in passthrough if n.endswith("*"))
+    chosen = {}
+    for key, value in source.items():
+        name = key.upper() if fold else key
+        if name in exact or (prefixes and name.startswith(prefixes)):
+            chosen[key] = value
+    return chosen
 _PROFILE_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -48,7 +70,11 @@ class Runner:
                                           _log_directory(config))
 
     def environment(self, profile: str | None, shell: ShellKind) -> dict[str, str]:
-        env = dict(os.environ)
+        """Allowlisted server variables, then global.environment.set, then the profile, then the fixed ones."""
+        defaults = DEFAULT_PASSTHROUGH_WINDOWS if os.name == "nt" else DEFAULT_PASSTHROUGH_POSIX
+        settings = self.config.environment
+        env = allowed_environment(os.environ, (*defaults, *settings.passthrough))
+        env.update(settings.set)
         if profile is not None:
             chosen = self.config.profiles.get(profile)
             if chosen is None:

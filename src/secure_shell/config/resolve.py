@@ -23,6 +23,7 @@ from secure_shell.config.schema import (
     SHELL_NAMES,
     WCLI0_SHELL_BLOCKED_COMMANDS,
     ConfigFile,
+    Environment,
     Logging,
     Profile,
     Shell,
@@ -50,6 +51,7 @@ class ResolvedConfig:
     global_settings: Mapping[str, Any]
     shells: Mapping[ShellKind, ShellPolicy]
     logging: Logging
+    environment: Environment
     transport: Transport
     profiles: Mapping[str, Profile]
     notices: tuple[str, ...] = field(default=())
@@ -68,6 +70,8 @@ class ResolvedConfig:
             result["global"] = dict(self.global_settings)
             result["disabledShells"] = [kind.value for kind, p in self.shells.items() if not p.enabled]
             result["logging"] = self.logging.model_dump(by_alias=True)
+            result["environment"] = {"passthrough": list(self.environment.passthrough),
+                                     "set": {key: REDACTED for key in self.environment.set}}
             result["transport"] = self.transport.model_dump(by_alias=True)
             result["profiles"] = {
                 name: {
@@ -101,6 +105,7 @@ def resolve(config: ConfigFile, source: str, start_dir: str) -> ResolvedConfig:
         ),
         shells=MappingProxyType(policies),
         logging=config.global_.logging,
+        environment=config.global_.environment,
         transport=config.transport,
         profiles=MappingProxyType(dict(config.profiles)),
         notices=tuple(notices),

@@ -160,7 +160,26 @@ class Logging(Section):
     expose_full_path: bool = False
 
 
+def _environment_name(value: str) -> str:
+    if not re.match(r"^[A-Za-z_][A-Za-z0-9_()]*\*?$", value):
+        raise ValueError(f"{value!r} is not an environment variable name (a trailing * matches a prefix)")
+    return value
+
+
+class Environment(Section):
+    """What commands see of the server's environment: a documented allowlist, not everything."""
+
+    passthrough: list[Annotated[str, AfterValidator(_environment_name)]] = Field(
+        default_factory=list,
+        description="Variables passed from the server's environment on top of the default list (NAME or PREFIX*).",
+    )
+    set: Annotated[dict[str, str], AfterValidator(_env_names)] = Field(
+        default_factory=dict, description="Variables set for every command."
+    )
+
+
 class Global(Section):
+    environment: Environment = Field(default_factory=Environment)
     security: Security = Field(default_factory=Security)
     restrictions: Restrictions = Field(default_factory=Restrictions)
     paths: Paths = Field(default_factory=Paths)
