@@ -70,7 +70,7 @@ class Line:
 
 @dataclass(frozen=True, slots=True)
 class StoreLimits:
-    head_bytes: int = 64 << 20  # per execution, on disk
+    head_bytes: int = 32 << 20  # per execution, on disk
     tail_bytes: int = 2 << 20  # per execution, in memory
     max_executions: int = 50
     max_total_bytes: int = 1 << 30

@@ -144,7 +144,7 @@ class Logging(Section):
     truncation_message: str = "[Output truncated: Showing last {returnedLines} of {totalLines} lines]"
     max_stored_logs: Annotated[int, Field(ge=1, le=1000)] = 50
     max_log_size: Annotated[int, Field(ge=1024, le=1 << 30)] = Field(
-        64 << 20, description="Bytes of each execution's output kept in full (on disk); past it the head and a tail are kept."
+        32 << 20, description="Bytes of each execution's output kept in full (on disk); past it the head and a tail are kept."
     )
     max_total_storage_size: Annotated[int, Field(ge=10240, le=1 << 34)] = Field(
         1 << 30, description="Bytes of output kept for all executions together; the oldest finished go first."
