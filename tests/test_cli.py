@@ -303,3 +303,14 @@ def test_environment_entries_are_validated(tmp_path: Path) -> None:
     bad.write_text("global:\n  environment:\n    passthrough: ['NOT VALID']\n")
     result = run("config", "check", str(bad), cwd=tmp_path)
     assert result.returncode == 1 and "global.environment.passthrough[0]" in result.stderr
+
+
+def test_resource_limits_apply_to_every_process(tmp_path: Path) -> None:
+    conf = run_config(tmp_path)
+    conf.write_text(conf.read_text().replace("global:\n", "global:\n  resources:\n    cpuSeconds: 100\n"
+                                             "    fileSizeBytes: 1048576\n    openFiles: 256\n", 1))
+    result = run("--config", str(conf), "run", "--shell", "bash", "--", "ulimit -t; ulimit -f; ulimit -n", cwd=tmp_path)
+    assert result.stdout.split() == ["100", "1024", "256"]  # bash counts -f in KiB
+    too_big = run("--config", str(conf), "run", "--shell", "bash", "--",
+                  "head -c 2000000 /dev/zero > big.bin", cwd=tmp_path)
+    assert too_big.returncode != 0 and (tmp_path / "big.bin").stat().st_size <= 1048576

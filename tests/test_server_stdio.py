@@ -304,3 +304,17 @@ def test_server_shutdown_kills_background_commands(tmp_path: Path) -> None:
     process.send_signal(signal.SIGTERM)
     process.wait(30)
     assert wait_for(marker, present=False)
+
+
+@pytest.mark.anyio
+async def test_background_and_concurrency_caps_give_clear_errors(tmp_path: Path) -> None:
+    conf = config_for(tmp_path, "  resources:\n    maxBackgroundCommands: 1\n    maxConcurrentCommands: 2\n")
+    marker = f"cap-marker-{time.monotonic_ns()}"
+    async with Client(server(tmp_path, "--config", str(conf))) as client:
+        first = await client.call_tool("execute_command", {
+            "shell": "bash", "command": f"exec -a {marker} sleep 300", "background": True})
+        second = await client.call_tool("execute_command", {
+            "shell": "bash", "command": f"exec -a {marker} sleep 300", "background": True})
+        assert second.is_error and "maxBackgroundCommands" in second.content[0].text
+        await client.call_tool("stop_command", {"executionId": first.structured_content["executionId"]})
+    assert processes_named(marker) == []

@@ -34,6 +34,32 @@ READER_LINGER = 0.1  # after the process ends, how long its pipes may stay open 
 
 
 @dataclass(frozen=True, slots=True)
+class Limits:
+    """POSIX resource limits for every process a command starts (None: leave as inherited)."""
+
+    cpu_seconds: int | None = None
+    file_size_bytes: int | None = None
+    open_files: int | None = None
+    address_space_bytes: int | None = None
+    processes: int | None = None
+
+    def apply(self) -> None:
+        """Runs in the child between fork and exec: lower the limits, never raise them."""
+        import resource
+
+        for name, value in (("RLIMIT_CPU", self.cpu_seconds), ("RLIMIT_FSIZE", self.file_size_bytes),
+                            ("RLIMIT_NOFILE", self.open_files), ("RLIMIT_AS", self.address_space_bytes),
+                            ("RLIMIT_NPROC", self.processes)):
+            if value is None:
+                continue
+            kind = getattr(resource, name)
+            _, hard = resource.getrlimit(kind)
+            if hard != resource.RLIM_INFINITY:
+                value = min(value, hard)
+            resource.setrlimit(kind, (value, value))
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
     exit_code: int | None
     timed_out: bool
@@ -50,10 +76,10 @@ class Outcome:
 
 
 def execute(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-            cancel: threading.Event | None = None) -> Outcome:
+            cancel: threading.Event | None = None, limits: Limits | None = None) -> Outcome:
     """Run to completion, timeout or cancellation; never leaves a descendant in its group alive."""
     started = time.monotonic()
-    process, job = _spawn(invocation, env)
+    process, job = _spawn(invocation, env, limits)
     if os.name == "nt":
         return _execute_with_threads(process, job, started, timeout, sink, cancel)
     timed_out = cancelled = False
@@ -151,28 +177,42 @@ _IN_FLIGHT: dict[threading.Event, threading.Event] = {}
 _IN_FLIGHT_LOCK = threading.Lock()
 
 
+class TooManyCommands(SpawnError):
+    """The server already runs its maximum number of commands."""
+
+
 def execute_tracked(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-                    cancel: threading.Event) -> Outcome:
-    """execute(), registered so that stop_all() (server shutdown) can end it."""
+                    cancel: threading.Event, limits: Limits | None = None, max_running: int | None = None) -> Outcome:
+    """execute(), registered so that stop_all() (server shutdown) can end it; refused past max_running."""
     finished = threading.Event()
     with _IN_FLIGHT_LOCK:
+        if max_running is not None and len(_IN_FLIGHT) >= max_running:
+            raise TooManyCommands(f"{len(_IN_FLIGHT)} commands are already running (maxConcurrentCommands "
+                                  f"{max_running}); wait for one to finish or stop a background command")
         _IN_FLIGHT[cancel] = finished
     try:
-        return execute(invocation, env, timeout, sink, cancel)
+        return execute(invocation, env, timeout, sink, cancel, limits)
     finally:
         finished.set()
         with _IN_FLIGHT_LOCK:
             _IN_FLIGHT.pop(cancel, None)
 
 
-async def execute_async(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink) -> Outcome:
+async def execute_async(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
+                        limits: Limits | None = None, max_running: int | None = None) -> Outcome:
     """execute() in a worker thread; cancelling the caller kills the process tree."""
     cancel = threading.Event()
     try:
-        return await anyio.to_thread.run_sync(partial(execute_tracked, invocation, env, timeout, sink, cancel),
-                                              abandon_on_cancel=True)
+        return await anyio.to_thread.run_sync(
+            partial(execute_tracked, invocation, env, timeout, sink, cancel, limits, max_running),
+            abandon_on_cancel=True)
     finally:
         cancel.set()
+
+
+def running_count() -> int:
+    with _IN_FLIGHT_LOCK:
+        return len(_IN_FLIGHT)
 
 
 def stop_all(wait: float = 3.0) -> int:
@@ -187,7 +227,8 @@ def stop_all(wait: float = 3.0) -> int:
     return len(pending)
 
 
-def _spawn(invocation: Invocation, env: Mapping[str, str]) -> tuple[subprocess.Popen[bytes], _Job | None]:
+def _spawn(invocation: Invocation, env: Mapping[str, str],
+           limits: Limits | None = None) -> tuple[subprocess.Popen[bytes], _Job | None]:
     kwargs: dict[str, object] = dict(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      cwd=invocation.cwd, env=dict(env))
     if os.name == "nt":
@@ -195,6 +236,8 @@ def _spawn(invocation: Invocation, env: Mapping[str, str]) -> tuple[subprocess.P
         args: object = invocation.command_line or list(invocation.argv)
     else:
         kwargs["start_new_session"] = True
+        if limits is not None and limits != Limits():
+            kwargs["preexec_fn"] = limits.apply  # only setrlimit calls: safe between fork and exec
         args = list(invocation.argv)
     try:
         process = subprocess.Popen(args, **kwargs)  # type: ignore[call-overload]

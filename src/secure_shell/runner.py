@@ -13,7 +13,7 @@ from typing import Callable, Mapping
 from secure_shell.checker import Checker
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import SpawnError
-from secure_shell.executor import Outcome, execute_async
+from secure_shell.executor import Limits, Outcome, execute_async
 from secure_shell.output_store import Execution, OutputStore, StoreLimits
 from secure_shell.policy.verdict import Verdict
 from secure_shell.shells import Invocation, ShellKind, build_invocation, find_executable, host_directory
@@ -69,6 +69,11 @@ class Runner:
         self.store = store or OutputStore(StoreLimits.from_logging(config.logging),
                                           _log_directory(config))
 
+    @property
+    def limits(self) -> Limits:
+        r = self.config.resources
+        return Limits(r.cpu_seconds, r.file_size_bytes, r.open_files, r.address_space_bytes, r.processes)
+
     def environment(self, profile: str | None, shell: ShellKind) -> dict[str, str]:
         """Allowlisted server variables, then global.environment.set, then the profile, then the fixed ones."""
         defaults = DEFAULT_PASSTHROUGH_WINDOWS if os.name == "nt" else DEFAULT_PASSTHROUGH_POSIX
@@ -120,7 +125,8 @@ class Runner:
                 on_output(stream, data)
 
         try:
-            outcome = await execute_async(prepared.invocation, prepared.env, timeout, sink)
+            outcome = await execute_async(prepared.invocation, prepared.env, timeout, sink, self.limits,
+                                          self.config.resources.max_concurrent_commands)
         except BaseException:
             self.store.finish(execution, "stopped", None)
             raise

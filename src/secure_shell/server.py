@@ -25,7 +25,7 @@ from secure_shell import __version__
 from secure_shell.checker import Checker
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import ExecutionNotFound, SecureShellError
-from secure_shell.executor import Outcome, execute_tracked
+from secure_shell.executor import Outcome, execute_tracked, running_count
 from secure_shell.output_store import SEARCH_SECONDS, Execution, Line, compile_pattern
 from secure_shell.policy.verdict import Verdict
 from secure_shell.runner import Runner
@@ -216,12 +216,20 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             raise ToolError(str(exc)) from None
         if prepared.invocation is None:
             return denial(prepared.verdict)
+        running = sum(1 for e in background.values() if e.outcome is None and e.thread.is_alive())
+        if running >= config.resources.max_background_commands:
+            raise ToolError(f"{running} background commands are already running (maxBackgroundCommands "
+                            f"{config.resources.max_background_commands}); stop one with stop_command first")
+        if running_count() >= config.resources.max_concurrent_commands:
+            raise ToolError(f"{running_count()} commands are already running (maxConcurrentCommands "
+                            f"{config.resources.max_concurrent_commands})")
         execution = store.start(kind.value, command, prepared.directory)
         cancel = threading.Event()
 
         def work() -> None:
             try:
-                outcome = execute_tracked(prepared.invocation, prepared.env or {}, seconds, execution.buffer.feed, cancel)
+                outcome = execute_tracked(prepared.invocation, prepared.env or {}, seconds, execution.buffer.feed,
+                                          cancel, runner.limits, config.resources.max_concurrent_commands)
                 entry.outcome = outcome
                 store.finish(execution, outcome.status, outcome.exit_code, outcome.timed_out)
             except SecureShellError as exc:

@@ -25,6 +25,7 @@ from secure_shell.config.schema import (
     ConfigFile,
     Environment,
     Logging,
+    Resources,
     Profile,
     Shell,
     Transport,
@@ -52,6 +53,7 @@ class ResolvedConfig:
     shells: Mapping[ShellKind, ShellPolicy]
     logging: Logging
     environment: Environment
+    resources: Resources
     transport: Transport
     profiles: Mapping[str, Profile]
     notices: tuple[str, ...] = field(default=())
@@ -70,6 +72,7 @@ class ResolvedConfig:
             result["global"] = dict(self.global_settings)
             result["disabledShells"] = [kind.value for kind, p in self.shells.items() if not p.enabled]
             result["logging"] = self.logging.model_dump(by_alias=True)
+            result["resources"] = self.resources.model_dump(by_alias=True)
             result["environment"] = {"passthrough": list(self.environment.passthrough),
                                      "set": {key: REDACTED for key in self.environment.set}}
             result["transport"] = self.transport.model_dump(by_alias=True)
@@ -106,6 +109,7 @@ def resolve(config: ConfigFile, source: str, start_dir: str) -> ResolvedConfig:
         shells=MappingProxyType(policies),
         logging=config.global_.logging,
         environment=config.global_.environment,
+        resources=config.global_.resources,
         transport=config.transport,
         profiles=MappingProxyType(dict(config.profiles)),
         notices=tuple(notices),

@@ -178,8 +178,35 @@ class Environment(Section):
     )
 
 
+class Resources(Section):
+    """How much one command, and all commands together, may take. POSIX limits apply per process."""
+
+    max_concurrent_commands: Annotated[int, Field(ge=1, le=1000)] = Field(
+        32, description="Commands running at once in this server; past it a clear error, never a queue."
+    )
+    max_background_commands: Annotated[int, Field(ge=1, le=1000)] = Field(
+        8, description="Background commands running at once per session."
+    )
+    cpu_seconds: Optional[Annotated[int, Field(ge=1, le=1 << 31)]] = Field(
+        14400, description="RLIMIT_CPU per process (4 CPU-hours: a build's longest process stays under it)."
+    )
+    file_size_bytes: Optional[Annotated[int, Field(ge=1 << 20, le=1 << 50)]] = Field(
+        16 << 30, description="RLIMIT_FSIZE: the largest file a command may write (16 GiB)."
+    )
+    open_files: Optional[Annotated[int, Field(ge=64, le=1 << 20)]] = Field(
+        8192, description="RLIMIT_NOFILE (never above the server's own hard limit)."
+    )
+    address_space_bytes: Optional[Annotated[int, Field(ge=64 << 20, le=1 << 50)]] = Field(
+        None, description="RLIMIT_AS; unset by default: V8, the JVM and Go reserve far more than they use."
+    )
+    processes: Optional[Annotated[int, Field(ge=16, le=1 << 22)]] = Field(
+        None, description="RLIMIT_NPROC; unset by default: the count is per user, not per command."
+    )
+
+
 class Global(Section):
     environment: Environment = Field(default_factory=Environment)
+    resources: Resources = Field(default_factory=Resources)
     security: Security = Field(default_factory=Security)
     restrictions: Restrictions = Field(default_factory=Restrictions)
     paths: Paths = Field(default_factory=Paths)
