@@ -19,6 +19,7 @@ SHIPPED = sorted((REPO / "config").glob("*.yaml")) + sorted((REPO / "config").gl
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
     base["XDG_CONFIG_HOME"] = str(cwd / ".xdg")  # keep the user's own config out of the tests
+    base["XDG_STATE_HOME"] = str(cwd / ".state")  # and the audit trail
     return subprocess.run(
         [sys.executable, "-m", "secure_shell", *args],
         cwd=cwd, env={**base, **(env or {})}, capture_output=True, text=True, timeout=60,
@@ -149,7 +150,7 @@ def test_serve_says_on_stderr_which_directory_it_allows(tmp_path: Path) -> None:
     base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
     result = subprocess.run(
         [sys.executable, "-m", "secure_shell", "serve"], cwd=tmp_path, input="", capture_output=True, text=True,
-        timeout=60, env={**base, "XDG_CONFIG_HOME": str(tmp_path / ".xdg")},
+        timeout=60, env={**base, "XDG_CONFIG_HOME": str(tmp_path / ".xdg"), "XDG_STATE_HOME": str(tmp_path / ".state")},
     )
     assert "config embedded default (no config file found)" in result.stderr
     assert f"the start directory {tmp_path} is the one allowed path" in result.stderr

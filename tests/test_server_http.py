@@ -31,7 +31,8 @@ def free_port() -> int:
 @pytest.fixture
 def http_server(tmp_path: Path):  # noqa: ANN201
     port = free_port()
-    env = {**os.environ, "SECURE_SHELL_TOKEN": TOKEN, "XDG_CONFIG_HOME": str(tmp_path / ".xdg")}
+    env = {**os.environ, "SECURE_SHELL_TOKEN": TOKEN, "XDG_CONFIG_HOME": str(tmp_path / ".xdg"),
+           "XDG_STATE_HOME": str(tmp_path / ".state")}
     process = subprocess.Popen(
         [sys.executable, "-m", "secure_shell", "--config", str(config_for(tmp_path)), "serve",
          "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],

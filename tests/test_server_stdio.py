@@ -31,7 +31,8 @@ def server(tmp_path: Path, *args: str) -> StdioServerParameters:
         command=sys.executable,
         args=["-m", "secure_shell", *args],
         cwd=str(tmp_path),
-        env={"XDG_CONFIG_HOME": str(tmp_path / ".xdg"), "PYTHONUNBUFFERED": "1"},
+        env={"XDG_CONFIG_HOME": str(tmp_path / ".xdg"), "XDG_STATE_HOME": str(tmp_path / ".state"),
+             "PYTHONUNBUFFERED": "1"},
     )
 
 
@@ -250,7 +251,8 @@ def raw_server(tmp_path: Path) -> "subprocess.Popen[str]":
     return subprocess.Popen(
         [sys.executable, "-m", "secure_shell", "--config", str(config_for(tmp_path))], cwd=tmp_path,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "XDG_CONFIG_HOME": str(tmp_path / ".xdg")},
+        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "XDG_CONFIG_HOME": str(tmp_path / ".xdg"),
+             "XDG_STATE_HOME": str(tmp_path / ".state")},
     )
 
 
@@ -318,3 +320,19 @@ async def test_background_and_concurrency_caps_give_clear_errors(tmp_path: Path)
         assert second.is_error and "maxBackgroundCommands" in second.content[0].text
         await client.call_tool("stop_command", {"executionId": first.structured_content["executionId"]})
     assert processes_named(marker) == []
+
+
+@pytest.mark.anyio
+async def test_tool_calls_are_audited(params: StdioServerParameters, tmp_path: Path) -> None:
+    import json
+
+    async with Client(params) as client:
+        await client.call_tool("execute_command", {"shell": "bash", "command": "echo audited"})
+        await client.call_tool("execute_command", {"shell": "bash", "command": "sudo true"})
+        started = await client.call_tool("execute_command", {"shell": "bash", "command": "true", "background": True})
+        await anyio.sleep(0.5)
+    log = tmp_path / ".state" / "secure-shell" / "log" / "audit.jsonl"
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["event"], r["session"]) for r in records] == [
+        ("finished", "mcp"), ("denied", "mcp"), ("started", "mcp"), ("finished", "mcp")]
+    assert records[3]["executionId"] == started.structured_content["executionId"]

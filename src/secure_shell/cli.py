@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -118,6 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
     dirs.add_argument("--shell", choices=SHELL_NAMES, help="only this shell (default: every enabled shell)")
     dirs.add_argument("directories", nargs="+", metavar="DIR")
     dirs.set_defaults(handler=run_validate_dirs)
+
+    audit = commands.add_parser("audit", parents=[common], help="print the audit trail readably")
+    audit.add_argument("--tail", type=int, metavar="N", help="only the last N records")
+    audit.add_argument("--denied", action="store_true", help="only denials")
+    audit.add_argument("--since", metavar="T", help="only records since T (ISO time, or 30m, 2h, 1d ago)")
+    audit.add_argument("--json", action="store_true", help="print the records as JSON lines")
+    audit.set_defaults(handler=run_audit)
 
     init = commands.add_parser("init-config", parents=[common], help="write the commented default policy")
     init.add_argument("path", nargs="?", metavar="PATH", help=f"where to write it ('-' for stdout; default {user_config_file()})")
@@ -341,6 +349,46 @@ def enabled_shell(config: ResolvedConfig, name: str) -> ShellKind:
     if not config.shells[kind].enabled:
         raise UsageError(f"shell {name!r} is disabled in {config.source}")
     return kind
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from collections import deque
+    from datetime import datetime, timedelta, timezone
+
+    from secure_shell.audit import default_path, describe, read_records
+
+    _, config = load(args)
+    settings = config.audit
+    path = Path(settings.path) if settings.path else default_path()
+    since = None
+    if args.since:
+        relative = re.fullmatch(r"(\d+)([smhd])", args.since)
+        if relative:
+            unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}[relative.group(2)]
+            since = datetime.now(timezone.utc) - timedelta(**{unit: int(relative.group(1))})
+        else:
+            try:
+                since = datetime.fromisoformat(args.since)
+            except ValueError:
+                raise UsageError(f"--since takes an ISO time or 30m / 2h / 1d, got {args.since!r}") from None
+            if since.tzinfo is None:
+                since = since.replace(tzinfo=timezone.utc)
+    if args.tail is not None and args.tail < 1:
+        raise UsageError("--tail takes a positive number")
+    selected: deque[dict[str, Any]] = deque(maxlen=args.tail)
+    for record in read_records(path, settings.backups):
+        if args.denied and record.get("allowed") is not False:
+            continue
+        if since is not None:
+            try:
+                if datetime.fromisoformat(str(record.get("time"))) < since:
+                    continue
+            except ValueError:
+                continue
+        selected.append(record)
+    for record in selected:
+        print(json.dumps(record) if args.json else describe(record))
+    return EXIT_OK
 
 
 def run_config_show(args: argparse.Namespace) -> int:

@@ -8,8 +8,10 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Mapping
 
+from secure_shell.audit import AuditLog, Redactor, default_path
 from secure_shell.checker import Checker
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import SpawnError
@@ -68,6 +70,24 @@ class Runner:
         self.checker = checker
         self.store = store or OutputStore(StoreLimits.from_logging(config.logging),
                                           _log_directory(config))
+        self.audit = open_audit(config)
+
+    def record(self, event: str, origin: str, shell: ShellKind, command: str, cwd: str | None,
+               verdict: Verdict, execution: Execution | None = None, outcome: Outcome | None = None) -> None:
+        """One audit line: the decision, and what the execution did when there was one."""
+        if self.audit is None:
+            return
+        fields: dict[str, object] = {
+            "session": origin, "shell": shell.value, "cwd": cwd, "command": command, "allowed": verdict.allowed,
+            "reasons": [r.to_dict() for r in verdict.reasons if not verdict.allowed],
+        }
+        if execution is not None:
+            fields.update(executionId=execution.id, outputBytes=execution.buffer.total_bytes,
+                          outputLines=execution.buffer.total_lines)
+        if outcome is not None:
+            fields.update(exitCode=outcome.exit_code, durationMs=int(outcome.duration * 1000),
+                          status=outcome.status, timedOut=outcome.timed_out, stopped=outcome.cancelled)
+        self.audit.record(event, **fields)
 
     @property
     def limits(self) -> Limits:
@@ -113,9 +133,11 @@ class Runner:
         return Prepared(verdict, invocation, env, directory)
 
     async def run(self, shell: ShellKind, command: str, cwd: str | None, timeout: float,
-                  on_output: Callable[[str, bytes], None] | None = None, profile: str | None = None) -> RunResult:
+                  on_output: Callable[[str, bytes], None] | None = None, profile: str | None = None,
+                  origin: str = "cli") -> RunResult:
         prepared = self.prepare(shell, command, cwd, profile)
         if prepared.invocation is None or prepared.env is None:
+            self.record("denied", origin, shell, command, cwd, prepared.verdict)
             return RunResult(prepared.verdict)
         execution = self.store.start(shell.value, command, prepared.directory)
 
@@ -129,13 +151,21 @@ class Runner:
                                           self.config.resources.max_concurrent_commands)
         except BaseException:
             self.store.finish(execution, "stopped", None)
+            self.record("stopped", origin, shell, command, prepared.directory, prepared.verdict, execution)
             raise
         self.store.finish(execution, outcome.status, outcome.exit_code, outcome.timed_out)
+        self.record("finished", origin, shell, command, prepared.directory, prepared.verdict, execution, outcome)
         return RunResult(prepared.verdict, execution, outcome)
 
 
-def _log_directory(config: ResolvedConfig):  # type: ignore[no-untyped-def]
-    from pathlib import Path
+def open_audit(config: ResolvedConfig) -> AuditLog | None:
+    settings = config.audit
+    if not settings.enabled:
+        return None
+    path = Path(settings.path) if settings.path else default_path()
+    return AuditLog(path, settings.max_bytes, settings.backups, Redactor(settings.redact_patterns))
 
+
+def _log_directory(config: ResolvedConfig) -> Path | None:
     directory = config.logging.log_directory
     return Path(directory) if directory else None

@@ -163,7 +163,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                 scope = group.cancel_scope
                 group.start_soon(progress, scope)
                 try:
-                    result = await runner.run(kind, command, cwd, seconds, on_output, profile)
+                    result = await runner.run(kind, command, cwd, seconds, on_output, profile, origin_of(ctx))
                 finally:
                     scope.cancel()
         except SecureShellError as exc:
@@ -214,7 +214,9 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             prepared = runner.prepare(kind, command, cwd, profile)
         except SecureShellError as exc:
             raise ToolError(str(exc)) from None
+        origin = origin_of(ctx)
         if prepared.invocation is None:
+            runner.record("denied", origin, kind, command, cwd, prepared.verdict)
             return denial(prepared.verdict)
         running = sum(1 for e in background.values() if e.outcome is None and e.thread.is_alive())
         if running >= config.resources.max_background_commands:
@@ -224,6 +226,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             raise ToolError(f"{running_count()} commands are already running (maxConcurrentCommands "
                             f"{config.resources.max_concurrent_commands})")
         execution = store.start(kind.value, command, prepared.directory)
+        runner.record("started", origin, kind, command, prepared.directory, prepared.verdict, execution)
         cancel = threading.Event()
 
         def work() -> None:
@@ -232,6 +235,8 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                                           cancel, runner.limits, config.resources.max_concurrent_commands)
                 entry.outcome = outcome
                 store.finish(execution, outcome.status, outcome.exit_code, outcome.timed_out)
+                runner.record("finished", origin, kind, command, prepared.directory, prepared.verdict, execution,
+                              outcome)
             except SecureShellError as exc:
                 execution.buffer.feed("stderr", f"secure-shell: {exc}\n".encode())
                 store.finish(execution, "failed", None)
@@ -459,6 +464,13 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
 
     log.debug("server built with shells %s", names)
     return server
+
+
+def origin_of(ctx: Context) -> str:
+    """Who asked, for the audit trail: the HTTP session when there is one."""
+    headers = ctx.headers or {}
+    session_id = headers.get("mcp-session-id") if hasattr(headers, "get") else None
+    return f"mcp:{session_id}" if session_id else "mcp"
 
 
 def format_line(line: Line) -> str:

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from secure_shell.config.schema import (
     SHELL_NAMES,
     WCLI0_SHELL_BLOCKED_COMMANDS,
+    Audit,
     ConfigFile,
     Environment,
     Logging,
@@ -52,6 +53,7 @@ class ResolvedConfig:
     global_settings: Mapping[str, Any]
     shells: Mapping[ShellKind, ShellPolicy]
     logging: Logging
+    audit: Audit
     environment: Environment
     resources: Resources
     transport: Transport
@@ -73,6 +75,7 @@ class ResolvedConfig:
             result["disabledShells"] = [kind.value for kind, p in self.shells.items() if not p.enabled]
             result["logging"] = self.logging.model_dump(by_alias=True)
             result["resources"] = self.resources.model_dump(by_alias=True)
+            result["audit"] = self.audit.model_dump(by_alias=True)
             result["environment"] = {"passthrough": list(self.environment.passthrough),
                                      "set": {key: REDACTED for key in self.environment.set}}
             result["transport"] = self.transport.model_dump(by_alias=True)
@@ -108,6 +111,7 @@ def resolve(config: ConfigFile, source: str, start_dir: str) -> ResolvedConfig:
         ),
         shells=MappingProxyType(policies),
         logging=config.global_.logging,
+        audit=config.global_.audit,
         environment=config.global_.environment,
         resources=config.global_.resources,
         transport=config.transport,

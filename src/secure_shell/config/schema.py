@@ -204,7 +204,29 @@ class Resources(Section):
     )
 
 
+def _redaction_pattern(value: str) -> str:
+    try:
+        regex.compile(value)
+    except regex.error as exc:
+        raise ValueError(f"{value!r} is not a valid regular expression: {exc}") from None
+    return value
+
+
+class Audit(Section):
+    """One JSON line per decision and execution, with secrets masked."""
+
+    enabled: bool = True
+    path: Optional[AbsolutePath] = Field(None, description="Default: the user log directory's audit.jsonl.")
+    max_bytes: Annotated[int, Field(ge=1 << 16, le=1 << 30)] = Field(10 << 20, description="Rotate past this size.")
+    backups: Annotated[int, Field(ge=0, le=100)] = Field(5, description="Rotated files kept.")
+    redact_patterns: list[Annotated[str, AfterValidator(_redaction_pattern)]] = Field(
+        default_factory=list,
+        description="Extra regexes to mask (a named group `secret` masks only that part), on top of the built-in ones.",
+    )
+
+
 class Global(Section):
+    audit: Audit = Field(default_factory=Audit)
     environment: Environment = Field(default_factory=Environment)
     resources: Resources = Field(default_factory=Resources)
     security: Security = Field(default_factory=Security)
