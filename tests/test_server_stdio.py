@@ -336,3 +336,58 @@ async def test_tool_calls_are_audited(params: StdioServerParameters, tmp_path: P
     assert [(r["event"], r["session"]) for r in records] == [
         ("finished", "mcp"), ("denied", "mcp"), ("started", "mcp"), ("finished", "mcp")]
     assert records[3]["executionId"] == started.structured_content["executionId"]
+
+
+def ask_config(tmp_path: Path) -> StdioServerParameters:
+    conf = config_for(tmp_path, "  security:\n    askTimeout: 2\n")
+    conf.write_text(conf.read_text().replace("    blockedOperators: []\n",
+                                             "    blockedOperators: []\n    askCommands: [touch]\n"))
+    return server(tmp_path, "--config", str(conf))
+
+
+def answering(action: str, run: bool = True):  # noqa: ANN201 - an elicitation callback
+    from mcp.types import ElicitResult
+
+    asked: list[str] = []
+
+    async def callback(context, params):  # noqa: ANN001, ANN202
+        asked.append(params.message)
+        if action == "wait":
+            await anyio.sleep(10)
+        return ElicitResult(action=action, content={"run": run} if action == "accept" else None)
+
+    return callback, asked
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("action, run, ran", [("accept", True, True), ("accept", False, False),
+                                              ("decline", True, False), ("cancel", True, False)])
+async def test_ask_rules_run_only_after_the_user_confirms(tmp_path: Path, action: str, run: bool, ran: bool) -> None:
+    callback, asked = answering(action, run)
+    async with Client(ask_config(tmp_path), mode="legacy", elicitation_callback=callback) as client:
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": "touch made.txt"})
+    assert asked and "touch made.txt" in asked[0]
+    assert (tmp_path / "made.txt").exists() is ran
+    if not ran:
+        assert result.is_error and result.structured_content["reasons"][0]["rule"] == "ask-command"
+
+
+@pytest.mark.anyio
+async def test_ask_rules_deny_when_nobody_answers_in_time(tmp_path: Path) -> None:
+    callback, _ = answering("wait")
+    async with Client(ask_config(tmp_path), mode="legacy", elicitation_callback=callback) as client:
+        started = time.monotonic()
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": "touch late.txt"})
+    assert time.monotonic() - started < 6
+    assert result.is_error and "did not answer within 2 s" in result.content[0].text
+    assert not (tmp_path / "late.txt").exists()
+
+
+@pytest.mark.anyio
+async def test_ask_rules_deny_for_clients_without_elicitation(tmp_path: Path) -> None:
+    async with Client(ask_config(tmp_path)) as client:
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": "touch no.txt"})
+        plain = await client.call_tool("execute_command", {"shell": "bash", "command": "echo not asked"})
+    assert result.is_error and "cannot ask" in result.content[0].text
+    assert not (tmp_path / "no.txt").exists()
+    assert "not asked" in plain.content[0].text

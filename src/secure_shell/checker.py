@@ -26,9 +26,10 @@ class Checker:
         return self.config.shells[shell]
 
     def check(self, shell: ShellKind, command: str, cwd: str | None = None,
-              env: Mapping[str, str] | None = None) -> Verdict:
+              env: Mapping[str, str] | None = None, confirmed: bool = False) -> Verdict:
         policy = self.policy(shell)
-        return decide(command, policy, cwd, env, cross_check=self._worker, realpath=_realpath_for(policy))
+        return decide(command, policy, cwd, env, cross_check=self._worker, realpath=_realpath_for(policy),
+                      confirmed=confirmed)
 
     def check_directory(self, shell: ShellKind, path: str) -> DirectoryCheck:
         policy = self.policy(shell)

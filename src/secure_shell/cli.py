@@ -305,6 +305,10 @@ def run_run(args: argparse.Namespace) -> int:
         finally:
             runner.store.close()
     if result.outcome is None:
+        if result.verdict.decision.name == "ASK":
+            print("secure-shell: this command needs the user's confirmation (askCommands), which only an MCP "
+                  f"client can give\n{result.verdict.explain()}", file=sys.stderr)
+            return EXIT_DENIED
         print(f"secure-shell: denied by the policy\n{result.verdict.explain()}", file=sys.stderr)
         return EXIT_DENIED
     if result.outcome.timed_out:

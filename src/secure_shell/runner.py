@@ -17,7 +17,7 @@ from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import SpawnError
 from secure_shell.executor import Limits, Outcome, execute_async
 from secure_shell.output_store import Execution, OutputStore, StoreLimits
-from secure_shell.policy.verdict import Verdict
+from secure_shell.policy.verdict import Decision, Verdict
 from secure_shell.shells import Invocation, ShellKind, build_invocation, find_executable, host_directory
 
 # Pagers and colour codes make no sense for a reader that is a program.
@@ -111,13 +111,14 @@ class Runner:
         env.update(FIXED_ENVIRONMENT)
         return env
 
-    def prepare(self, shell: ShellKind, command: str, cwd: str | None, profile: str | None = None) -> Prepared:
+    def prepare(self, shell: ShellKind, command: str, cwd: str | None, profile: str | None = None,
+                confirmed: bool = False) -> Prepared:
         """Check the command; when allowed, the exact process that runs it."""
         policy = self.config.shells[shell]
         if not policy.enabled:
             raise SpawnError(f"shell {shell.value!r} is disabled")
         env = self.environment(profile, shell)
-        verdict = self.checker.check(shell, command, cwd, env)
+        verdict = self.checker.check(shell, command, cwd, env, confirmed)
         if not verdict.allowed:
             return Prepared(verdict)
         executable = find_executable(policy.executable)
@@ -134,10 +135,11 @@ class Runner:
 
     async def run(self, shell: ShellKind, command: str, cwd: str | None, timeout: float,
                   on_output: Callable[[str, bytes], None] | None = None, profile: str | None = None,
-                  origin: str = "cli") -> RunResult:
-        prepared = self.prepare(shell, command, cwd, profile)
+                  origin: str = "cli", confirmed: bool = False) -> RunResult:
+        prepared = self.prepare(shell, command, cwd, profile, confirmed)
         if prepared.invocation is None or prepared.env is None:
-            self.record("denied", origin, shell, command, cwd, prepared.verdict)
+            if prepared.verdict.decision is not Decision.ASK:
+                self.record("denied", origin, shell, command, cwd, prepared.verdict)
             return RunResult(prepared.verdict)
         execution = self.store.start(shell.value, command, prepared.directory)
 

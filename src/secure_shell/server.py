@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Optional
 
 import anyio
+from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.shared.exceptions import NoBackChannelError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, StrictBool, StrictInt
 
@@ -27,7 +29,7 @@ from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import ExecutionNotFound, SecureShellError
 from secure_shell.executor import Outcome, execute_tracked, running_count
 from secure_shell.output_store import SEARCH_SECONDS, Execution, Line, compile_pattern
-from secure_shell.policy.verdict import Verdict
+from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
 from secure_shell.runner import Runner
 from secure_shell.shells import SHELL_FACTS, ShellKind, find_executable
 
@@ -144,8 +146,19 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         cwd = working_dir if working_dir is not None else (session.cwd if session.cwd else policy.initial_dir)
         seconds = timeout if timeout is not None else policy.command_timeout
         lines_wanted = max_lines if max_lines is not None else logging_settings.max_output_lines
+        try:
+            first = runner.prepare(kind, command, cwd, profile)
+        except SecureShellError as exc:
+            raise ToolError(str(exc)) from None
+        confirmed = False
+        if first.verdict.decision is Decision.ASK:
+            refusal = await ask_user(ctx, kind, command, first.verdict, policy.ask_timeout)
+            if refusal is not None:
+                runner.record("denied", origin_of(ctx), kind, command, cwd, refusal)
+                return denial(refusal)
+            confirmed = True
         if background_run:
-            return await start_background(ctx, kind, command, cwd, seconds, profile)
+            return await start_background(ctx, kind, command, cwd, seconds, profile, confirmed)
         started = time.monotonic()
         counted = {"lines": 0}
 
@@ -163,7 +176,8 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                 scope = group.cancel_scope
                 group.start_soon(progress, scope)
                 try:
-                    result = await runner.run(kind, command, cwd, seconds, on_output, profile, origin_of(ctx))
+                    result = await runner.run(kind, command, cwd, seconds, on_output, profile, origin_of(ctx),
+                                              confirmed)
                 finally:
                     scope.cancel()
         except SecureShellError as exc:
@@ -209,9 +223,9 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                               is_error=outcome.timed_out or (outcome.exit_code not in (0, None)))
 
     async def start_background(ctx: Context, kind: ShellKind, command: str, cwd: Optional[str], seconds: int,
-                               profile: Optional[str]) -> CallToolResult:
+                               profile: Optional[str], confirmed: bool) -> CallToolResult:
         try:
-            prepared = runner.prepare(kind, command, cwd, profile)
+            prepared = runner.prepare(kind, command, cwd, profile, confirmed)
         except SecureShellError as exc:
             raise ToolError(str(exc)) from None
         origin = origin_of(ctx)
@@ -464,6 +478,35 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
 
     log.debug("server built with shells %s", names)
     return server
+
+
+class Confirmation(BaseModel):
+    run: bool = Field(description="Run this command?")
+
+
+async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict, timeout: int) -> Optional[Verdict]:
+    """Ask the user through MCP elicitation; None when they confirmed, else the denying Verdict."""
+    why = "; ".join(r.message for r in verdict.reasons if r.decision is Decision.ASK)
+
+    def refused(message: str) -> Verdict:
+        return Verdict.of([Reason(ASK_COMMAND, f"{message} ({why})", command[:200])], verdict.commands, verdict.paths)
+
+    capabilities = ctx.client_capabilities
+    if capabilities is None or getattr(capabilities, "elicitation", None) is None:
+        return refused("this command needs the user's confirmation, and this client cannot ask (no elicitation support)")
+    message = f"The policy asks before running this {kind.value} command:\n\n{command}\n\nWhy: {why}"
+    try:
+        with anyio.fail_after(timeout):
+            answer = await ctx.elicit(message, Confirmation)
+    except TimeoutError:
+        return refused(f"the user did not answer within {timeout} s")
+    except NoBackChannelError:
+        return refused("this command needs the user's confirmation, and this connection cannot ask")
+    except MCPError as exc:
+        return refused(f"asking the user failed: {exc}")
+    if answer.action == "accept" and answer.data.run:
+        return None
+    return refused("the user declined" if answer.action != "cancel" else "the user dismissed the question")
 
 
 def origin_of(ctx: Context) -> str:

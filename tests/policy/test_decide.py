@@ -142,3 +142,13 @@ def test_every_reason_id_used_is_declared() -> None:
 
     for command in ("sudo ls", "$X", "cat /etc/x", "ls &&", "eval $X", "alias a=b", "PATH=x ls"):
         assert set(check("bash", command).rules) <= R.REASON_IDS
+
+
+def test_ask_commands_give_an_ask_verdict_that_confirmation_lifts() -> None:
+    policy = with_rules("bash", restrictions__askCommands=["git"])
+    asked = decide("ls && env git push", policy, cwd_for("bash"), ENV)
+    assert asked.decision is Decision.ASK and asked.rules == ("ask-command",) and not asked.allowed
+    assert decide("ls && env git push", policy, cwd_for("bash"), ENV, confirmed=True).allowed
+    both = decide("git push; sudo ls", policy, cwd_for("bash"), ENV)
+    assert both.decision is Decision.DENY and both.rules == ("blocked-command",)
+    assert decide("echo git", policy, cwd_for("bash"), ENV).allowed

@@ -139,6 +139,7 @@ def _resolve_shell(
         shell_blocked = list(WCLI0_SHELL_BLOCKED_COMMANDS.get(kind.value, ()))
     blocked_commands = _extend(restr.blocked_commands, shell_blocked)
     blocked_arguments = _extend(restr.blocked_arguments, getattr(restr_over, "blocked_arguments", None))
+    ask_commands = _extend(restr.ask_commands, getattr(restr_over, "ask_commands", None))
     blocked_operators = _first(getattr(restr_over, "blocked_operators", None), restr.blocked_operators)
     allowed_commands = _first(getattr(restr_over, "allowed_commands", None), restr.allowed_commands)
 
@@ -203,6 +204,8 @@ def _resolve_shell(
         restrict_working_directory=security["restrict_working_directory"],
         blocked_commands=blocked_commands,
         allowed_commands=None if allowed_commands is None else tuple(dict.fromkeys(allowed_commands)),
+        ask_commands=ask_commands,
+        ask_timeout=security["ask_timeout"],
         blocked_arguments=blocked_arguments,
         blocked_operators=tuple(dict.fromkeys(blocked_operators)),
         allowed_paths=tuple(allowed),

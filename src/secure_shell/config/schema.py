@@ -102,6 +102,9 @@ class Security(Section):
     restrict_working_directory: bool = Field(
         True, description="Working directory, cd targets, path arguments and redirections must lie in allowedPaths."
     )
+    ask_timeout: Annotated[int, Field(ge=1, le=3600)] = Field(
+        120, description="Seconds to wait for the user to confirm an askCommands command; then it is denied."
+    )
 
 
 WCLI0_BLOCKED_COMMANDS = ("format", "shutdown", "restart", "reg", "regedit", "net", "netsh", "takeown", "icacls")
@@ -127,6 +130,10 @@ class Restrictions(Section):
     )
     allowed_commands: Optional[list[CommandName]] = Field(
         None, description="When present, default-deny: only these command names may run."
+    )
+    ask_commands: list[CommandName] = Field(
+        default_factory=list,
+        description="Command names that run only after the user confirms through MCP elicitation.",
     )
 
 
@@ -271,7 +278,7 @@ def partial_of(model: type[Section], name: str, replaceable: tuple[str, ...] = (
 
 SecurityOverride = partial_of(Security, "SecurityOverride")
 RestrictionsOverride = partial_of(
-    Restrictions, "RestrictionsOverride", replaceable=("blocked_commands", "blocked_arguments")
+    Restrictions, "RestrictionsOverride", replaceable=("blocked_commands", "blocked_arguments", "ask_commands")
 )
 PathsOverride = partial_of(Paths, "PathsOverride")
 

@@ -85,9 +85,13 @@ def decide(
     *,
     cross_check: CrossCheck | None = None,
     realpath: Realpath | None = None,
+    confirmed: bool = False,
 ) -> Verdict:
-    """The Verdict for running `command` in `policy`'s shell from `cwd`. Never raises."""
-    engine = _Engine(policy, dict(env or {}), cross_check, realpath)
+    """The Verdict for running `command` in `policy`'s shell from `cwd`. Never raises.
+
+    A command on askCommands gives an ASK verdict unless `confirmed` (the user said yes).
+    """
+    engine = _Engine(policy, dict(env or {}), cross_check, realpath, confirmed)
     try:
         engine.run(command, cwd)
     except RecursionError:
@@ -146,7 +150,8 @@ def _argument_matchers(entries: tuple[str, ...]) -> tuple[tuple[str, regex.Patte
 
 class _Engine:
     def __init__(self, policy: ShellPolicy, env: dict[str, str], cross_check: CrossCheck | None,
-                 realpath: Realpath | None) -> None:
+                 realpath: Realpath | None, confirmed: bool = False) -> None:
+        self.confirmed = confirmed
         self.policy = policy
         self.env = env
         self.cross_check = cross_check
@@ -162,8 +167,8 @@ class _Engine:
 
     # --- bookkeeping -------------------------------------------------------------------------
 
-    def deny(self, rule: str, message: str, text: str) -> None:
-        reason = Reason(rule, message, text[:200])
+    def deny(self, rule: str, message: str, text: str, decision: Decision = Decision.DENY) -> None:
+        reason = Reason(rule, message, text[:200], decision)
         if reason not in self.reasons:
             self.reasons.append(reason)
 
@@ -324,6 +329,8 @@ class _Engine:
         if _matches(keys, _command_matchers(self.policy.blocked_commands, dialect)):
             self.deny(R.BLOCKED_COMMAND, f"{name!r} is a blocked command{where}", name)
             return
+        if not probe and not self.confirmed and _matches(keys, _command_matchers(self.policy.ask_commands, dialect)):
+            self.deny(R.ASK_COMMAND, f"{name!r} runs only after the user confirms{where}", name, Decision.ASK)
         if probe or self.policy.allowed_commands is None:
             return
         if _matches(keys, _command_matchers(self.policy.allowed_commands, dialect)):

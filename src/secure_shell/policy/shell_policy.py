@@ -36,6 +36,8 @@ class ShellPolicy:
     allowed_paths: tuple[str, ...]
     initial_dir: str | None
     skipped_paths: tuple[SkippedPath, ...] = ()
+    ask_commands: tuple[str, ...] = ()
+    ask_timeout: int = 120
 
     def to_dict(self) -> dict[str, Any]:
         """The policy as plain data, in the config file's vocabulary (for config show / get_config)."""
@@ -49,12 +51,14 @@ class ShellPolicy:
                 "commandTimeout": self.command_timeout,
                 "enableInjectionProtection": self.enable_injection_protection,
                 "restrictWorkingDirectory": self.restrict_working_directory,
+                "askTimeout": self.ask_timeout,
             },
             "restrictions": {
                 "blockedCommands": list(self.blocked_commands),
                 "allowedCommands": None if self.allowed_commands is None else list(self.allowed_commands),
                 "blockedArguments": list(self.blocked_arguments),
                 "blockedOperators": list(self.blocked_operators),
+                "askCommands": list(self.ask_commands),
             },
             "paths": {
                 "allowedPaths": list(self.allowed_paths),

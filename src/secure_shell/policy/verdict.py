@@ -42,12 +42,13 @@ BLOCKED_OPERATOR = "blocked-operator"
 PATH_OUTSIDE = "path-outside-allowed"
 PATH_UNRESOLVABLE = "path-unresolvable"
 WORKING_DIRECTORY = "working-directory-outside-allowed"
+ASK_COMMAND = "ask-command"
 
 REASON_IDS = frozenset({
     ALLOWED, EMPTY_COMMAND, COMMAND_TOO_LONG, CONTROL_CHARACTER, TOO_COMPLEX, PARSE_FAILED, PARSE_TIMEOUT,
     PARSERS_DISAGREE, UNSUPPORTED_CONSTRUCT, DYNAMIC_COMMAND, NESTED_SCRIPT, WRAPPER_OPTION, SHADOWING,
     DANGEROUS_VARIABLE, INLINE_CODE, BLOCKED_COMMAND, NOT_ALLOWED_COMMAND, BLOCKED_ARGUMENT, BLOCKED_OPERATOR,
-    PATH_OUTSIDE, PATH_UNRESOLVABLE, WORKING_DIRECTORY,
+    PATH_OUTSIDE, PATH_UNRESOLVABLE, WORKING_DIRECTORY, ASK_COMMAND,
 })
 
 
@@ -127,7 +128,7 @@ class Verdict:
 
     def explain(self) -> str:
         """Readable text: one line per reason."""
-        head = "allowed" if self.allowed else "denied"
+        head = "allowed" if self.allowed else ("needs confirmation" if self.decision is Decision.ASK else "denied")
         lines = [head]
         for reason in self.reasons:
             if reason.rule == ALLOWED:
