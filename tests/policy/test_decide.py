@@ -150,5 +150,5 @@ def test_ask_commands_give_an_ask_verdict_that_confirmation_lifts() -> None:
     assert asked.decision is Decision.ASK and asked.rules == ("ask-command",) and not asked.allowed
     assert decide("ls && env git push", policy, cwd_for("bash"), ENV, confirmed=True).allowed
     both = decide("git push; sudo ls", policy, cwd_for("bash"), ENV)
-    assert both.decision is Decision.DENY and both.rules == ("blocked-command",)
+    assert both.decision is Decision.DENY and both.rules == ("ask-command", "blocked-command")
     assert decide("echo git", policy, cwd_for("bash"), ENV).allowed
