@@ -243,8 +243,8 @@ class Global(Section):
 
 
 # Tags of the list-or-{replace} union; the loader drops them from error locations.
-LIST_TAG = "list"
-REPLACE_TAG = "replace-list"
+LIST_TAG = "<list>"
+REPLACE_TAG = "<replace>"
 UNION_TAGS = frozenset({LIST_TAG, REPLACE_TAG})
 
 
