@@ -5,20 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.policy.conftest import assert_allowed, assert_denied, check
+from tests.policy.conftest import B, D, P, U, N, F, X, V, S, I, W, C, assert_allowed, assert_denied, check
 
-B = "blocked-command"
-D = "dynamic-command-word"
-P = "path-outside-allowed"
-U = "path-unresolvable"
-N = "nested-script-unreadable"
-F = "parse-failed"
-X = "unsupported-construct"
-V = "dangerous-variable"
-S = "command-shadowing"
-I = "inline-code"
-W = "unknown-wrapper-option"
-C = "control-character"
 
 DENIED = [
     # chaining and separators: every command of a list is checked

@@ -6,19 +6,8 @@ import pytest
 
 from secure_shell.policy import cmd
 from secure_shell.policy.parsed import Limits
-from tests.policy.conftest import assert_allowed, assert_denied, check
+from tests.policy.conftest import B, D, P, U, N, F, X, V, S, W, C, assert_allowed, assert_denied, check
 
-B = "blocked-command"
-D = "dynamic-command-word"
-P = "path-outside-allowed"
-U = "path-unresolvable"
-N = "nested-script-unreadable"
-F = "parse-failed"
-X = "unsupported-construct"
-V = "dangerous-variable"
-S = "command-shadowing"
-W = "unknown-wrapper-option"
-C = "control-character"
 
 DENIED = [
     # operators: every command of the line is checked

@@ -7,18 +7,8 @@ import base64
 import pytest
 
 from secure_shell.policy import powershell
-from tests.policy.conftest import assert_allowed, assert_denied, check
+from tests.policy.conftest import B, D, P, U, N, F, X, S, I, W, assert_allowed, assert_denied, check
 
-B = "blocked-command"
-D = "dynamic-command-word"
-P = "path-outside-allowed"
-U = "path-unresolvable"
-N = "nested-script-unreadable"
-F = "parse-failed"
-X = "unsupported-construct"
-S = "command-shadowing"
-I = "inline-code"
-W = "unknown-wrapper-option"
 
 
 def enc(script: str) -> str:

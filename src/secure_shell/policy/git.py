@@ -11,7 +11,7 @@ import shlex
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import Word
-from secure_shell.policy.wrappers import Inner, PathUse, Refusal, Resolution, Script
+from secure_shell.policy.wrappers import Inner, PathUse, Refusal, Resolution, Script, option_scripts
 
 GLOBAL_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
                                   "--config-env", "--attr-source", "--list-cmds"})
@@ -112,12 +112,7 @@ def _subcommand(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
             elif sub == "clone" and word.value == "-u":
                 out.append(Refusal(R.NESTED_SCRIPT, "git clone -u names a program to run", "-u"))
     if sub == "rebase":
-        for j, word in enumerate(args):
-            value = word.value or ""
-            if value in ("-x", "--exec") and j + 1 < len(args):
-                out.append(_script(args[j + 1], "git rebase --exec"))
-            elif value.startswith("--exec="):
-                out.append(_script(Word(value[7:], value[7:]), "git rebase --exec"))
+        out.extend(option_scripts(args, ("-x", "--exec"), "bash", "git rebase --exec"))
     elif sub == "bisect" and args and args[0].value == "run" and len(args) > 1:
         out.append(Inner(args[1:], "git bisect run"))
     elif sub == "submodule" and "foreach" in [w.value for w in args]:
@@ -130,12 +125,7 @@ def _subcommand(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
         elif rest:
             out.append(Script("bash", " ".join(w.value or "" for w in rest), "git submodule foreach"))
     elif sub == "difftool":
-        for j, word in enumerate(args):
-            value = word.value or ""
-            if value in ("-x", "--extcmd") and j + 1 < len(args):
-                out.append(_script(args[j + 1], "git difftool --extcmd"))
-            elif value.startswith("--extcmd="):
-                out.append(_script(Word(value[9:], value[9:]), "git difftool --extcmd"))
+        out.extend(option_scripts(args, ("-x", "--extcmd"), "bash", "git difftool --extcmd"))
     elif sub == "filter-branch":
         for j, word in enumerate(args):
             if word.value in FILTER_BRANCH_SCRIPTS and j + 1 < len(args):

@@ -497,25 +497,26 @@ def _alias(words: tuple[Word, ...]) -> list[Resolution]:
 
 
 def _package_runner(words: tuple[Word, ...]) -> list[Resolution]:
-    for i, word in enumerate(words[1:], start=1):
-        value = word.value or ""
-        if value in ("-c", "--call") and i + 1 < len(words):
-            return [_word_script("bash", words[i + 1], f"{words[0].source} -c")]
-        if value.startswith("--call="):
-            return [_word_script("bash", Word(value[7:], value[7:]), f"{words[0].source} --call")]
-    return []
+    return option_scripts(words[1:], ("-c", "--call"), "bash", f"{words[0].source} -c")
 
 
 def _value_script(words: tuple[Word, ...], options: tuple[str, ...], dialect: str, what: str) -> list[Resolution]:
-    for i, word in enumerate(words[1:], start=1):
+    return option_scripts(words[1:], options, dialect, what)
+
+
+def option_scripts(args: tuple[Word, ...], options: tuple[str, ...], dialect: str, label: str) -> list[Resolution]:
+    """Every script given to one of `options`: `-x SCRIPT`, `--exec=SCRIPT`, `-xSCRIPT`."""
+    found: list[Resolution] = []
+    for i, word in enumerate(args):
         value = word.value or ""
         for option in options:
-            if value == option and i + 1 < len(words):
-                return [_word_script(dialect, words[i + 1], what)]
-            if value.startswith(option + "=") or (len(option) == 2 and value.startswith(option) and len(value) > 2):
-                text = value.split("=", 1)[1] if "=" in value else value[2:]
-                return [_word_script(dialect, Word(text, text), what)]
-    return []
+            if value == option and i + 1 < len(args):
+                found.append(_word_script(dialect, args[i + 1], label))
+            elif value.startswith(option + "=") or (len(option) == 2 and value.startswith(option) and len(value) > 2
+                                                     and not value.startswith("--")):
+                text = value.split("=", 1)[1] if value.startswith(option + "=") else value[2:]
+                found.append(_word_script(dialect, Word(text, text), label))
+    return found
 
 
 _AWK_EXEC = re.compile(r"\bsystem\s*\(|\|\s*getline|\|&|\bprint[f]?\b[^;{}]*\|\s*\"|close\s*\(")
