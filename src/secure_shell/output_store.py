@@ -529,6 +529,10 @@ class OutputStore:
             raise ExecutionNotFound(f"no execution with id {execution_id!r} (it may have been evicted)")
         return execution
 
+    def has(self, execution_id: str) -> bool:
+        with self._lock:
+            return execution_id in self._executions
+
     def list(self) -> list[Execution]:
         with self._lock:
             return list(self._executions.values())

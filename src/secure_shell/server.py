@@ -232,7 +232,9 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         if prepared.invocation is None:
             runner.record("denied", origin, kind, command, cwd, prepared.verdict)
             return denial(prepared.verdict)
-        running = sum(1 for e in background.values() if e.outcome is None and e.thread.is_alive())
+        for finished_id in [i for i, e in background.items() if not e.thread.is_alive() and not store.has(i)]:
+            del background[finished_id]  # evicted from the store: nothing left to stop or read
+        running = sum(1 for e in background.values() if e.thread.is_alive())
         if running >= config.resources.max_background_commands:
             raise ToolError(f"{running} background commands are already running (maxBackgroundCommands "
                             f"{config.resources.max_background_commands}); stop one with stop_command first")
