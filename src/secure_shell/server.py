@@ -147,12 +147,12 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         seconds = timeout if timeout is not None else policy.command_timeout
         lines_wanted = max_lines if max_lines is not None else logging_settings.max_output_lines
         try:
-            first = runner.prepare(kind, command, cwd, profile)
+            checked = runner.prepare(kind, command, cwd, profile)
         except SecureShellError as exc:
             raise ToolError(str(exc)) from None
         confirmed = False
-        if first.verdict.decision is Decision.ASK:
-            refusal = await ask_user(ctx, kind, command, first.verdict, policy.ask_timeout)
+        if checked.verdict.decision is Decision.ASK:
+            refusal = await ask_user(ctx, kind, command, checked.verdict, policy.ask_timeout)
             if refusal is not None:
                 runner.record("denied", origin_of(ctx), kind, command, cwd, refusal)
                 return denial(refusal)
@@ -165,7 +165,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         def on_output(stream: str, data: bytes) -> None:
             counted["lines"] += data.count(b"\n")
 
-        async def progress(scope: anyio.CancelScope) -> None:
+        async def progress() -> None:
             while True:
                 await anyio.sleep(PROGRESS_EVERY)
                 elapsed = time.monotonic() - started
@@ -173,13 +173,12 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
 
         try:
             async with anyio.create_task_group() as group:
-                scope = group.cancel_scope
-                group.start_soon(progress, scope)
+                group.start_soon(progress)
                 try:
                     result = await runner.run(kind, command, cwd, seconds, on_output, profile, origin_of(ctx),
                                               confirmed)
                 finally:
-                    scope.cancel()
+                    group.cancel_scope.cancel()
         except SecureShellError as exc:
             raise ToolError(str(exc)) from None
         if result.outcome is None or result.execution is None:
@@ -310,9 +309,6 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
 
     # --- output ----------------------------------------------------------------------------
 
-    def status_of(execution: Execution) -> str:
-        return execution.status
-
     def get_command_output(
         executionId: Annotated[str, Field(description="The id execute_command returned.", max_length=64)],
         startLine: Annotated[Optional[StrictInt], Field(description="First line, 1-based; negative counts from the end.")] = None,
@@ -336,7 +332,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             lines = cap_bytes(list(found.matches), logging_settings.max_return_bytes)
             head = (f"{found.total_matches} matching lines of {buffer.total_lines} (status: {execution.status})"
                     + (f"; showing the first {sum(1 for _ in lines)}" if found.truncated else ""))
-            data = OutputResult(executionId=executionId, status=status_of(execution), totalLines=buffer.total_lines,
+            data = OutputResult(executionId=executionId, status=execution.status, totalLines=buffer.total_lines,
                                 returnedLines=len(lines), lines=[line_dict(l) for l in lines],
                                 totalMatches=found.total_matches, truncated=found.truncated)
         else:
@@ -348,7 +344,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                          f"(the first {buffer.head_lines} and the latest lines are kept)")
             if window.truncated:
                 head += f"; cut to {len(lines)} lines by maxLines/maxReturnBytes"
-            data = OutputResult(executionId=executionId, status=status_of(execution), totalLines=buffer.total_lines,
+            data = OutputResult(executionId=executionId, status=execution.status, totalLines=buffer.total_lines,
                                 returnedLines=len(lines), lines=[line_dict(l) for l in lines], truncated=window.truncated,
                                 droppedLines=list(window.dropped) if window.dropped else None)
         text = "\n".join([head, *(f"{l.number}: {format_line(l)}" for l in lines)])
