@@ -365,45 +365,50 @@ class OutputBuffer:
         """Every stored line matching `pattern`; the first `max_lines` (with context) returned.
 
         Matching lines and their context are cut out of the text being searched, so a search
-        reads the stored output once.
+        reads the stored output once. A plain ASCII pattern searches the head file's bytes
+        without decoding them (ASCII case folding, which is all such a pattern can need).
         """
         self._flush()
         found: dict[int, Line] = {}
         missing: set[int] = set()
         returned = total = 0
+        raw_pattern = _ascii_literal(pattern)
         with self._lock:
             blocks = [(b.first, b.text) for b in self._tail]
-        for first, text in itertools.chain(self._head_chunks(), blocks):
-            for number, begin, end in _matching_lines(pattern, text, first, deadline):
+        head = self._head_chunks(raw=raw_pattern is not None)
+        for first, text in itertools.chain(head, blocks):
+            use = raw_pattern if isinstance(text, bytes) and raw_pattern is not None else pattern
+            newline = b"\n" if isinstance(text, bytes) else "\n"
+            for number, begin, end in _matching_lines(use, text, first, deadline):
                 total += 1
                 if returned >= max_lines:
                     continue
                 returned += 1
-                found[number] = Line(number, self.stream_of(number), text[begin:end])
+                found[number] = Line(number, self.stream_of(number), _text(text[begin:end]))
                 before, after = begin, end
                 for distance in range(1, context + 1):
                     if before == 0:
                         missing.update(range(max(1, number - context), number - distance + 1))
                         break
-                    start = text.rfind("\n", 0, before - 1) + 1
+                    start = text.rfind(newline, 0, before - 1) + 1
                     found.setdefault(number - distance, Line(number - distance, self.stream_of(number - distance),
-                                                             text[start:before - 1]))
+                                                             _text(text[start:before - 1])))
                     before = start
                 for distance in range(1, context + 1):
                     if after + 1 >= len(text):
                         missing.update(range(number + distance, number + context + 1))
                         break
-                    stop = text.find("\n", after + 1)
+                    stop = text.find(newline, after + 1)
                     found.setdefault(number + distance, Line(number + distance, self.stream_of(number + distance),
-                                                             text[after + 1:stop]))
+                                                             _text(text[after + 1:stop])))
                     after = stop
         for line in self._lines_at(sorted(missing - found.keys())):
             found[line.number] = line
         lines = tuple(found[n] for n in sorted(found) if n <= self.total_lines)
         return SearchResult(lines, total, total > returned)
 
-    def _head_chunks(self) -> Iterator[tuple[int, str]]:
-        """The head file as (first line number, text of whole lines), a few megabytes at a time."""
+    def _head_chunks(self, raw: bool = False) -> Iterator[tuple[int, str | bytes]]:
+        """The head file as (first line number, whole lines), a few megabytes at a time."""
         first = 1
         with open(self.path, "rb") as handle:
             left = self.head_bytes
@@ -417,9 +422,9 @@ class OutputBuffer:
                 cut = data.rfind(b"\n") + 1
                 carry = data[cut:]
                 if cut:
-                    text = data[:cut].decode("utf-8", "replace")
-                    yield first, text
-                    first += text.count("\n")
+                    chunk = data[:cut]
+                    yield first, (chunk if raw else chunk.decode("utf-8", "replace"))
+                    first += chunk.count(b"\n")
 
     def _lines_at(self, numbers: list[int]) -> Iterator[Line]:
         if not numbers:
@@ -456,22 +461,38 @@ def _split_long_lines(text: str) -> str:
     return "".join(pieces)
 
 
-def _matching_lines(pattern: regex.Pattern[str], text: str, first: int,
+_LITERAL_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-/:=,@#%&!~'\"<>;")
+
+
+def _ascii_literal(pattern: regex.Pattern[str]) -> regex.Pattern[bytes] | None:
+    """The bytes form of a pattern that is plain ASCII text (no regex syntax), else None."""
+    text = pattern.pattern
+    if not text or not set(text) <= _LITERAL_CHARACTERS:
+        return None
+    return regex.compile(text.encode("ascii"), pattern.flags & regex.IGNORECASE)
+
+
+def _text(piece: str | bytes) -> str:
+    return piece.decode("utf-8", "replace") if isinstance(piece, bytes) else piece
+
+
+def _matching_lines(pattern: regex.Pattern[str] | regex.Pattern[bytes], text: str | bytes, first: int,
                     deadline: float) -> Iterator[tuple[int, int, int]]:
     """(line number counting from `first`, start, end) of each line of `text` that matches."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise SearchTimeout(f"search stopped after {SEARCH_SECONDS:.0f} s")
+    newline = b"\n" if isinstance(text, bytes) else "\n"
     position, line, line_end = 0, first, -1
     try:
-        for match in pattern.finditer(text, timeout=remaining):
+        for match in pattern.finditer(text, timeout=remaining):  # type: ignore[arg-type]
             at = match.start()
             if at <= line_end:
                 continue  # another match on a line already reported
-            line += text.count("\n", position, at)
+            line += text.count(newline, position, at)  # type: ignore[arg-type]
             position = at
-            begin = text.rfind("\n", 0, at) + 1
-            line_end = text.find("\n", at)
+            begin = text.rfind(newline, 0, at) + 1  # type: ignore[arg-type]
+            line_end = text.find(newline, at)  # type: ignore[arg-type]
             if line_end == -1:
                 line_end = len(text)
             yield line, begin, line_end
