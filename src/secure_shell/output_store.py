@@ -374,15 +374,21 @@ class OutputBuffer:
         returned = total = 0
         raw_pattern = _ascii_literal(pattern)
         with self._lock:
-            blocks = [(b.first, b.text) for b in self._tail]
-        head = self._head_chunks(raw=raw_pattern is not None)
-        for first, text in itertools.chain(head, blocks):
+            blocks: list[tuple[int | None, str | bytes]] = [(b.first, b.text) for b in self._tail]
+        head = ((None, chunk) for chunk in self._head_chunks(raw=raw_pattern is not None))
+        next_head_line = 1
+        for known_first, text in itertools.chain(head, blocks):
             use = raw_pattern if isinstance(text, bytes) and raw_pattern is not None else pattern
             newline = b"\n" if isinstance(text, bytes) else "\n"
-            for number, begin, end in _matching_lines(use, text, first, deadline):
+            first = known_first if known_first is not None else next_head_line
+            position, line = 0, first
+            for begin, end in _matching_spans(use, text, deadline):
                 total += 1
                 if returned >= max_lines:
-                    continue
+                    continue  # only counted: line numbers are needed for returned lines alone
+                line += text.count(newline, position, begin)  # type: ignore[arg-type]
+                position = begin
+                number = line
                 returned += 1
                 found[number] = Line(number, self.stream_of(number), _text(text[begin:end]))
                 before, after = begin, end
@@ -390,7 +396,7 @@ class OutputBuffer:
                     if before == 0:
                         missing.update(range(max(1, number - context), number - distance + 1))
                         break
-                    start = text.rfind(newline, 0, before - 1) + 1
+                    start = text.rfind(newline, 0, before - 1) + 1  # type: ignore[arg-type]
                     found.setdefault(number - distance, Line(number - distance, self.stream_of(number - distance),
                                                              _text(text[start:before - 1])))
                     before = start
@@ -398,18 +404,19 @@ class OutputBuffer:
                     if after + 1 >= len(text):
                         missing.update(range(number + distance, number + context + 1))
                         break
-                    stop = text.find(newline, after + 1)
+                    stop = text.find(newline, after + 1)  # type: ignore[arg-type]
                     found.setdefault(number + distance, Line(number + distance, self.stream_of(number + distance),
                                                              _text(text[after + 1:stop])))
                     after = stop
-        for line in self._lines_at(sorted(missing - found.keys())):
-            found[line.number] = line
+            if known_first is None and returned < max_lines:
+                next_head_line = first + text.count(newline)  # type: ignore[arg-type]
+        for line_ in self._lines_at(sorted(missing - found.keys())):
+            found[line_.number] = line_
         lines = tuple(found[n] for n in sorted(found) if n <= self.total_lines)
         return SearchResult(lines, total, total > returned)
 
-    def _head_chunks(self, raw: bool = False) -> Iterator[tuple[int, str | bytes]]:
-        """The head file as (first line number, whole lines), a few megabytes at a time."""
-        first = 1
+    def _head_chunks(self, raw: bool = False) -> Iterator[str | bytes]:
+        """The head file in pieces of whole lines, a few megabytes at a time."""
         with open(self.path, "rb") as handle:
             left = self.head_bytes
             carry = b""
@@ -423,8 +430,7 @@ class OutputBuffer:
                 carry = data[cut:]
                 if cut:
                     chunk = data[:cut]
-                    yield first, (chunk if raw else chunk.decode("utf-8", "replace"))
-                    first += chunk.count(b"\n")
+                    yield chunk if raw else chunk.decode("utf-8", "replace")
 
     def _lines_at(self, numbers: list[int]) -> Iterator[Line]:
         if not numbers:
@@ -476,26 +482,24 @@ def _text(piece: str | bytes) -> str:
     return piece.decode("utf-8", "replace") if isinstance(piece, bytes) else piece
 
 
-def _matching_lines(pattern: regex.Pattern[str] | regex.Pattern[bytes], text: str | bytes, first: int,
-                    deadline: float) -> Iterator[tuple[int, int, int]]:
-    """(line number counting from `first`, start, end) of each line of `text` that matches."""
+def _matching_spans(pattern: regex.Pattern[str] | regex.Pattern[bytes], text: str | bytes,
+                    deadline: float) -> Iterator[tuple[int, int]]:
+    """(start, end) of each line of `text` that `pattern` matches, in order, each line once."""
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise SearchTimeout(f"search stopped after {SEARCH_SECONDS:.0f} s")
     newline = b"\n" if isinstance(text, bytes) else "\n"
-    position, line, line_end = 0, first, -1
+    line_end = -1
     try:
         for match in pattern.finditer(text, timeout=remaining):  # type: ignore[arg-type]
             at = match.start()
             if at <= line_end:
                 continue  # another match on a line already reported
-            line += text.count(newline, position, at)  # type: ignore[arg-type]
-            position = at
             begin = text.rfind(newline, 0, at) + 1  # type: ignore[arg-type]
             line_end = text.find(newline, at)  # type: ignore[arg-type]
             if line_end == -1:
                 line_end = len(text)
-            yield line, begin, line_end
+            yield begin, line_end
     except TimeoutError:
         raise SearchTimeout(f"search stopped after {SEARCH_SECONDS:.0f} s") from None
 
