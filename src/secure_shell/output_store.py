@@ -33,7 +33,8 @@ from secure_shell.errors import ExecutionNotFound, SecureShellError
 STDOUT, STDERR = "stdout", "stderr"
 MAX_LINE_CHARS = 65536  # a longer line is split: no single line can hold unbounded text
 SEARCH_SECONDS = 1.0
-SEARCH_CHUNK = 4 << 20
+SEARCH_CHUNK = 4 << 20  # decoded text: a str may take four bytes a character
+RAW_SEARCH_CHUNK = 32 << 20  # raw bytes: the whole default head in one read, no copies at seams
 BINARY_SAMPLE = 8192
 MAX_STREAM_RUNS = 100_000
 
@@ -421,15 +422,15 @@ class OutputBuffer:
             left = self.head_bytes
             carry = b""
             while left > 0:
-                data = handle.read(min(SEARCH_CHUNK, left))
+                data = handle.read(min(RAW_SEARCH_CHUNK if raw else SEARCH_CHUNK, left))
                 if not data:
                     return
                 left -= len(data)
-                data = carry + data
+                data = carry + data if carry else data
                 cut = data.rfind(b"\n") + 1
                 carry = data[cut:]
                 if cut:
-                    chunk = data[:cut]
+                    chunk = data[:cut] if cut < len(data) else data
                     yield chunk if raw else chunk.decode("utf-8", "replace")
 
     def _lines_at(self, numbers: list[int]) -> Iterator[Line]:
