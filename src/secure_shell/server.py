@@ -24,7 +24,6 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, StrictBool, StrictInt
 
 from secure_shell import __version__
-from secure_shell.checker import Checker
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import ExecutionNotFound, SecureShellError
 from secure_shell.executor import Outcome, execute_tracked, running_count

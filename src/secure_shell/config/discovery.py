@@ -7,7 +7,6 @@ an error too: a typo in a path must not quietly hand the agent a different polic
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path

@@ -13,7 +13,7 @@ import ntpath
 import posixpath
 import re
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from types import ModuleType
 from typing import Callable, Mapping
