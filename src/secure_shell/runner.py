@@ -135,8 +135,10 @@ class Runner:
 
     async def run(self, shell: ShellKind, command: str, cwd: str | None, timeout: float,
                   on_output: Callable[[str, bytes], None] | None = None, profile: str | None = None,
-                  origin: str = "cli", confirmed: bool = False) -> RunResult:
-        prepared = self.prepare(shell, command, cwd, profile, confirmed)
+                  origin: str = "cli", confirmed: bool = False, prepared: Prepared | None = None) -> RunResult:
+        """Check (unless `prepared` already holds this command's check), then run."""
+        if prepared is None:
+            prepared = self.prepare(shell, command, cwd, profile, confirmed)
         if prepared.invocation is None or prepared.env is None:
             if prepared.verdict.decision is not Decision.ASK:
                 self.record("denied", origin, shell, command, cwd, prepared.verdict)

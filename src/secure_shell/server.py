@@ -174,8 +174,9 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             async with anyio.create_task_group() as group:
                 group.start_soon(progress)
                 try:
+                    # Reuse the check made above; after a confirmation, run() checks again with it.
                     result = await runner.run(kind, command, cwd, seconds, on_output, profile, origin_of(ctx),
-                                              confirmed)
+                                              confirmed, None if confirmed else checked)
                 finally:
                     group.cancel_scope.cancel()
         except SecureShellError as exc:
