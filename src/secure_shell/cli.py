@@ -176,7 +176,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
                 serve_http(server, config, args)
             else:
-                server.run()
+                from secure_shell import stdio_wire
+
+                stdio_wire.serve(server)
         except KeyboardInterrupt:
             pass
         finally:

@@ -1,22 +1,26 @@
 """Run one process: its own process group (POSIX) or job object (Windows), stdin closed, output
 streamed as bytes to a sink, and a deadline after which the whole tree is killed.
 
-The executor knows nothing about policy: it runs exactly the Invocation it is given. One loop
-reads both pipes and watches the process and the clock. Timeout and cancellation send TERM to the
-whole group, wait a short grace, then KILL; when the process ends, whatever else is left in its
-group is killed too. Members that left the group (setsid) and still hold the pipes cannot delay
-the answer: the pipes are read for at most READER_LINGER more.
+The executor knows nothing about policy: it runs exactly the Invocation it is given. On POSIX the
+event loop itself reads both pipes and waits for the process (a pidfd on Linux), so a short
+command costs no thread hand-off and no polling. Timeout and cancellation send TERM to the whole
+group, wait a short grace, then KILL; when the process ends, whatever else is left in its group
+is killed too, before the leader is reaped, so the group id cannot have been reused. Members that
+left the group (setsid) and still hold the pipes cannot delay the answer: the pipes are read for
+at most READER_LINGER more. Windows has no pollable pipes: a thread reads each one and a job
+object ends the tree.
 """
 
 from __future__ import annotations
 
 import os
-import selectors
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, Mapping
 
@@ -28,14 +32,30 @@ from secure_shell.shells import Invocation
 
 Sink = Callable[[str, bytes], None]
 TERM_GRACE = 0.2
-READ_CHUNK = 65536
-POLL = 0.05
+KILL_WAIT = 5.0  # after SIGKILL; only a process stuck in the kernel takes longer
+READ_CHUNK = 1 << 18
+POLL = 0.05  # how often a blocking run looks at its stop event; the Windows wait loop's step
 READER_LINGER = 0.1  # after the process ends, how long its pipes may stay open (escaped children)
+DRAIN_READS = 64
+READS_PER_WAKE = 8  # bounds how long one busy pipe holds the event loop  # reads of what is already in the pipes after a cancellation, at most
+EXITED, TIMED_OUT, STOPPED = "exited", "timed out", "stopped"
+
+
+# Where util-linux installs prlimit. Only these fixed paths: never a PATH lookup that a command's
+# environment could steer.
+PRLIMIT_PATHS = ("/usr/bin/prlimit", "/bin/prlimit")
+_RESOURCES = (("RLIMIT_CPU", "cpu_seconds", "--cpu"), ("RLIMIT_FSIZE", "file_size_bytes", "--fsize"),
+              ("RLIMIT_NOFILE", "open_files", "--nofile"), ("RLIMIT_AS", "address_space_bytes", "--as"),
+              ("RLIMIT_NPROC", "processes", "--nproc"))
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """POSIX resource limits for every process a command starts (None: leave as inherited)."""
+    """POSIX resource limits for every process a command starts (None: leave as inherited).
+
+    Soft and hard limits are both set, so the command cannot raise them again. A value above the
+    inherited hard limit is lowered to it: limits are only ever tightened.
+    """
 
     cpu_seconds: int | None = None
     file_size_bytes: int | None = None
@@ -43,20 +63,43 @@ class Limits:
     address_space_bytes: int | None = None
     processes: int | None = None
 
-    def apply(self) -> None:
-        """Runs in the child between fork and exec: lower the limits, never raise them."""
+    def values(self) -> list[tuple[str, int]]:
+        """(resource name, value) for each limit that is set, already lowered to the hard limit."""
         import resource
 
-        for name, value in (("RLIMIT_CPU", self.cpu_seconds), ("RLIMIT_FSIZE", self.file_size_bytes),
-                            ("RLIMIT_NOFILE", self.open_files), ("RLIMIT_AS", self.address_space_bytes),
-                            ("RLIMIT_NPROC", self.processes)):
+        chosen = []
+        for name, attribute, _ in _RESOURCES:
+            value = getattr(self, attribute)
             if value is None:
                 continue
-            kind = getattr(resource, name)
-            _, hard = resource.getrlimit(kind)
-            if hard != resource.RLIM_INFINITY:
-                value = min(value, hard)
-            resource.setrlimit(kind, (value, value))
+            _, hard = resource.getrlimit(getattr(resource, name))
+            chosen.append((name, value if hard == resource.RLIM_INFINITY else min(value, hard)))
+        return chosen
+
+    def prlimit_argv(self, prlimit: str) -> list[str]:
+        """The prefix that makes util-linux prlimit set these limits and then exec the command.
+
+        A process that execs prlimit is started with vfork; a Python preexec_fn needs a full fork
+        of the server, which costs milliseconds per command.
+        """
+        options = {name: option for name, _, option in _RESOURCES}
+        return [prlimit, *(f"{options[name]}={value}" for name, value in self.values()), "--"]
+
+    def apply(self) -> None:
+        """Runs in the child between fork and exec (hosts without prlimit): only setrlimit calls."""
+        import resource
+
+        for name, value in self.values():
+            resource.setrlimit(getattr(resource, name), (value, value))
+
+
+def find_prlimit() -> str | None:
+    if not sys.platform.startswith("linux"):  # prlimit is Linux's; elsewhere the preexec_fn path is used
+        return None
+    return next((path for path in PRLIMIT_PATHS if os.access(path, os.X_OK)), None)
+
+
+_PRLIMIT = find_prlimit()
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,61 +120,251 @@ class Outcome:
 
 def execute(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
             cancel: threading.Event | None = None, limits: Limits | None = None) -> Outcome:
-    """Run to completion, timeout or cancellation; never leaves a descendant in its group alive."""
-    started = time.monotonic()
-    process, job = _spawn(invocation, env, limits)
+    """Run to completion, timeout or `cancel`, blocking (the CLI, background threads)."""
+    return _execute_blocking(invocation, env, timeout, sink, cancel, limits, None)
+
+
+def _execute_blocking(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
+                      cancel: threading.Event | None, limits: Limits | None, registration: _Running | None) -> Outcome:
     if os.name == "nt":
-        return _execute_with_threads(process, job, started, timeout, sink, cancel)
-    timed_out = cancelled = False
-    streams = {process.stdout.fileno(): "stdout", process.stderr.fileno(): "stderr"}  # type: ignore[union-attr]
-    selector = selectors.DefaultSelector()
-    for fd in streams:
-        os.set_blocking(fd, False)
-        selector.register(fd, selectors.EVENT_READ)
+        return _execute_with_threads(invocation, env, timeout, sink, cancel, limits, registration)
+    return anyio.run(_execute_posix, invocation, env, timeout, sink, cancel, limits, registration)
+
+
+async def execute_async(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
+                        limits: Limits | None = None, max_running: int | None = None) -> Outcome:
+    """Run on the caller's event loop; cancelling the caller kills the process tree."""
+    if os.name == "nt":
+        cancel = threading.Event()
+        try:
+            return await anyio.to_thread.run_sync(
+                partial(execute_tracked, invocation, env, timeout, sink, cancel, limits, max_running),
+                abandon_on_cancel=True)
+        finally:
+            cancel.set()
+    with _tracked(None, max_running) as registration:
+        return await _execute_posix(invocation, env, timeout, sink, None, limits, registration)
+
+
+def execute_tracked(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
+                    cancel: threading.Event, limits: Limits | None = None, max_running: int | None = None) -> Outcome:
+    """execute(), registered so that stop_all() (server shutdown) can end it; refused past max_running."""
+    with _tracked(cancel, max_running) as registration:
+        return _execute_blocking(invocation, env, timeout, sink, cancel, limits, registration)
+
+
+def running_count() -> int:
+    with _IN_FLIGHT_LOCK:
+        return len(_IN_FLIGHT)
+
+
+def stop_all(wait: float = 3.0) -> int:
+    """Kill every execution in flight (server shutdown, also from a signal handler); returns how many.
+
+    Every group gets TERM, a grace, then KILL, directly: an execution on the interrupted event
+    loop cannot act for itself. Blocking runs in other threads are then waited for.
+    """
+    with _IN_FLIGHT_LOCK:
+        pending = list(_IN_FLIGHT)
+    for run in pending:
+        if run.cancel is not None:
+            run.cancel.set()
+        run.signal(signal.SIGTERM)
+    grace = time.monotonic() + TERM_GRACE
+    while time.monotonic() < grace and any(run.alive() for run in pending):
+        time.sleep(0.01)
+    for run in pending:
+        run.signal(signal.SIGKILL)
+    deadline = time.monotonic() + wait
+    here = threading.get_ident()
+    for run in pending:
+        if run.thread != here:
+            run.finished.wait(max(0.0, deadline - time.monotonic()))
+    return len(pending)
+
+
+class TooManyCommands(SpawnError):
+    """The server already runs its maximum number of commands."""
+
+
+@dataclass(eq=False)
+class _Running:
+    """One execution in flight, as stop_all() sees it."""
+
+    cancel: threading.Event | None
+    thread: int = field(default_factory=threading.get_ident)
+    finished: threading.Event = field(default_factory=threading.Event)
+    process: subprocess.Popen[bytes] | None = None
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.returncode is None and _leader_running(self.process)
+
+    def signal(self, sig: int) -> None:
+        process = self.process
+        if process is not None and process.returncode is None and os.name != "nt":
+            _signal_group(process.pid, sig)  # the leader is not reaped yet: its pid is still the group's
+
+
+_IN_FLIGHT: list[_Running] = []
+_IN_FLIGHT_LOCK = threading.Lock()
+
+
+class _tracked:
+    """Registers an execution for stop_all() and the concurrency cap for as long as it runs."""
+
+    def __init__(self, cancel: threading.Event | None, max_running: int | None) -> None:
+        self.run = _Running(cancel)
+        self.max_running = max_running
+
+    def __enter__(self) -> _Running:
+        with _IN_FLIGHT_LOCK:
+            if self.max_running is not None and len(_IN_FLIGHT) >= self.max_running:
+                raise TooManyCommands(f"{len(_IN_FLIGHT)} commands are already running (maxConcurrentCommands "
+                                      f"{self.max_running}); wait for one to finish or stop a background command")
+            _IN_FLIGHT.append(self.run)
+        return self.run
+
+    def __exit__(self, *_: object) -> None:
+        self.run.finished.set()
+        with _IN_FLIGHT_LOCK:
+            _IN_FLIGHT.remove(self.run)
+
+
+# --- POSIX: the event loop reads the pipes and waits for the process ----------------------------
+
+async def _execute_posix(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
+                         cancel: threading.Event | None, limits: Limits | None,
+                         registration: _Running | None) -> Outcome:
+    started = time.monotonic()
+    process, _ = _spawn(invocation, env, limits)
+    if registration is not None:
+        registration.process = process
+    child = _Child(process)
+    ended = EXITED
     try:
-        deadline = started + timeout
+        async with anyio.create_task_group() as group:
+            for fd, name in child.streams.items():
+                group.start_soon(child.pump, fd, name, sink)
+            ended = await child.wait_exit(started + timeout, cancel)
+            await child.end_tree(graceful=ended != EXITED)
+            with anyio.move_on_after(READER_LINGER):
+                await child.pipes_done.wait()
+            group.cancel_scope.cancel()  # pipes still held by members that left the group
+    except BaseException:
+        # Cancelled by the caller, or the sink failed: nothing started by this command outlives it.
+        with anyio.CancelScope(shield=True):
+            await child.end_tree(graceful=True)
+            child.drain(sink)
+        raise
+    finally:
+        child.close()
+    return _outcome(process, ended == TIMED_OUT, ended == STOPPED, started)
+
+
+class _Child:
+    """A started process's pipes (non-blocking, read by the event loop) and its exit, as an fd."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.streams = {process.stdout.fileno(): "stdout", process.stderr.fileno(): "stderr"}  # type: ignore[union-attr]
+        for fd in self.streams:
+            os.set_blocking(fd, False)
+        self.open = set(self.streams)
+        self.pipes_done = anyio.Event()
+        self.pidfd = _pidfd(process.pid)
+
+    async def pump(self, fd: int, name: str, sink: Sink) -> None:
+        while True:
+            await anyio.wait_readable(fd)
+            # A few reads per wake-up: a fast writer refills the pipe while the sink works.
+            for _ in range(READS_PER_WAKE):
+                try:
+                    data = os.read(fd, READ_CHUNK)
+                except BlockingIOError:
+                    break
+                if not data:
+                    self.open.discard(fd)
+                    if not self.open:
+                        self.pipes_done.set()
+                    return
+                sink(name, data)
+
+    def drain(self, sink: Sink) -> None:
+        """What is already in the pipes, without waiting (after a cancellation)."""
+        for fd in list(self.open):
+            for _ in range(DRAIN_READS):
+                try:
+                    data = os.read(fd, READ_CHUNK)
+                except (BlockingIOError, OSError):
+                    break
+                if not data:
+                    break
+                sink(self.streams[fd], data)
+
+    async def exited(self) -> None:
+        """Returns once the leader has exited; it stays a zombie, unreaped, until end_tree()."""
+        if self.pidfd is not None:
+            await anyio.wait_readable(self.pidfd)
+            return
+        delay = 0.001
+        while _leader_running(self.process):
+            await anyio.sleep(delay)
+            delay = min(delay * 2, POLL)
+
+    async def wait_exit(self, deadline: float, cancel: threading.Event | None) -> str:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                timed_out = True
-                break
+                return TIMED_OUT
             if cancel is not None and cancel.is_set():
-                cancelled = True
-                break
-            if not selector.get_map():
-                try:
-                    process.wait(timeout=min(POLL, remaining))
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-            events = selector.select(min(POLL, remaining))
-            _drain(events, selector, streams, sink)
-            if not events and process.poll() is not None:
-                break  # exited; members of its group that still hold the pipes are killed below
-    finally:
-        # Whatever happened, nothing started by this command outlives it.
-        _kill_tree(process, job, graceful=timed_out or cancelled)
-        linger = time.monotonic() + READER_LINGER
-        while selector.get_map() and time.monotonic() < linger:
-            _drain(selector.select(POLL), selector, streams, sink)
-        selector.close()
-        for stream in (process.stdout, process.stderr):
+                return STOPPED
+            with anyio.move_on_after(remaining if cancel is None else min(POLL, remaining)):
+                await self.exited()
+                return EXITED
+
+    async def end_tree(self, graceful: bool) -> None:
+        """TERM (when graceful) and KILL to the whole group, then reap the leader."""
+        process = self.process
+        if process.returncode is not None:
+            return
+        if graceful and _leader_running(process):
+            _signal_group(process.pid, signal.SIGTERM)
+            with anyio.move_on_after(TERM_GRACE):
+                await self.exited()
+        _signal_group(process.pid, signal.SIGKILL)  # also the group's other members, which may ignore TERM
+        with anyio.move_on_after(KILL_WAIT):
+            await self.exited()
+        if not _leader_running(process):
+            process.wait()
+
+    def close(self) -> None:
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+        for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
-    return _outcome(process, timed_out, cancelled, started)
 
 
-def _drain(events: list[tuple[selectors.SelectorKey, int]], selector: selectors.BaseSelector,
-           streams: dict[int, str], sink: Sink) -> None:
-    for key, _ in events:
-        try:
-            data = os.read(key.fd, READ_CHUNK)
-        except BlockingIOError:
-            continue
-        if data:
-            sink(streams[key.fd], data)
-        else:
-            selector.unregister(key.fd)
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when the process exits (Linux 5.3+), else None."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return opener(pid)
+    except OSError:
+        return None
+
+
+def _leader_running(process: subprocess.Popen[bytes]) -> bool:
+    """Whether the process has not exited yet, without reaping it (its pid stays reserved)."""
+    if process.returncode is not None:
+        return False
+    try:
+        return os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
+    except ChildProcessError:
+        return False
 
 
 def _outcome(process: subprocess.Popen[bytes], timed_out: bool, cancelled: bool, started: float) -> Outcome:
@@ -141,9 +374,16 @@ def _outcome(process: subprocess.Popen[bytes], timed_out: bool, cancelled: bool,
     return Outcome(code, timed_out, cancelled, time.monotonic() - started)
 
 
-def _execute_with_threads(process: subprocess.Popen[bytes], job: _Job | None, started: float, timeout: float,
-                          sink: Sink, cancel: threading.Event | None) -> Outcome:
-    """Windows: pipes cannot be polled, so a thread reads each one; the job object ends them."""
+# --- Windows: a thread per pipe, a job object for the tree --------------------------------------
+
+def _execute_with_threads(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
+                          cancel: threading.Event | None, limits: Limits | None,
+                          registration: _Running | None) -> Outcome:
+    """Windows pipes cannot be polled, so a thread reads each one; the job object ends them."""
+    started = time.monotonic()
+    process, job = _spawn(invocation, env, limits)
+    if registration is not None:
+        registration.process = process
     readers = [threading.Thread(target=_read_blocking, args=(stream, name, sink), daemon=True)
                for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))]
     for reader in readers:
@@ -164,67 +404,14 @@ def _execute_with_threads(process: subprocess.Popen[bytes], job: _Job | None, st
                 timed_out = True
                 break
     finally:
-        _kill_tree(process, job, graceful=timed_out or cancelled)
+        if job is not None:
+            job.terminate()
+        process.wait()
         for reader in readers:
             reader.join(READER_LINGER)
         if job is not None:
             job.close()
     return _outcome(process, timed_out, cancelled, started)
-
-
-# Every execution in flight, so that shutdown can end them all: cancel event -> finished event.
-_IN_FLIGHT: dict[threading.Event, threading.Event] = {}
-_IN_FLIGHT_LOCK = threading.Lock()
-
-
-class TooManyCommands(SpawnError):
-    """The server already runs its maximum number of commands."""
-
-
-def execute_tracked(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-                    cancel: threading.Event, limits: Limits | None = None, max_running: int | None = None) -> Outcome:
-    """execute(), registered so that stop_all() (server shutdown) can end it; refused past max_running."""
-    finished = threading.Event()
-    with _IN_FLIGHT_LOCK:
-        if max_running is not None and len(_IN_FLIGHT) >= max_running:
-            raise TooManyCommands(f"{len(_IN_FLIGHT)} commands are already running (maxConcurrentCommands "
-                                  f"{max_running}); wait for one to finish or stop a background command")
-        _IN_FLIGHT[cancel] = finished
-    try:
-        return execute(invocation, env, timeout, sink, cancel, limits)
-    finally:
-        finished.set()
-        with _IN_FLIGHT_LOCK:
-            _IN_FLIGHT.pop(cancel, None)
-
-
-async def execute_async(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-                        limits: Limits | None = None, max_running: int | None = None) -> Outcome:
-    """execute() in a worker thread; cancelling the caller kills the process tree."""
-    cancel = threading.Event()
-    try:
-        return await anyio.to_thread.run_sync(
-            partial(execute_tracked, invocation, env, timeout, sink, cancel, limits, max_running),
-            abandon_on_cancel=True)
-    finally:
-        cancel.set()
-
-
-def running_count() -> int:
-    with _IN_FLIGHT_LOCK:
-        return len(_IN_FLIGHT)
-
-
-def stop_all(wait: float = 3.0) -> int:
-    """Kill every execution in flight (server shutdown); returns how many were still running."""
-    with _IN_FLIGHT_LOCK:
-        pending = list(_IN_FLIGHT.items())
-    for cancel, _ in pending:
-        cancel.set()
-    deadline = time.monotonic() + wait
-    for _, finished in pending:
-        finished.wait(max(0.0, deadline - time.monotonic()))
-    return len(pending)
 
 
 def _spawn(invocation: Invocation, env: Mapping[str, str],
@@ -236,9 +423,16 @@ def _spawn(invocation: Invocation, env: Mapping[str, str],
         args: object = invocation.command_line or list(invocation.argv)
     else:
         kwargs["start_new_session"] = True
-        if limits is not None and limits != Limits():
-            kwargs["preexec_fn"] = limits.apply  # only setrlimit calls: safe between fork and exec
         args = list(invocation.argv)
+        if limits is not None and limits != Limits():
+            if _PRLIMIT is not None:
+                # prlimit would report a missing program only as exit code 127: look it up here.
+                program = args[0] if os.sep in args[0] else shutil.which(args[0], path=env.get("PATH", os.defpath))
+                if program is None or not os.access(program, os.X_OK):
+                    raise SpawnError(f"cannot start {args[0]!r}: no such executable")
+                args = [*limits.prlimit_argv(_PRLIMIT), program, *args[1:]]
+            else:
+                kwargs["preexec_fn"] = limits.apply  # only setrlimit calls: safe between fork and exec
     try:
         process = subprocess.Popen(args, **kwargs)  # type: ignore[call-overload]
     except FileNotFoundError:
@@ -263,25 +457,6 @@ def _read_blocking(stream: object, name: str, sink: Sink) -> None:
         if not data:
             return
         sink(name, data)
-
-
-def _kill_tree(process: subprocess.Popen[bytes], job: _Job | None, graceful: bool) -> None:
-    if job is not None:
-        job.terminate()
-        process.wait()
-        return
-    try:
-        group = os.getpgid(process.pid) if process.returncode is None else process.pid
-    except ProcessLookupError:
-        group = process.pid
-    if graceful and process.returncode is None:
-        _signal_group(group, signal.SIGTERM)
-        try:
-            process.wait(timeout=TERM_GRACE)
-        except subprocess.TimeoutExpired:
-            pass
-    _signal_group(group, signal.SIGKILL)  # also the group's other members, which may ignore TERM
-    process.wait()
 
 
 def _signal_group(group: int, sig: int) -> None:

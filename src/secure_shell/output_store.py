@@ -31,6 +31,7 @@ import regex
 from secure_shell.errors import ExecutionNotFound, SecureShellError
 
 STDOUT, STDERR = "stdout", "stderr"
+TAIL_SLACK_DIVISOR = 4  # the tail may hold a quarter more than tail_bytes before a block is cut
 MAX_LINE_CHARS = 65536  # a longer line is split: no single line can hold unbounded text
 SEARCH_SECONDS = 1.0
 SEARCH_CHUNK = 4 << 20  # decoded text: a str may take four bytes a character
@@ -248,6 +249,7 @@ class OutputBuffer:
         if not self._runs or self._runs[-1][1] != stream:
             if len(self._runs) < MAX_STREAM_RUNS:
                 self._runs.append((first, stream))
+        lines_left = count
         if self.head_lines == first - 1 and not self._tail:
             room = self.limits.head_bytes - self.head_bytes
             encoded = text.encode("utf-8")
@@ -263,25 +265,33 @@ class OutputBuffer:
                 self.head_lines += lines
                 self.head_bytes += len(head_part)
                 first += lines
+                lines_left -= lines
             if not encoded:
                 return
             text = encoded.decode("utf-8")
-        self._tail.append(_Block(first, stream, text, text.count("\n")))
+        self._tail.append(_Block(first, stream, text, lines_left))
         self._tail_chars += len(text)
-        while self._tail_chars > self.limits.tail_bytes and self._tail:
-            oldest = self._tail[0]
-            excess = self._tail_chars - self.limits.tail_bytes
-            if excess >= len(oldest.text) and len(self._tail) > 1:
-                self._tail.popleft()
-                self._tail_chars -= len(oldest.text)
-                continue
-            cut = oldest.text.find("\n", excess - 1) + 1 if excess > 0 else 0
-            if cut <= 0 or cut >= len(oldest.text):
-                break
+        self._trim_tail()
+
+    def _trim_tail(self) -> None:
+        """Drop the oldest tail text past tail_bytes: whole blocks (their line counts are known), and
+        a cut inside a block only past the slack, so a chunk's newlines are counted once, not twice."""
+        limit = self.limits.tail_bytes
+        while len(self._tail) > 1 and self._tail_chars - len(self._tail[0].text) >= limit:
+            self._tail_chars -= len(self._tail.popleft().text)
+        if self._tail_chars <= limit + limit // TAIL_SLACK_DIVISOR:
+            return
+        oldest = self._tail[0]
+        excess = self._tail_chars - limit
+        cut = oldest.text.find("\n", excess - 1) + 1
+        if cut <= 0 or cut >= len(oldest.text):
+            return
+        if cut <= len(oldest.text) // 2:
             dropped = oldest.text.count("\n", 0, cut)
-            self._tail[0] = _Block(oldest.first + dropped, oldest.stream, oldest.text[cut:], oldest.count - dropped)
-            self._tail_chars -= cut
-            break
+        else:
+            dropped = oldest.count - oldest.text.count("\n", cut)
+        self._tail[0] = _Block(oldest.first + dropped, oldest.stream, oldest.text[cut:], oldest.count - dropped)
+        self._tail_chars -= cut
 
     # --- reading ---------------------------------------------------------------------------
 

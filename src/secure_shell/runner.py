@@ -135,8 +135,13 @@ class Runner:
 
     async def run(self, shell: ShellKind, command: str, cwd: str | None, timeout: float,
                   on_output: Callable[[str, bytes], None] | None = None, profile: str | None = None,
-                  origin: str = "cli", confirmed: bool = False, prepared: Prepared | None = None) -> RunResult:
-        """Check (unless `prepared` already holds this command's check), then run."""
+                  origin: str = "cli", confirmed: bool = False, prepared: Prepared | None = None,
+                  on_start: Callable[[Execution], None] | None = None) -> RunResult:
+        """Check (unless `prepared` already holds this command's check), then run.
+
+        `on_output` gets each chunk as it arrives (the CLI echoes it); `on_start` gets the stored
+        execution before the process starts (the server reads its progress from it).
+        """
         if prepared is None:
             prepared = self.prepare(shell, command, cwd, profile, confirmed)
         if prepared.invocation is None or prepared.env is None:
@@ -144,12 +149,9 @@ class Runner:
                 self.record("denied", origin, shell, command, cwd, prepared.verdict)
             return RunResult(prepared.verdict)
         execution = self.store.start(shell.value, command, prepared.directory)
-
-        def sink(stream: str, data: bytes) -> None:
-            execution.buffer.feed(stream, data)
-            if on_output is not None:
-                on_output(stream, data)
-
+        if on_start is not None:
+            on_start(execution)
+        sink = execution.buffer.feed if on_output is None else _tee(execution.buffer.feed, on_output)
         try:
             outcome = await execute_async(prepared.invocation, prepared.env, timeout, sink, self.limits,
                                           self.config.resources.max_concurrent_commands)
@@ -160,6 +162,14 @@ class Runner:
         self.store.finish(execution, outcome.status, outcome.exit_code, outcome.timed_out)
         self.record("finished", origin, shell, command, prepared.directory, prepared.verdict, execution, outcome)
         return RunResult(prepared.verdict, execution, outcome)
+
+
+def _tee(first: Callable[[str, bytes], None], second: Callable[[str, bytes], None]) -> Callable[[str, bytes], None]:
+    def both(stream: str, data: bytes) -> None:
+        first(stream, data)
+        second(stream, data)
+
+    return both
 
 
 def open_audit(config: ResolvedConfig) -> AuditLog | None:

@@ -159,24 +159,22 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         if background_run:
             return await start_background(ctx, kind, command, cwd, seconds, profile, confirmed)
         started = time.monotonic()
-        counted = {"lines": 0}
-
-        def on_output(stream: str, data: bytes) -> None:
-            counted["lines"] += data.count(b"\n")
+        running: list[Execution] = []
 
         async def progress() -> None:
             while True:
                 await anyio.sleep(PROGRESS_EVERY)
                 elapsed = time.monotonic() - started
-                await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s, {counted['lines']} lines so far")
+                lines = running[0].buffer.total_lines if running else 0
+                await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s, {lines} lines so far")
 
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(progress)
                 try:
                     # Reuse the check made above; after a confirmation, run() checks again with it.
-                    result = await runner.run(kind, command, cwd, seconds, on_output, profile, origin_of(ctx),
-                                              confirmed, None if confirmed else checked)
+                    result = await runner.run(kind, command, cwd, seconds, None, profile, origin_of(ctx), confirmed,
+                                              None if confirmed else checked, on_start=running.append)
                 finally:
                     group.cancel_scope.cancel()
         except SecureShellError as exc:
