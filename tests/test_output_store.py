@@ -196,3 +196,56 @@ def test_temporary_store_cleans_up(tmp_path: Path) -> None:
     assert directory.exists() and oct(directory.stat().st_mode & 0o777) == "0o700"
     store.close()
     assert not directory.exists()
+
+
+def naive_search(lines: list[str], needle: str, kept: set[int], context: int) -> tuple[int, list[tuple[int, str]]]:
+    """What a search must find, from the plain list of lines: matches among the kept lines, with context."""
+    hits = [n for n in sorted(kept) if needle.lower() in lines[n - 1].lower()]
+    shown = {m for n in hits for m in range(n - context, n + context + 1) if m in kept}
+    return len(hits), [(n, lines[n - 1]) for n in sorted(shown)]
+
+
+@pytest.mark.parametrize("head_bytes", [300, 5000, 1 << 20])
+@pytest.mark.parametrize("needle", ["99", "x9", "€9"])
+def test_literal_searches_number_lines_like_a_plain_scan(tmp_path: Path, head_bytes: int, needle: str) -> None:
+    # Lines of very different lengths, so matches fall on both sides of many 4 KiB index marks.
+    lines = [("x" * (n % 7000) if n % 50 == 0 else "€" * (n % 3)) + str(n) for n in range(1, 4000)]
+    store = OutputStore(StoreLimits(head_bytes=head_bytes, tail_bytes=20_000), tmp_path)
+    execution = store.start("bash", "x", None)
+    data = "".join(f"{line}\n" for line in lines).encode()
+    for at in range(0, len(data), 3001):  # chunk seams inside lines and inside characters
+        execution.buffer.feed("stdout", data[at:at + 3001])
+    store.finish(execution, "completed", 0)
+    buffer = execution.buffer
+    dropped = buffer.dropped_range()
+    kept = {n for n in range(1, len(lines) + 1) if dropped is None or not dropped[0] <= n <= dropped[1]}
+    total, expected = naive_search(lines, needle, kept, context=1)
+    result = search(execution, needle, context=1, max_lines=10_000)
+    assert result.total_matches == total
+    assert [(line.number, line.text) for line in result.matches] == expected
+    store.close()
+
+
+def test_the_head_line_index_survives_a_restart(tmp_path: Path) -> None:
+    limits = StoreLimits(head_bytes=1 << 20)
+    store = OutputStore(limits, tmp_path)
+    execution = filled(store, 50_000, chunk=777)
+    restored = OutputStore(limits, tmp_path).get(execution.id)
+    for pattern in ("49999", "1234"):
+        before, after = search(execution, pattern, max_lines=1000), search(restored, pattern, max_lines=1000)
+        assert [(l.number, l.text) for l in after.matches] == [(l.number, l.text) for l in before.matches]
+        assert all(line.text == str(line.number) for line in after.matches)
+    store.close()
+
+
+@pytest.mark.parametrize("shift", [-1, 0, 1])
+def test_literal_search_numbers_lines_whose_newline_sits_on_an_index_mark(tmp_path: Path, shift: int) -> None:
+    # Every newline lands at (or one byte beside) a multiple of 4096, where the index has a mark.
+    lines = ["a" * (4096 + shift - 1) + "9"] + ["b" * 4094 + "9" for _ in range(20)]
+    store = OutputStore(StoreLimits(head_bytes=1 << 20), tmp_path)
+    execution = store.start("bash", "x", None)
+    execution.buffer.feed("stdout", "".join(f"{line}\n" for line in lines).encode())
+    store.finish(execution, "completed", 0)
+    result = search(execution, "9", max_lines=100)
+    assert [line.number for line in result.matches] == list(range(1, 22))
+    store.close()

@@ -13,14 +13,17 @@ from __future__ import annotations
 import codecs
 import itertools
 import json
+import mmap
 import os
 import secrets
 import shutil
 import tempfile
 import threading
 import time
+from array import array
 from bisect import bisect_right
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,7 +38,7 @@ TAIL_SLACK_DIVISOR = 4  # the tail may hold a quarter more than tail_bytes befor
 MAX_LINE_CHARS = 65536  # a longer line is split: no single line can hold unbounded text
 SEARCH_SECONDS = 1.0
 SEARCH_CHUNK = 4 << 20  # decoded text: a str may take four bytes a character
-RAW_SEARCH_CHUNK = 32 << 20  # raw bytes: the whole default head in one read, no copies at seams
+LINE_MARK_BYTES = 4096  # the head's line index: the line count at every such offset (8 bytes each)
 BINARY_SAMPLE = 8192
 MAX_STREAM_RUNS = 100_000
 
@@ -164,6 +167,7 @@ class OutputBuffer:
         self.head_lines = 0
         self.head_bytes = 0
         self._head_index: list[tuple[int, int]] = []  # (first line, byte offset) of each head block
+        self._line_marks = array("q", [0])  # newlines before offset k * LINE_MARK_BYTES of the head
         self._tail: deque[_Block] = deque()
         self._tail_chars = 0
         self.total_lines = 0
@@ -184,6 +188,7 @@ class OutputBuffer:
         buffer._runs, buffer.binary, buffer.closed = [], False, True
         buffer.total_lines, buffer.total_bytes = total_lines, total_bytes
         buffer._head_index = []
+        buffer._line_marks = array("q", [0])
         offset = line = 0
         with open(path, "rb") as handle:
             while line < head_lines:
@@ -194,7 +199,7 @@ class OutputBuffer:
                 if cut == 0:
                     raise ValueError(f"{path} has a line longer than 1 MiB")
                 handle.seek(offset + cut)
-                count = block.count(b"\n", 0, cut)
+                count = buffer._mark_lines(block[:cut], offset, line)
                 buffer._head_index.append((line + 1, offset))
                 line += count
                 offset += cut
@@ -259,7 +264,7 @@ class OutputBuffer:
             else:
                 head_part, encoded = encoded, b""
             if head_part:
-                lines = head_part.count(b"\n")
+                lines = self._mark_lines(head_part, self.head_bytes, self.head_lines)
                 self._head_index.append((self.head_lines + 1, self.head_bytes))
                 self._file.write(head_part)
                 self.head_lines += lines
@@ -292,6 +297,22 @@ class OutputBuffer:
             dropped = oldest.count - oldest.text.count("\n", cut)
         self._tail[0] = _Block(oldest.first + dropped, oldest.stream, oldest.text[cut:], oldest.count - dropped)
         self._tail_chars -= cut
+
+    def _mark_lines(self, part: bytes, offset: int, lines_before: int) -> int:
+        """Newlines in `part`, which lands at head offset `offset`, counted a mark's span at a time
+        so that the line index gets an entry at every LINE_MARK_BYTES boundary it crosses."""
+        marks = self._line_marks
+        cursor, lines = 0, lines_before
+        while (boundary := len(marks) * LINE_MARK_BYTES - offset) <= len(part):
+            lines += part.count(b"\n", cursor, boundary)
+            marks.append(lines)
+            cursor = boundary
+        return lines + part.count(b"\n", cursor) - lines_before
+
+    def _head_line_at(self, head: mmap.mmap | bytes, offset: int) -> int:
+        """The number of the head line that holds byte `offset`: the index, then under 4 KiB counted."""
+        mark = offset // LINE_MARK_BYTES
+        return self._line_marks[mark] + head[mark * LINE_MARK_BYTES:offset].count(b"\n") + 1
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -376,63 +397,83 @@ class OutputBuffer:
         """Every stored line matching `pattern`; the first `max_lines` (with context) returned.
 
         Matching lines and their context are cut out of the text being searched, so a search
-        reads the stored output once. A plain ASCII pattern searches the head file's bytes
-        without decoding them (ASCII case folding, which is all such a pattern can need).
+        reads the stored output once. A plain ASCII pattern searches the head file's bytes in
+        place (mapped, not read or decoded; ASCII case folding is all such a pattern can need),
+        and numbers its matches with the head's line index instead of counting from the start.
         """
         self._flush()
         found: dict[int, Line] = {}
         missing: set[int] = set()
         returned = total = 0
-        raw_pattern = _ascii_literal(pattern)
+        raw = _ascii_literal(pattern)
         with self._lock:
             blocks: list[tuple[int | None, str | bytes]] = [(b.first, b.text) for b in self._tail]
-        head = ((None, chunk) for chunk in self._head_chunks(raw=raw_pattern is not None))
-        next_head_line = 1
-        for known_first, text in itertools.chain(head, blocks):
-            use = raw_pattern if isinstance(text, bytes) and raw_pattern is not None else pattern
-            newline = b"\n" if isinstance(text, bytes) else "\n"
-            first = known_first if known_first is not None else next_head_line
-            position, line = 0, first
-            for begin, end in _matching_spans(use, text, deadline):
-                total += 1
-                if returned >= max_lines:
-                    continue  # only counted: line numbers are needed for returned lines alone
-                line += text.count(newline, position, begin)  # type: ignore[arg-type]
-                position = begin
-                number = line
-                returned += 1
-                found[number] = Line(number, self.stream_of(number), _text(text[begin:end]))
-                before, after = begin, end
-                for distance in range(1, context + 1):
-                    if before == 0:
-                        missing.update(range(max(1, number - context), number - distance + 1))
-                        break
-                    start = text.rfind(newline, 0, before - 1) + 1  # type: ignore[arg-type]
-                    found.setdefault(number - distance, Line(number - distance, self.stream_of(number - distance),
-                                                             _text(text[start:before - 1])))
-                    before = start
-                for distance in range(1, context + 1):
-                    if after + 1 >= len(text):
-                        missing.update(range(number + distance, number + context + 1))
-                        break
-                    stop = text.find(newline, after + 1)  # type: ignore[arg-type]
-                    found.setdefault(number + distance, Line(number + distance, self.stream_of(number + distance),
-                                                             _text(text[after + 1:stop])))
-                    after = stop
-            if known_first is None and returned < max_lines:
-                next_head_line = first + text.count(newline)  # type: ignore[arg-type]
+            head_bytes = self.head_bytes
+        with self._mapped_head(head_bytes if raw is not None else 0) as mapped:
+            head: Iterator[tuple[int | None, str | bytes | mmap.mmap]]
+            if mapped is not None:
+                head = iter([(1, mapped)])
+            else:
+                head = ((None, chunk) for chunk in self._head_chunks())
+            next_head_line = 1
+            for known_first, text in itertools.chain(head, blocks):
+                is_head_map = text is mapped
+                newline = "\n" if isinstance(text, str) else b"\n"
+                first = known_first if known_first is not None else next_head_line
+                position, line = 0, first
+                spans = _matching_spans(pattern if isinstance(text, str) else raw, text, deadline)  # type: ignore[arg-type]
+                for begin, end in spans:
+                    total += 1
+                    if returned >= max_lines:
+                        continue  # only counted: line numbers are needed for returned lines alone
+                    if is_head_map:
+                        line = self._head_line_at(text, begin)  # type: ignore[arg-type]
+                    else:
+                        line += text.count(newline, position, begin)  # type: ignore[arg-type]
+                        position = begin
+                    number = line
+                    returned += 1
+                    found[number] = Line(number, self.stream_of(number), _text(text[begin:end]))
+                    before, after = begin, end
+                    for distance in range(1, context + 1):
+                        if before == 0:
+                            missing.update(range(max(1, number - context), number - distance + 1))
+                            break
+                        start = text.rfind(newline, 0, before - 1) + 1  # type: ignore[arg-type]
+                        found.setdefault(number - distance, Line(number - distance, self.stream_of(number - distance),
+                                                                 _text(text[start:before - 1])))
+                        before = start
+                    for distance in range(1, context + 1):
+                        if after + 1 >= len(text):
+                            missing.update(range(number + distance, number + context + 1))
+                            break
+                        stop = text.find(newline, after + 1)  # type: ignore[arg-type]
+                        found.setdefault(number + distance, Line(number + distance, self.stream_of(number + distance),
+                                                                 _text(text[after + 1:stop])))
+                        after = stop
+                if known_first is None and returned < max_lines:
+                    next_head_line = first + text.count(newline)  # type: ignore[arg-type]
         for line_ in self._lines_at(sorted(missing - found.keys())):
             found[line_.number] = line_
         lines = tuple(found[n] for n in sorted(found) if n <= self.total_lines)
         return SearchResult(lines, total, total > returned)
 
-    def _head_chunks(self, raw: bool = False) -> Iterator[str | bytes]:
-        """The head file in pieces of whole lines, a few megabytes at a time."""
+    @contextmanager
+    def _mapped_head(self, length: int) -> Iterator[mmap.mmap | None]:
+        """The first `length` bytes of the head file, mapped read-only (None for an empty head)."""
+        if length == 0:
+            yield None
+            return
+        with open(self.path, "rb") as handle, mmap.mmap(handle.fileno(), length, access=mmap.ACCESS_READ) as mapped:
+            yield mapped
+
+    def _head_chunks(self) -> Iterator[str]:
+        """The head file decoded, in pieces of whole lines, a few megabytes at a time."""
         with open(self.path, "rb") as handle:
             left = self.head_bytes
             carry = b""
             while left > 0:
-                data = handle.read(min(RAW_SEARCH_CHUNK if raw else SEARCH_CHUNK, left))
+                data = handle.read(min(SEARCH_CHUNK, left))
                 if not data:
                     return
                 left -= len(data)
@@ -440,8 +481,7 @@ class OutputBuffer:
                 cut = data.rfind(b"\n") + 1
                 carry = data[cut:]
                 if cut:
-                    chunk = data[:cut] if cut < len(data) else data
-                    yield chunk if raw else chunk.decode("utf-8", "replace")
+                    yield (data[:cut] if cut < len(data) else data).decode("utf-8", "replace")
 
     def _lines_at(self, numbers: list[int]) -> Iterator[Line]:
         if not numbers:
@@ -481,25 +521,50 @@ def _split_long_lines(text: str) -> str:
 _LITERAL_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 _-/:=,@#%&!~'\"<>;")
 
 
-def _ascii_literal(pattern: regex.Pattern[str]) -> regex.Pattern[bytes] | None:
-    """The bytes form of a pattern that is plain ASCII text (no regex syntax), else None."""
+def _ascii_literal(pattern: regex.Pattern[str]) -> bytes | regex.Pattern[bytes] | None:
+    """A pattern that is plain ASCII text (no regex syntax) in the form that searches raw bytes:
+    the bytes themselves when case cannot matter, else a bytes pattern; None for any other pattern."""
     text = pattern.pattern
     if not text or not set(text) <= _LITERAL_CHARACTERS:
         return None
-    return regex.compile(text.encode("ascii"), pattern.flags & regex.IGNORECASE)
+    needle = text.encode("ascii")
+    if not pattern.flags & regex.IGNORECASE or needle.lower() == needle.upper():
+        return needle
+    return regex.compile(needle, regex.IGNORECASE)
 
 
 def _text(piece: str | bytes) -> str:
     return piece.decode("utf-8", "replace") if isinstance(piece, bytes) else piece
 
 
-def _matching_spans(pattern: regex.Pattern[str] | regex.Pattern[bytes], text: str | bytes,
+def _literal_spans(needle: bytes, text: bytes | mmap.mmap, deadline: float) -> Iterator[tuple[int, int]]:
+    at = text.find(needle)
+    for found in itertools.count(1):
+        if at == -1:
+            return
+        if found % 4096 == 0 and time.monotonic() > deadline:
+            raise SearchTimeout(f"search stopped after {SEARCH_SECONDS:.0f} s")
+        begin = text.rfind(b"\n", 0, at) + 1
+        line_end = text.find(b"\n", at)
+        if line_end == -1:
+            line_end = len(text)
+        yield begin, line_end
+        at = text.find(needle, line_end + 1)  # the next line on: each line once
+
+
+def _matching_spans(pattern: bytes | regex.Pattern[str] | regex.Pattern[bytes], text: str | bytes | mmap.mmap,
                     deadline: float) -> Iterator[tuple[int, int]]:
-    """(start, end) of each line of `text` that `pattern` matches, in order, each line once."""
+    """(start, end) of each line of `text` that `pattern` matches, in order, each line once.
+
+    A bytes `pattern` is a literal: found with a plain substring search, which cannot backtrack.
+    """
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise SearchTimeout(f"search stopped after {SEARCH_SECONDS:.0f} s")
-    newline = b"\n" if isinstance(text, bytes) else "\n"
+    if isinstance(pattern, bytes):
+        yield from _literal_spans(pattern, text, deadline)  # type: ignore[arg-type]
+        return
+    newline = "\n" if isinstance(text, str) else b"\n"
     line_end = -1
     try:
         for match in pattern.finditer(text, timeout=remaining):  # type: ignore[arg-type]
