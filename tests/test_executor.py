@@ -14,7 +14,8 @@ import anyio
 import pytest
 
 from secure_shell.errors import SpawnError
-from secure_shell.executor import execute, execute_async
+from secure_shell import executor
+from secure_shell.executor import Limits, execute, execute_async, running_count, stop_all
 from secure_shell.shells import Invocation, PathDialect, ShellKind, build_invocation, host_directory
 
 FAKES = Path(__file__).parent / "fakes"
@@ -135,6 +136,60 @@ def test_concurrent_runs_do_not_wait_for_each_other() -> None:
         return time.monotonic() - started
 
     assert anyio.run(scenario) < 1.5
+
+
+def test_stop_all_ends_a_run_on_an_interrupted_event_loop() -> None:
+    # What the SIGTERM handler does: the loop that owns the run cannot act, so stop_all kills directly.
+    marker = f"stop-all-{os.getpid()}-{time.monotonic_ns()}"
+    outcomes = []
+    worker = threading.Thread(target=lambda: outcomes.append(anyio.run(
+        execute_async, bash(f"exec -a {marker} sleep 300"), os.environ, 60, Collected())))
+    worker.start()
+    deadline = time.monotonic() + 5
+    while not processes_named(marker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert running_count() == 1
+    started = time.monotonic()
+    assert stop_all(wait=0) == 1
+    assert processes_named(marker) == [] and time.monotonic() - started < 1.0
+    worker.join(5)
+    assert outcomes and outcomes[0].exit_code == 128 + 15 and running_count() == 0
+
+
+def test_limits_are_set_through_prlimit_and_never_raised() -> None:
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    argv = Limits(cpu_seconds=7, open_files=10**12).prlimit_argv("/usr/bin/prlimit")
+    expected_files = 10**12 if hard == resource.RLIM_INFINITY else min(10**12, hard)
+    assert argv == ["/usr/bin/prlimit", "--cpu=7", f"--nofile={expected_files}", "--"]
+
+
+@pytest.mark.parametrize("through_prlimit", [True, False])
+def test_limits_reach_the_command_with_or_without_prlimit(monkeypatch: pytest.MonkeyPatch,
+                                                          through_prlimit: bool) -> None:
+    if through_prlimit and executor._PRLIMIT is None:
+        pytest.skip("this host has no prlimit")
+    if not through_prlimit:
+        monkeypatch.setattr(executor, "_PRLIMIT", None)  # the preexec_fn path other POSIX hosts take
+    out = Collected()
+    outcome = execute(bash("ulimit -Ht; ulimit -St; ulimit -n"), os.environ, 10, out,
+                      limits=Limits(cpu_seconds=42, open_files=99))
+    assert outcome.exit_code == 0 and out.text("stdout").split() == ["42", "42", "99"]
+
+
+def test_a_missing_program_behind_prlimit_is_still_a_clear_error() -> None:
+    with pytest.raises(SpawnError, match="no-such-shell"):
+        execute(Invocation(("/nonexistent/no-such-shell", "-c", "x"), None), os.environ, 5, Collected(),
+                limits=Limits(cpu_seconds=5))
+
+
+def test_a_fast_writer_is_read_whole_and_in_order() -> None:
+    out = Collected()
+    outcome = execute(bash("seq 1 300000; seq 1 1000 >&2"), os.environ, 30, out)
+    assert outcome.exit_code == 0
+    assert out.text("stdout") == "".join(f"{n}\n" for n in range(1, 300001))
+    assert out.text("stderr") == "".join(f"{n}\n" for n in range(1, 1001))
 
 
 # --- WSL through the emulator -------------------------------------------------------------------

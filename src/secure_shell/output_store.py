@@ -40,6 +40,7 @@ SEARCH_SECONDS = 1.0
 SEARCH_CHUNK = 4 << 20  # decoded text: a str may take four bytes a character
 LINE_MARK_BYTES = 4096  # the head's line index: the line count at every such offset (8 bytes each)
 BINARY_SAMPLE = 8192
+_O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 MAX_STREAM_RUNS = 100_000
 
 
@@ -159,8 +160,8 @@ class OutputBuffer:
         self.limits = limits
         self.encoding = encoding
         self._lock = threading.Lock()
-        self._file = open(path, "wb")  # noqa: SIM115 - closed by finish()
-        os.chmod(path, 0o600)
+        # Created private and new in one step: never readable by others, never someone else's file.
+        self._file = os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600), "wb")
         self._decoders = {STDOUT: codecs.getincrementaldecoder(encoding)("replace"),
                           STDERR: codecs.getincrementaldecoder(encoding)("replace")}
         self._partial = {STDOUT: "", STDERR: ""}
@@ -647,9 +648,9 @@ class OutputStore:
 
     def _evict(self, incoming: int) -> None:
         now = time.time()
-        finished = sorted((e for e in self._executions.values() if e.finished is not None), key=lambda e: e.started)
         total = sum(e.buffer.stored_bytes for e in self._executions.values())
-        for execution in finished:
+        # Oldest first: executions are kept in the order they started (restored ones sorted first).
+        for execution in [e for e in self._executions.values() if e.finished is not None]:
             too_many = len(self._executions) + incoming > self.limits.max_executions
             too_big = total > self.limits.max_total_bytes
             too_old = now - (execution.finished or now) > self.limits.retention_seconds
@@ -662,7 +663,8 @@ class OutputStore:
 
     def _reindex(self) -> None:
         """Executions kept in logDirectory by an earlier run, readable again after a restart."""
-        for meta_path in sorted(self.directory.glob("*.json"))[-self.limits.max_executions:]:
+        restored: list[Execution] = []
+        for meta_path in _newest(self.directory.glob("*.json"), self.limits.max_executions):
             try:
                 meta = json.loads(meta_path.read_text())
                 log = self.directory / f"{meta['executionId']}.log"
@@ -674,4 +676,17 @@ class OutputStore:
             execution = Execution(str(meta["executionId"]), str(meta["shell"]), str(meta["command"]),
                                   meta.get("cwd"), started, buffer, str(meta["status"]), meta.get("exitCode"),
                                   started + float(meta["runtimeSeconds"]), bool(meta.get("timedOut")))
+            restored.append(execution)
+        for execution in sorted(restored, key=lambda e: e.started):  # eviction relies on start order
             self._executions[execution.id] = execution
+
+
+def _newest(paths: Iterator[Path], count: int) -> list[Path]:
+    """The `count` most recently written of `paths`."""
+    stamped = []
+    for path in paths:
+        try:
+            stamped.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    return [path for _, path in sorted(stamped)[-count:]]

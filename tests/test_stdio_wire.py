@@ -1,0 +1,108 @@
+"""The stdio wire polled by the event loop: framing, the message size cap, back-pressure, the fd claim."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import anyio
+import pytest
+
+from secure_shell import stdio_wire
+from secure_shell.stdio_wire import LineReader, LineWriter
+
+
+def pipe() -> tuple[int, int]:
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    os.set_blocking(write_end, False)
+    return read_end, write_end
+
+
+def test_lines_arrive_whole_across_reads_and_an_oversized_one_is_dropped(monkeypatch: pytest.MonkeyPatch,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(stdio_wire, "MAX_MESSAGE_BYTES", 100)
+    read_end, write_end = pipe()
+
+    async def scenario() -> list[str]:
+        received: list[str] = []
+
+        async def feed() -> None:
+            for piece in (b'{"a":', b' 1}\n{"b": "\xc3', b'\xa9"}\n', b"x" * 250, b"y" * 50 + b"\n", b'{"c": 3}\n',
+                          b'{"last": true}'):
+                os.write(write_end, piece)
+                await anyio.sleep(0.01)
+            os.close(write_end)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(feed)
+            async for line in LineReader(read_end):
+                received.append(line)
+        return received
+
+    try:
+        assert anyio.run(scenario) == ['{"a": 1}\n', '{"b": "é"}\n', '{"c": 3}\n', '{"last": true}']
+    finally:
+        os.close(read_end)
+    assert "dropped an incoming message of over 100 bytes" in capsys.readouterr().err
+
+
+def test_a_reply_larger_than_the_pipe_waits_for_the_reader() -> None:
+    read_end, write_end = pipe()
+    message = "".join(f"{n}\n" for n in range(300_000))  # about 2 MB, many times a pipe's capacity
+
+    async def scenario() -> bytes:
+        chunks: list[bytes] = []
+
+        async def drain() -> None:
+            while sum(map(len, chunks)) < len(message):
+                await anyio.wait_readable(read_end)
+                chunks.append(os.read(read_end, 1 << 16))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(drain)
+            writer = LineWriter(write_end)
+            await writer.write(message)
+            await writer.flush()
+        return b"".join(chunks)
+
+    try:
+        assert anyio.run(scenario).decode() == message
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_while_serving_nothing_but_the_writer_reaches_stdout() -> None:
+    script = textwrap.dedent("""
+        import os, sys, anyio
+        from secure_shell.stdio_wire import claimed_stdio
+
+        async def main():
+            with claimed_stdio() as (reader, writer):
+                print("stray print")                    # goes to stderr while serving
+                os.system("echo stray child")           # so does a child's stdout
+                line = await reader.__anext__()
+                await writer.write("echo:" + line)
+                await writer.flush()
+            print("after serving")                      # fd 1 is the wire again
+
+        anyio.run(main)
+    """)
+    result = subprocess.run([sys.executable, "-c", script], input=b"hello\n", capture_output=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == b"echo:hello\nafter serving\n"
+    assert b"stray print" in result.stderr and b"stray child" in result.stderr
+
+
+def test_regular_files_are_not_pollable(tmp_path) -> None:  # noqa: ANN001
+    with open(tmp_path / "f", "wb") as handle:
+        assert not stdio_wire.pollable(handle.fileno())
+    read_end, write_end = os.pipe()
+    try:
+        assert stdio_wire.pollable(read_end)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
