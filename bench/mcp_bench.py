@@ -42,6 +42,29 @@ def tree_rss_kib(root: int) -> int:
     return total
 
 
+def percentile(ordered: list[float], fraction: float) -> float:
+    return ordered[int(len(ordered) * fraction) - 1]
+
+
+def spawn_times(argv: list[str]) -> list[float]:
+    times = []
+    for _ in range(200):
+        t = time.perf_counter()
+        subprocess.run(argv, capture_output=True, start_new_session=True)
+        times.append((time.perf_counter() - t) * 1000)
+    return sorted(times)
+
+
+def import_seconds() -> float:
+    """How long a fresh interpreter takes to import the SDK's server: the floor under cold start."""
+    times = []
+    for _ in range(5):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import mcp.server.mcpserver"], check=True)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
 async def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="secure-shell-bench-"))
     conf = work / "policy.yaml"
@@ -54,13 +77,25 @@ async def main() -> None:
         cold = time.perf_counter() - started
         print(f"cold start to tools/list: {cold * 1000:.0f} ms")
 
-        times = []
-        for _ in range(200):
-            t = time.perf_counter()
-            await client.call_tool("execute_command", {"shell": "bash", "command": "echo hi"})
-            times.append((time.perf_counter() - t) * 1000)
-        times.sort()
-        print(f"echo hi round trip: median {statistics.median(times):.2f} ms, p99 {times[int(len(times) * .99) - 1]:.2f} ms")
+        async def round_trips(name: str, arguments: dict[str, object]) -> list[float]:
+            times = []
+            for _ in range(200):
+                t = time.perf_counter()
+                await client.call_tool(name, arguments)
+                times.append((time.perf_counter() - t) * 1000)
+            return sorted(times)
+
+        times = await round_trips("execute_command", {"shell": "bash", "command": "echo hi"})
+        print(f"echo hi round trip: median {statistics.median(times):.2f} ms, p99 {percentile(times, .99):.2f} ms")
+        # The floors under it: the SDK's round trip for a tool that does nothing, and starting the
+        # same process (bash under prlimit with the default limits) with no server at all.
+        noop = await round_trips("get_current_directory", {})
+        print(f"  floor, SDK round trip of a no-op tool: median {statistics.median(noop):.2f} ms, "
+              f"p99 {percentile(noop, .99):.2f} ms")
+        spawn = spawn_times(["/usr/bin/prlimit", "--cpu=14400", "--fsize=17179869184", "--nofile=8192", "--",
+                             "/usr/bin/bash", "-c", "echo hi"])
+        print(f"  floor, subprocess.run of prlimit + bash -c 'echo hi': median {statistics.median(spawn):.2f} ms")
+        print(f"  floor, python -c 'import mcp.server.mcpserver': {import_seconds() * 1000:.0f} ms (median of 5)")
 
         t = time.perf_counter()
         async with anyio.create_task_group() as group:
