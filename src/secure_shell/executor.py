@@ -361,6 +361,8 @@ def _leader_running(process: subprocess.Popen[bytes]) -> bool:
     """Whether the process has not exited yet, without reaping it (its pid stays reserved)."""
     if process.returncode is not None:
         return False
+    if os.name == "nt":  # no zombies to keep: a process handle keeps the id reserved
+        return process.poll() is None
     try:
         return os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None
     except ChildProcessError:
