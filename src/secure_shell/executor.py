@@ -247,8 +247,9 @@ async def _execute_posix(invocation: Invocation, env: Mapping[str, str], timeout
                 group.start_soon(child.pump, fd, name, sink)
             ended = await child.wait_exit(started + timeout, cancel)
             await child.end_tree(graceful=ended != EXITED)
-            with anyio.move_on_after(READER_LINGER):
-                await child.pipes_done.wait()
+            if not child.pipes_done.is_set():
+                with anyio.move_on_after(READER_LINGER):
+                    await child.pipes_done.wait()
             group.cancel_scope.cancel()  # pipes still held by members that left the group
     except BaseException:
         # Cancelled by the caller, or the sink failed: nothing started by this command outlives it.
@@ -332,8 +333,9 @@ class _Child:
             with anyio.move_on_after(TERM_GRACE):
                 await self.exited()
         _signal_group(process.pid, signal.SIGKILL)  # also the group's other members, which may ignore TERM
-        with anyio.move_on_after(KILL_WAIT):
-            await self.exited()
+        if _leader_running(process):
+            with anyio.move_on_after(KILL_WAIT):
+                await self.exited()
         if not _leader_running(process):
             process.wait()
 
