@@ -249,3 +249,27 @@ def test_literal_search_numbers_lines_whose_newline_sits_on_an_index_mark(tmp_pa
     result = search(execution, "9", max_lines=100)
     assert [line.number for line in result.matches] == list(range(1, 22))
     store.close()
+
+
+def test_searching_while_the_command_still_writes(tmp_path: Path) -> None:
+    import threading
+
+    store = OutputStore(StoreLimits(head_bytes=1 << 20, tail_bytes=64 << 10), tmp_path)
+    execution = store.start("bash", "seq", None)
+    done = threading.Event()
+
+    def write() -> None:
+        for first in range(1, 200_000, 500):
+            execution.buffer.feed("stdout", "".join(f"{n}\n" for n in range(first, first + 500)).encode())
+        done.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    totals = []
+    while not done.is_set():
+        result = search(execution, "77", max_lines=5)
+        assert all(line.text == str(line.number) for line in result.matches)
+        totals.append(result.total_matches)
+    writer.join()
+    assert totals  # searched at least once mid-write, every line numbered right (checked above)
+    store.close()

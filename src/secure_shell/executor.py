@@ -36,8 +36,8 @@ KILL_WAIT = 5.0  # after SIGKILL; only a process stuck in the kernel takes longe
 READ_CHUNK = 1 << 18
 POLL = 0.05  # how often a blocking run looks at its stop event; the Windows wait loop's step
 READER_LINGER = 0.1  # after the process ends, how long its pipes may stay open (escaped children)
-DRAIN_READS = 64
-READS_PER_WAKE = 8  # bounds how long one busy pipe holds the event loop  # reads of what is already in the pipes after a cancellation, at most
+DRAIN_READS = 64  # reads of what is already in the pipes after a cancellation, at most
+READS_PER_WAKE = 8  # bounds how long one busy pipe holds the event loop
 EXITED, TIMED_OUT, STOPPED = "exited", "timed out", "stopped"
 
 
@@ -236,9 +236,7 @@ async def _execute_posix(invocation: Invocation, env: Mapping[str, str], timeout
                          cancel: threading.Event | None, limits: Limits | None,
                          registration: _Running | None) -> Outcome:
     started = time.monotonic()
-    process, _ = _spawn(invocation, env, limits)
-    if registration is not None:
-        registration.process = process
+    process, _ = _spawn(invocation, env, limits, registration)
     child = _Child(process)
     ended = EXITED
     try:
@@ -385,9 +383,7 @@ def _execute_with_threads(invocation: Invocation, env: Mapping[str, str], timeou
                           registration: _Running | None) -> Outcome:
     """Windows pipes cannot be polled, so a thread reads each one; the job object ends them."""
     started = time.monotonic()
-    process, job = _spawn(invocation, env, limits)
-    if registration is not None:
-        registration.process = process
+    process, job = _spawn(invocation, env, limits, registration)
     readers = [threading.Thread(target=_read_blocking, args=(stream, name, sink), daemon=True)
                for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))]
     for reader in readers:
@@ -418,8 +414,9 @@ def _execute_with_threads(invocation: Invocation, env: Mapping[str, str], timeou
     return _outcome(process, timed_out, cancelled, started)
 
 
-def _spawn(invocation: Invocation, env: Mapping[str, str],
-           limits: Limits | None = None) -> tuple[subprocess.Popen[bytes], _Job | None]:
+def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None,
+           registration: _Running | None) -> tuple[subprocess.Popen[bytes], _Job | None]:
+    """Start the process (stdin closed, both outputs piped) and register it for stop_all()."""
     kwargs: dict[str, object] = dict(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      cwd=invocation.cwd, env=dict(env))
     if os.name == "nt":
@@ -447,6 +444,8 @@ def _spawn(invocation: Invocation, env: Mapping[str, str],
         raise SpawnError(f"cannot start {invocation.argv[0]!r}: {exc.strerror}") from None
     except OSError as exc:
         raise SpawnError(f"cannot start {invocation.argv[0]!r}: {exc.strerror or exc}") from None
+    if registration is not None:
+        registration.process = process
     job = None
     if os.name == "nt":
         job = _Job()

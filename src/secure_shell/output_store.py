@@ -402,12 +402,13 @@ class OutputBuffer:
         place (mapped, not read or decoded; ASCII case folding is all such a pattern can need),
         and numbers its matches with the head's line index instead of counting from the start.
         """
-        self._flush()
         found: dict[int, Line] = {}
         missing: set[int] = set()
         returned = total = 0
         raw = _ascii_literal(pattern)
-        with self._lock:
+        with self._lock:  # a running command keeps writing: take the head as far as it is on disk
+            if not self.closed:
+                self._file.flush()
             blocks: list[tuple[int | None, str | bytes]] = [(b.first, b.text) for b in self._tail]
             head_bytes = self.head_bytes
         with self._mapped_head(head_bytes if raw is not None else 0) as mapped:
