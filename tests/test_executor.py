@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -190,6 +191,52 @@ def test_a_fast_writer_is_read_whole_and_in_order() -> None:
     assert outcome.exit_code == 0
     assert out.text("stdout") == "".join(f"{n}\n" for n in range(1, 300001))
     assert out.text("stderr") == "".join(f"{n}\n" for n in range(1, 1001))
+
+
+ESCAPE_SCRIPT = """
+import os, sys, time
+from secure_shell.executor import become_subreaper, execute
+from secure_shell.shells import Invocation
+marker, mode = sys.argv[1], sys.argv[2]
+if mode != "plain":
+    assert become_subreaper()
+# One escapee through setsid(1), one through a double fork into a new session; both outlive the
+# command's process group. In "timeout" mode the command is still running when its time is up.
+command = (f"setsid bash -c 'exec -a {marker} sleep 300' & "
+           "python3 -c 'import os\\nif os.fork() == 0:\\n os.setsid()\\n if os.fork() == 0:\\n"
+           f"  os.execvp(\\"bash\\", [\\"bash\\", \\"-c\\", \\"exec -a {marker} sleep 300\\"])\\n os._exit(0)'; "
+           + ("sleep 300" if mode == "timeout" else "sleep 0.3"))
+outcome = execute(Invocation(("/bin/bash", "-c", command), None), os.environ, 1 if mode == "timeout" else 20,
+                  lambda stream, data: None)
+print(outcome.timed_out)
+"""
+
+
+def run_escape_script(marker: str, mode: str) -> list[int]:
+    """Run the escape scenario in its own process (a subreaper changes where every orphan goes)."""
+    result = subprocess.run([sys.executable, "-c", ESCAPE_SCRIPT, marker, mode], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(mode == "timeout")
+    time.sleep(0.2)
+    return [pid for pid in processes_named(marker) if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(marker.encode())]
+
+
+def test_escaped_descendants_survive_the_group_kill_without_a_subreaper() -> None:
+    marker = f"escapee-plain-{os.getpid()}-{time.monotonic_ns()}"
+    survivors = run_escape_script(marker, "plain")
+    for pid in survivors:
+        os.kill(pid, 9)
+    assert len(survivors) == 2  # the scenario really escapes the group: the next tests are meaningful
+
+
+@pytest.mark.parametrize("mode", ["finished", "timeout"])
+def test_a_subreaper_finds_and_kills_escaped_descendants(mode: str) -> None:
+    marker = f"escapee-{mode}-{os.getpid()}-{time.monotonic_ns()}"
+    survivors = run_escape_script(marker, mode)
+    for pid in survivors:
+        os.kill(pid, 9)
+    assert survivors == []
 
 
 # --- WSL through the emulator -------------------------------------------------------------------

@@ -308,6 +308,36 @@ def test_server_shutdown_kills_background_commands(tmp_path: Path) -> None:
     assert wait_for(marker, present=False)
 
 
+def escapee_command(marker: str) -> str:
+    """A command whose descendant leaves its process group and session (setsid)."""
+    return f"setsid bash -c 'exec -a {marker} sleep 300' & sleep 0.3; echo started"
+
+
+@pytest.mark.anyio
+async def test_a_descendant_that_left_the_group_is_killed_when_its_command_ends(
+        params: StdioServerParameters) -> None:
+    marker = f"mcp-escapee-{time.monotonic_ns()}"
+    async with Client(params) as client:
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": escapee_command(marker)})
+        assert not result.is_error, result.content[0].text
+        assert wait_for(marker, present=False)
+
+
+def test_server_shutdown_kills_what_background_commands_left_behind(tmp_path: Path) -> None:
+    import signal
+
+    marker = f"mcp-sigterm-escapee-{time.monotonic_ns()}"
+    process = raw_server(tmp_path)
+    send(process, *HANDSHAKE, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "execute_command",
+        "arguments": {"shell": "bash", "command": f"{escapee_command(marker)}; sleep 300", "background": True}}})
+    assert process.stdout is not None and process.stdout.readline() and process.stdout.readline()
+    assert wait_for(marker, present=True)
+    process.send_signal(signal.SIGTERM)
+    process.wait(30)
+    assert wait_for(marker, present=False)
+
+
 @pytest.mark.anyio
 async def test_background_and_concurrency_caps_give_clear_errors(tmp_path: Path) -> None:
     conf = config_for(tmp_path, "  resources:\n    maxBackgroundCommands: 1\n    maxConcurrentCommands: 2\n")

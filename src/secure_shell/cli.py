@@ -151,9 +151,11 @@ def run_serve(args: argparse.Namespace) -> int:
     import signal
 
     from secure_shell.checker import Checker
-    from secure_shell.executor import stop_all
+    from secure_shell.executor import become_subreaper, stop_all
     from secure_shell.runner import Runner
     from secure_shell.server import available_shells, build_server
+
+    become_subreaper()  # escaped descendants of commands are adopted, found and killed
 
     shells, missing = available_shells(config)
     print_startup_summary(location, config, shells, missing)
@@ -293,7 +295,10 @@ def run_run(args: argparse.Namespace) -> int:
     import anyio
 
     from secure_shell.checker import Checker
+    from secure_shell.executor import become_subreaper
     from secure_shell.runner import Runner
+
+    become_subreaper()
 
     def echo(stream: str, data: bytes) -> None:
         target = sys.stdout.buffer if stream == "stdout" else sys.stderr.buffer

@@ -14,6 +14,7 @@ object ends the tree.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -22,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Callable, Mapping
+from typing import Callable, Iterator, Mapping
 
 import anyio
 import anyio.to_thread
@@ -39,6 +40,9 @@ READER_LINGER = 0.1  # after the process ends, how long its pipes may stay open 
 DRAIN_READS = 64  # reads of what is already in the pipes after a cancellation, at most
 READS_PER_WAKE = 8  # bounds how long one busy pipe holds the event loop
 EXITED, TIMED_OUT, STOPPED = "exited", "timed out", "stopped"
+RUN_TAG = "SECURE_SHELL_RUN"  # names each command's run in its environment, to find its escapees
+SWEEP_ROUNDS = 8  # an escapee's own escapees are adopted when it dies: a few rounds reach them all
+MAX_ENVIRON_BYTES = 1 << 20
 
 
 # Where util-linux installs prlimit. Only these fixed paths: never a PATH lookup that a command's
@@ -180,6 +184,7 @@ def stop_all(wait: float = 3.0) -> int:
     for run in pending:
         if run.thread != here:
             run.finished.wait(max(0.0, deadline - time.monotonic()))
+    sweep_all_escapees()
     return len(pending)
 
 
@@ -236,8 +241,9 @@ async def _execute_posix(invocation: Invocation, env: Mapping[str, str], timeout
                          cancel: threading.Event | None, limits: Limits | None,
                          registration: _Running | None) -> Outcome:
     started = time.monotonic()
-    process, _ = _spawn(invocation, env, limits, registration)
-    child = _Child(process)
+    tag = secrets.token_hex(8)
+    process, _ = _spawn(invocation, {**env, RUN_TAG: tag}, limits, registration)
+    child = _Child(process, tag)
     ended = EXITED
     try:
         async with anyio.create_task_group() as group:
@@ -263,8 +269,9 @@ async def _execute_posix(invocation: Invocation, env: Mapping[str, str], timeout
 class _Child:
     """A started process's pipes (non-blocking, read by the event loop) and its exit, as an fd."""
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], tag: str) -> None:
         self.process = process
+        self.tag = tag
         self.streams = {process.stdout.fileno(): "stdout", process.stderr.fileno(): "stderr"}  # type: ignore[union-attr]
         for fd in self.streams:
             os.set_blocking(fd, False)
@@ -335,7 +342,8 @@ class _Child:
             with anyio.move_on_after(KILL_WAIT):
                 await self.exited()
         if not _leader_running(process):
-            process.wait()
+            process.wait()  # the leader has exited: this only collects its status
+        await sweep_escapees(self.tag)
 
     def close(self) -> None:
         if self.pidfd is not None:
@@ -344,6 +352,120 @@ class _Child:
         for stream in (self.process.stdout, self.process.stderr):
             if stream is not None:
                 stream.close()
+
+
+_SUBREAPER = False
+
+
+def become_subreaper() -> bool:
+    """Linux: make this process the parent of every orphaned descendant of the commands it runs.
+
+    A process that leaves its command's process group (setsid, a daemon that double-forks) is
+    not reached by the group kill. As a subreaper, the server adopts such a process when its
+    parent dies, finds it among its own children by the run tag in its environment, and kills it
+    when its command ends. Called by `serve` and `run`, not on import: it changes where every
+    orphan in the process goes.
+    """
+    global _SUBREAPER
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    _SUBREAPER = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    return _SUBREAPER
+
+
+async def sweep_escapees(tag: str) -> int:
+    """Kill the adopted processes of the run tagged `tag`, with their groups, and reap them."""
+    found = 0
+    for batch in _sweep_rounds(tag):
+        found += len(batch)
+        for pid in batch:
+            deadline = time.monotonic() + 1.0
+            while not _reaped(pid) and time.monotonic() < deadline:
+                await anyio.sleep(0.001)
+    return found
+
+
+def sweep_all_escapees() -> int:
+    """At shutdown (also from a signal handler): the same for every run's adopted processes."""
+    found = 0
+    for batch in _sweep_rounds(None):
+        found += len(batch)
+        for pid in batch:
+            deadline = time.monotonic() + 1.0
+            while not _reaped(pid) and time.monotonic() < deadline:
+                time.sleep(0.001)
+    return found
+
+
+def _sweep_rounds(tag: str | None) -> Iterator[list[int]]:
+    """Kill the adopted processes carrying `tag` (None: any run's tag), a batch per round; the
+    caller reaps each batch, and the next round finds what the killed ones left orphaned."""
+    if not _SUBREAPER:
+        return
+    for _ in range(SWEEP_ROUNDS):
+        escapees = []
+        for pid in _adopted_children():
+            found = _run_tag(pid)
+            if found is not None and (tag is None or found == tag):
+                escapees.append(pid)
+        if not escapees:
+            return
+        for pid in escapees:
+            _kill_escapee(pid)
+        yield escapees
+
+
+def _adopted_children() -> list[int]:
+    """This process's children, read from /proc (one file per thread)."""
+    children = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return []
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/children", "rb") as handle:
+                children.extend(int(pid) for pid in handle.read().split())
+        except (OSError, ValueError):
+            continue
+    return children
+
+
+def _run_tag(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            environ = handle.read(MAX_ENVIRON_BYTES)
+    except OSError:
+        return None
+    key = RUN_TAG.encode() + b"="
+    for entry in environ.split(b"\0"):
+        if entry.startswith(key):
+            return entry[len(key):].decode("ascii", "replace")
+    return None
+
+
+def _kill_escapee(pid: int) -> None:
+    try:
+        group = os.getpgid(pid)
+    except ProcessLookupError:
+        return
+    if group != os.getpgid(0):  # never the server's own group
+        _signal_group(group, signal.SIGKILL)
+    try:
+        os.kill(pid, signal.SIGKILL)  # still unreaped, so the pid is still this process
+    except ProcessLookupError:
+        pass
+
+
+def _reaped(pid: int) -> bool:
+    """Collect a killed adoptee's exit if it has one (one stuck in the kernel stays for later)."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] != 0
+    except ChildProcessError:
+        return True
 
 
 def _pidfd(pid: int) -> int | None:
