@@ -4,6 +4,10 @@ No policy logic lives here: commands go through Runner (policy, then executor, t
 directory tools through Checker. Tool descriptions and the shell enum are built from the policy at
 start-up. This module has no `from __future__ import annotations` because the SDK evaluates tool
 annotations (including the runtime-built enums) at registration.
+
+Tools that only read memory are coroutines, run on the event loop; those that can block (a
+search of up to a second, the file system, waiting for a stopped command) are plain functions,
+which the SDK runs in a worker thread.
 """
 
 import json
@@ -354,7 +358,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                                 "background command is still running.",
                     annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
 
-    def list_commands(
+    async def list_commands(
         status: Annotated[Optional[Literal["running", "completed", "failed", "timed out", "stopped"]],
                           Field(description="Only commands in this state.")] = None,
     ) -> dict[str, Any]:
@@ -385,7 +389,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
 
     Shells = Literal[tuple(p.shell.value for p in config.enabled_shells)] if config.enabled_shells else str  # type: ignore[valid-type]
 
-    def get_config(
+    async def get_config(
         shell: Annotated[Optional[Shells], Field(description="Only this shell's effective policy.")] = None,  # type: ignore[valid-type]
     ) -> dict[str, Any]:
         return config.to_dict(ShellKind(shell) if shell is not None else None)
@@ -412,7 +416,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                     description="Whether each directory may be a working directory, per shell, and why.",
                     annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
 
-    def get_current_directory(ctx: Context) -> dict[str, Any]:
+    async def get_current_directory(ctx: Context) -> dict[str, Any]:
         return {"currentDirectory": sessions.of(ctx).cwd}
 
     server.add_tool(get_current_directory, name="get_current_directory",
