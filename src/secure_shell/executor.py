@@ -367,8 +367,8 @@ def become_subreaper() -> bool:
     orphan in the process goes.
     """
     global _SUBREAPER
-    if not sys.platform.startswith("linux"):
-        return False
+    if not sys.platform.startswith("linux") or not os.access(f"/proc/self/task/{os.getpid()}/children", os.R_OK):
+        return False  # without the children list adoptees could not be found, only left as zombies
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -419,19 +419,13 @@ def _sweep_rounds(tag: str | None) -> Iterator[list[int]]:
 
 
 def _adopted_children() -> list[int]:
-    """This process's children, read from /proc (one file per thread)."""
-    children = []
+    """This process's children as the kernel lists them for the main thread, which is where a
+    subreaper's adoptees go (the first live thread of the group; the main one unless exiting)."""
     try:
-        tasks = os.listdir("/proc/self/task")
-    except OSError:
+        with open(f"/proc/self/task/{os.getpid()}/children", "rb") as handle:
+            return [int(pid) for pid in handle.read().split()]
+    except (OSError, ValueError):
         return []
-    for task in tasks:
-        try:
-            with open(f"/proc/self/task/{task}/children", "rb") as handle:
-                children.extend(int(pid) for pid in handle.read().split())
-        except (OSError, ValueError):
-            continue
-    return children
 
 
 def _run_tag(pid: int) -> str | None:

@@ -660,7 +660,8 @@ class OutputStore:
             total -= execution.buffer.stored_bytes
             del self._executions[execution.id]
             execution.buffer.delete()
-            (self.directory / f"{execution.id}.json").unlink(missing_ok=True)
+            if not self._owned_directory:  # only a logDirectory keeps metadata files
+                (self.directory / f"{execution.id}.json").unlink(missing_ok=True)
 
     def _reindex(self) -> None:
         """Executions kept in logDirectory by an earlier run, readable again after a restart."""

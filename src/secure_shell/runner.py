@@ -71,6 +71,7 @@ class Runner:
         self.store = store or OutputStore(StoreLimits.from_logging(config.logging),
                                           _log_directory(config))
         self.audit = open_audit(config)
+        self._executables: dict[str, str] = {}
 
     def record(self, event: str, origin: str, shell: ShellKind, command: str, cwd: str | None,
                verdict: Verdict, execution: Execution | None = None, outcome: Outcome | None = None) -> None:
@@ -88,6 +89,15 @@ class Runner:
             fields.update(exitCode=outcome.exit_code, durationMs=int(outcome.duration * 1000),
                           status=outcome.status, timedOut=outcome.timed_out, stopped=outcome.cancelled)
         self.audit.record(event, **fields)
+
+    def _executable(self, name: str) -> str | None:
+        """The shell's full path, looked up once per server (a PATH search costs a stat per entry)."""
+        found = self._executables.get(name)
+        if found is None:
+            found = find_executable(name)
+            if found is not None:
+                self._executables[name] = found
+        return found
 
     @property
     def limits(self) -> Limits:
@@ -121,7 +131,7 @@ class Runner:
         verdict = self.checker.check(shell, command, cwd, env, confirmed)
         if not verdict.allowed:
             return Prepared(verdict)
-        executable = find_executable(policy.executable)
+        executable = self._executable(policy.executable)
         if executable is None:
             raise SpawnError(f"the {shell.value} executable {policy.executable!r} was not found on this host")
         directory = cwd if cwd is not None else policy.initial_dir

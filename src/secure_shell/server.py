@@ -33,7 +33,7 @@ from secure_shell.errors import ExecutionNotFound, SecureShellError
 from secure_shell.executor import Outcome, execute_tracked, running_count
 from secure_shell.output_store import SEARCH_SECONDS, Execution, Line, compile_pattern
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
-from secure_shell.runner import Runner
+from secure_shell.runner import Runner, RunResult
 from secure_shell.shells import SHELL_FACTS, ShellKind, find_executable
 
 SERVER_NAME = "secure-shell"
@@ -172,15 +172,21 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                 lines = running[0].buffer.total_lines if running else 0
                 await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s, {lines} lines so far")
 
+        async def run() -> RunResult:
+            # Reuse the check made above; after a confirmation, run() checks again with it.
+            return await runner.run(kind, command, cwd, seconds, None, profile, origin_of(ctx), confirmed,
+                                    None if confirmed else checked, on_start=running.append)
+
         try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(progress)
-                try:
-                    # Reuse the check made above; after a confirmation, run() checks again with it.
-                    result = await runner.run(kind, command, cwd, seconds, None, profile, origin_of(ctx), confirmed,
-                                              None if confirmed else checked, on_start=running.append)
-                finally:
-                    group.cancel_scope.cancel()
+            if not progress_requested(ctx):
+                result = await run()
+            else:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(progress)
+                    try:
+                        result = await run()
+                    finally:
+                        group.cancel_scope.cancel()
         except SecureShellError as exc:
             raise ToolError(str(exc)) from None
         if result.outcome is None or result.execution is None:
@@ -507,6 +513,13 @@ async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict
     if answer.action == "accept" and answer.data.run:
         return None
     return refused("the user declined" if answer.action != "cancel" else "the user dismissed the question")
+
+
+def progress_requested(ctx: Context) -> bool:
+    """Whether the client sent a progress token with this request (without one, progress is
+    dropped by the SDK anyway, so no task is started to produce it)."""
+    meta = ctx.request_context.meta
+    return bool(meta) and meta.get("progress_token") is not None
 
 
 def origin_of(ctx: Context) -> str:
