@@ -273,3 +273,42 @@ def test_searching_while_the_command_still_writes(tmp_path: Path) -> None:
     writer.join()
     assert totals  # searched at least once mid-write, every line numbered right (checked above)
     store.close()
+
+
+def test_a_small_head_stays_in_memory_and_spills_to_its_file_past_the_threshold(tmp_path: Path) -> None:
+    from secure_shell.output_store import HEAD_IN_MEMORY
+
+    store = OutputStore(StoreLimits(head_bytes=1 << 20))  # a temporary store: nothing kept after a restart
+    execution = store.start("bash", "seq", None)
+    buffer = execution.buffer
+    written = 0
+    n = 0
+    while written < HEAD_IN_MEMORY * 2:
+        chunk = "".join(f"{n + i}\n" for i in range(1, 501)).encode()
+        n += 500
+        written += len(chunk)
+        buffer.feed("stdout", chunk)
+        on_disk = buffer.path.exists()
+        assert on_disk == (written > HEAD_IN_MEMORY)
+        last = buffer.line_range(-1, None, 1, 1 << 20).lines[0]
+        assert (last.number, last.text) == (n, str(n))  # readable at every step, before and after
+        assert [l.number for l in search(execution, f"^{n - 250}$", max_lines=5).matches] == [n - 250]
+    store.finish(execution, "completed", 0)
+    assert [l.text for l in buffer.line_range(1, 3, 10, 1 << 20).lines] == ["1", "2", "3"]
+    small = store.start("bash", "echo", None)
+    small.buffer.feed("stdout", b"hi\n")
+    store.finish(small, "completed", 0)
+    assert not small.buffer.path.exists()  # a temporary store never writes a small head
+    assert [l.text for l in search(small, "hi").matches] == ["hi"]
+    store.close()
+
+
+def test_a_log_directory_writes_even_a_small_head_to_disk(tmp_path: Path) -> None:
+    store = OutputStore(StoreLimits(), tmp_path)
+    execution = store.start("bash", "echo", None)
+    execution.buffer.feed("stdout", b"kept\n")
+    store.finish(execution, "completed", 0)
+    assert (tmp_path / f"{execution.id}.log").read_bytes() == b"kept\n"
+    assert (tmp_path / f"{execution.id}.log").stat().st_mode & 0o777 == 0o600
+    restored = OutputStore(StoreLimits(), tmp_path).get(execution.id)
+    assert [l.text for l in restored.buffer.line_range(1, None, 10, 1 << 20).lines] == ["kept"]

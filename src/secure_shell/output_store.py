@@ -1,11 +1,11 @@
 """Bounded storage of every execution's output: line ranges and regex search over it.
 
-Each execution keeps its first lines (the head) in a private spill file on disk, up to a byte
-cap, and its latest lines (the tail) in a ring in memory; whatever falls between is dropped and
-the store knows exactly which line numbers those were. Lines are numbered absolutely: line 1 is
-the first line ever printed, even after the middle is dropped. Memory per execution is the tail
-ring and a sparse index of the head file, so a command that prints gigabytes costs disk up to
-the cap and a few megabytes of memory.
+Each execution keeps its first lines (the head) up to a byte cap: in memory while they are under
+64 KiB, then in a private spill file on disk. Its latest lines (the tail) are in a ring in memory;
+whatever falls between is dropped, and the store knows exactly which line numbers those were.
+Lines are numbered absolutely: line 1 is the first line ever printed, even after the middle is
+dropped. Memory per execution is the tail ring, a small head and a sparse index of the head file,
+so a command that prints gigabytes costs disk up to the cap and a few megabytes of memory.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
+from typing import BinaryIO, Callable, Iterator
 
 import regex
 
@@ -38,6 +38,7 @@ TAIL_SLACK_DIVISOR = 4  # the tail may hold a quarter more than tail_bytes befor
 MAX_LINE_CHARS = 65536  # a longer line is split: no single line can hold unbounded text
 SEARCH_SECONDS = 1.0
 SEARCH_CHUNK = 4 << 20  # decoded text: a str may take four bytes a character
+HEAD_IN_MEMORY = 64 << 10  # a head this small stays in memory; its spill file is created past it
 LINE_MARK_BYTES = 4096  # the head's line index: the line count at every such offset (8 bytes each)
 BINARY_SAMPLE = 8192
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
@@ -160,8 +161,9 @@ class OutputBuffer:
         self.limits = limits
         self.encoding = encoding
         self._lock = threading.Lock()
-        # Created private and new in one step: never readable by others, never someone else's file.
-        self._file = os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600), "wb")
+        self._file: BinaryIO | None = None  # the spill file, once the head outgrows memory
+        self._head_memory = bytearray()  # the head until then
+        self._on_disk = False
         self._decoders = {STDOUT: codecs.getincrementaldecoder(encoding)("replace"),
                           STDERR: codecs.getincrementaldecoder(encoding)("replace")}
         self._partial = {STDOUT: "", STDERR: ""}
@@ -187,6 +189,7 @@ class OutputBuffer:
         buffer._partial = {STDOUT: "", STDERR: ""}
         buffer._tail, buffer._tail_chars = deque(), 0
         buffer._runs, buffer.binary, buffer.closed = [], False, True
+        buffer._file, buffer._head_memory, buffer._on_disk = None, bytearray(), True
         buffer.total_lines, buffer.total_bytes = total_lines, total_bytes
         buffer._head_index = []
         buffer._line_marks = array("q", [0])
@@ -231,7 +234,9 @@ class OutputBuffer:
             if complete:
                 self._append(stream, complete)
 
-    def finish(self) -> None:
+    def finish(self, on_disk: bool = False) -> None:
+        """No more output: the last partial lines are stored; `on_disk` writes a head still in
+        memory to its file too (a logDirectory store reads it back after a restart)."""
         with self._lock:
             if self.closed:
                 return
@@ -240,8 +245,28 @@ class OutputBuffer:
                 self._partial[stream] = ""
                 if rest and not self.binary:
                     self._append(stream, rest + "\n")
-            self._file.close()
+            if on_disk and not self._on_disk:
+                self._spill()
+            if self._file is not None:
+                self._file.close()
             self.closed = True
+
+    def _write_head(self, data: bytes) -> None:
+        if not self._on_disk and len(self._head_memory) + len(data) <= HEAD_IN_MEMORY:
+            self._head_memory += data
+            return
+        if not self._on_disk:
+            self._spill()
+        self._file.write(data)  # type: ignore[union-attr]
+
+    def _spill(self) -> None:
+        """Move the head from memory to its file (called with the lock held)."""
+        # Created private and new in one step: never readable by others, never someone else's file.
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
+        self._file = os.fdopen(fd, "wb")
+        self._file.write(self._head_memory)
+        self._head_memory = bytearray()
+        self._on_disk = True
 
     def _append(self, stream: str, text: str) -> None:
         """Complete lines (ending in \\n) of one stream: to the head file while it has room, else the tail."""
@@ -267,7 +292,7 @@ class OutputBuffer:
             if head_part:
                 lines = self._mark_lines(head_part, self.head_bytes, self.head_lines)
                 self._head_index.append((self.head_lines + 1, self.head_bytes))
-                self._file.write(head_part)
+                self._write_head(head_part)
                 self.head_lines += lines
                 self.head_bytes += len(head_part)
                 first += lines
@@ -337,7 +362,6 @@ class OutputBuffer:
 
     def lines(self, start: int, end: int) -> Iterator[Line]:
         """Stored lines numbered start..end (1-based, inclusive), in order; dropped ones skipped."""
-        self._flush()
         if start <= self.head_lines:
             yield from self._head_lines(start, min(end, self.head_lines))
         with self._lock:
@@ -348,22 +372,33 @@ class OutputBuffer:
                 if start <= number <= end:
                     yield Line(number, block.stream, text)
 
-    def _flush(self) -> None:
+    @contextmanager
+    def _head_source(self) -> Iterator[Callable[[int, int], bytes]]:
+        """A reader of head bytes (offset, length): a snapshot of the memory head, or the file."""
         with self._lock:
-            if not self.closed:
+            memory = None if self._on_disk else bytes(self._head_memory)
+            if self._file is not None and not self.closed:
                 self._file.flush()
+        if memory is not None:
+            yield lambda offset, length: memory[offset:offset + length]
+            return
+        with open(self.path, "rb") as handle:
+            def read(offset: int, length: int) -> bytes:
+                handle.seek(offset)
+                return handle.read(length)
+
+            yield read
 
     def _head_lines(self, start: int, end: int) -> Iterator[Line]:
         """Head lines start..end, read a block (one earlier write) at a time."""
         at = max(bisect_right(self._head_index, (start, 1 << 62)) - 1, 0)
-        with open(self.path, "rb") as handle:
+        with self._head_source() as read:
             while at < len(self._head_index):
                 first, offset = self._head_index[at]
                 if first > end:
                     return
                 stop = self._head_index[at + 1][1] if at + 1 < len(self._head_index) else self.head_bytes
-                handle.seek(offset)
-                texts = handle.read(stop - offset).split(b"\n")[:-1]
+                texts = read(offset, stop - offset).split(b"\n")[:-1]
                 low, high = max(start - first, 0), min(end - first + 1, len(texts))
                 for index in range(low, high):
                     number = first + index
@@ -406,9 +441,7 @@ class OutputBuffer:
         missing: set[int] = set()
         returned = total = 0
         raw = _ascii_literal(pattern)
-        with self._lock:  # a running command keeps writing: take the head as far as it is on disk
-            if not self.closed:
-                self._file.flush()
+        with self._lock:  # a running command keeps writing: one consistent view of head and tail
             blocks: list[tuple[int | None, str | bytes]] = [(b.first, b.text) for b in self._tail]
             head_bytes = self.head_bytes
         with self._mapped_head(head_bytes if raw is not None else 0) as mapped:
@@ -461,24 +494,32 @@ class OutputBuffer:
         return SearchResult(lines, total, total > returned)
 
     @contextmanager
-    def _mapped_head(self, length: int) -> Iterator[mmap.mmap | None]:
-        """The first `length` bytes of the head file, mapped read-only (None for an empty head)."""
+    def _mapped_head(self, length: int) -> Iterator[mmap.mmap | bytes | None]:
+        """The first `length` bytes of the head: the file mapped read-only, or a snapshot of the
+        memory head (None for an empty head)."""
         if length == 0:
             yield None
+            return
+        with self._lock:
+            memory = None if self._on_disk else bytes(self._head_memory[:length])
+            if self._file is not None and not self.closed:
+                self._file.flush()  # the mapping must not reach past what the file holds
+        if memory is not None:
+            yield memory
             return
         with open(self.path, "rb") as handle, mmap.mmap(handle.fileno(), length, access=mmap.ACCESS_READ) as mapped:
             yield mapped
 
     def _head_chunks(self) -> Iterator[str]:
-        """The head file decoded, in pieces of whole lines, a few megabytes at a time."""
-        with open(self.path, "rb") as handle:
-            left = self.head_bytes
+        """The head decoded, in pieces of whole lines, a few megabytes at a time."""
+        with self._head_source() as read:
+            offset, end = 0, self.head_bytes
             carry = b""
-            while left > 0:
-                data = handle.read(min(SEARCH_CHUNK, left))
+            while offset < end:
+                data = read(offset, min(SEARCH_CHUNK, end - offset))
                 if not data:
                     return
-                left -= len(data)
+                offset += len(data)
                 data = carry + data if carry else data
                 cut = data.rfind(b"\n") + 1
                 carry = data[cut:]
@@ -497,10 +538,13 @@ class OutputBuffer:
 
     def delete(self) -> None:
         with self._lock:
-            if not self.closed:
+            if self._file is not None and not self.closed:
                 self._file.close()
-                self.closed = True
-        self.path.unlink(missing_ok=True)
+            self.closed = True
+            self._head_memory = bytearray()
+            on_disk = self._on_disk
+        if on_disk:
+            self.path.unlink(missing_ok=True)
 
 
 def _split_long_lines(text: str) -> str:
@@ -612,7 +656,7 @@ class OutputStore:
             return execution
 
     def finish(self, execution: Execution, status: str, exit_code: int | None, timed_out: bool = False) -> None:
-        execution.buffer.finish()
+        execution.buffer.finish(on_disk=not self._owned_directory)
         execution.status, execution.exit_code, execution.timed_out = status, exit_code, timed_out
         execution.finished = time.time()
         if not self._owned_directory:
