@@ -212,6 +212,27 @@ print(outcome.timed_out)
 """
 
 
+ZOMBIE_SCRIPT = """
+import os
+from secure_shell.executor import become_subreaper, execute
+from secure_shell.shells import Invocation
+assert become_subreaper()
+# A double-forked escapee that ends by itself while its command still runs: adopted, then a zombie.
+command = ("python3 -c 'import os, time\\nif os.fork() == 0:\\n os.setsid()\\n if os.fork() == 0:\\n"
+           "  time.sleep(0.2)\\n os._exit(0)'; sleep 1")
+execute(Invocation(("/bin/bash", "-c", command), None), os.environ, 20, lambda stream, data: None)
+children = open(f"/proc/self/task/{os.getpid()}/children").read().split()
+states = [open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] for pid in children]
+print(states.count("Z"))
+"""
+
+
+def test_an_adopted_escapee_that_ended_by_itself_is_reaped() -> None:
+    result = subprocess.run([sys.executable, "-c", ZOMBIE_SCRIPT], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "0"
+
+
 def run_escape_script(marker: str, mode: str) -> list[int]:
     """Run the escape scenario in its own process (a subreaper changes where every orphan goes)."""
     result = subprocess.run([sys.executable, "-c", ESCAPE_SCRIPT, marker, mode], capture_output=True, text=True,

@@ -406,10 +406,18 @@ def _sweep_rounds(tag: str | None) -> Iterator[list[int]]:
     if not _SUBREAPER:
         return
     for _ in range(SWEEP_ROUNDS):
+        with _IN_FLIGHT_LOCK:
+            registered = {run.process.pid for run in _IN_FLIGHT if run.process is not None}
         escapees = []
         for pid in _adopted_children():
             found = _run_tag(pid)
-            if found is not None and (tag is None or found == tag):
+            if found is None:
+                # A zombie has no environment left to read a tag from: an adoptee that exited on its
+                # own. Reap it, unless it is a command's leader, which its own run reaps after
+                # killing the group (reaping it here would free the group id too early).
+                if pid not in registered and _is_zombie(pid):
+                    _reaped(pid)
+            elif tag is None or found == tag:
                 escapees.append(pid)
         if not escapees:
             return
@@ -439,6 +447,15 @@ def _run_tag(pid: int) -> str | None:
         if entry.startswith(key):
             return entry[len(key):].decode("ascii", "replace")
     return None
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[-1].split()
+    except OSError:
+        return False
+    return bool(fields) and fields[0] == b"Z"
 
 
 def _kill_escapee(pid: int) -> None:
