@@ -293,19 +293,24 @@ def test_stdin_eof_kills_a_running_command(tmp_path: Path) -> None:
     assert wait_for(marker, present=False)
 
 
-def test_server_shutdown_kills_background_commands(tmp_path: Path) -> None:
+def sigterm_while_running_in_the_background(tmp_path: Path, command: str, marker: str) -> None:
+    """Start `command` in the background, wait until `marker` runs, SIGTERM the server; `marker`
+    must be gone afterwards."""
     import signal
 
-    marker = f"mcp-sigterm-{time.monotonic_ns()}"
     process = raw_server(tmp_path)
     send(process, *HANDSHAKE, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "execute_command",
-        "arguments": {"shell": "bash", "command": f"exec -a {marker} sleep 300", "background": True}}})
+        "name": "execute_command", "arguments": {"shell": "bash", "command": command, "background": True}}})
     assert process.stdout is not None and process.stdout.readline() and process.stdout.readline()
     assert wait_for(marker, present=True)
     process.send_signal(signal.SIGTERM)
     process.wait(30)
     assert wait_for(marker, present=False)
+
+
+def test_server_shutdown_kills_background_commands(tmp_path: Path) -> None:
+    marker = f"mcp-sigterm-{time.monotonic_ns()}"
+    sigterm_while_running_in_the_background(tmp_path, f"exec -a {marker} sleep 300", marker)
 
 
 def escapee_command(marker: str) -> str:
@@ -324,18 +329,8 @@ async def test_a_descendant_that_left_the_group_is_killed_when_its_command_ends(
 
 
 def test_server_shutdown_kills_what_background_commands_left_behind(tmp_path: Path) -> None:
-    import signal
-
     marker = f"mcp-sigterm-escapee-{time.monotonic_ns()}"
-    process = raw_server(tmp_path)
-    send(process, *HANDSHAKE, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "execute_command",
-        "arguments": {"shell": "bash", "command": f"{escapee_command(marker)}; sleep 300", "background": True}}})
-    assert process.stdout is not None and process.stdout.readline() and process.stdout.readline()
-    assert wait_for(marker, present=True)
-    process.send_signal(signal.SIGTERM)
-    process.wait(30)
-    assert wait_for(marker, present=False)
+    sigterm_while_running_in_the_background(tmp_path, f"{escapee_command(marker)}; sleep 300", marker)
 
 
 @pytest.mark.anyio

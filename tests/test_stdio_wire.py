@@ -106,3 +106,29 @@ def test_regular_files_are_not_pollable(tmp_path) -> None:  # noqa: ANN001
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def test_sigterm_leaves_the_shared_pipes_blocking_again(tmp_path) -> None:  # noqa: ANN001
+    import signal
+    import time
+
+    # The test keeps its own copy of the server's stdin and stdout descriptions, as a terminal or a
+    # parent shell would: O_NONBLOCK set while serving must not outlive the server.
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    process = subprocess.Popen([sys.executable, "-m", "secure_shell", "serve"], stdin=stdin_read,
+                               stdout=stdout_write, stderr=subprocess.PIPE, cwd=tmp_path,
+                               env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path)})
+    try:
+        deadline = time.monotonic() + 30
+        while os.get_blocking(stdin_read) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not os.get_blocking(stdin_read)  # serving: the loop polls the wire
+        process.send_signal(signal.SIGTERM)
+        process.wait(30)
+        assert os.get_blocking(stdin_read) and os.get_blocking(stdout_write)
+    finally:
+        for fd in (stdin_read, stdin_write, stdout_read, stdout_write):
+            os.close(fd)
+        if process.poll() is None:
+            process.kill()

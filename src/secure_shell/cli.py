@@ -168,6 +168,9 @@ def run_serve(args: argparse.Namespace) -> int:
             stop_all()
             runner.store.close()
             checker.close()
+            wire = sys.modules.get("secure_shell.stdio_wire")  # only when serving stdio
+            if wire is not None:
+                wire.restore_blocking()
             os._exit(128 + signum)
 
         signal.signal(signal.SIGTERM, terminate)

@@ -43,6 +43,7 @@ EXITED, TIMED_OUT, STOPPED = "exited", "timed out", "stopped"
 RUN_TAG = "SECURE_SHELL_RUN"  # names each command's run in its environment, to find its escapees
 SWEEP_ROUNDS = 8  # an escapee's own escapees are adopted when it dies: a few rounds reach them all
 MAX_ENVIRON_BYTES = 1 << 20
+REAP_WAIT = 1.0  # for a killed adoptee to die; one stuck in the kernel is reaped by a later sweep
 
 
 # Where util-linux installs prlimit. Only these fixed paths: never a PATH lookup that a command's
@@ -382,7 +383,7 @@ async def sweep_escapees(tag: str) -> int:
     for batch in _sweep_rounds(tag):
         found += len(batch)
         for pid in batch:
-            deadline = time.monotonic() + 1.0
+            deadline = time.monotonic() + REAP_WAIT
             while not _reaped(pid) and time.monotonic() < deadline:
                 await anyio.sleep(0.001)
     return found
@@ -394,7 +395,7 @@ def sweep_all_escapees() -> int:
     for batch in _sweep_rounds(None):
         found += len(batch)
         for pid in batch:
-            deadline = time.monotonic() + 1.0
+            deadline = time.monotonic() + REAP_WAIT
             while not _reaped(pid) and time.monotonic() < deadline:
                 time.sleep(0.001)
     return found

@@ -110,6 +110,19 @@ class LineWriter:
             del self._pending[:sent]
 
 
+_CLAIMED: list[tuple[int, bool]] = []  # the wire's descriptors and their blocking mode before serving
+
+
+def restore_blocking() -> None:
+    """Give the wire's descriptors back their blocking mode (safe to call from a signal handler)."""
+    while _CLAIMED:
+        fd, blocking = _CLAIMED.pop()
+        try:
+            os.set_blocking(fd, blocking)
+        except OSError:
+            pass
+
+
 @contextmanager
 def claimed_stdio() -> Iterator[tuple[LineReader, LineWriter]]:
     """The wire on private descriptors; fd 0 and 1 diverted while serving, restored after."""
@@ -123,14 +136,15 @@ def claimed_stdio() -> Iterator[tuple[LineReader, LineWriter]]:
         os.dup2(2, 1)
     finally:
         os.close(null)
-    # O_NONBLOCK belongs to the open pipe, which the client (or a terminal) may share: restored below.
+    # O_NONBLOCK belongs to the open pipe, which the client (or a terminal) may share: restored
+    # below, and by restore_blocking() when a signal ends the process without unwinding.
     os.set_blocking(wire_in, False)
     os.set_blocking(wire_out, False)
+    _CLAIMED[:] = [(wire_in, blocking[0]), (wire_out, blocking[1])]
     try:
         yield LineReader(wire_in), LineWriter(wire_out)
     finally:
-        os.set_blocking(wire_in, blocking[0])
-        os.set_blocking(wire_out, blocking[1])
+        restore_blocking()
         os.dup2(wire_in, 0)
         os.dup2(wire_out, 1)
         os.close(wire_in)
