@@ -182,29 +182,17 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
         return Failed(f"syntax error near {snippet[:40]!r}" if snippet else "syntax error")
     walker = _Walker(data, limits)
     walker.walk(root)
-    return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings))
+    kinds = frozenset(node.type for node in descendants(root) if node.is_named)
+    return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings), kinds)
 
 
 parse = never_raises(_parse)
 parse.__doc__ = "Parse bash text into every simple command it would run; never raises."
 
 
-def needs_cross_check(source: str) -> bool:
+def needs_cross_check(source: str, parsed: Parsed) -> bool:
     """False for plain text (words, quotes, pipes, lists, redirections) that every grammar reads alike."""
-    return bool(_NOT_PLAIN.search(source)) or not tree_kinds(source) <= PLAIN_KINDS
-
-
-def tree_kinds(source: str) -> frozenset[str]:
-    """Every named node kind in the parse of `source` (to tell where bashlex has gaps)."""
-    tree = Parser(_LANGUAGE).parse(ascii_mask(preprocess(source).encode("utf-8", "replace")))
-    kinds: set[str] = set()
-    stack = [tree.root_node]
-    while stack:
-        node = stack.pop()
-        if node.is_named:
-            kinds.add(node.type)
-        stack.extend(node.children)
-    return frozenset(kinds)
+    return bool(_NOT_PLAIN.search(source)) or not parsed.node_kinds <= PLAIN_KINDS
 
 
 def _first_error(root: Node) -> Node | None:

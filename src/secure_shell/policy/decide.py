@@ -237,7 +237,7 @@ class _Engine:
                 self.deny(R.UNSUPPORTED_CONSTRUCT, f"{outcome.construct}{where}", outcome.text or text[:80])
             return
         assert isinstance(outcome, Parsed)
-        if dialect == "bash" and self.cross_check is not None and not probe and bash.needs_cross_check(text):
+        if dialect == "bash" and self.cross_check is not None and not probe and bash.needs_cross_check(text, outcome):
             self._cross_check(text, outcome, where)
         if not probe:
             if self.policy.enable_injection_protection:
@@ -256,7 +256,7 @@ class _Engine:
             self.deny(R.PARSE_TIMEOUT, f"bashlex did not finish parsing in time{where}", text[:80])
             return
         if result.status == "error":
-            kinds = bash.tree_kinds(text)
+            kinds = outcome.node_kinds
             first_words = {c.words[0].value for c in outcome.commands if c.words}
             if kinds & bash.BASHLEX_GAPS or first_words & {"time", "coproc", "select"}:
                 return  # a construct bashlex does not implement; tree-sitter-bash's reading stands

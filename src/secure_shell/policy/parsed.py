@@ -69,6 +69,7 @@ class Parsed:
     commands: tuple[SimpleCommand, ...]
     operators: frozenset[str] = frozenset()
     findings: tuple[Finding, ...] = ()
+    node_kinds: frozenset[str] = frozenset()  # named syntax-tree kinds (bash: decides the cross-check)
 
 
 @dataclass(frozen=True, slots=True)
