@@ -359,8 +359,9 @@ async def test_tool_calls_are_audited(params: StdioServerParameters, tmp_path: P
     log = tmp_path / ".state" / "secure-shell" / "log" / "audit.jsonl"
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["event"], r["session"]) for r in records] == [
-        ("finished", "mcp"), ("denied", "mcp"), ("started", "mcp"), ("finished", "mcp")]
-    assert records[3]["executionId"] == started.structured_content["executionId"]
+        ("started", "mcp"), ("finished", "mcp"), ("denied", "mcp"), ("started", "mcp"), ("finished", "mcp")]
+    assert records[0]["executionId"] == records[1]["executionId"]
+    assert records[3]["executionId"] == records[4]["executionId"] == started.structured_content["executionId"]
 
 
 def ask_config(tmp_path: Path) -> StdioServerParameters:

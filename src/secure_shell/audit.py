@@ -2,7 +2,8 @@
 
 Each record is written with a single `write` to a file opened in append mode, so a crash never
 leaves half a line and concurrent writers never interleave within a line. The file and its
-directory are private (0600 / 0700).
+directory are private (0600 / 0700). A record that cannot be written raises AuditError naming the
+file and the OS error: the caller runs nothing it could not record.
 """
 
 from __future__ import annotations
@@ -12,50 +13,18 @@ import os
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterator
 
 import platformdirs
-import regex
 
-# A pattern's named group `secret` is masked; a pattern without one is masked whole.
-DEFAULT_REDACTIONS = (
-    r"(?i)(?:--?|/)(?:password|passwd|pass|pwd|token|secret|api[-_]?key|access[-_]?key|auth)[=: ]+(?P<secret>[^\s'\"]+)",
-    r"(?i)authorization:\s*(?:bearer|basic|token)\s+(?P<secret>[^\s'\"]+)",
-    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    r"(?i)\b[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY)[A-Z0-9_]*=(?P<secret>[^\s'\"]+)",
-    r"(?i)\b[a-z][a-z0-9+.-]*://[^:/\s@]+:(?P<secret>[^@\s]+)@",
-    r"\bgh[pousr]_[A-Za-z0-9]{20,}\b",
-    r"\bxox[baprs]-[A-Za-z0-9-]{10,}\b",
-)
-MASK = "***"
+from secure_shell.errors import AuditError
+from secure_shell.redaction import Redactor
+
 MAX_FIELD = 8192
-REDACTION_SECONDS = 0.2
 
 
 def default_path() -> Path:
     return platformdirs.user_log_path("secure-shell", appauthor=False) / "audit.jsonl"
-
-
-class Redactor:
-    def __init__(self, extra: Iterable[str] = ()) -> None:
-        self.patterns = [regex.compile(p) for p in (*DEFAULT_REDACTIONS, *extra)]
-
-    def __call__(self, text: str) -> str:
-        for pattern in self.patterns:
-            try:
-                text = pattern.sub(_masker, text, timeout=REDACTION_SECONDS)
-            except TimeoutError:
-                return MASK  # a pattern that cannot finish: mask everything rather than leak
-        return text
-
-
-def _masker(match: regex.Match[str]) -> str:
-    if "secret" in match.re.groupindex and match.group("secret") is not None:
-        start, end = match.span("secret")
-        whole_start = match.start()
-        text = match.group(0)
-        return text[: start - whole_start] + MASK + text[end - whole_start:]
-    return MASK
 
 
 class AuditLog:
@@ -64,21 +33,32 @@ class AuditLog:
         self.max_bytes = max_bytes
         self.backups = backups
         self.redact = redactor
-        self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # Re-entrant: the shutdown signal handler writes end records on the main thread, which may
+        # have been interrupted inside record().
+        self._lock = threading.RLock()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise AuditError(f"cannot create the audit directory {path.parent}: {exc.strerror or exc}") from None
 
     def record(self, event: str, **fields: Any) -> None:
-        """Write one record; strings are redacted and capped."""
+        """Write one record, whole, before returning; strings are redacted and capped."""
         record = {"time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "event": event}
         record.update({key: self._clean(value) for key, value in fields.items()})
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
         with self._lock:
-            self._rotate_if_needed(len(line))
-            descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                os.write(descriptor, line)
-            finally:
-                os.close(descriptor)
+                self._rotate_if_needed(len(line))
+                descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    written = os.write(descriptor, line)
+                finally:
+                    os.close(descriptor)
+            except OSError as exc:
+                raise AuditError(f"cannot write the audit trail {self.path}: {exc.strerror or exc}") from None
+            if written != len(line):
+                raise AuditError(f"cannot write the audit trail {self.path}: short write ({written} of "
+                                 f"{len(line)} bytes; is the disk full?)")
 
     def _clean(self, value: Any) -> Any:
         if isinstance(value, str):

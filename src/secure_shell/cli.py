@@ -151,7 +151,7 @@ def run_serve(args: argparse.Namespace) -> int:
     import signal
 
     from secure_shell.checker import Checker
-    from secure_shell.executor import become_subreaper, stop_all
+    from secure_shell.executor import become_subreaper
     from secure_shell.runner import Runner
     from secure_shell.server import available_shells, build_server
 
@@ -163,10 +163,9 @@ def run_serve(args: argparse.Namespace) -> int:
         runner = Runner(config, checker)
 
         def terminate(signum: int, _frame: object) -> None:
-            # The stdio reader thread blocks on stdin, so an orderly unwind could wait forever:
-            # kill every running command's tree, remove the private output files, and leave.
-            stop_all()
-            runner.store.close()
+            # The stdio reader thread blocks on stdin, so an orderly unwind could wait forever: kill
+            # every command's tree, write the end records owed, remove the private output files, leave.
+            runner.shutdown()
             checker.close()
             wire = sys.modules.get("secure_shell.stdio_wire")  # only when serving stdio
             if wire is not None:
@@ -174,6 +173,7 @@ def run_serve(args: argparse.Namespace) -> int:
             os._exit(128 + signum)
 
         signal.signal(signal.SIGTERM, terminate)
+        signal.signal(signal.SIGINT, terminate)
         try:
             server = build_server(config, runner, shells)
             if transport == "http":
@@ -184,11 +184,8 @@ def run_serve(args: argparse.Namespace) -> int:
                 from secure_shell import stdio_wire
 
                 stdio_wire.serve(server)
-        except KeyboardInterrupt:
-            pass
         finally:
-            stop_all()
-            runner.store.close()
+            runner.shutdown()
     return EXIT_OK
 
 
@@ -313,7 +310,10 @@ def run_run(args: argparse.Namespace) -> int:
         try:
             result = anyio.run(lambda: runner.run(shell, " ".join(command), args.cwd, timeout, echo, args.profile))
         finally:
-            runner.store.close()
+            runner.shutdown()
+    if result.execution is not None and result.outcome is None:
+        print(f"secure-shell: {result.execution.error}; the command was stopped", file=sys.stderr)
+        return EXIT_FAILED
     if result.outcome is None:
         if result.verdict.decision.name == "ASK":
             print("secure-shell: this command needs the user's confirmation (askCommands), which only an MCP "
@@ -391,7 +391,7 @@ def run_audit(args: argparse.Namespace) -> int:
         raise UsageError("--tail takes a positive number")
     selected: deque[dict[str, Any]] = deque(maxlen=args.tail)
     for record in read_records(path, settings.backups):
-        if args.denied and record.get("allowed") is not False:
+        if args.denied and record.get("allowed") is not False and record.get("event") != "refused":
             continue
         if since is not None:
             try:

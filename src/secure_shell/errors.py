@@ -3,7 +3,10 @@
     SecureShellError
      ├── ConfigError        a config file or setting that cannot be used (names file, line, key path)
      ├── SpawnError         a shell executable that cannot be started
-     └── ExecutionNotFound  an executionId the output store does not know
+     │    └── TooManyCommands   every concurrent-command slot is taken (executor.py)
+     ├── ExecutionNotFound  an executionId the output store does not know
+     ├── AuditError         the audit trail cannot be written: nothing may run
+     └── StorageError       a command's output cannot be stored (head file, logDirectory)
 
 A policy denial is not an exception: the policy engine returns a Verdict for every command text.
 """
@@ -48,3 +51,11 @@ class SpawnError(SecureShellError):
 
 class ExecutionNotFound(SecureShellError):
     """An executionId that the output store does not hold."""
+
+
+class AuditError(SecureShellError):
+    """The audit trail cannot be written; names the file and the OS error."""
+
+
+class StorageError(SecureShellError):
+    """An execution's output or metadata cannot be written; names the file and the OS error."""

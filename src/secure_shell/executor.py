@@ -21,6 +21,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, Iterator, Mapping
@@ -137,24 +138,30 @@ def _execute_blocking(invocation: Invocation, env: Mapping[str, str], timeout: f
 
 
 async def execute_async(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-                        limits: Limits | None = None, max_running: int | None = None) -> Outcome:
-    """Run on the caller's event loop; cancelling the caller kills the process tree."""
+                        limits: Limits | None = None, slot: Slot | None = None) -> Outcome:
+    """Run on the caller's event loop; cancelling the caller kills the process tree.
+
+    `slot` is the caller's claim on the concurrency cap (see claim_slot); without one, the run
+    registers itself for stop_all() with no cap.
+    """
     if os.name == "nt":
         cancel = threading.Event()
         try:
             return await anyio.to_thread.run_sync(
-                partial(execute_tracked, invocation, env, timeout, sink, cancel, limits, max_running),
+                partial(execute_tracked, invocation, env, timeout, sink, cancel, limits, slot),
                 abandon_on_cancel=True)
         finally:
             cancel.set()
-    with _tracked(None, max_running) as registration:
+    with _own_slot(slot, None) as registration:
         return await _execute_posix(invocation, env, timeout, sink, None, limits, registration)
 
 
 def execute_tracked(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-                    cancel: threading.Event, limits: Limits | None = None, max_running: int | None = None) -> Outcome:
-    """execute(), registered so that stop_all() (server shutdown) can end it; refused past max_running."""
-    with _tracked(cancel, max_running) as registration:
+                    cancel: threading.Event, limits: Limits | None = None, slot: Slot | None = None) -> Outcome:
+    """execute(), registered so that stop_all() (server shutdown) can end it."""
+    with _own_slot(slot, cancel) as registration:
+        registration.cancel = cancel
+        registration.thread = threading.get_ident()
         return _execute_blocking(invocation, env, timeout, sink, cancel, limits, registration)
 
 
@@ -215,25 +222,52 @@ _IN_FLIGHT: list[_Running] = []
 _IN_FLIGHT_LOCK = threading.Lock()
 
 
-class _tracked:
-    """Registers an execution for stop_all() and the concurrency cap for as long as it runs."""
+class Slot:
+    """A claim on one of the server's concurrent commands, held from before the command is stored and
+    audited until it has ended; registers the execution for stop_all()."""
 
-    def __init__(self, cancel: threading.Event | None, max_running: int | None) -> None:
-        self.run = _Running(cancel)
-        self.max_running = max_running
-
-    def __enter__(self) -> _Running:
+    def __init__(self, max_running: int | None) -> None:
+        self.run = _Running(None)
         with _IN_FLIGHT_LOCK:
-            if self.max_running is not None and len(_IN_FLIGHT) >= self.max_running:
+            if max_running is not None and len(_IN_FLIGHT) >= max_running:
                 raise TooManyCommands(f"{len(_IN_FLIGHT)} commands are already running (maxConcurrentCommands "
-                                      f"{self.max_running}); wait for one to finish or stop a background command")
+                                      f"{max_running}); wait for one to finish or stop a background command")
             _IN_FLIGHT.append(self.run)
-        return self.run
+        self._released = False
 
-    def __exit__(self, *_: object) -> None:
+    def release(self) -> None:
+        if self._released:
+            return
+        self._released = True
         self.run.finished.set()
         with _IN_FLIGHT_LOCK:
             _IN_FLIGHT.remove(self.run)
+
+    def __enter__(self) -> Slot:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.release()
+
+
+def claim_slot(max_running: int | None) -> Slot:
+    """One of `max_running` concurrent commands (None: no cap); raises TooManyCommands when all are taken."""
+    return Slot(max_running)
+
+
+@contextmanager
+def _own_slot(slot: Slot | None, cancel: threading.Event | None) -> Iterator[_Running]:
+    """The caller's slot (released by the caller), or one of this run's own for its duration."""
+    if slot is not None:
+        slot.run.cancel = cancel
+        try:
+            yield slot.run
+        finally:
+            slot.run.finished.set()
+        return
+    with Slot(None) as own:
+        own.run.cancel = cancel
+        yield own.run
 
 
 # --- POSIX: the event loop reads the pipes and waits for the process ----------------------------

@@ -31,7 +31,7 @@ from typing import BinaryIO, Callable, Iterator
 
 import regex
 
-from secure_shell.errors import ExecutionNotFound, SecureShellError
+from secure_shell.errors import ExecutionNotFound, SecureShellError, StorageError
 
 STDOUT, STDERR = "stdout", "stderr"
 TAIL_SLACK_DIVISOR = 4  # the tail may hold a quarter more than tail_bytes before a block is cut
@@ -124,6 +124,7 @@ class Execution:
     exit_code: int | None = None
     finished: float | None = None
     timed_out: bool = False
+    error: str | None = None  # set when the server, not the command, failed it (storage)
 
     def summary(self) -> dict[str, object]:
         return {
@@ -132,7 +133,7 @@ class Execution:
             "startedAt": datetime.fromtimestamp(self.started, timezone.utc).isoformat(),
             "runtimeSeconds": round((self.finished or time.time()) - self.started, 3),
             "totalLines": self.buffer.total_lines, "totalBytes": self.buffer.total_bytes,
-        }
+        } | ({"error": self.error} if self.error else {})
 
 
 @dataclass(slots=True)
@@ -178,6 +179,7 @@ class OutputBuffer:
         self.binary = False
         self._runs: list[tuple[int, str]] = []  # (first line number of a run, stream)
         self.closed = False
+        self.storage_error: str | None = None  # why output stopped being stored, once it has
 
     @classmethod
     def reopen(cls, path: Path, limits: StoreLimits, head_lines: int, total_lines: int,
@@ -189,6 +191,7 @@ class OutputBuffer:
         buffer._partial = {STDOUT: "", STDERR: ""}
         buffer._tail, buffer._tail_chars = deque(), 0
         buffer._runs, buffer.binary, buffer.closed = [], False, True
+        buffer.storage_error = None
         buffer._file, buffer._head_memory, buffer._on_disk = None, bytearray(), True
         buffer.total_lines, buffer.total_bytes = total_lines, total_bytes
         buffer._head_index = []
@@ -215,9 +218,11 @@ class OutputBuffer:
     # --- writing ---------------------------------------------------------------------------
 
     def feed(self, stream: str, data: bytes) -> None:
+        """Store a chunk. The first write that fails raises StorageError (the executor then ends the
+        command); later chunks are only counted."""
         with self._lock:
             self.total_bytes += len(data)
-            if self.binary:
+            if self.binary or self.storage_error is not None:
                 return
             if self.total_bytes <= BINARY_SAMPLE * 4 and b"\x00" in data[:BINARY_SAMPLE]:
                 self.binary = True
@@ -245,11 +250,17 @@ class OutputBuffer:
                 self._partial[stream] = ""
                 if rest and not self.binary:
                     self._append(stream, rest + "\n")
-            if on_disk and not self._on_disk:
-                self._spill()
-            if self._file is not None:
-                self._file.close()
-            self.closed = True
+            try:
+                if on_disk and not self._on_disk and self.storage_error is None:
+                    self._spill()
+                if self._file is not None:
+                    self._file.close()
+            except OSError as exc:  # a close that flushes onto a full disk
+                self._failed(exc)
+            except StorageError:
+                pass  # recorded in storage_error
+            finally:
+                self.closed = True
 
     def _write_head(self, data: bytes) -> None:
         if not self._on_disk and len(self._head_memory) + len(data) <= HEAD_IN_MEMORY:
@@ -257,16 +268,26 @@ class OutputBuffer:
             return
         if not self._on_disk:
             self._spill()
-        self._file.write(data)  # type: ignore[union-attr]
+        try:
+            self._file.write(data)  # type: ignore[union-attr]
+        except OSError as exc:
+            raise self._failed(exc) from None
 
     def _spill(self) -> None:
         """Move the head from memory to its file (called with the lock held)."""
-        # Created private and new in one step: never readable by others, never someone else's file.
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
-        self._file = os.fdopen(fd, "wb")
-        self._file.write(self._head_memory)
+        try:
+            # Created private and new in one step: never readable by others, never someone else's file.
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
+            self._file = os.fdopen(fd, "wb")
+            self._file.write(self._head_memory)
+        except OSError as exc:
+            raise self._failed(exc) from None
         self._head_memory = bytearray()
         self._on_disk = True
+
+    def _failed(self, exc: OSError) -> StorageError:
+        self.storage_error = f"cannot write {self.path}: {exc.strerror or exc}"
+        return StorageError(self.storage_error)
 
     def _append(self, stream: str, text: str) -> None:
         """Complete lines (ending in \\n) of one stream: to the head file while it has room, else the tail."""
@@ -632,8 +653,13 @@ class OutputStore:
     def __init__(self, limits: StoreLimits, directory: Path | None = None) -> None:
         self.limits = limits
         self._owned_directory = directory is None
-        self.directory = Path(tempfile.mkdtemp(prefix="secure-shell-")) if directory is None else directory
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            self.directory = Path(tempfile.mkdtemp(prefix="secure-shell-")) if directory is None else directory
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            _probe_writable(self.directory)
+        except OSError as exc:
+            where = directory if directory is not None else tempfile.gettempdir()
+            raise StorageError(f"cannot store command output in {where}: {exc.strerror or exc}") from None
         self._executions: dict[str, Execution] = {}
         self._lock = threading.Lock()
         if not self._owned_directory:
@@ -655,19 +681,39 @@ class OutputStore:
             self._executions[execution_id] = execution
             return execution
 
-    def finish(self, execution: Execution, status: str, exit_code: int | None, timed_out: bool = False) -> None:
-        execution.buffer.finish(on_disk=not self._owned_directory)
-        execution.status, execution.exit_code, execution.timed_out = status, exit_code, timed_out
+    def finish(self, execution: Execution, status: str, exit_code: int | None, timed_out: bool = False) -> str:
+        """End an execution in a definite state and return it: "failed", with `error` naming the file
+        and the OS error, when its output or metadata could not be stored whole."""
+        buffer = execution.buffer
+        buffer.finish(on_disk=not self._owned_directory)
+        execution.exit_code, execution.timed_out = exit_code, timed_out
         execution.finished = time.time()
-        if not self._owned_directory:
-            meta = execution.summary() | {"headLines": execution.buffer.head_lines}
+        execution.status = status
+        if buffer.storage_error is not None:
+            execution.status, execution.error = "failed", f"storage error: {buffer.storage_error}"
+        if not self._owned_directory and buffer.storage_error is None:
+            meta = execution.summary() | {"headLines": buffer.head_lines}
             target = self.directory / f"{execution.id}.json"
             temp = target.with_suffix(".json.tmp")
-            temp.write_text(json.dumps(meta))
-            os.chmod(temp, 0o600)
-            os.replace(temp, target)
+            try:
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "w") as handle:
+                    handle.write(json.dumps(meta))
+                os.replace(temp, target)
+            except OSError as exc:
+                temp.unlink(missing_ok=True)
+                buffer.storage_error = f"cannot write {target}: {exc.strerror or exc}"
+                execution.status, execution.error = "failed", f"storage error: {buffer.storage_error}"
         with self._lock:
             self._evict(incoming=0)
+        return execution.status
+
+    def discard(self, execution: Execution) -> None:
+        """Forget an execution that never ran (its start could not be recorded)."""
+        with self._lock:
+            self._executions.pop(execution.id, None)
+        execution.buffer.finish()
+        execution.buffer.delete()
 
     def get(self, execution_id: str) -> Execution:
         with self._lock:
@@ -725,6 +771,17 @@ class OutputStore:
             restored.append(execution)
         for execution in sorted(restored, key=lambda e: e.started):  # eviction relies on start order
             self._executions[execution.id] = execution
+
+
+def _probe_writable(directory: Path) -> None:
+    """Create and remove a file in `directory`: a read-only, full or misnamed directory fails here,
+    at start-up, not in the middle of a command (as root, permission bits alone prove nothing)."""
+    fd, probe = tempfile.mkstemp(prefix=".probe-", dir=directory)
+    try:
+        os.write(fd, b"\n")
+    finally:
+        os.close(fd)
+        os.unlink(probe)
 
 
 def _newest(paths: Iterator[Path], count: int) -> list[Path]:

@@ -1,23 +1,37 @@
 """Check, then run: the one path from a command text to stored output, for the CLI and the server.
 
-The policy decides on the exact text that is then executed; a denial runs nothing.
+The policy decides on the exact text that is then executed; a denial runs nothing. An allowed
+command's start record is written before its process exists: a start that cannot be recorded
+does not happen.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
-from secure_shell.audit import AuditLog, Redactor, default_path
+from secure_shell.audit import AuditLog, default_path
 from secure_shell.checker import Checker
 from secure_shell.config.resolve import ResolvedConfig
-from secure_shell.errors import SpawnError
-from secure_shell.executor import Limits, Outcome, execute_async
+from secure_shell.errors import AuditError, SecureShellError, SpawnError, StorageError
+from secure_shell.executor import (
+    Limits,
+    Outcome,
+    Slot,
+    TooManyCommands,
+    claim_slot,
+    execute_async,
+    execute_tracked,
+    stop_all,
+)
 from secure_shell.output_store import Execution, OutputStore, StoreLimits
 from secure_shell.policy.verdict import Decision, Verdict
+from secure_shell.redaction import Redactor
 from secure_shell.shells import Invocation, ShellKind, build_invocation, find_executable, host_directory
 
 # Pagers and colour codes make no sense for a reader that is a program.
@@ -64,18 +78,56 @@ class RunResult:
     outcome: Outcome | None = None
 
 
+@dataclass
+class Started:
+    """An execution whose start is on record and whose end record is still owed."""
+
+    execution: Execution
+    origin: str
+    shell: ShellKind
+    command: str
+    directory: str | None
+    verdict: Verdict
+    slot: Slot
+
+
+@dataclass
+class BackgroundRun:
+    """A command running in its own thread; `cancel` stops it, `outcome` is set when it has ended."""
+
+    started: Started
+    cancel: threading.Event
+    thread: threading.Thread
+    outcome: Outcome | None = None
+
+    @property
+    def execution(self) -> Execution:
+        return self.started.execution
+
+
+KILLED_AT_SHUTDOWN = "killed at shutdown"
+SHUTDOWN_JOIN = 0.5
+
+
 class Runner:
+    """Check, record, run, record: every start is on record before the process exists, and every
+    recorded start gets its end record (finished, timed out, stopped, failed, killed at shutdown)."""
+
     def __init__(self, config: ResolvedConfig, checker: Checker, store: OutputStore | None = None) -> None:
         self.config = config
         self.checker = checker
-        self.store = store or OutputStore(StoreLimits.from_logging(config.logging),
-                                          _log_directory(config))
+        self.store = store or OutputStore(StoreLimits.from_logging(config.logging), _log_directory(config))
         self.audit = open_audit(config)
         self._executables: dict[str, str] = {}
+        self._open: dict[str, Started] = {}  # a plain dict: the shutdown handler reads it, no lock to deadlock on
+        self.background: dict[str, BackgroundRun] = {}
+
+    # --- the audit trail -------------------------------------------------------------------
 
     def record(self, event: str, origin: str, shell: ShellKind, command: str, cwd: str | None,
-               verdict: Verdict, execution: Execution | None = None, outcome: Outcome | None = None) -> None:
-        """One audit line: the decision, and what the execution did when there was one."""
+               verdict: Verdict, execution: Execution | None = None, outcome: Outcome | None = None,
+               **extra: object) -> None:
+        """One audit line; raises AuditError when it cannot be written."""
         if self.audit is None:
             return
         fields: dict[str, object] = {
@@ -83,12 +135,24 @@ class Runner:
             "reasons": [r.to_dict() for r in verdict.reasons if not verdict.allowed],
         }
         if execution is not None:
-            fields.update(executionId=execution.id, outputBytes=execution.buffer.total_bytes,
-                          outputLines=execution.buffer.total_lines)
+            fields["executionId"] = execution.id
+            if event != "started":
+                fields.update(outputBytes=execution.buffer.total_bytes, outputLines=execution.buffer.total_lines,
+                              status=execution.status)
+                if execution.error:
+                    fields["error"] = execution.error
         if outcome is not None:
             fields.update(exitCode=outcome.exit_code, durationMs=int(outcome.duration * 1000),
-                          status=outcome.status, timedOut=outcome.timed_out, stopped=outcome.cancelled)
+                          timedOut=outcome.timed_out, stopped=outcome.cancelled)
+        fields.update(extra)
         self.audit.record(event, **fields)
+
+    def record_denial(self, origin: str, shell: ShellKind, command: str, cwd: str | None, verdict: Verdict) -> None:
+        """A denial runs nothing, so a trail that cannot be written is reported, not fatal to the reply."""
+        try:
+            self.record("denied", origin, shell, command, cwd, verdict)
+        except AuditError as exc:
+            print(f"secure-shell: {exc}", file=sys.stderr, flush=True)
 
     def _executable(self, name: str) -> str | None:
         """The shell's full path, looked up once per server (a PATH search costs a stat per entry)."""
@@ -143,11 +207,51 @@ class Runner:
             invocation = Invocation(invocation.argv, host_cwd, invocation.command_line)
         return Prepared(verdict, invocation, env, directory)
 
+    # --- running ---------------------------------------------------------------------------
+
+    def begin(self, prepared: Prepared, shell: ShellKind, command: str, origin: str) -> Started:
+        """Claim a concurrency slot, open the store entry, write the start record, in that order;
+        when a step fails, the earlier ones are undone and nothing runs. A refusal by the cap is
+        recorded as a refusal and takes no store slot."""
+        try:
+            slot = claim_slot(self.config.resources.max_concurrent_commands)
+        except TooManyCommands as exc:
+            self.record("refused", origin, shell, command, prepared.directory, prepared.verdict,
+                        reason="max-concurrent-commands", message=str(exc))
+            raise
+        try:
+            execution = self.store.start(shell.value, command, prepared.directory)
+            try:
+                self.record("started", origin, shell, command, prepared.directory, prepared.verdict, execution)
+            except BaseException:
+                self.store.discard(execution)
+                raise
+        except BaseException:
+            slot.release()
+            raise
+        started = Started(execution, origin, shell, command, prepared.directory, prepared.verdict, slot)
+        self._open[execution.id] = started
+        return started
+
+    def end(self, started: Started, status: str, outcome: Outcome | None) -> None:
+        """Finish the store entry and write the end record, once per start. The command has already
+        run, so an end record that cannot be written is reported on stderr."""
+        if self._open.pop(started.execution.id, None) is None:
+            return
+        exit_code = outcome.exit_code if outcome is not None else None
+        self.store.finish(started.execution, status, exit_code, outcome is not None and outcome.timed_out)
+        started.slot.release()
+        try:
+            self.record("finished", started.origin, started.shell, started.command, started.directory,
+                        started.verdict, started.execution, outcome)
+        except AuditError as exc:
+            print(f"secure-shell: {exc} (the end of {started.execution.id})", file=sys.stderr, flush=True)
+
     async def run(self, shell: ShellKind, command: str, cwd: str | None, timeout: float,
                   on_output: Callable[[str, bytes], None] | None = None, profile: str | None = None,
                   origin: str = "cli", confirmed: bool = False, prepared: Prepared | None = None,
                   on_start: Callable[[Execution], None] | None = None) -> RunResult:
-        """Check (unless `prepared` already holds this command's check), then run.
+        """Check (unless `prepared` already holds this command's check), record, run, record.
 
         `on_output` gets each chunk as it arrives (the CLI echoes it); `on_start` gets the stored
         execution before the process starts (the server reads its progress from it).
@@ -156,22 +260,72 @@ class Runner:
             prepared = self.prepare(shell, command, cwd, profile, confirmed)
         if prepared.invocation is None or prepared.env is None:
             if prepared.verdict.decision is not Decision.ASK:
-                self.record("denied", origin, shell, command, cwd, prepared.verdict)
+                self.record_denial(origin, shell, command, cwd, prepared.verdict)
             return RunResult(prepared.verdict)
-        execution = self.store.start(shell.value, command, prepared.directory)
+        started = self.begin(prepared, shell, command, origin)
+        execution = started.execution
         if on_start is not None:
             on_start(execution)
         sink = execution.buffer.feed if on_output is None else _tee(execution.buffer.feed, on_output)
         try:
-            outcome = await execute_async(prepared.invocation, prepared.env, timeout, sink, self.limits,
-                                          self.config.resources.max_concurrent_commands)
+            outcome = await execute_async(prepared.invocation, prepared.env, timeout, sink, self.limits, started.slot)
+        except StorageError:
+            self.end(started, "failed", None)  # the executor killed the tree; the store names the error
+            return RunResult(prepared.verdict, execution, None)
         except BaseException:
-            self.store.finish(execution, "stopped", None)
-            self.record("stopped", origin, shell, command, prepared.directory, prepared.verdict, execution)
+            self.end(started, "stopped", None)
             raise
-        self.store.finish(execution, outcome.status, outcome.exit_code, outcome.timed_out)
-        self.record("finished", origin, shell, command, prepared.directory, prepared.verdict, execution, outcome)
+        self.end(started, outcome.status, outcome)
         return RunResult(prepared.verdict, execution, outcome)
+
+    def start_background(self, prepared: Prepared, shell: ShellKind, command: str, timeout: float,
+                         origin: str) -> BackgroundRun:
+        """Start a checked command in its own thread and return once its start is on record."""
+        for finished_id in [i for i, r in self.background.items() if not r.thread.is_alive() and not self.store.has(i)]:
+            del self.background[finished_id]  # evicted from the store: nothing left to stop or read
+        running = sum(1 for r in self.background.values() if r.thread.is_alive())
+        cap = self.config.resources.max_background_commands
+        if running >= cap:
+            message = (f"{running} background commands are already running (maxBackgroundCommands {cap}); "
+                       "stop one with stop_command first")
+            self.record("refused", origin, shell, command, prepared.directory, prepared.verdict,
+                        reason="max-background-commands", message=message)
+            raise TooManyCommands(message)
+        if prepared.invocation is None or prepared.env is None:
+            raise ValueError("start_background takes an allowed command")
+        invocation, env = prepared.invocation, prepared.env
+        started = self.begin(prepared, shell, command, origin)
+        cancel = threading.Event()
+
+        def work() -> None:
+            outcome: Outcome | None = None
+            status = "failed"
+            try:
+                outcome = execute_tracked(invocation, env, timeout, started.execution.buffer.feed, cancel,
+                                          self.limits, started.slot)
+                status = outcome.status
+            except StorageError:
+                pass  # the store names the error
+            except SecureShellError as exc:
+                started.execution.error = str(exc)
+            finally:
+                run.outcome = outcome
+                self.end(started, status, outcome)
+
+        run = BackgroundRun(started, cancel, threading.Thread(target=work, daemon=True))
+        self.background[started.execution.id] = run
+        run.thread.start()
+        return run
+
+    def shutdown(self) -> None:
+        """Server shutdown (also from a signal handler): kill every command's tree, write the end
+        record each open start is owed, remove the private output files."""
+        stop_all()
+        for run in list(self.background.values()):
+            run.thread.join(SHUTDOWN_JOIN)  # a thread that is writing its own end record gets to finish it
+        for started in list(self._open.values()):
+            self.end(started, KILLED_AT_SHUTDOWN, None)
+        self.store.close()
 
 
 def _tee(first: Callable[[str, bytes], None], second: Callable[[str, bytes], None]) -> Callable[[str, bytes], None]:

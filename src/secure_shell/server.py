@@ -13,7 +13,6 @@ which the SDK runs in a worker thread.
 import json
 import logging
 import os
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Optional
@@ -30,7 +29,7 @@ from pydantic import BaseModel, Field, StrictBool, StrictInt
 from secure_shell import __version__
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import ExecutionNotFound, SecureShellError
-from secure_shell.executor import Outcome, execute_tracked, running_count
+from secure_shell.executor import Outcome
 from secure_shell.output_store import SEARCH_SECONDS, Execution, Line, compile_pattern
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
 from secure_shell.runner import Runner, RunResult
@@ -68,14 +67,6 @@ class OutputResult(BaseModel):
 @dataclass
 class SessionState:
     cwd: Optional[str]
-
-
-@dataclass
-class BackgroundRun:
-    execution: Execution
-    cancel: threading.Event
-    thread: threading.Thread
-    outcome: Optional[Outcome] = None
 
 
 @dataclass
@@ -126,7 +117,6 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
     names = [kind.value for kind in shells]
     first = config.shells[shells[0]] if shells else None
     sessions = Sessions(first.initial_dir if first is not None else None)
-    background: dict[str, BackgroundRun] = {}
     server = MCPServer(
         SERVER_NAME,
         version=__version__,
@@ -157,7 +147,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         if checked.verdict.decision is Decision.ASK:
             refusal = await ask_user(ctx, kind, command, checked.verdict, policy.ask_timeout)
             if refusal is not None:
-                runner.record("denied", origin_of(ctx), kind, command, cwd, refusal)
+                runner.record_denial(origin_of(ctx), kind, command, cwd, refusal)
                 return denial(refusal)
             confirmed = True
         if background_run:
@@ -189,8 +179,10 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                         group.cancel_scope.cancel()
         except SecureShellError as exc:
             raise ToolError(str(exc)) from None
-        if result.outcome is None or result.execution is None:
+        if result.execution is None:
             return denial(result.verdict)
+        if result.outcome is None:
+            raise ToolError(f"{result.execution.id} failed: {result.execution.error}; the command was stopped")
         return command_reply(result.execution, result.outcome, lines_wanted, seconds)
 
     def denial(verdict: Verdict) -> CallToolResult:
@@ -237,36 +229,12 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             raise ToolError(str(exc)) from None
         origin = origin_of(ctx)
         if prepared.invocation is None:
-            runner.record("denied", origin, kind, command, cwd, prepared.verdict)
+            runner.record_denial(origin, kind, command, cwd, prepared.verdict)
             return denial(prepared.verdict)
-        for finished_id in [i for i, e in background.items() if not e.thread.is_alive() and not store.has(i)]:
-            del background[finished_id]  # evicted from the store: nothing left to stop or read
-        running = sum(1 for e in background.values() if e.thread.is_alive())
-        if running >= config.resources.max_background_commands:
-            raise ToolError(f"{running} background commands are already running (maxBackgroundCommands "
-                            f"{config.resources.max_background_commands}); stop one with stop_command first")
-        if running_count() >= config.resources.max_concurrent_commands:
-            raise ToolError(f"{running_count()} commands are already running (maxConcurrentCommands "
-                            f"{config.resources.max_concurrent_commands})")
-        execution = store.start(kind.value, command, prepared.directory)
-        runner.record("started", origin, kind, command, prepared.directory, prepared.verdict, execution)
-        cancel = threading.Event()
-
-        def work() -> None:
-            try:
-                outcome = execute_tracked(prepared.invocation, prepared.env or {}, seconds, execution.buffer.feed,
-                                          cancel, runner.limits, config.resources.max_concurrent_commands)
-                entry.outcome = outcome
-                store.finish(execution, outcome.status, outcome.exit_code, outcome.timed_out)
-                runner.record("finished", origin, kind, command, prepared.directory, prepared.verdict, execution,
-                              outcome)
-            except SecureShellError as exc:
-                execution.buffer.feed("stderr", f"secure-shell: {exc}\n".encode())
-                store.finish(execution, "failed", None)
-
-        entry = BackgroundRun(execution, cancel, threading.Thread(target=work, daemon=True))
-        background[execution.id] = entry
-        entry.thread.start()
+        try:
+            execution = runner.start_background(prepared, kind, command, seconds, origin).execution
+        except SecureShellError as exc:
+            raise ToolError(str(exc)) from None
         text = (f"started in the background as {execution.id}; poll with get_command_output or list_commands, "
                 f"end it with stop_command")
         data = ExecuteResult(exitCode=None, durationMs=0, executionId=execution.id, status="running", totalLines=0,
@@ -376,7 +344,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                     annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False))
 
     def stop_command(executionId: Annotated[str, Field(description="A running background command.", max_length=64)]) -> dict[str, Any]:
-        entry = background.get(executionId)
+        entry = runner.background.get(executionId)
         if entry is None:
             try:
                 store.get(executionId)
