@@ -9,6 +9,7 @@ import pytest
 
 from secure_shell.audit import AuditLog, read_records
 from secure_shell.redaction import Redactor
+from tests.places import audit_file
 from tests.test_cli import run, run_config
 
 
@@ -30,7 +31,7 @@ def test_run_and_denial_are_audited_and_audit_prints_them(tmp_path: Path) -> Non
     conf = str(run_config(tmp_path))
     run("--config", conf, "run", "--shell", "bash", "--", "echo --token=abc", cwd=tmp_path)
     run("--config", conf, "run", "--shell", "bash", "--", "sudo ls", cwd=tmp_path)
-    log = tmp_path / ".state" / "secure-shell" / "log" / "audit.jsonl"
+    log = audit_file(tmp_path)
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [r["event"] for r in records] == ["started", "finished", "denied"]
     assert records[0]["executionId"] == records[1]["executionId"] and records[0]["allowed"] is True
@@ -49,4 +50,4 @@ def test_audit_can_be_turned_off(tmp_path: Path) -> None:
     conf = run_config(tmp_path)
     conf.write_text(conf.read_text().replace("global:\n", "global:\n  audit:\n    enabled: false\n", 1))
     run("--config", str(conf), "run", "--shell", "bash", "--", "echo hi", cwd=tmp_path)
-    assert not (tmp_path / ".state" / "secure-shell" / "log" / "audit.jsonl").exists()
+    assert not audit_file(tmp_path).exists()

@@ -12,14 +12,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.places import outside, state_env
+
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((REPO / "config").glob("*.yaml")) + sorted((REPO / "config").glob("*.json"))
 
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
-    base["XDG_CONFIG_HOME"] = str(cwd / ".xdg")  # keep the user's own config out of the tests
-    base["XDG_STATE_HOME"] = str(cwd / ".state")  # and the audit trail
+    base.update(state_env(cwd))  # the user's own config and audit trail stay out of the tests
     return subprocess.run(
         [sys.executable, "-m", "secure_shell", *args],
         cwd=cwd, env={**base, **(env or {})}, capture_output=True, text=True, timeout=60,
@@ -42,9 +43,27 @@ def test_every_shipped_config_passes_config_check(tmp_path: Path, path: Path) ->
     assert "OK" in result.stdout
 
 
-def test_shipped_default_is_the_embedded_one(tmp_path: Path) -> None:
+def test_init_config_writes_the_embedded_default_with_the_project_as_its_allowed_path(tmp_path: Path) -> None:
     result = run("init-config", "-", cwd=tmp_path)
-    assert result.stdout == (REPO / "config" / "default.yaml").read_text(encoding="utf-8")
+    shipped = (REPO / "config" / "default.yaml").read_text(encoding="utf-8")
+    assert yaml.safe_load(result.stdout)["global"]["paths"]["allowedPaths"] == [str(tmp_path)]
+    assert yaml.safe_load(shipped)["global"]["paths"]["allowedPaths"] == []
+    written, original = result.stdout.splitlines(), shipped.splitlines()
+    assert [line for line in written if line not in original][-2:] == ["    allowedPaths:", f'      - "{tmp_path}"']
+    named = run("init-config", "-", "--project", str(tmp_path / "p"), cwd=tmp_path)
+    assert yaml.safe_load(named.stdout)["global"]["paths"]["allowedPaths"] == [str(tmp_path / "p")]
+
+
+@pytest.mark.parametrize("where", ["/", "/etc", "~"])
+def test_init_config_refuses_a_project_that_is_the_whole_machine(tmp_path: Path, where: str) -> None:
+    result = run("init-config", "-", "--project", os.path.expanduser(where), cwd=tmp_path)
+    assert result.returncode == 2 and "too broad to be the allowed path" in result.stderr and result.stdout == ""
+
+
+def test_init_config_refuses_to_write_the_policy_inside_its_own_allowed_path(tmp_path: Path) -> None:
+    result = run("init-config", str(tmp_path / "secure-shell.yaml"), cwd=tmp_path)
+    assert result.returncode == 2 and "lies inside the bash shell's allowed path" in result.stderr
+    assert not (tmp_path / "secure-shell.yaml").exists()
 
 
 def test_config_check_names_the_typo_and_the_fix(tmp_path: Path) -> None:
@@ -118,7 +137,7 @@ def test_config_show_of_a_disabled_shell_is_an_error(tmp_path: Path) -> None:
 
 
 def test_init_config_writes_a_file_that_passes_check_and_refuses_to_overwrite(tmp_path: Path) -> None:
-    target = tmp_path / "sub" / "mine.yaml"
+    target = outside(tmp_path) / "sub" / "mine.yaml"
     assert run("init-config", str(target), cwd=tmp_path).returncode == 0
     assert run("config", "check", str(target), cwd=tmp_path).returncode == 0
     target.write_text("# edited\n")
@@ -131,7 +150,7 @@ def test_init_config_writes_a_file_that_passes_check_and_refuses_to_overwrite(tm
 
 def test_init_config_default_goes_to_the_user_config_dir_which_discovery_finds(tmp_path: Path) -> None:
     assert run("init-config", cwd=tmp_path).returncode == 0
-    written = tmp_path / ".xdg" / "secure-shell" / "config.yaml"
+    written = outside(tmp_path) / ".xdg" / "secure-shell" / "config.yaml"
     assert written.is_file()
     shown = yaml.safe_load(run("config", "show", cwd=tmp_path).stdout)
     assert shown["source"] == str(written)
@@ -150,7 +169,7 @@ def test_serve_says_on_stderr_which_directory_it_allows(tmp_path: Path) -> None:
     base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
     result = subprocess.run(
         [sys.executable, "-m", "secure_shell", "serve"], cwd=tmp_path, input="", capture_output=True, text=True,
-        timeout=60, env={**base, "XDG_CONFIG_HOME": str(tmp_path / ".xdg"), "XDG_STATE_HOME": str(tmp_path / ".state")},
+        timeout=60, env={**base, **state_env(tmp_path)},
     )
     assert "config embedded default (no config file found)" in result.stderr
     assert f"the start directory {tmp_path} is the one allowed path" in result.stderr
@@ -242,7 +261,7 @@ def test_validate_dirs_follows_symlinks_out_of_the_project(tmp_path: Path) -> No
 
 
 def run_config(tmp_path: Path) -> Path:
-    conf = tmp_path / "run.yaml"
+    conf = outside(tmp_path) / "run.yaml"
     conf.write_text(
         "global:\n  restrictions:\n    blockedCommands: [rm, sudo]\n    blockedOperators: []\n"
         f"  paths:\n    allowedPaths: ['{tmp_path}']\n"

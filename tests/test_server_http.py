@@ -14,6 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.places import state_env
 from tests.test_server_stdio import config_for
 
 TOKEN = "test-token-0123456789"
@@ -31,8 +32,7 @@ def free_port() -> int:
 @pytest.fixture
 def http_server(tmp_path: Path):  # noqa: ANN201
     port = free_port()
-    env = {**os.environ, "SECURE_SHELL_TOKEN": TOKEN, "XDG_CONFIG_HOME": str(tmp_path / ".xdg"),
-           "XDG_STATE_HOME": str(tmp_path / ".state")}
+    env = {**os.environ, "SECURE_SHELL_TOKEN": TOKEN, **state_env(tmp_path)}
     process = subprocess.Popen(
         [sys.executable, "-m", "secure_shell", "--config", str(config_for(tmp_path)), "serve",
          "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],

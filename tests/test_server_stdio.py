@@ -11,13 +11,14 @@ import anyio
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
+from tests.places import audit_file, outside, state_env
 from tests.test_executor import processes_named
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def config_for(tmp_path: Path, extra: str = "") -> Path:
-    conf = tmp_path / "policy.yaml"
+    conf = outside(tmp_path) / "policy.yaml"
     conf.write_text(
         "global:\n  restrictions:\n    blockedCommands: [rm, sudo]\n    blockedOperators: []\n"
         f"  paths:\n    allowedPaths: ['{tmp_path}']\n"
@@ -31,8 +32,7 @@ def server(tmp_path: Path, *args: str) -> StdioServerParameters:
         command=sys.executable,
         args=["-m", "secure_shell", *args],
         cwd=str(tmp_path),
-        env={"XDG_CONFIG_HOME": str(tmp_path / ".xdg"), "XDG_STATE_HOME": str(tmp_path / ".state"),
-             "PYTHONUNBUFFERED": "1"},
+        env={**state_env(tmp_path), "PYTHONUNBUFFERED": "1"},
     )
 
 
@@ -251,8 +251,7 @@ def raw_server(tmp_path: Path) -> "subprocess.Popen[str]":
     return subprocess.Popen(
         [sys.executable, "-m", "secure_shell", "--config", str(config_for(tmp_path))], cwd=tmp_path,
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "XDG_CONFIG_HOME": str(tmp_path / ".xdg"),
-             "XDG_STATE_HOME": str(tmp_path / ".state")},
+        env={"PATH": "/usr/local/bin:/usr/bin:/bin", **state_env(tmp_path)},
     )
 
 
@@ -356,7 +355,7 @@ async def test_tool_calls_are_audited(params: StdioServerParameters, tmp_path: P
         await client.call_tool("execute_command", {"shell": "bash", "command": "sudo true"})
         started = await client.call_tool("execute_command", {"shell": "bash", "command": "true", "background": True})
         await anyio.sleep(0.5)
-    log = tmp_path / ".state" / "secure-shell" / "log" / "audit.jsonl"
+    log = audit_file(tmp_path)
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["event"], r["session"]) for r in records] == [
         ("started", "mcp"), ("finished", "mcp"), ("denied", "mcp"), ("started", "mcp"), ("finished", "mcp")]

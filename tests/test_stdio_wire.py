@@ -12,6 +12,7 @@ import pytest
 
 from secure_shell import stdio_wire
 from secure_shell.stdio_wire import LineReader, LineWriter
+from tests.places import state_env
 
 
 def pipe() -> tuple[int, int]:
@@ -118,7 +119,7 @@ def test_sigterm_leaves_the_shared_pipes_blocking_again(tmp_path) -> None:  # no
     stdout_read, stdout_write = os.pipe()
     process = subprocess.Popen([sys.executable, "-m", "secure_shell", "serve"], stdin=stdin_read,
                                stdout=stdout_write, stderr=subprocess.PIPE, cwd=tmp_path,
-                               env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path)})
+                               env={**os.environ, **state_env(tmp_path)})
     try:
         deadline = time.monotonic() + 30
         while os.get_blocking(stdin_read) and time.monotonic() < deadline:

@@ -23,14 +23,16 @@ from secure_shell.config.discovery import (
     ConfigLocation,
     embedded_default_text,
     find_config,
+    ignored_local_files,
     load_config,
     user_config_file,
 )
-from secure_shell.config.loader import load_file
+from secure_shell.config.loader import load_file, load_text
 from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.config.schema import SHELL_NAMES, json_schema
-from secure_shell.errors import ConfigError, SecureShellError
+from secure_shell.errors import ConfigError, ConfigIssue, SecureShellError
 from secure_shell.shells import ShellKind
+from secure_shell.trust import Protected, boundary_problems, broad_start_directory, protected_paths
 
 if TYPE_CHECKING:
     from secure_shell.checker import Checker
@@ -130,12 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
     init = commands.add_parser("init-config", parents=[common], help="write the commented default policy")
     init.add_argument("path", nargs="?", metavar="PATH", help=f"where to write it ('-' for stdout; default {user_config_file()})")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
+    init.add_argument("--project", metavar="DIR",
+                      help="the directory commands may use, written as allowedPaths (default: the current directory)")
     init.set_defaults(handler=run_init_config)
     return parser
 
 
 def locate(args: argparse.Namespace) -> ConfigLocation:
-    return find_config(getattr(args, "config", None), os.environ, Path.cwd())
+    return find_config(getattr(args, "config", None), os.environ)
 
 
 def load(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig]:
@@ -143,8 +147,18 @@ def load(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig]:
     return location, load_config(location, os.getcwd())
 
 
-def run_serve(args: argparse.Namespace) -> int:
+def load_for_running(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig]:
+    """load(), then the trust boundary: commands that will run must not be able to rewrite the
+    policy or the records of what they did."""
     location, config = load(args)
+    problems = boundary_problems(config, protected_paths(location.path, config))
+    if problems:
+        raise ConfigError([ConfigIssue(config.source, "", problem) for problem in problems])
+    return location, config
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    location, config = load_for_running(args)
     transport = getattr(args, "transport", None) or config.transport.mode
     if transport not in ("stdio", "http"):
         raise UsageError(f"transport {transport!r} is not supported; use stdio or http")
@@ -199,6 +213,8 @@ def print_startup_summary(location: ConfigLocation, config: ResolvedConfig, shel
         lines.append(f"  {kind.value}: {policy.executable}; allowed paths: {paths}{restricted}")
     lines += [f"  not available: {line}" for line in missing]
     lines += [f"  note: {notice}" for notice in config.notices]
+    lines += [f"  note: {path} is not read (a policy in the working directory would be the agent's to rewrite); "
+              "name a config file outside the project with --config" for path in ignored_local_files(Path.cwd())]
     print("\n".join(lines), file=sys.stderr, flush=True)
 
 
@@ -284,7 +300,7 @@ EXIT_TIMEOUT = 124
 
 def run_run(args: argparse.Namespace) -> int:
     """Validate, execute, stream the output as it comes, exit with the command's exit code."""
-    _, config = load(args)
+    _, config = load_for_running(args)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not args.shell or not command:
         raise UsageError("usage: secure-shell run --shell SHELL [--cwd DIR] [--timeout T] -- COMMAND")
@@ -425,6 +441,10 @@ def run_config_check(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return EXIT_FAILED
+    problems = boundary_problems(resolved, protected_paths(path.absolute(), resolved))
+    if problems:
+        print(ConfigError([ConfigIssue(str(path), "", problem) for problem in problems]), file=sys.stderr)
+        return EXIT_FAILED
     enabled = ", ".join(p.shell.value for p in resolved.enabled_shells) or "none"
     print(f"{path}: OK (shells enabled: {enabled})")
     return EXIT_OK
@@ -438,11 +458,20 @@ def run_config_schema(args: argparse.Namespace) -> int:
 
 def run_init_config(args: argparse.Namespace) -> int:
     load(args)
-    text = embedded_default_text()
+    project = os.path.abspath(args.project or os.getcwd())
+    why = broad_start_directory(project, os.path.expanduser("~"))
+    if why is not None:
+        raise UsageError(f"{project} is {why}, too broad to be the allowed path: run init-config in your project "
+                         "directory or name it with --project DIR")
+    text = policy_for_project(embedded_default_text(), project)
     if args.path == "-":
         sys.stdout.write(text)
         return EXIT_OK
-    target = Path(args.path) if args.path else user_config_file()
+    target = Path(args.path).absolute() if args.path else user_config_file()
+    problems = boundary_problems(resolve(load_text(text, str(target)), str(target), project),
+                                 [Protected("config file", str(target))])
+    if problems:
+        raise UsageError(problems[0] + "; write it elsewhere (the default is the user config file)")
     if target.exists() and not args.force:
         print(f"secure-shell: {target} exists; use --force to overwrite it", file=sys.stderr)
         return EXIT_FAILED
@@ -456,8 +485,27 @@ def run_init_config(args: argparse.Namespace) -> int:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
-    print(f"wrote {target}", file=sys.stderr)
+    print(f"wrote {target} (allowed path: {project})", file=sys.stderr)
     return EXIT_OK
+
+
+_PATHS_BLOCK = re.compile(r"^  paths:\n(?:    #.*\n)*    allowedPaths: \[\]\n", re.MULTILINE)
+
+
+def policy_for_project(default_text: str, project: str) -> str:
+    """The embedded default with its `paths` block naming `project` explicitly."""
+    block = (
+        "  paths:\n"
+        "    # The directories commands may use: the working directory, every cd target, path argument\n"
+        "    # and redirection target must lie inside one of them. Written by `secure-shell init-config`;\n"
+        "    # add your other projects here. Keep this file outside every allowed path: the server refuses\n"
+        "    # a policy that commands could rewrite.\n"
+        f"    allowedPaths:\n      - {json.dumps(project)}\n"
+    )
+    text, count = _PATHS_BLOCK.subn(lambda _: block, default_text, count=1)
+    if count != 1:
+        raise SecureShellError("the embedded default policy has no `paths: allowedPaths: []` block to fill in")
+    return text
 
 
 def dump(data: Any, fmt: str) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from secure_shell.config.discovery import ENV_VAR, find_config, load_config, ConfigLocation
+from secure_shell.config.discovery import ENV_VAR, ConfigLocation, find_config, ignored_local_files, load_config
 from secure_shell.errors import ConfigError
 
 
@@ -25,41 +25,40 @@ def places(tmp_path: Path) -> dict[str, Path]:
 
 def test_explicit_config_wins(places: dict[str, Path]) -> None:
     (places["cwd"] / "secure-shell.yaml").write_text("{}\n")
-    found = find_config(str(places["explicit"]), {ENV_VAR: str(places["env"])}, places["cwd"], places["user"])
+    found = find_config(str(places["explicit"]), {ENV_VAR: str(places["env"])}, places["user"])
     assert (found.path, found.found_by) == (places["explicit"], "--config")
 
 
 def test_environment_variable_comes_second(places: dict[str, Path]) -> None:
     (places["cwd"] / "secure-shell.yaml").write_text("{}\n")
-    found = find_config(None, {ENV_VAR: str(places["env"])}, places["cwd"], places["user"])
+    found = find_config(None, {ENV_VAR: str(places["env"])}, places["user"])
     assert (found.path, found.found_by) == (places["env"], f"${ENV_VAR}")
 
 
-@pytest.mark.parametrize("names, winner", [
-    (["secure-shell.yaml", "secure-shell.yml", "secure-shell.json"], "secure-shell.yaml"),
-    (["secure-shell.yml", "secure-shell.json"], "secure-shell.yml"),
-    (["secure-shell.json"], "secure-shell.json"),
-])
-def test_working_directory_file_comes_third(places: dict[str, Path], names: list[str], winner: str) -> None:
-    for name in names:
-        (places["cwd"] / name).write_text("{}\n")
-    found = find_config(None, {}, places["cwd"], places["user"])
-    assert found.path == places["cwd"] / winner
+@pytest.mark.parametrize("name", ["secure-shell.yaml", "secure-shell.yml", "secure-shell.json"])
+def test_a_config_file_in_the_working_directory_is_never_read(places: dict[str, Path], name: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The working directory is where the agent writes: a policy found there would be the agent's."""
+    (places["cwd"] / name).write_text("global:\n  paths:\n    allowedPaths: [/]\n")
+    monkeypatch.chdir(places["cwd"])
+    found = find_config(None, {}, places["user"])
+    assert found.path == places["user"]
+    assert ignored_local_files(places["cwd"]) == [places["cwd"] / name]
 
 
-def test_user_config_dir_comes_fourth(places: dict[str, Path]) -> None:
-    found = find_config(None, {}, places["cwd"], places["user"])
+def test_user_config_dir_comes_third(places: dict[str, Path]) -> None:
+    found = find_config(None, {}, places["user"])
     assert (found.path, found.found_by) == (places["user"], "user config directory")
 
 
 def test_embedded_default_comes_last(places: dict[str, Path]) -> None:
     places["user"].unlink()
-    found = find_config(None, {}, places["cwd"], places["user"])
+    found = find_config(None, {}, places["user"])
     assert found.path is None and found.source == "embedded default"
 
 
 def test_empty_environment_variable_is_ignored(places: dict[str, Path]) -> None:
-    found = find_config(None, {ENV_VAR: ""}, places["cwd"], places["user"])
+    found = find_config(None, {ENV_VAR: ""}, places["user"])
     assert found.path == places["user"]
 
 
@@ -68,15 +67,15 @@ def test_named_file_that_does_not_exist_is_an_error(places: dict[str, Path], how
     missing = str(places["cwd"] / "nope.yaml")
     with pytest.raises(ConfigError, match="does not exist"):
         if how == "explicit":
-            find_config(missing, {}, places["cwd"], places["user"])
+            find_config(missing, {}, places["user"])
         else:
-            find_config(None, {ENV_VAR: missing}, places["cwd"], places["user"])
+            find_config(None, {ENV_VAR: missing}, places["user"])
 
 
-def test_broken_discovered_file_is_fatal_not_skipped(places: dict[str, Path]) -> None:
-    (places["cwd"] / "secure-shell.yaml").write_text("global: [\n")
-    found = find_config(None, {}, places["cwd"], places["user"])
-    with pytest.raises(ConfigError, match="secure-shell.yaml"):
+def test_broken_user_config_file_is_fatal_not_skipped(places: dict[str, Path]) -> None:
+    places["user"].write_text("global: [\n")
+    found = find_config(None, {}, places["user"])
+    with pytest.raises(ConfigError, match="config.yaml"):
         load_config(found, str(places["cwd"]))
 
 

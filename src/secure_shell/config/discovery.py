@@ -1,8 +1,9 @@
 """Which config file is in force, and loading it: first found wins, a broken file is fatal.
 
-Order: `--config PATH`, `$SECURE_SHELL_CONFIG`, `./secure-shell.yaml` (`.yml`, `.json`), the
-user config dir's `config.yaml`, else the embedded default. A named file that does not exist is
-an error too: a typo in a path must not quietly hand the agent a different policy.
+Order: `--config PATH`, `$SECURE_SHELL_CONFIG`, the user config dir's `config.yaml`, else the
+embedded default. A named file that does not exist is an error too: a typo in a path must not
+quietly hand the agent a different policy. Nothing is discovered in the working directory: that is
+where the agent writes, and a policy found there would be the agent's to rewrite.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.errors import ConfigError, ConfigIssue
 
 ENV_VAR = "SECURE_SHELL_CONFIG"
-LOCAL_NAMES = ("secure-shell.yaml", "secure-shell.yml", "secure-shell.json")
+# Names once looked for in the working directory; now only mentioned at start-up when present.
+IGNORED_LOCAL_NAMES = ("secure-shell.yaml", "secure-shell.yml", "secure-shell.json")
 EMBEDDED_SOURCE = "embedded default"
 EMBEDDED_PACKAGE = "secure_shell.policies"
 EMBEDDED_NAME = "default.yaml"
@@ -41,22 +43,21 @@ def user_config_file() -> Path:
     return platformdirs.user_config_path("secure-shell", appauthor=False) / "config.yaml"
 
 
-def find_config(
-    explicit: str | None, env: Mapping[str, str], cwd: Path, user_file: Path | None = None
-) -> ConfigLocation:
+def find_config(explicit: str | None, env: Mapping[str, str], user_file: Path | None = None) -> ConfigLocation:
     if explicit is not None:
         return ConfigLocation(_must_exist(Path(explicit), "--config"), "--config")
     from_env = env.get(ENV_VAR)
     if from_env:
         return ConfigLocation(_must_exist(Path(from_env), f"${ENV_VAR}"), f"${ENV_VAR}")
-    for name in LOCAL_NAMES:
-        candidate = cwd / name
-        if candidate.is_file():
-            return ConfigLocation(candidate, "working directory")
     user_file = user_file if user_file is not None else user_config_file()
     if user_file.is_file():
         return ConfigLocation(user_file, "user config directory")
     return ConfigLocation(None, "no config file found")
+
+
+def ignored_local_files(cwd: Path) -> list[Path]:
+    """Config-like files in the working directory, which are never read (say so at start-up)."""
+    return [cwd / name for name in IGNORED_LOCAL_NAMES if (cwd / name).is_file()]
 
 
 def embedded_default_text() -> str:

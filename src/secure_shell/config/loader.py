@@ -2,6 +2,10 @@
 
 Duplicate keys are errors: in YAML and JSON a second `blockedCommands:` silently replaces the
 first, which is how a policy gets weaker without anyone noticing.
+
+Loading is bounded while the document is read, not after: the file's size, the nesting depth and
+the number of nodes counted with every alias expanded (a billion-laughs alias bomb is a few hundred
+bytes) are checked as each parser event arrives, so any file is loaded or refused within a second.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from pydantic import BaseModel, ValidationError
 from secure_shell.config.schema import UNION_TAGS, ConfigFile
 from secure_shell.errors import ConfigError, ConfigIssue
 
-MAX_CONFIG_BYTES = 4 << 20  # a policy file is small; a larger one is a mistake, not a policy
+MAX_CONFIG_BYTES = 1 << 20  # a policy file is small; a larger one is a mistake, not a policy
 MAX_NESTING = 64
+MAX_NODES = 20_000  # with aliases expanded; the shipped default policy has about 500
 
 KeyPath = tuple[str | int, ...]
 
@@ -48,9 +53,9 @@ def load_text(text: str, source: str, *, is_json: bool = False) -> ConfigFile:
 
 
 def parse_yaml(text: str, source: str) -> tuple[Any, dict[KeyPath, int]]:
-    loader = yaml.SafeLoader(text)
+    loader = _BoundedLoader(text, source)
     try:
-        node = loader.get_single_node()
+        node = loader.compose_bounded()
         if node is None:
             return {}, {}
         lines: dict[KeyPath, int] = {}
@@ -63,9 +68,112 @@ def parse_yaml(text: str, source: str) -> tuple[Any, dict[KeyPath, int]]:
         raise ConfigError([ConfigIssue(source, "", f"YAML syntax error: {message}", line)]) from None
     except yaml.YAMLError as exc:
         raise ConfigError([ConfigIssue(source, "", f"YAML error: {exc}")]) from None
+    except RecursionError:
+        raise ConfigError([ConfigIssue(source, "", "nested too deeply")]) from None
     finally:
         loader.dispose()
     return data, lines
+
+
+class _PythonParser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser):
+    """PyYAML's own parser, where it was built without libyaml."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.reader.Reader.__init__(self, stream)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+
+
+try:
+    from yaml._yaml import CParser as _Parser  # libyaml: scanner and parser in C
+except ImportError:  # pragma: no cover - PyYAML wheels ship libyaml
+    _Parser = _PythonParser
+
+
+class _BoundedLoader(_Parser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):  # type: ignore[misc]
+    """A safe loader whose composer counts as it goes: depth, nodes, and the nodes each alias stands for."""
+
+    def __init__(self, text: str, source: str) -> None:
+        _Parser.__init__(self, text)
+        yaml.constructor.SafeConstructor.__init__(self)
+        yaml.resolver.Resolver.__init__(self)
+        self.source = source
+        self._anchors: dict[str, yaml.Node] = {}
+        self._sizes: dict[int, int] = {}  # id(node) -> its node count with aliases expanded
+        self._total = 0
+
+    def compose_bounded(self) -> yaml.Node | None:
+        self.get_event()  # stream start
+        node = None
+        if not self.check_event(yaml.StreamEndEvent):
+            self.get_event()  # document start
+            node = self._compose(0)
+            self.get_event()  # document end
+        if not self.check_event(yaml.StreamEndEvent):
+            event = self.get_event()
+            raise self._refusal("a config file holds one YAML document, not several", event.start_mark)
+        self.get_event()
+        return node
+
+    def _count(self, size: int, mark: Any) -> None:
+        self._total += size
+        if self._total > MAX_NODES:
+            raise self._refusal(f"more than {MAX_NODES} values, counting each alias as what it stands for "
+                                "(an alias bomb, or not a policy file)", mark)
+
+    def _refusal(self, message: str, mark: Any) -> ConfigError:
+        line = mark.line + 1 if mark is not None else None
+        return ConfigError([ConfigIssue(self.source, "", message, line)])
+
+    def _compose(self, depth: int) -> yaml.Node:
+        event = self.peek_event()
+        if depth > MAX_NESTING:
+            raise self._refusal(f"nested more than {MAX_NESTING} levels deep", event.start_mark)
+        if isinstance(event, yaml.AliasEvent):
+            self.get_event()
+            target = self._anchors.get(event.anchor)
+            if target is None:
+                raise self._refusal(f"alias *{event.anchor} names no anchor before it", event.start_mark)
+            size = self._sizes.get(id(target))
+            if size is None:
+                raise self._refusal(f"alias *{event.anchor} refers to the node that contains it", event.start_mark)
+            self._count(size, event.start_mark)
+            return target
+        before = self._total
+        self._count(1, event.start_mark)
+        node: yaml.Node
+        if isinstance(event, yaml.ScalarEvent):
+            self.get_event()
+            tag = event.tag if event.tag not in (None, "!") else self.resolve(yaml.ScalarNode, event.value,
+                                                                             event.implicit)
+            node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+        elif isinstance(event, yaml.SequenceStartEvent):
+            self.get_event()
+            tag = event.tag if event.tag not in (None, "!") else self.resolve(yaml.SequenceNode, None, event.implicit)
+            node = yaml.SequenceNode(tag, [], event.start_mark, None, flow_style=event.flow_style)
+            self._anchor(event, node)
+            while not self.check_event(yaml.SequenceEndEvent):
+                node.value.append(self._compose(depth + 1))
+            node.end_mark = self.get_event().end_mark
+        elif isinstance(event, yaml.MappingStartEvent):
+            self.get_event()
+            tag = event.tag if event.tag not in (None, "!") else self.resolve(yaml.MappingNode, None, event.implicit)
+            node = yaml.MappingNode(tag, [], event.start_mark, None, flow_style=event.flow_style)
+            self._anchor(event, node)
+            while not self.check_event(yaml.MappingEndEvent):
+                key = self._compose(depth + 1)
+                node.value.append((key, self._compose(depth + 1)))
+            node.end_mark = self.get_event().end_mark
+        else:
+            raise self._refusal(f"unexpected {type(event).__name__}", event.start_mark)
+        if isinstance(event, yaml.ScalarEvent):
+            self._anchor(event, node)
+        self._sizes[id(node)] = self._total - before
+        return node
+
+    def _anchor(self, event: Any, node: yaml.Node) -> None:
+        if event.anchor is not None:
+            self._anchors[event.anchor] = node  # a later anchor of the same name replaces it, as in YAML
 
 
 def _index_yaml(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], source: str, depth: int) -> None:
@@ -104,14 +212,34 @@ def parse_json(text: str, source: str) -> tuple[Any, dict[KeyPath, int]]:
         data = json.loads(text, object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as exc:
         raise ConfigError([ConfigIssue(source, "", f"JSON syntax error: {exc.msg}", exc.lineno)]) from None
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise ConfigError([ConfigIssue(source, "", f"nested more than {MAX_NESTING} levels deep")]) from None
+    except ValueError as exc:
         raise ConfigError([ConfigIssue(source, "", f"JSON error: {exc}")]) from None
-    # JSON is YAML's subset: compose it once more only to learn the line of every key.
+    _check_json_bounds(data, source)
+    # JSON is YAML's subset: compose it once more (bounded alike) only to learn the line of every key.
     try:
         _, lines = parse_yaml(text, source)
     except ConfigError:
-        lines = {}
+        lines = {}  # JSON that YAML reads differently (tabs, some escapes): errors then name no line
     return data, lines
+
+
+def _check_json_bounds(data: Any, source: str) -> None:
+    """The same depth and node caps as YAML, over the loaded values (without recursion)."""
+    pending: list[tuple[Any, int]] = [(data, 0)]
+    count = 0
+    while pending:
+        value, depth = pending.pop()
+        count += 1
+        if count > MAX_NODES:
+            raise ConfigError([ConfigIssue(source, "", f"more than {MAX_NODES} values (not a policy file)")])
+        if depth > MAX_NESTING:
+            raise ConfigError([ConfigIssue(source, "", f"nested more than {MAX_NESTING} levels deep")])
+        if isinstance(value, dict):
+            pending.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list):
+            pending.extend((item, depth + 1) for item in value)
 
 
 def validate(data: Any, source: str, lines: dict[KeyPath, int]) -> ConfigFile:

@@ -8,11 +8,13 @@ Merge rules (wcli0's, plus an explicit way to replace):
 - allowedPaths may mix dialects; each shell keeps the entries it can use (WSL sees `C:\\x` as
   `/mnt/c/x`, Git Bash sees `/c/x` as `C:\\x`) and records the others as not applicable;
 - WSL with inheritGlobalPaths also keeps the global Windows-drive entries when it has its own list;
-- no allowedPaths and no initialDir: the directory the server started in is the one allowed path.
+- no allowedPaths and no initialDir: the directory the server started in is the one allowed path,
+  unless it is a filesystem root, a home directory or a system directory (refused: see trust.py).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping
@@ -41,6 +43,7 @@ from secure_shell.policy.paths import (
 )
 from secure_shell.policy.shell_policy import ShellPolicy, SkippedPath
 from secure_shell.shells import SHELL_FACTS, PathDialect, ShellKind
+from secure_shell.trust import broad_start_directory
 
 REDACTED = "<redacted>"
 
@@ -91,17 +94,23 @@ class ResolvedConfig:
         return result
 
 
-def resolve(config: ConfigFile, source: str, start_dir: str) -> ResolvedConfig:
-    """Turn a validated file into per-shell policies; `start_dir` is where the server started."""
+def resolve(config: ConfigFile, source: str, start_dir: str, home: str | None = None) -> ResolvedConfig:
+    """Turn a validated file into per-shell policies; `start_dir` is where the server started and
+    `home` the user's home directory (default: this process's)."""
     policies: dict[ShellKind, ShellPolicy] = {}
     notices: list[str] = []
     issues: list[ConfigIssue] = []
+    home = home if home is not None else os.path.expanduser("~")
     for name in SHELL_NAMES:
         kind = ShellKind(name)
         try:
-            policies[kind] = _resolve_shell(config, kind, getattr(config.shells, name), source, start_dir, notices)
+            policies[kind] = _resolve_shell(config, kind, getattr(config.shells, name), source, start_dir, notices,
+                                            home)
         except PathSyntaxError as exc:
             issues.append(ConfigIssue(source, f"shells.{name}", str(exc)))
+        except _BroadStart as exc:
+            issues.append(ConfigIssue(source, "global.paths.allowedPaths", str(exc)))
+            break
     if issues:
         raise ConfigError(issues)
     return ResolvedConfig(
@@ -120,8 +129,13 @@ def resolve(config: ConfigFile, source: str, start_dir: str) -> ResolvedConfig:
     )
 
 
+class _BroadStart(Exception):
+    """A start directory too broad to become the allowed path."""
+
+
 def _resolve_shell(
-    config: ConfigFile, kind: ShellKind, shell: Shell | None, source: str, start_dir: str, notices: list[str]
+    config: ConfigFile, kind: ShellKind, shell: Shell | None, source: str, start_dir: str, notices: list[str],
+    home: str,
 ) -> ShellPolicy:
     glob = config.global_
     shell = shell or Shell()
@@ -158,6 +172,14 @@ def _resolve_shell(
         path_entries += [p for p in glob.paths.allowed_paths if looks_like_windows(p) and p not in path_entries]
 
     if not path_entries and initial_entry is None:
+        why = broad_start_directory(start_dir, home) if shell.enabled else None
+        if why is not None:
+            raise _BroadStart(
+                f"no allowedPaths are configured, so the start directory would be the one allowed path, but "
+                f"{start_dir} is {why}: that would let commands use everything under it. Start the server in "
+                "your project directory, or name the project: `secure-shell init-config --project DIR`, or "
+                "global.paths.allowedPaths in the config file"
+            )
         path_entries = [start_dir]
         notices.append(
             f"{kind.value}: no allowedPaths or initialDir configured; the start directory {start_dir} "
