@@ -30,6 +30,9 @@ import anyio
 import anyio.to_thread
 
 from secure_shell.errors import SpawnError
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
 from secure_shell.shells import Invocation
 
 Sink = Callable[[str, bytes], None]
@@ -290,15 +293,27 @@ async def _execute_posix(invocation: Invocation, env: Mapping[str, str], timeout
                 with anyio.move_on_after(READER_LINGER):
                     await child.pipes_done.wait()
             group.cancel_scope.cancel()  # pipes still held by members that left the group
-    except BaseException:
+    except BaseException as exc:
         # Cancelled by the caller, or the sink failed: nothing started by this command outlives it.
         with anyio.CancelScope(shield=True):
             await child.end_tree(graceful=True)
             child.drain(sink)
+        sink_error = _sink_error(exc)
+        if sink_error is not None:
+            raise sink_error from None  # as the sink raised it, not wrapped in the task group's group
         raise
     finally:
         child.close()
     return _outcome(process, ended == TIMED_OUT, ended == STOPPED, started)
+
+
+def _sink_error(exc: BaseException) -> Exception | None:
+    """The sink's own exception, when that alone ended the task group."""
+    if isinstance(exc, BaseExceptionGroup):
+        errors = [e for e in exc.exceptions if not isinstance(e, anyio.get_cancelled_exc_class())]
+        if len(errors) == 1 and isinstance(errors[0], Exception) and not isinstance(errors[0], BaseExceptionGroup):
+            return errors[0]
+    return None
 
 
 class _Child:

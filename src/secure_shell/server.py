@@ -30,8 +30,9 @@ from secure_shell import __version__
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import ExecutionNotFound, SecureShellError
 from secure_shell.executor import Outcome
-from secure_shell.output_store import SEARCH_SECONDS, Execution, Line, compile_pattern
+from secure_shell.output_store import SEARCH_SECONDS, Execution, compile_pattern
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
+from secure_shell.replies import cap_bytes, format_line, line_dict, visible, visible_fields
 from secure_shell.runner import Runner, RunResult
 from secure_shell.shells import SHELL_FACTS, ShellKind, find_executable
 
@@ -187,7 +188,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
 
     def denial(verdict: Verdict) -> CallToolResult:
         text = "Denied by the policy; nothing ran.\n" + "\n".join(
-            f"- {r.rule}: {r.message}" + (f" [{r.text}]" if r.text else "") for r in verdict.reasons
+            visible(f"- {r.rule}: {r.message}" + (f" [{r.text}]" if r.text else "")) for r in verdict.reasons
         )
         data = ExecuteResult(exitCode=None, durationMs=0, executionId=None, status="denied", totalLines=0,
                              returnedLines=0, truncated=False, timedOut=False, allowed=False,
@@ -336,7 +337,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         status: Annotated[Optional[Literal["running", "completed", "failed", "timed out", "stopped"]],
                           Field(description="Only commands in this state.")] = None,
     ) -> dict[str, Any]:
-        items = [e.summary() for e in store.list() if status in (None, e.status)]
+        items = [visible_fields(e.summary()) for e in store.list() if status in (None, e.status)]
         return {"commands": items, "count": len(items)}
 
     server.add_tool(list_commands, name="list_commands",
@@ -353,7 +354,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             raise ToolError(f"{executionId} is not a background command")
         entry.cancel.set()
         entry.thread.join(5)
-        return entry.execution.summary()
+        return visible_fields(entry.execution.summary())
 
     server.add_tool(stop_command, name="stop_command",
                     description="Stop a background command: its whole process tree is killed.",
@@ -428,7 +429,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
 
     @server.resource("cli://logs/list", mime_type="application/json", description="Stored executions")
     def logs_resource() -> str:
-        return json.dumps([e.summary() for e in store.list()], indent=2)
+        return json.dumps([visible_fields(e.summary()) for e in store.list()], indent=2)
 
     @server.resource("cli://logs/commands/{id}{?startLine,endLine,search}", mime_type="text/plain",
                      description="One execution's output: a line range or a search")
@@ -495,21 +496,3 @@ def origin_of(ctx: Context) -> str:
     headers = ctx.headers or {}
     session_id = headers.get("mcp-session-id") if hasattr(headers, "get") else None
     return f"mcp:{session_id}" if session_id else "mcp"
-
-
-def format_line(line: Line) -> str:
-    return f"[stderr] {line.text}" if line.stream == "stderr" else line.text
-
-
-def line_dict(line: Line) -> dict[str, Any]:
-    return {"line": line.number, "stream": line.stream, "text": line.text}
-
-
-def cap_bytes(lines: list[Line], limit: int) -> list[Line]:
-    kept, size = [], 0
-    for line in lines:
-        size += len(line.text.encode("utf-8")) + 1
-        if size > limit:
-            break
-        kept.append(line)
-    return kept
