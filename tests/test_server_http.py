@@ -82,3 +82,71 @@ def test_binding_beyond_loopback_without_a_token_is_refused(tmp_path: Path) -> N
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
     )
     assert result.returncode == 2 and "SECURE_SHELL_TOKEN" in result.stderr
+
+
+def raw_post(port: int, body: bytes, session: str | None = None) -> "http.client.HTTPConnection":
+    """A POST to /mcp on a connection of its own, sent but not read."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    headers = HEADERS | {"Authorization": f"Bearer {TOKEN}"} | ({"Mcp-Session-Id": session} if session else {})
+    connection.request("POST", "/mcp", body=body, headers=headers)
+    return connection
+
+
+def port_of(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/")[0])
+
+
+def test_a_dropped_connection_kills_its_command_within_a_second(http_server: str) -> None:
+    import json
+
+    from tests.test_executor import processes_named
+
+    port = port_of(http_server)
+    init = raw_post(port, json.dumps(INIT).encode()).getresponse()
+    session = init.getheader("mcp-session-id")
+    init.read()
+    raw_post(port, b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', session).getresponse().read()
+    marker = f"http-drop-{time.monotonic_ns()}"
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "execute_command", "arguments": {"shell": "bash", "command": f"exec -a {marker} sleep 300"}}}
+    connection = raw_post(port, json.dumps(call).encode(), session)
+    deadline = time.monotonic() + 20
+    while not processes_named(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert processes_named(marker)
+    connection.sock.shutdown(socket.SHUT_RDWR)  # the client goes away before the reply
+    connection.close()
+    dropped = time.monotonic()
+    while processes_named(marker) and time.monotonic() - dropped < 5:
+        time.sleep(0.02)
+    assert processes_named(marker) == [] and time.monotonic() - dropped < 1.5
+
+
+def test_connections_that_never_finish_a_request_head_are_closed(http_server: str) -> None:
+    from secure_shell.http import HEAD_SECONDS
+
+    port = port_of(http_server)
+    silent = socket.create_connection(("127.0.0.1", port))
+    partial = socket.create_connection(("127.0.0.1", port))
+    partial.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    try:
+        for sock in (silent, partial):
+            sock.settimeout(HEAD_SECONDS + 5)
+            assert sock.recv(1024) == b""  # closed by the server, not by this timeout
+    finally:
+        silent.close()
+        partial.close()
+
+
+@pytest.mark.anyio
+async def test_bad_json_rpc_over_http_gets_the_spec_errors(http_server: str) -> None:
+    headers = HEADERS | {"Authorization": f"Bearer {TOKEN}"}
+    async with httpx2.AsyncClient() as raw:
+        not_json = await raw.post(http_server, content=b"{bad json", headers=headers)
+        wrong = await raw.post(http_server, content=b'{"jsonrpc":"2.0","id":"m1","method":123}', headers=headers)
+        batch = await raw.post(http_server, content=b"[1,2,3]", headers=headers)
+    assert not_json.status_code == 400 and not_json.json()["error"]["code"] == -32700
+    assert wrong.status_code == 400 and (wrong.json()["id"], wrong.json()["error"]["code"]) == ("m1", -32600)
+    assert batch.status_code == 400 and (batch.json()["id"], batch.json()["error"]["code"]) == (None, -32600)

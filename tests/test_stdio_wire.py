@@ -92,9 +92,10 @@ def test_while_serving_nothing_but_the_writer_reaches_stdout() -> None:
 
         anyio.run(main)
     """)
-    result = subprocess.run([sys.executable, "-c", script], input=b"hello\n", capture_output=True, timeout=30)
+    message = b'{"jsonrpc": "2.0", "method": "hello"}\n'
+    result = subprocess.run([sys.executable, "-c", script], input=message, capture_output=True, timeout=30)
     assert result.returncode == 0, result.stderr
-    assert result.stdout == b"echo:hello\nafter serving\n"
+    assert result.stdout == b"echo:" + message + b"after serving\n"
     assert b"stray print" in result.stderr and b"stray child" in result.stderr
 
 
@@ -133,3 +134,40 @@ def test_sigterm_leaves_the_shared_pipes_blocking_again(tmp_path) -> None:  # no
             os.close(fd)
         if process.poll() is None:
             process.kill()
+
+
+BAD_MESSAGES = [
+    ("{bad json", -32700, None),
+    ("[1,2,3]", -32600, None),
+    ('{"jsonrpc":"2.0","id":"m1","method":123}', -32600, "m1"),
+    ('{"jsonrpc":"2.0","id":7}', -32600, 7),
+    ('"just a string"', -32600, None),
+    ('{"jsonrpc":"1.0","id":3,"method":"ping"}', -32600, 3),
+]
+
+
+def test_every_bad_message_gets_an_answer_from_the_real_server(tmp_path) -> None:  # noqa: ANN001
+    """No reply used to come for any of these: a client waiting for its id hung."""
+    import json
+
+    from tests.test_server_stdio import HANDSHAKE, raw_server, send
+
+    process = raw_server(tmp_path)
+    try:
+        send(process, *HANDSHAKE)
+        assert process.stdout is not None
+        assert json.loads(process.stdout.readline())["id"] == 1
+        for text, code, request_id in BAD_MESSAGES:
+            process.stdin.write(text + "\n")  # type: ignore[union-attr]
+            process.stdin.flush()  # type: ignore[union-attr]
+            reply = json.loads(process.stdout.readline())
+            assert (reply["error"]["code"], reply["id"]) == (code, request_id), text
+        process.stdin.write("x" * (stdio_wire.MAX_MESSAGE_BYTES + 10) + "\n")  # type: ignore[union-attr]
+        process.stdin.flush()  # type: ignore[union-attr]
+        reply = json.loads(process.stdout.readline())
+        assert (reply["error"]["code"], reply["id"]) == (-32600, None) and "larger than" in reply["error"]["message"]
+        send(process, {"jsonrpc": "2.0", "id": 99, "method": "ping"})
+        assert json.loads(process.stdout.readline()) == {"jsonrpc": "2.0", "id": 99, "result": {}}
+    finally:
+        process.kill()
+        process.wait(10)

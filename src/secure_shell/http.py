@@ -4,27 +4,49 @@ The token comes from $SECURE_SHELL_TOKEN or is generated and printed to stderr a
 A request without it gets 401; a browser Origin that is neither loopback nor configured gets 403;
 the SDK's Host check (DNS rebinding) stays on. Binding a non-loopback address needs an explicit
 token: a generated one printed to a log is not enough for a server the network can reach.
+
+A client that drops its connection before the reply cancels its call: the request's task carries
+an event (CLIENT_GONE) that the tool waits on beside the command, and the SDK hands the request's
+context to the tool. A connection that never completes a request head, or stalls inside a body, is
+closed after a deadline, so half-open connections cannot pile up.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hmac
 import ipaddress
 import os
 import secrets
 import sys
+from contextvars import ContextVar
 from urllib.parse import urlsplit
 
-from starlette.responses import PlainTextResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+import anyio
+from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import SecureShellError
+from secure_shell.jsonrpc_errors import INVALID_REQUEST, reject
 
 TOKEN_VARIABLE = "SECURE_SHELL_TOKEN"
 MAX_BODY = 4 << 20
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+HEAD_SECONDS = 5.0  # from connecting (or the previous response) to a complete request head
+BODY_SECONDS = 5.0  # between two pieces of a request body
+KEEP_ALIVE_SECONDS = 5
+GRACEFUL_SHUTDOWN_SECONDS = 2  # then running calls are cancelled and their trees killed
+
+# Set while a request is served; the SDK carries the request's context to the tool that answers it.
+CLIENT_GONE: ContextVar[anyio.Event | None] = ContextVar("CLIENT_GONE", default=None)
+
+
+def client_gone() -> anyio.Event | None:
+    """The event set when the HTTP client of the current request has disconnected (None on stdio)."""
+    return CLIENT_GONE.get()
 
 
 def is_loopback(host: str) -> bool:
@@ -53,7 +75,52 @@ class BearerOriginGuard:
             if scheme.lower() != "bearer" or not hmac.compare_digest(presented.encode(), self.token):
                 await PlainTextResponse("Unauthorized", 401, headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
                 return
+            if scope["method"] == "POST":
+                await self._post(scope, receive, send)
+                return
         await self.app(scope, receive, send)
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Read the body under a deadline, answer what is not a JSON-RPC message as the spec says
+        (the SDK answers such JSON with -32602 and no id), and watch for the client leaving."""
+        body = bytearray()
+        more = True
+        while more:
+            with anyio.move_on_after(BODY_SECONDS) as waited:
+                message = await receive()
+            if waited.cancelled_caught:
+                await PlainTextResponse("Request body timed out", 408, headers={"Connection": "close"})(
+                    scope, receive, send)
+                return
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+            if len(body) > MAX_BODY:
+                await PlainTextResponse("Request body too large", 413)(scope, receive, send)
+                return
+        error = reject(bytes(body))
+        if error is not None and error["error"]["code"] == INVALID_REQUEST:
+            await JSONResponse(error, 400)(scope, receive, send)
+            return
+        gone = anyio.Event()
+        replayed = False
+
+        async def watched_receive() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                gone.set()
+            return message
+
+        token = CLIENT_GONE.set(gone)
+        try:
+            await self.app(scope, watched_receive, send)
+        finally:
+            CLIENT_GONE.reset(token)
 
     def _origin_allowed(self, origin: str) -> bool:
         if origin in self.allowed_origins:
@@ -88,4 +155,45 @@ def serve_http(server: object, config: ResolvedConfig, args: argparse.Namespace)
     )
     app.add_middleware(BearerOriginGuard, token=token, allowed_origins=origins)
     print(f"secure-shell: serving MCP over HTTP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning", http=HeadDeadlineProtocol,
+                timeout_keep_alive=KEEP_ALIVE_SECONDS, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS)
+
+
+class HeadDeadlineProtocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline on every request head. uvicorn's keep-alive timer
+    starts only once a response is complete, so a client that connects and sends nothing, or half a
+    request line, would otherwise hold its connection open forever."""
+
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm()
+
+    def handle_events(self) -> None:
+        before = self.cycle
+        super().handle_events()
+        if self.cycle is not before:  # a request head arrived whole
+            self._disarm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._head_timer = self.loop.call_later(HEAD_SECONDS, self._expire)
+
+    def _disarm(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _expire(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()

@@ -30,6 +30,7 @@ from secure_shell import __version__
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import ExecutionNotFound, SecureShellError
 from secure_shell.executor import Outcome
+from secure_shell.http import client_gone
 from secure_shell.output_store import SEARCH_SECONDS, Execution, compile_pattern
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
 from secure_shell.replies import cap_bytes, format_line, line_dict, visible, visible_fields
@@ -168,18 +169,25 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             return await runner.run(kind, command, cwd, seconds, None, profile, origin_of(ctx), confirmed,
                                     None if confirmed else checked, on_start=running.append)
 
+        gone = client_gone()
+        result: Optional[RunResult] = None
         try:
-            if not progress_requested(ctx):
+            if not progress_requested(ctx) and gone is None:
                 result = await run()
             else:
                 async with anyio.create_task_group() as group:
-                    group.start_soon(progress)
+                    if progress_requested(ctx):
+                        group.start_soon(progress)
+                    if gone is not None:
+                        group.start_soon(cancel_when_set, gone, group.cancel_scope)
                     try:
                         result = await run()
                     finally:
                         group.cancel_scope.cancel()
         except SecureShellError as exc:
             raise ToolError(str(exc)) from None
+        if result is None:  # the HTTP client went away: the command's tree has been killed
+            raise ToolError("the client disconnected before the reply; the command was stopped")
         if result.execution is None:
             return denial(result.verdict)
         if result.outcome is None:
@@ -482,6 +490,11 @@ async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict
     if answer.action == "accept" and answer.data.run:
         return None
     return refused("the user declined" if answer.action != "cancel" else "the user dismissed the question")
+
+
+async def cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
 
 
 def progress_requested(ctx: Context) -> bool:

@@ -5,8 +5,9 @@ three thread hand-offs per request. Here the wire is a pair of non-blocking desc
 event loop polls. While serving, fd 0 reads /dev/null and fd 1 writes to stderr, as with the
 SDK's transport, so neither a library's print() nor a child process can touch the wire.
 
-One message is one line; a line longer than MAX_MESSAGE_BYTES is dropped (with a note on stderr)
-instead of being buffered without bound.
+One message is one line; a line longer than MAX_MESSAGE_BYTES is dropped (with a note on stderr
+and an error reply) instead of being buffered without bound. A line that is not a valid JSON-RPC
+message gets its error reply here (jsonrpc_errors), since the SDK's transport would drop it.
 """
 
 from __future__ import annotations
@@ -18,9 +19,14 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import json
+from typing import Any
+
 import anyio
 from mcp.server import MCPServer
 from mcp.server.stdio import stdio_server
+
+from secure_shell.jsonrpc_errors import INVALID_REQUEST, error_reply, reject
 
 MAX_MESSAGE_BYTES = 64 << 20
 READ_CHUNK = 1 << 16
@@ -36,10 +42,12 @@ def pollable(fd: int) -> bool:
 
 
 class LineReader:
-    """The wire's incoming messages, one text line each, as an async iterator."""
+    """The wire's incoming messages, one text line each, as an async iterator; what is not a valid
+    message is answered through `writer` and not passed on."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, writer: LineWriter | None = None) -> None:
         self.fd = fd
+        self.writer = writer
         self._buffer = bytearray()
         self._scanned = 0  # bytes of _buffer already known to hold no newline
         self._skipping = False  # inside a line that was too long, until its newline
@@ -58,21 +66,50 @@ class LineReader:
                 if self._skipping:
                     self._skipping = False
                     continue
-                return line.decode("utf-8", errors="replace")
+                if len(line) > MAX_MESSAGE_BYTES:  # arrived whole in one read, but too long all the same
+                    await self._oversized()
+                    continue
+                text = line.decode("utf-8", errors="replace")
+                if await self._answered(text):
+                    continue
+                return text
             self._scanned = len(self._buffer)
             if self._eof:
                 if self._buffer and not self._skipping:
-                    rest = bytes(self._buffer)
+                    rest = bytes(self._buffer).decode("utf-8", errors="replace")
                     self._buffer.clear()
-                    return rest.decode("utf-8", errors="replace")
+                    if not await self._answered(rest):
+                        return rest
                 raise StopAsyncIteration
             if len(self._buffer) > MAX_MESSAGE_BYTES:
-                print(f"secure-shell: dropped an incoming message of over {MAX_MESSAGE_BYTES} bytes",
-                      file=sys.stderr, flush=True)
                 self._buffer.clear()
                 self._scanned = 0
                 self._skipping = True
+                await self._oversized()
             await self._fill()
+
+    async def _oversized(self) -> None:
+        print(f"secure-shell: dropped an incoming message of over {MAX_MESSAGE_BYTES} bytes", file=sys.stderr,
+              flush=True)
+        await self._reply(error_reply(INVALID_REQUEST, f"Invalid Request: message larger than {MAX_MESSAGE_BYTES} "
+                                                       "bytes; it was dropped"))
+
+    async def _answered(self, text: str) -> bool:
+        """Whether `text` was not a message to pass on: blank, or answered here with an error."""
+        if not text.strip():
+            return True
+        if self.writer is None:
+            return False
+        error = reject(text)
+        if error is None:
+            return False
+        await self._reply(error)
+        return True
+
+    async def _reply(self, message: dict[str, Any]) -> None:
+        if self.writer is not None:
+            await self.writer.write(json.dumps(message) + "\n")
+            await self.writer.flush()
 
     async def _fill(self) -> None:
         await anyio.wait_readable(self.fd)
@@ -87,27 +124,37 @@ class LineReader:
 
 
 class LineWriter:
-    """The wire's outgoing side: write() queues text, flush() sends all of it."""
+    """The wire's outgoing side: write() queues whole messages, flush() sends all queued.
+
+    Two tasks write here (the SDK's replies, and the reader's error replies), so messages are
+    queued as whole byte strings and one flush at a time sends them: lines never interleave.
+    """
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self._pending = bytearray()
+        self._pending: list[bytes] = []
+        self._sending = anyio.Lock()
 
     async def write(self, text: str) -> None:
-        self._pending += text.encode("utf-8")
+        self._pending.append(text.encode("utf-8"))
 
     async def flush(self) -> None:
-        view = memoryview(self._pending)
-        sent = 0
-        try:
-            while sent < len(view):
-                try:
-                    sent += os.write(self.fd, view[sent:])
-                except BlockingIOError:
-                    await anyio.wait_writable(self.fd)
-        finally:
-            view.release()
-            del self._pending[:sent]
+        async with self._sending:
+            if not self._pending:
+                return
+            data = b"".join(self._pending)
+            self._pending.clear()
+            sent = 0
+            try:
+                with memoryview(data) as view:
+                    while sent < len(view):
+                        try:
+                            sent += os.write(self.fd, view[sent:])
+                        except BlockingIOError:
+                            await anyio.wait_writable(self.fd)
+            finally:
+                if sent < len(data):
+                    self._pending.insert(0, data[sent:])  # unsent: first in line for the next flush
 
 
 _CLAIMED: list[tuple[int, bool]] = []  # the wire's descriptors and their blocking mode before serving
@@ -142,7 +189,8 @@ def claimed_stdio() -> Iterator[tuple[LineReader, LineWriter]]:
     os.set_blocking(wire_out, False)
     _CLAIMED[:] = [(wire_in, blocking[0]), (wire_out, blocking[1])]
     try:
-        yield LineReader(wire_in), LineWriter(wire_out)
+        writer = LineWriter(wire_out)
+        yield LineReader(wire_in, writer), writer
     finally:
         restore_blocking()
         os.dup2(wire_in, 0)
