@@ -67,6 +67,14 @@ def test_dot_dot_and_symlinks_do_not_hide_the_policy_inside_an_allowed_path(tmp_
     assert result.returncode == 2 and "lies inside the bash shell's allowed path" in result.stderr
 
 
+def test_a_policy_with_a_second_name_is_refused(tmp_path: Path) -> None:
+    """A hard link inside the project is the same file: writing it rewrites the policy."""
+    conf = policy(outside(tmp_path) / "p.yaml", tmp_path)
+    os.link(conf, tmp_path / "innocent.txt")
+    result = secure_shell("--config", str(conf), "serve", cwd=tmp_path, env=state_env(tmp_path))
+    assert result.returncode == 2 and "has 2 hard links" in result.stderr
+
+
 @pytest.mark.parametrize("what, extra", [
     ("audit trail", "  audit:\n    path: '{inside}/audit.jsonl'\n"),
     ("log directory", "  logging:\n    logDirectory: '{inside}/logs'\n"),

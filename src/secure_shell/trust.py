@@ -84,6 +84,12 @@ def boundary_problems(config: ResolvedConfig, protected: Iterable[Protected]) ->
     problems: list[str] = []
     for item in protected:
         target = os.path.realpath(item.path)
+        links = _hard_links(target)
+        if links > 1:
+            # Another name of the same file may lie anywhere on its filesystem, an allowed path included.
+            problems.append(f"the {item.what} {item.path} has {links} hard links, and one of them may lie where "
+                            f"commands can write; give the {item.what} a single name")
+            continue
         for policy in config.enabled_shells:
             problem = _writable_by(policy, item, target)
             if problem is not None:
@@ -132,6 +138,14 @@ def _within_host(path: str, root: str) -> bool:
 
 def _same_windows(a: str, b: str) -> bool:
     return a.rstrip("\\").lower() == b.rstrip("\\").lower()
+
+
+def _hard_links(path: str) -> int:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return 1  # not there yet: created with one name
+    return status.st_nlink if not os.path.isdir(path) else 1
 
 
 def _os_writable(path: str) -> bool:
