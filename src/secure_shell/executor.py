@@ -29,6 +29,7 @@ from typing import Callable, Iterator, Mapping
 import anyio
 import anyio.to_thread
 
+from secure_shell import process_tree
 from secure_shell.errors import SpawnError
 
 if sys.version_info < (3, 11):
@@ -44,9 +45,7 @@ READER_LINGER = 0.1  # after the process ends, how long its pipes may stay open 
 DRAIN_READS = 64  # reads of what is already in the pipes after a cancellation, at most
 READS_PER_WAKE = 8  # bounds how long one busy pipe holds the event loop
 EXITED, TIMED_OUT, STOPPED = "exited", "timed out", "stopped"
-RUN_TAG = "SECURE_SHELL_RUN"  # names each command's run in its environment, to find its escapees
-SWEEP_ROUNDS = 8  # an escapee's own escapees are adopted when it dies: a few rounds reach them all
-MAX_ENVIRON_BYTES = 1 << 20
+RUN_TAG = process_tree.RUN_TAG
 REAP_WAIT = 1.0  # for a killed adoptee to die; one stuck in the kernel is reaped by a later sweep
 
 
@@ -451,82 +450,17 @@ def sweep_all_escapees() -> int:
 
 
 def _sweep_rounds(tag: str | None) -> Iterator[list[int]]:
-    """Kill the adopted processes carrying `tag` (None: any run's tag), a batch per round; the
-    caller reaps each batch, and the next round finds what the killed ones left orphaned."""
     if not _SUBREAPER:
         return
-    for _ in range(SWEEP_ROUNDS):
-        with _IN_FLIGHT_LOCK:
-            registered = {run.process.pid for run in _IN_FLIGHT if run.process is not None}
-        escapees = []
-        for pid in _adopted_children():
-            found = _run_tag(pid)
-            if found is None:
-                # A zombie has no environment left to read a tag from: an adoptee that exited on its
-                # own. Reap it, unless it is a command's leader, which its own run reaps after
-                # killing the group (reaping it here would free the group id too early).
-                if pid not in registered and _is_zombie(pid):
-                    _reaped(pid)
-            elif tag is None or found == tag:
-                escapees.append(pid)
-        if not escapees:
-            return
-        for pid in escapees:
-            _kill_escapee(pid)
-        yield escapees
+    yield from process_tree.sweep_rounds(tag, _registered_leaders)
 
 
-def _adopted_children() -> list[int]:
-    """This process's children as the kernel lists them for the main thread, which is where a
-    subreaper's adoptees go (the first live thread of the group; the main one unless exiting)."""
-    try:
-        with open(f"/proc/self/task/{os.getpid()}/children", "rb") as handle:
-            return [int(pid) for pid in handle.read().split()]
-    except (OSError, ValueError):
-        return []
+def _registered_leaders() -> set[int]:
+    with _IN_FLIGHT_LOCK:
+        return {run.process.pid for run in _IN_FLIGHT if run.process is not None}
 
 
-def _run_tag(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as handle:
-            environ = handle.read(MAX_ENVIRON_BYTES)
-    except OSError:
-        return None
-    key = RUN_TAG.encode() + b"="
-    for entry in environ.split(b"\0"):
-        if entry.startswith(key):
-            return entry[len(key):].decode("ascii", "replace")
-    return None
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[-1].split()
-    except OSError:
-        return False
-    return bool(fields) and fields[0] == b"Z"
-
-
-def _kill_escapee(pid: int) -> None:
-    try:
-        group = os.getpgid(pid)
-    except ProcessLookupError:
-        return
-    if group != os.getpgid(0):  # never the server's own group
-        _signal_group(group, signal.SIGKILL)
-    try:
-        os.kill(pid, signal.SIGKILL)  # still unreaped, so the pid is still this process
-    except ProcessLookupError:
-        pass
-
-
-def _reaped(pid: int) -> bool:
-    """Collect a killed adoptee's exit if it has one (one stuck in the kernel stays for later)."""
-    try:
-        return os.waitpid(pid, os.WNOHANG)[0] != 0
-    except ChildProcessError:
-        return True
+_reaped = process_tree.reaped
 
 
 def _pidfd(pid: int) -> int | None:
@@ -645,11 +579,7 @@ def _read_blocking(stream: object, name: str, sink: Sink) -> None:
         sink(name, data)
 
 
-def _signal_group(group: int, sig: int) -> None:
-    try:
-        os.killpg(group, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+_signal_group = process_tree.signal_group
 
 
 class _Job:

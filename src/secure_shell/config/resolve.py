@@ -43,6 +43,7 @@ from secure_shell.policy.paths import (
 )
 from secure_shell.policy.shell_policy import ShellPolicy, SkippedPath
 from secure_shell.shells import SHELL_FACTS, PathDialect, ShellKind
+from secure_shell.sandbox.containment import SandboxSettings
 from secure_shell.trust import broad_start_directory
 
 REDACTED = "<redacted>"
@@ -62,6 +63,7 @@ class ResolvedConfig:
     transport: Transport
     profiles: Mapping[str, Profile]
     notices: tuple[str, ...] = field(default=())
+    sandbox: Mapping[ShellKind, SandboxSettings] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def enabled_shells(self) -> tuple[ShellPolicy, ...]:
@@ -70,7 +72,8 @@ class ResolvedConfig:
     def to_dict(self, shell: ShellKind | None = None) -> dict[str, Any]:
         """The effective policy as plain data; profile environment values are redacted."""
         shells = {
-            kind.value: p.to_dict() for kind, p in self.shells.items() if p.enabled and shell in (None, kind)
+            kind.value: p.to_dict() | ({"sandbox": self.sandbox[kind].to_dict()} if kind in self.sandbox else {})
+            for kind, p in self.shells.items() if p.enabled and shell in (None, kind)
         }
         result: dict[str, Any] = {"source": self.source, "shells": shells}
         if shell is None:
@@ -126,7 +129,19 @@ def resolve(config: ConfigFile, source: str, start_dir: str, home: str | None = 
         transport=config.transport,
         profiles=MappingProxyType(dict(config.profiles)),
         notices=tuple(notices),
+        sandbox=MappingProxyType({kind: _sandbox(config, kind) for kind in policies}),
     )
+
+
+def _sandbox(config: ConfigFile, kind: ShellKind) -> SandboxSettings:
+    """Global sandbox settings, each key replaced by the shell's override where it sets one."""
+    merged = config.global_.sandbox.model_dump(by_alias=False)
+    shell = getattr(config.shells, kind.value)
+    override = shell.overrides.sandbox if shell is not None and shell.overrides is not None else None
+    if override is not None:
+        merged.update({k: v for k, v in override.model_dump(by_alias=False).items() if v is not None})
+    return SandboxSettings(merged["mode"], merged["network"], tuple(merged["readable_paths"]),
+                           tuple(merged["writable_paths"]), merged["max_processes"])
 
 
 class _BroadStart(Exception):

@@ -232,8 +232,27 @@ class Audit(Section):
     )
 
 
+class Sandbox(Section):
+    """Kernel containment of every command on Linux (Landlock, seccomp, a pids limit)."""
+
+    mode: Literal["auto", "require", "off"] = Field(
+        "auto", description="auto: enforce what the kernel supports and say what is not; require: refuse to run "
+                            "commands unless all of it is enforced; off: no containment.")
+    network: Literal["deny", "allow"] = Field(
+        "deny", description="deny: no TCP connect or bind, no UDP or other sockets (unix sockets stay); allow: as the host.")
+    readable_paths: list[AbsolutePath] = Field(
+        default_factory=list, description="Read and execute also beneath these (besides the system directories, "
+                                          "PATH and the allowed paths).")
+    writable_paths: list[AbsolutePath] = Field(
+        default_factory=list, description="Write also beneath these (besides the allowed paths and a private TMPDIR).")
+    max_processes: Optional[Annotated[int, Field(ge=8, le=1 << 20)]] = Field(
+        512, description="Processes one command may have at once (a cgroup pids limit where the server can make "
+                         "one); null: no limit.")
+
+
 class Global(Section):
     audit: Audit = Field(default_factory=Audit)
+    sandbox: Sandbox = Field(default_factory=Sandbox)
     environment: Environment = Field(default_factory=Environment)
     resources: Resources = Field(default_factory=Resources)
     security: Security = Field(default_factory=Security)
@@ -281,12 +300,14 @@ RestrictionsOverride = partial_of(
     Restrictions, "RestrictionsOverride", replaceable=("blocked_commands", "blocked_arguments", "ask_commands")
 )
 PathsOverride = partial_of(Paths, "PathsOverride")
+SandboxOverride = partial_of(Sandbox, "SandboxOverride")
 
 
 class Overrides(Section):
     security: Optional[SecurityOverride] = None  # type: ignore[valid-type]
     restrictions: Optional[RestrictionsOverride] = None  # type: ignore[valid-type]
     paths: Optional[PathsOverride] = None  # type: ignore[valid-type]
+    sandbox: Optional[SandboxOverride] = None  # type: ignore[valid-type]
 
 
 class Executable(Section):

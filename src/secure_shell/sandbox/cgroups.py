@@ -1,0 +1,152 @@
+"""A per-command process limit through a cgroup this server creates (cgroup v1's pids controller, or
+cgroup v2 where the pids controller is delegated to the server's cgroup).
+
+The server makes one directory of its own beneath its cgroup (`secure-shell-<pid>`), one child of it
+per command with `pids.max`, and removes both: it never touches a cgroup it did not create. A fork
+bomb inside a command then fails with EAGAIN at the limit while the host and the server keep
+working. The command's process joins its cgroup itself, before exec. Membership also outlives
+`setsid`, so the processes listed in a command's cgroup are killed when it ends.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+
+REMOVE_TRIES = 50
+
+
+@dataclass(frozen=True)
+class PidsControl:
+    """The directory beneath which this server makes its per-command cgroups."""
+
+    root: str
+    version: int
+
+    def describe(self) -> str:
+        return f"cgroup v{self.version} pids controller ({self.root})"
+
+    def make(self, name: str, max_processes: int) -> str:
+        path = os.path.join(self.root, name)
+        os.mkdir(path, 0o755)
+        try:
+            with open(os.path.join(path, "pids.max"), "w") as handle:
+                handle.write(str(max_processes))
+        except OSError:
+            os.rmdir(path)
+            raise
+        return path
+
+    def remove(self, path: str) -> None:
+        """Kill whatever is still in the cgroup, then remove it (the kernel frees it once empty)."""
+        for _ in range(REMOVE_TRIES):
+            for pid in members(path):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            try:
+                os.rmdir(path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.002)
+
+    def close(self) -> None:
+        for entry in _subdirectories(self.root):
+            self.remove(os.path.join(self.root, entry))
+        try:
+            os.rmdir(self.root)
+        except OSError:
+            pass
+
+
+def members(path: str) -> list[int]:
+    try:
+        with open(os.path.join(path, "cgroup.procs"), "rb") as handle:
+            return [int(pid) for pid in handle.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def find_pids_control(server_pid: int) -> PidsControl | None:
+    """Make this server's own cgroup directory where a pids limit can be set, or None."""
+    for version, base in _candidates():
+        root = os.path.join(base, f"secure-shell-{server_pid}")
+        try:
+            os.mkdir(root, 0o755)
+        except FileExistsError:
+            pass
+        except OSError:
+            continue
+        if version == 2 and not _enable_pids_v2(root):
+            try:
+                os.rmdir(root)
+            except OSError:
+                pass
+            continue
+        if os.access(os.path.join(root, "cgroup.procs"), os.W_OK):
+            return PidsControl(root, version)
+    return None
+
+
+def _candidates() -> list[tuple[int, str]]:
+    """(version, the server's own cgroup directory) for the v1 pids hierarchy and for cgroup v2."""
+    mounts = _cgroup_mounts()
+    found: list[tuple[int, str]] = []
+    try:
+        with open("/proc/self/cgroup") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        number, controllers, path = line.split(":", 2)
+        if "pids" in controllers.split(",") and "pids" in mounts:
+            found.append((1, mounts["pids"] + path))
+        elif number == "0" and controllers == "" and "" in mounts:
+            found.append((2, mounts[""] + path))
+    return found
+
+
+def _cgroup_mounts() -> dict[str, str]:
+    """Mount points: the v1 hierarchy by controller name, cgroup v2 under ""."""
+    mounts: dict[str, str] = {}
+    try:
+        with open("/proc/self/mountinfo") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return mounts
+    for line in lines:
+        fields = line.split(" - ", 1)
+        if len(fields) != 2:
+            continue
+        point = fields[0].split()[4]
+        kind, _, options = fields[1].split()[:3]
+        if kind == "cgroup2":
+            mounts.setdefault("", point)
+        elif kind == "cgroup":
+            for option in options.split(","):
+                mounts.setdefault(option, point)
+    return mounts
+
+
+def _enable_pids_v2(root: str) -> bool:
+    try:
+        with open(os.path.join(root, "cgroup.controllers")) as handle:
+            if "pids" not in handle.read().split():
+                return False
+        with open(os.path.join(root, "cgroup.subtree_control"), "w") as handle:
+            handle.write("+pids")
+        return True
+    except OSError:
+        return False
+
+
+def _subdirectories(path: str) -> list[str]:
+    try:
+        return [entry.name for entry in os.scandir(path) if entry.is_dir()]
+    except OSError:
+        return []

@@ -1,0 +1,89 @@
+"""What this host's kernel can enforce, and what each shell's commands get from it.
+
+`detect()` asks the kernel once (Landlock's ABI version, seccomp, the cgroup hierarchies). The same
+HostSupport value decides, per shell, which restrictions are applied (mode auto), whether commands
+may run at all (mode require), and what `secure-shell sandbox` and the start-up summary report.
+Tests pass a HostSupport of their own to stand for a kernel without a feature.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+
+from secure_shell.sandbox import kernel
+from secure_shell.sandbox.cgroups import PidsControl, find_pids_control
+from secure_shell.sandbox.containment import SandboxSettings
+
+LANDLOCK_FS_ABI = 1  # filesystem rules
+LANDLOCK_NET_ABI = 4  # TCP bind and connect
+LANDLOCK_SCOPE_ABI = 6  # signals and abstract unix sockets
+
+
+@dataclass(frozen=True)
+class HostSupport:
+    """The kernel features containment can use here."""
+
+    linux: bool
+    landlock_abi: int
+    seccomp: bool
+    pids: PidsControl | None = field(default=None, compare=False)
+    launcher_error: str | None = None  # why commands cannot be started through the launcher
+
+    def to_dict(self) -> dict[str, object]:
+        return {"linux": self.linux, "landlockAbi": self.landlock_abi, "filesystem": self.landlock_abi >= LANDLOCK_FS_ABI,
+                "tcp": self.landlock_abi >= LANDLOCK_NET_ABI, "scoping": self.landlock_abi >= LANDLOCK_SCOPE_ABI,
+                "seccomp": self.seccomp, "pidsLimit": self.pids.describe() if self.pids else "not available",
+                "launcher": self.launcher_error or "ok"}
+
+
+def detect() -> HostSupport:
+    if not sys.platform.startswith("linux"):
+        return HostSupport(False, 0, False)
+    return HostSupport(True, kernel.landlock_abi(), kernel.seccomp_supported(), find_pids_control(os.getpid()))
+
+
+@dataclass(frozen=True, slots=True)
+class Enforcement:
+    """What one shell's commands get on this host: the restrictions applied and those missing."""
+
+    filesystem: bool
+    network: bool  # deny enforced (TCP through Landlock, the rest through seccomp)
+    scoping: bool
+    pids: bool
+    missing: tuple[str, ...]  # what the settings ask for and this host cannot do
+
+    @property
+    def contained(self) -> bool:
+        return self.filesystem
+
+    def to_dict(self) -> dict[str, object]:
+        return {"filesystem": self.filesystem, "networkDenied": self.network, "scoping": self.scoping,
+                "pidsLimit": self.pids, "notEnforced": list(self.missing)}
+
+
+def enforcement(settings: SandboxSettings, host: HostSupport) -> Enforcement:
+    """What `settings` get on `host` (mode off: nothing, and nothing counts as missing)."""
+    if settings.mode == "off":
+        return Enforcement(False, False, False, False, ())
+    missing = []
+    usable = host.linux and host.launcher_error is None
+    filesystem = usable and host.landlock_abi >= LANDLOCK_FS_ABI
+    if not filesystem:
+        missing.append("filesystem rules (Landlock)" if host.launcher_error is None
+                       else f"every restriction: {host.launcher_error}")
+    network = True
+    if settings.network == "deny":
+        network = usable and host.landlock_abi >= LANDLOCK_NET_ABI and host.seccomp
+        if not network:
+            missing.append("network deny (Landlock ABI 4 and seccomp)")
+    else:
+        network = False
+    scoping = usable and host.landlock_abi >= LANDLOCK_SCOPE_ABI
+    if not scoping:
+        missing.append("signal and abstract-socket scoping (Landlock ABI 6)")
+    pids = usable and settings.max_processes is not None and host.pids is not None
+    if settings.max_processes is not None and not pids:
+        missing.append("per-command process limit (no cgroup this server can manage)")
+    return Enforcement(filesystem, network, scoping, pids, tuple(missing))

@@ -1,0 +1,250 @@
+"""The launcher: a small single-threaded process that starts every command on Linux.
+
+The server is a large multi-threaded process; forking it per command costs milliseconds and running
+Python between fork and exec in it is unsafe (another thread may hold a lock the child needs). The
+launcher is started once, as a fresh interpreter that imports only the standard library and
+`kernel`, and for each command it forks itself (a few megabytes, one thread) and in the child: a new
+session, the pipes as stdout and stderr, /dev/null as stdin, the working directory, the resource
+limits, the cgroup, then no_new_privs, Landlock and the seccomp network filter, and exec.
+
+It is also the child subreaper, so a command's descendants that leave its process group are
+adopted here; the server asks it to sweep them (kill and reap those carrying a run's tag). A
+command's leader is reaped only when the server asks, after it has killed the leader's group: the
+group id stays reserved until then.
+
+Wire: a SOCK_SEQPACKET socket pair, one JSON message per packet, the command's two pipe ends passed
+with SCM_RIGHTS. Requests are answered in order, one at a time. A second pair carries only
+`shutdown` (kill and reap everything, then exit), so a signal handler never waits behind a request.
+"""
+
+from __future__ import annotations
+
+import array
+import gc
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import sys
+import time
+from typing import Any
+
+from secure_shell import process_tree
+from secure_shell.sandbox import kernel
+
+MAX_MESSAGE = 4 << 20
+PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
+REAP_WAIT = 1.0
+
+
+# --- in the launcher ---------------------------------------------------------------------------
+
+def main(request_fd: int, control_fd: int) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the server gone: nothing left to serve
+    if os.getppid() == 1:
+        os._exit(0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when commands end, not a Ctrl-C
+    # A forked child touching objects copies their pages: no collector runs, and what exists now is
+    # never scanned again, so the children copy as little as possible.
+    gc.disable()
+    gc.freeze()
+    requests = socket.socket(fileno=request_fd)
+    control = socket.socket(fileno=control_fd)
+    os.set_inheritable(request_fd, False)
+    os.set_inheritable(control_fd, False)
+    leaders: set[int] = set()  # spawned and not yet reaped: their pids reserve their groups
+    rulesets: dict[str, int] = {}  # one Landlock ruleset fd per distinct ruleset, built once
+    while True:
+        ready, _, _ = select.select([requests, control], [], [])
+        if control in ready:
+            _shutdown(leaders, control)
+        message, fds = _receive(requests)
+        if message is None:
+            _shutdown(leaders)
+        try:
+            reply = _handle(message, fds, leaders, rulesets)
+        except _SpawnFailure as exc:
+            reply = {"error": str(exc), "errno": exc.errno, "step": exc.step}
+        except Exception as exc:  # a request this launcher cannot serve: answered, never fatal
+            reply = {"error": f"{type(exc).__name__}: {exc}", "errno": getattr(exc, "errno", None) or 0}
+        finally:
+            for fd in fds:
+                os.close(fd)
+        requests.send(json.dumps(reply).encode())
+
+
+def _receive(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
+    fds = array.array("i")
+    data, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(8 * fds.itemsize), socket.MSG_CMSG_CLOEXEC)
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+    if not data:
+        return None, list(fds)
+    return json.loads(data), list(fds)
+
+
+def _handle(message: dict[str, Any], fds: list[int], leaders: set[int], rulesets: dict[str, int]) -> dict[str, Any]:
+    op = message["op"]
+    if op == "spawn":
+        pid = _spawn(message, fds, rulesets)
+        leaders.add(pid)
+        return {"pid": pid}
+    if op == "reap":
+        pid = int(message["pid"])
+        _, status = os.waitpid(pid, 0)
+        leaders.discard(pid)
+        return {"status": os.waitstatus_to_exitcode(status)}
+    if op == "sweep":
+        return {"found": _sweep(message.get("tag"), leaders)}
+    if op == "ping":
+        return {"pid": os.getpid()}
+    raise ValueError(f"unknown request {op!r}")
+
+
+def _spawn(message: dict[str, Any], fds: list[int], rulesets: dict[str, int]) -> int:
+    stdout_fd, stderr_fd = fds
+    argv: list[str] = message["argv"]
+    env: dict[str, str] = message["env"]
+    ruleset_fd = None
+    if message.get("ruleset") is not None:
+        key = json.dumps(message["ruleset"], sort_keys=True)
+        ruleset_fd = rulesets.get(key)
+        if ruleset_fd is None:
+            spec = message["ruleset"]
+            ruleset_fd = kernel.build_ruleset(kernel.Ruleset(tuple(spec["read"]), tuple(spec["write"]),
+                                                             tuple(spec["devices"]), spec["deny_network"],
+                                                             spec["scope"]), int(message["abi"]))
+            rulesets[key] = ruleset_fd
+    try:
+        program = argv[0] if "/" in argv[0] else _which(argv[0], env.get("PATH", os.defpath))
+    except OSError as exc:
+        raise _SpawnFailure({"errno": exc.errno or 2, "error": exc.strerror or str(exc), "step": "exec"}) from None
+    network_filter = _network_filter() if message.get("seccomp") else None
+    errors_read, errors_write = os.pipe2(os.O_CLOEXEC)
+    pid = os.fork()
+    if pid == 0:  # the command's process: only system calls from here to exec
+        step = ["setup"]
+        try:
+            os.close(errors_read)
+            _become_command(message, program, argv, env, stdout_fd, stderr_fd, ruleset_fd, network_filter, step)
+        except BaseException as exc:  # noqa: BLE001 - anything: report and never return into the launcher
+            try:
+                number = exc.errno if isinstance(exc, OSError) and exc.errno else 0
+                text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                os.write(errors_write, json.dumps({"errno": number, "error": text, "step": step[0]}).encode()[:4000])
+            finally:
+                os._exit(127)
+    os.close(errors_write)
+    report = b""
+    while chunk := os.read(errors_read, 4096):
+        report += chunk
+    os.close(errors_read)
+    if report:
+        os.waitpid(pid, 0)
+        raise _SpawnFailure(json.loads(report))
+    return pid
+
+
+class _SpawnFailure(Exception):
+    """What the command's process reported before it could exec."""
+
+    def __init__(self, failure: dict[str, Any]) -> None:
+        super().__init__(failure["error"])
+        self.errno = int(failure["errno"])
+        self.step = str(failure["step"])
+
+
+def _become_command(message: dict[str, Any], program: str, argv: list[str], env: dict[str, str], stdout_fd: int,
+                    stderr_fd: int, ruleset_fd: int | None, network_filter: kernel.NetworkFilter | None,
+                    step: list[str]) -> None:
+    """In the forked child. Every descriptor of the launcher is close-on-exec; dup2 onto 0-2 clears it."""
+    os.setsid()
+    for sig in (signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores these; exec would keep that
+        signal.signal(sig, signal.SIG_DFL)
+    null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    os.dup2(null, 0)
+    os.dup2(stdout_fd, 1)
+    os.dup2(stderr_fd, 2)
+    step[0] = "cwd"
+    if message.get("cwd"):
+        os.chdir(message["cwd"])
+    step[0] = "limits"
+    for name, value in message.get("limits", []):
+        resource.setrlimit(getattr(resource, name), (value, value))
+    step[0] = "cgroup"
+    if message.get("cgroup"):
+        with open(os.path.join(message["cgroup"], "cgroup.procs"), "w") as procs:
+            procs.write("0")
+    step[0] = "landlock"
+    if ruleset_fd is not None:
+        kernel.restrict_with(ruleset_fd)
+    elif message.get("no_new_privs"):
+        kernel.set_no_new_privs()
+    step[0] = "seccomp"
+    if network_filter is not None:
+        network_filter.install()
+    step[0] = "exec"
+    os.execve(program, argv, env)
+
+
+_FILTER: list[kernel.NetworkFilter] = []
+
+
+def _network_filter() -> kernel.NetworkFilter:
+    if not _FILTER:
+        _FILTER.append(kernel.NetworkFilter())
+    return _FILTER[0]
+
+
+def _which(name: str, path: str) -> str:
+    for directory in path.split(os.pathsep):
+        candidate = os.path.join(directory or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    raise FileNotFoundError(2, "no such executable on PATH")
+
+
+def _sweep(tag: str | None, leaders: set[int]) -> int:
+    """Kill this launcher's adoptees that carry `tag` (None: any run's), with their groups, and reap
+    them; never a command's leader, which is reaped when the server asks."""
+    found = 0
+    for batch in process_tree.sweep_rounds(tag, lambda: leaders):
+        found += len(batch)
+        for pid in batch:
+            deadline = time.monotonic() + REAP_WAIT
+            while not process_tree.reaped(pid) and time.monotonic() < deadline:
+                time.sleep(0.001)
+    return found
+
+
+def _shutdown(leaders: set[int], control: socket.socket | None = None) -> None:
+    """Kill every command's group and every adoptee, reap them all, answer, and exit."""
+    for pid in list(leaders):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    found = _sweep(None, leaders)
+    for pid in list(leaders):
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
+    if control is not None:
+        try:
+            control.send(json.dumps({"found": found}).encode())
+        except OSError:
+            pass
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]))

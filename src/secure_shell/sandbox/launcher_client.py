@@ -1,0 +1,180 @@
+"""The server's side of the launcher (launcher.py): start it once, ask it to start commands.
+
+A launched command is not the server's child, so it is watched through a pidfd (readable once it
+has exited, whoever its parent is) and reaped by the launcher on request, after the server has
+killed whatever is left of its group.
+"""
+
+from __future__ import annotations
+
+import array
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from typing import IO, Any
+
+from secure_shell.sandbox.kernel import Ruleset
+
+MAX_MESSAGE = 4 << 20
+START_SECONDS = 10.0
+SHUTDOWN_SECONDS = 5.0
+
+
+class LauncherError(OSError):
+    """The launcher refused or failed a request; `step` names what failed in the command's process."""
+
+    def __init__(self, errno: int, message: str, step: str = "") -> None:
+        super().__init__(errno, message)
+        self.step = step
+
+
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """What the launcher applies in the command's process before exec, besides the limits."""
+
+    ruleset: Ruleset | None = None  # Landlock (and no_new_privs) when set
+    abi: int = 0
+    seccomp: bool = False  # the network filter (sockets other than TCP and unix)
+    cgroup: str | None = None  # a cgroup directory to join (its pids limit)
+    no_new_privs: bool = True
+
+    def to_message(self) -> dict[str, Any]:
+        ruleset = None
+        if self.ruleset is not None:
+            r = self.ruleset
+            ruleset = {"read": list(r.read), "write": list(r.write), "devices": list(r.devices),
+                       "deny_network": r.deny_network, "scope": r.scope}
+        return {"ruleset": ruleset, "abi": self.abi, "seccomp": self.seccomp, "cgroup": self.cgroup,
+                "no_new_privs": self.no_new_privs}
+
+
+class Launcher:
+    """A running launcher process and the two channels to it."""
+
+    def __init__(self) -> None:
+        requests, requests_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        control, control_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        for sock in (requests, requests_there):
+            for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+                try:
+                    sock.setsockopt(socket.SOL_SOCKET, option, MAX_MESSAGE)
+                except OSError:
+                    pass
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-m", "secure_shell.sandbox.launcher", str(requests_there.fileno()),
+                 str(control_there.fileno())],
+                pass_fds=(requests_there.fileno(), control_there.fileno()), stdin=subprocess.DEVNULL,
+                env={"PATH": os.defpath}, close_fds=True,
+            )
+        finally:
+            requests_there.close()
+            control_there.close()
+        self._requests = requests
+        self._control = control
+        self._lock = threading.Lock()
+        self.pid = self.process.pid
+        requests.settimeout(START_SECONDS)
+        try:
+            self.request({"op": "ping"})
+        except (OSError, ValueError) as exc:
+            self.close()
+            raise LauncherError(0, f"the launcher did not start: {exc}") from None
+        requests.settimeout(None)
+
+    def request(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
+        data = json.dumps(message).encode()
+        if len(data) > MAX_MESSAGE:
+            raise LauncherError(7, "the command and its environment are too large to start")  # E2BIG
+        with self._lock:
+            ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())] if fds else []
+            self._requests.sendmsg([data], ancillary)
+            reply = self._requests.recv(MAX_MESSAGE)
+        if not reply:
+            raise LauncherError(0, "the launcher has exited")
+        answer: dict[str, Any] = json.loads(reply)
+        if "error" in answer:
+            raise LauncherError(int(answer.get("errno") or 0), str(answer["error"]), str(answer.get("step", "")))
+        return answer
+
+    def spawn(self, argv: list[str], env: dict[str, str], cwd: str | None,
+              limits: list[tuple[str, int]], confinement: Confinement) -> LaunchedProcess:
+        out_read, out_write = os.pipe2(os.O_CLOEXEC)
+        err_read, err_write = os.pipe2(os.O_CLOEXEC)
+        try:
+            answer = self.request({"op": "spawn", "argv": argv, "env": env, "cwd": cwd, "limits": limits,
+                                   **confinement.to_message()}, (out_write, err_write))
+        except BaseException:
+            for fd in (out_read, err_read):
+                os.close(fd)
+            raise
+        finally:
+            os.close(out_write)
+            os.close(err_write)
+        return LaunchedProcess(self, int(answer["pid"]), os.fdopen(out_read, "rb", 0), os.fdopen(err_read, "rb", 0))
+
+    def sweep(self, tag: str | None) -> int:
+        return int(self.request({"op": "sweep", "tag": tag})["found"])
+
+    def shutdown(self) -> int:
+        """Kill every command and adoptee it started, and end it (safe from a signal handler: it
+        uses its own channel, never waiting behind a request)."""
+        found = 0
+        try:
+            self._control.send(b'{"op": "shutdown"}')
+            ready, _, _ = select.select([self._control], [], [], SHUTDOWN_SECONDS)
+            if ready:
+                reply = self._control.recv(MAX_MESSAGE)
+                found = int(json.loads(reply).get("found", 0)) if reply else 0
+        except (OSError, ValueError):
+            pass
+        self.close()
+        return found
+
+    def close(self) -> None:
+        for sock in (self._requests, self._control):
+            try:
+                sock.close()
+            except OSError:
+                pass
+        try:
+            self.process.wait(SHUTDOWN_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class LaunchedProcess:
+    """A command started by the launcher, with what the executor uses of a Popen."""
+
+    def __init__(self, launcher: Launcher, pid: int, stdout: IO[bytes], stderr: IO[bytes]) -> None:
+        self.launcher = launcher
+        self.pid = pid
+        self.stdout = stdout
+        self.stderr = stderr
+        self.returncode: int | None = None
+        self._pidfd: int | None = os.pidfd_open(pid)  # the launcher has not reaped it: the pid is still it
+
+    def running(self) -> bool:
+        """Not exited yet (it stays unreaped, its pid and group id reserved, until wait())."""
+        if self.returncode is not None or self._pidfd is None:
+            return False
+        readable, _, _ = select.select([self._pidfd], [], [], 0)
+        return not readable
+
+    def wait(self) -> int:
+        """Its exit status once it has exited: the launcher reaps it now."""
+        if self.returncode is None:
+            self.returncode = int(self.launcher.request({"op": "reap", "pid": self.pid})["status"])
+            if self._pidfd is not None:
+                os.close(self._pidfd)
+                self._pidfd = None
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return None if self.running() else self.wait()
