@@ -32,6 +32,8 @@ from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.config.schema import SHELL_NAMES, json_schema
 from secure_shell.errors import ConfigError, ConfigIssue, SecureShellError
 from secure_shell.shells import ShellKind
+from secure_shell.sandbox.containment import SandboxSettings
+from secure_shell.sandbox.host import HostSupport, enforcement
 from secure_shell.trust import Protected, boundary_problems, broad_start_directory, protected_paths
 
 if TYPE_CHECKING:
@@ -129,6 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--json", action="store_true", help="print the records as JSON lines")
     audit.set_defaults(handler=run_audit)
 
+    sandbox = commands.add_parser("sandbox", parents=[common],
+                                  help="what this host's kernel enforces, and what each shell's commands get")
+    sandbox.add_argument("--json", action="store_true", help="print it as JSON")
+    sandbox.set_defaults(handler=run_sandbox)
+
     init = commands.add_parser("init-config", parents=[common], help="write the commented default policy")
     init.add_argument("path", nargs="?", metavar="PATH", help=f"where to write it ('-' for stdout; default {user_config_file()})")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
@@ -166,15 +173,16 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from secure_shell.checker import Checker
     from secure_shell.executor import become_subreaper
-    from secure_shell.runner import Runner
+    from secure_shell.runner import Runner, start_containment
     from secure_shell.server import available_shells, build_server
 
     become_subreaper()  # escaped descendants of commands are adopted, found and killed
+    host = start_containment()
 
     shells, missing = available_shells(config)
-    print_startup_summary(location, config, shells, missing)
+    print_startup_summary(location, config, shells, missing, host)
     with Checker(config) as checker:
-        runner = Runner(config, checker)
+        runner = Runner(config, checker, host=host)
 
         def terminate(signum: int, _frame: object) -> None:
             # The stdio reader thread blocks on stdin, so an orderly unwind could wait forever: kill
@@ -204,13 +212,14 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def print_startup_summary(location: ConfigLocation, config: ResolvedConfig, shells: list[ShellKind],
-                          missing: list[str]) -> None:
+                          missing: list[str], host: HostSupport) -> None:
     lines = [f"secure-shell {__version__}: config {config.source} ({location.found_by})"]
     for kind in shells:
         policy = config.shells[kind]
         paths = ", ".join(policy.allowed_paths) or "(none)"
         restricted = "" if policy.restrict_working_directory else " [working directory not restricted]"
         lines.append(f"  {kind.value}: {policy.executable}; allowed paths: {paths}{restricted}")
+        lines.append(f"    sandbox: {describe_enforcement(config.sandbox[kind], host)}")
     lines += [f"  not available: {line}" for line in missing]
     lines += [f"  note: {notice}" for notice in config.notices]
     lines += [f"  note: {path} is not read (a policy in the working directory would be the agent's to rewrite); "
@@ -312,7 +321,7 @@ def run_run(args: argparse.Namespace) -> int:
 
     from secure_shell.checker import Checker
     from secure_shell.executor import become_subreaper
-    from secure_shell.runner import Runner
+    from secure_shell.runner import Runner, start_containment
 
     become_subreaper()
 
@@ -321,8 +330,9 @@ def run_run(args: argparse.Namespace) -> int:
         target.write(data)
         target.flush()
 
+    host = start_containment()
     with Checker(config) as checker:
-        runner = Runner(config, checker)
+        runner = Runner(config, checker, host=host)
         try:
             result = anyio.run(lambda: runner.run(shell, " ".join(command), args.cwd, timeout, echo, args.profile))
         finally:
@@ -426,7 +436,58 @@ def run_config_show(args: argparse.Namespace) -> int:
     shell = ShellKind(args.shell) if args.shell else None
     if shell is not None:
         enabled_shell(config, shell.value)
-    print(dump(config.to_dict(shell), args.format), end="")
+    data = config.to_dict(shell)
+    host = detect_host()
+    for name, shown in data["shells"].items():
+        shown["containment"] = enforcement(config.sandbox[ShellKind(name)], host).to_dict()
+    print(dump(data, args.format), end="")
+    return EXIT_OK
+
+
+def detect_host() -> HostSupport:
+    """The host's support as the server would find it (without starting a launcher or a cgroup)."""
+    from secure_shell.sandbox import kernel
+
+    if not sys.platform.startswith("linux"):
+        return HostSupport(False, 0, False)
+    from secure_shell.sandbox.cgroups import pids_control_available
+
+    return HostSupport(True, kernel.landlock_abi(), kernel.seccomp_supported(), pids_control_available())
+
+
+def describe_enforcement(settings: SandboxSettings, host: HostSupport) -> str:
+    """One line: what the shell's commands are held to here, and what is not enforced."""
+    if settings.mode == "off":
+        return "off (sandbox.mode: off): commands run uncontained"
+    enforced = enforcement(settings, host)
+    held = [name for name, on in (("filesystem", enforced.filesystem), ("network denied", enforced.network),
+                                  ("signals and sockets scoped", enforced.scoping),
+                                  (f"at most {settings.max_processes} processes", enforced.pids)) if on]
+    if settings.network == "allow":
+        held.append("network allowed")
+    text = f"{settings.mode}: " + (", ".join(held) if held else "nothing enforced")
+    if enforced.missing:
+        text += "; NOT enforced: " + "; ".join(enforced.missing)
+        if settings.mode == "require":
+            text += " (mode require: commands will be refused)"
+    return text
+
+
+def run_sandbox(args: argparse.Namespace) -> int:
+    _, config = load(args)
+    host = detect_host()
+    shells = {p.shell.value: {"settings": config.sandbox[p.shell].to_dict(),
+                              "enforced": enforcement(config.sandbox[p.shell], host).to_dict(),
+                              "summary": describe_enforcement(config.sandbox[p.shell], host)}
+              for p in config.enabled_shells}
+    if args.json:
+        print(json.dumps({"host": host.to_dict(), "shells": shells}, indent=2))
+        return EXIT_OK
+    facts = host.to_dict()
+    print(f"Landlock ABI {facts['landlockAbi']} (filesystem: {facts['filesystem']}, TCP: {facts['tcp']}, "
+          f"scoping: {facts['scoping']}); seccomp: {facts['seccomp']}; process limit: {facts['pidsLimit']}")
+    for name, shown in shells.items():
+        print(f"  {name}: {shown['summary']}")
     return EXIT_OK
 
 

@@ -13,6 +13,7 @@ object ends the tree.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import shutil
@@ -24,19 +25,21 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, Union
 
 import anyio
 import anyio.to_thread
 
 from secure_shell import process_tree
 from secure_shell.errors import SpawnError
+from secure_shell.sandbox.launcher_client import Confinement, LaunchedProcess, Launcher, LauncherError
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 from secure_shell.shells import Invocation
 
 Sink = Callable[[str, bytes], None]
+Process = Union["subprocess.Popen[bytes]", LaunchedProcess]
 TERM_GRACE = 0.2
 KILL_WAIT = 5.0  # after SIGKILL; only a process stuck in the kernel takes longer
 READ_CHUNK = 1 << 18
@@ -133,14 +136,16 @@ def execute(invocation: Invocation, env: Mapping[str, str], timeout: float, sink
 
 
 def _execute_blocking(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-                      cancel: threading.Event | None, limits: Limits | None, registration: _Running | None) -> Outcome:
+                      cancel: threading.Event | None, limits: Limits | None, registration: _Running | None,
+                      confinement: Confinement | None = None) -> Outcome:
     if os.name == "nt":
         return _execute_with_threads(invocation, env, timeout, sink, cancel, limits, registration)
-    return anyio.run(_execute_posix, invocation, env, timeout, sink, cancel, limits, registration)
+    return anyio.run(_execute_posix, invocation, env, timeout, sink, cancel, limits, registration, confinement)
 
 
 async def execute_async(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-                        limits: Limits | None = None, slot: Slot | None = None) -> Outcome:
+                        limits: Limits | None = None, slot: Slot | None = None,
+                        confinement: Confinement | None = None) -> Outcome:
     """Run on the caller's event loop; cancelling the caller kills the process tree.
 
     `slot` is the caller's claim on the concurrency cap (see claim_slot); without one, the run
@@ -150,21 +155,22 @@ async def execute_async(invocation: Invocation, env: Mapping[str, str], timeout:
         cancel = threading.Event()
         try:
             return await anyio.to_thread.run_sync(
-                partial(execute_tracked, invocation, env, timeout, sink, cancel, limits, slot),
+                partial(execute_tracked, invocation, env, timeout, sink, cancel, limits, slot, confinement),
                 abandon_on_cancel=True)
         finally:
             cancel.set()
     with _own_slot(slot, None) as registration:
-        return await _execute_posix(invocation, env, timeout, sink, None, limits, registration)
+        return await _execute_posix(invocation, env, timeout, sink, None, limits, registration, confinement)
 
 
 def execute_tracked(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-                    cancel: threading.Event, limits: Limits | None = None, slot: Slot | None = None) -> Outcome:
+                    cancel: threading.Event, limits: Limits | None = None, slot: Slot | None = None,
+                    confinement: Confinement | None = None) -> Outcome:
     """execute(), registered so that stop_all() (server shutdown) can end it."""
     with _own_slot(slot, cancel) as registration:
         registration.cancel = cancel
         registration.thread = threading.get_ident()
-        return _execute_blocking(invocation, env, timeout, sink, cancel, limits, registration)
+        return _execute_blocking(invocation, env, timeout, sink, cancel, limits, registration, confinement)
 
 
 def running_count() -> int:
@@ -209,7 +215,7 @@ class _Running:
     cancel: threading.Event | None
     thread: int = field(default_factory=threading.get_ident)
     finished: threading.Event = field(default_factory=threading.Event)
-    process: subprocess.Popen[bytes] | None = None
+    process: Process | None = None
 
     def alive(self) -> bool:
         return self.process is not None and self.process.returncode is None and _leader_running(self.process)
@@ -276,10 +282,10 @@ def _own_slot(slot: Slot | None, cancel: threading.Event | None) -> Iterator[_Ru
 
 async def _execute_posix(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
                          cancel: threading.Event | None, limits: Limits | None,
-                         registration: _Running | None) -> Outcome:
+                         registration: _Running | None, confinement: Confinement | None = None) -> Outcome:
     started = time.monotonic()
     tag = secrets.token_hex(8)
-    process, _ = _spawn(invocation, {**env, RUN_TAG: tag}, limits, registration)
+    process, _ = _spawn(invocation, {**env, RUN_TAG: tag}, limits, registration, confinement)
     child = _Child(process, tag)
     ended = EXITED
     try:
@@ -318,7 +324,7 @@ def _sink_error(exc: BaseException) -> Exception | None:
 class _Child:
     """A started process's pipes (non-blocking, read by the event loop) and its exit, as an fd."""
 
-    def __init__(self, process: subprocess.Popen[bytes], tag: str) -> None:
+    def __init__(self, process: Process, tag: str) -> None:
         self.process = process
         self.tag = tag
         self.streams = {process.stdout.fileno(): "stdout", process.stderr.fileno(): "stderr"}  # type: ignore[union-attr]
@@ -404,6 +410,17 @@ class _Child:
 
 
 _SUBREAPER = False
+_LAUNCHER: Launcher | None = None
+
+
+def use_launcher(launcher: Launcher | None) -> None:
+    """Start every POSIX command through `launcher` from now on (None: directly, as before)."""
+    global _LAUNCHER
+    _LAUNCHER = launcher
+
+
+def launcher_in_use() -> Launcher | None:
+    return _LAUNCHER
 
 
 def become_subreaper() -> bool:
@@ -427,6 +444,11 @@ def become_subreaper() -> bool:
 
 async def sweep_escapees(tag: str) -> int:
     """Kill the adopted processes of the run tagged `tag`, with their groups, and reap them."""
+    launcher = _LAUNCHER
+    if launcher is not None:
+        if not _launcher_has_adoptees(launcher):
+            return 0  # the common case: nothing left the group, no request needed
+        return await anyio.to_thread.run_sync(launcher.sweep, tag)
     found = 0
     for batch in _sweep_rounds(tag):
         found += len(batch)
@@ -439,6 +461,8 @@ async def sweep_escapees(tag: str) -> int:
 
 def sweep_all_escapees() -> int:
     """At shutdown (also from a signal handler): the same for every run's adopted processes."""
+    if _LAUNCHER is not None:
+        return 0  # the launcher's own shutdown kills and reaps everything it adopted
     found = 0
     for batch in _sweep_rounds(None):
         found += len(batch)
@@ -453,6 +477,16 @@ def _sweep_rounds(tag: str | None) -> Iterator[list[int]]:
     if not _SUBREAPER:
         return
     yield from process_tree.sweep_rounds(tag, _registered_leaders)
+
+
+def _launcher_has_adoptees(launcher: Launcher) -> bool:
+    """Whether the launcher has children besides the leaders of running commands (read from /proc)."""
+    try:
+        with open(f"/proc/{launcher.pid}/task/{launcher.pid}/children", "rb") as handle:
+            children = {int(pid) for pid in handle.read().split()}
+    except (OSError, ValueError):
+        return True
+    return bool(children - _registered_leaders())
 
 
 def _registered_leaders() -> set[int]:
@@ -474,8 +508,10 @@ def _pidfd(pid: int) -> int | None:
         return None
 
 
-def _leader_running(process: subprocess.Popen[bytes]) -> bool:
+def _leader_running(process: Process) -> bool:
     """Whether the process has not exited yet, without reaping it (its pid stays reserved)."""
+    if isinstance(process, LaunchedProcess):
+        return process.running()
     if process.returncode is not None:
         return False
     if os.name == "nt":  # no zombies to keep: a process handle keeps the id reserved
@@ -486,7 +522,7 @@ def _leader_running(process: subprocess.Popen[bytes]) -> bool:
         return False
 
 
-def _outcome(process: subprocess.Popen[bytes], timed_out: bool, cancelled: bool, started: float) -> Outcome:
+def _outcome(process: Process, timed_out: bool, cancelled: bool, started: float) -> Outcome:
     code = process.returncode
     if code is not None and code < 0:
         code = 128 - code  # killed by a signal: report it the way a shell does
@@ -532,8 +568,19 @@ def _execute_with_threads(invocation: Invocation, env: Mapping[str, str], timeou
 
 
 def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None,
-           registration: _Running | None) -> tuple[subprocess.Popen[bytes], _Job | None]:
-    """Start the process (stdin closed, both outputs piped) and register it for stop_all()."""
+           registration: _Running | None, confinement: Confinement | None = None) -> tuple[Process, _Job | None]:
+    """Start the process (stdin closed, both outputs piped) and register it for stop_all().
+
+    On Linux with a launcher in use, the launcher starts it with `confinement` applied; a
+    confinement without a launcher is refused, never dropped.
+    """
+    if _LAUNCHER is not None and os.name != "nt":
+        launched = _launch(_LAUNCHER, invocation, env, limits, confinement or Confinement(no_new_privs=False))
+        if registration is not None:
+            registration.process = launched
+        return launched, None
+    if confinement is not None and confinement.applies:
+        raise SpawnError("this command must run contained, and no launcher is running to contain it")
     kwargs: dict[str, object] = dict(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      cwd=invocation.cwd, env=dict(env))
     if os.name == "nt":
@@ -568,6 +615,23 @@ def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None
         job = _Job()
         job.assign_and_resume(process)
     return process, job
+
+
+def _launch(launcher: Launcher, invocation: Invocation, env: Mapping[str, str], limits: Limits | None,
+            confinement: Confinement) -> LaunchedProcess:
+    values = limits.values() if limits is not None else []
+    try:
+        return launcher.spawn(list(invocation.argv), dict(env), invocation.cwd, values, confinement)
+    except LauncherError as exc:
+        if exc.step == "exec" and exc.errno == errno.ENOENT:
+            raise SpawnError(f"cannot start {invocation.argv[0]!r}: no such executable") from None
+        if exc.step == "cwd":
+            raise SpawnError(f"working directory {invocation.cwd!r}: {exc.strerror}") from None
+        if exc.step in ("landlock", "seccomp", "cgroup", "limits"):
+            raise SpawnError(f"cannot contain the command ({exc.step}): {exc.strerror}; it was not started") from None
+        raise SpawnError(f"cannot start {invocation.argv[0]!r}: {exc.strerror or exc}") from None
+    except OSError as exc:
+        raise SpawnError(f"cannot start {invocation.argv[0]!r}: the launcher failed ({exc})") from None
 
 
 def _read_blocking(stream: object, name: str, sink: Sink) -> None:

@@ -7,9 +7,12 @@ does not happen.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
+import shutil
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +30,17 @@ from secure_shell.executor import (
     claim_slot,
     execute_async,
     execute_tracked,
+    launcher_in_use,
     stop_all,
+    use_launcher,
 )
 from secure_shell.output_store import Execution, OutputStore, StoreLimits
 from secure_shell.policy.verdict import Decision, Verdict
 from secure_shell.redaction import Redactor
+from secure_shell.sandbox import kernel
+from secure_shell.sandbox.containment import ruleset_for
+from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement
+from secure_shell.sandbox.launcher_client import Confinement, Launcher
 from secure_shell.shells import Invocation, ShellKind, build_invocation, find_executable, host_directory
 
 # Pagers and colour codes make no sense for a reader that is a program.
@@ -69,6 +78,8 @@ class Prepared:
     invocation: Invocation | None = None
     env: Mapping[str, str] | None = None
     directory: str | None = None
+    confinement: Confinement | None = None  # what the kernel will hold the command to (None: nothing)
+    max_processes: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +87,7 @@ class RunResult:
     verdict: Verdict
     execution: Execution | None = None
     outcome: Outcome | None = None
+    confinement: Confinement | None = None
 
 
 @dataclass
@@ -89,6 +101,7 @@ class Started:
     directory: str | None
     verdict: Verdict
     slot: Slot
+    confinement: Confinement | None = None  # with its own cgroup, when it has one
 
 
 @dataclass
@@ -113,11 +126,15 @@ class Runner:
     """Check, record, run, record: every start is on record before the process exists, and every
     recorded start gets its end record (finished, timed out, stopped, failed, killed at shutdown)."""
 
-    def __init__(self, config: ResolvedConfig, checker: Checker, store: OutputStore | None = None) -> None:
+    def __init__(self, config: ResolvedConfig, checker: Checker, store: OutputStore | None = None,
+                 host: HostSupport | None = None) -> None:
         self.config = config
         self.checker = checker
+        self.host = host if host is not None else detect()
         self.store = store or OutputStore(StoreLimits.from_logging(config.logging), _log_directory(config))
         self.audit = open_audit(config)
+        self.tmpdir = tempfile.mkdtemp(prefix="secure-shell-tmp-")  # the commands' private TMPDIR
+        self._confinements: dict[tuple[ShellKind, str], Confinement] = {}
         self._executables: dict[str, str] = {}
         self._open: dict[str, Started] = {}  # a plain dict: the shutdown handler reads it, no lock to deadlock on
         self.background: dict[str, BackgroundRun] = {}
@@ -183,7 +200,38 @@ class Runner:
             for key, value in chosen.env.items():
                 env[key] = _PROFILE_VARIABLE.sub(lambda m: os.environ.get(m.group(1), ""), value)
         env.update(FIXED_ENVIRONMENT)
+        if self.config.sandbox[shell].mode != "off" and os.name != "nt":
+            env.update(TMPDIR=self.tmpdir, TMP=self.tmpdir, TEMP=self.tmpdir)
         return env
+
+    def enforcement(self, shell: ShellKind) -> Enforcement:
+        return enforcement(self.config.sandbox[shell], self.host)
+
+    def confinement(self, shell: ShellKind, env: Mapping[str, str]) -> Confinement | None:
+        """What the kernel holds this shell's commands to (built once per PATH); refuses, with
+        SpawnError, a shell in mode require on a host that cannot enforce all of it."""
+        settings = self.config.sandbox[shell]
+        if settings.mode == "off" or os.name == "nt":
+            return None
+        enforced = self.enforcement(shell)
+        if settings.mode == "require" and enforced.missing:
+            raise SpawnError(f"sandbox mode require: this host cannot enforce {'; '.join(enforced.missing)}; "
+                             "nothing ran")
+        key = (shell, env.get("PATH", ""))
+        found = self._confinements.get(key)
+        if found is None:
+            ruleset = None
+            if enforced.filesystem:
+                ruleset = ruleset_for(self.config.shells[shell], settings, env.get("PATH", ""), self.tmpdir,
+                                      os.path.expanduser("~"))
+                if not enforced.network:
+                    ruleset = dataclasses.replace(ruleset, deny_network=False)
+                if not enforced.scoping:
+                    ruleset = dataclasses.replace(ruleset, scope=False)
+            found = Confinement(ruleset, self.host.landlock_abi, seccomp=enforced.network,
+                                no_new_privs=launcher_in_use() is not None)
+            self._confinements[key] = found
+        return found if found.ruleset is not None or found.seccomp or launcher_in_use() is not None else None
 
     def prepare(self, shell: ShellKind, command: str, cwd: str | None, profile: str | None = None,
                 confirmed: bool = False) -> Prepared:
@@ -205,7 +253,9 @@ class Runner:
             if directory is not None and host_cwd is None:
                 raise SpawnError(f"working directory {directory!r} has no path on this host")
             invocation = Invocation(invocation.argv, host_cwd, invocation.command_line)
-        return Prepared(verdict, invocation, env, directory)
+        confinement = self.confinement(shell, env)
+        max_processes = self.config.sandbox[shell].max_processes if self.enforcement(shell).pids else None
+        return Prepared(verdict, invocation, env, directory, confinement, max_processes)
 
     # --- running ---------------------------------------------------------------------------
 
@@ -219,19 +269,33 @@ class Runner:
             self.record("refused", origin, shell, command, prepared.directory, prepared.verdict,
                         reason="max-concurrent-commands", message=str(exc))
             raise
+        cgroup = None
         try:
             execution = self.store.start(shell.value, command, prepared.directory)
             try:
+                confinement = prepared.confinement
+                if confinement is not None and prepared.max_processes is not None and self.host.pids is not None:
+                    cgroup = self.host.pids.make(execution.id, prepared.max_processes)
+                    confinement = dataclasses.replace(confinement, cgroup=cgroup)
                 self.record("started", origin, shell, command, prepared.directory, prepared.verdict, execution)
             except BaseException:
                 self.store.discard(execution)
                 raise
+        except OSError as exc:
+            slot.release()
+            self._remove_cgroup(cgroup)
+            raise SpawnError(f"cannot make the command's cgroup: {exc.strerror or exc}; nothing ran") from None
         except BaseException:
             slot.release()
+            self._remove_cgroup(cgroup)
             raise
-        started = Started(execution, origin, shell, command, prepared.directory, prepared.verdict, slot)
+        started = Started(execution, origin, shell, command, prepared.directory, prepared.verdict, slot, confinement)
         self._open[execution.id] = started
         return started
+
+    def _remove_cgroup(self, path: str | None) -> None:
+        if path is not None and self.host.pids is not None:
+            self.host.pids.remove(path)
 
     def end(self, started: Started, status: str, outcome: Outcome | None) -> None:
         """Finish the store entry and write the end record, once per start. The command has already
@@ -239,6 +303,8 @@ class Runner:
         if self._open.pop(started.execution.id, None) is None:
             return
         exit_code = outcome.exit_code if outcome is not None else None
+        if started.confinement is not None:
+            self._remove_cgroup(started.confinement.cgroup)  # kills whatever of the command is still in it
         self.store.finish(started.execution, status, exit_code, outcome is not None and outcome.timed_out)
         started.slot.release()
         try:
@@ -268,7 +334,8 @@ class Runner:
             on_start(execution)
         sink = execution.buffer.feed if on_output is None else _tee(execution.buffer.feed, on_output)
         try:
-            outcome = await execute_async(prepared.invocation, prepared.env, timeout, sink, self.limits, started.slot)
+            outcome = await execute_async(prepared.invocation, prepared.env, timeout, sink, self.limits, started.slot,
+                                          started.confinement)
         except StorageError:
             self.end(started, "failed", None)  # the executor killed the tree; the store names the error
             return RunResult(prepared.verdict, execution, None)
@@ -276,7 +343,7 @@ class Runner:
             self.end(started, "stopped", None)
             raise
         self.end(started, outcome.status, outcome)
-        return RunResult(prepared.verdict, execution, outcome)
+        return RunResult(prepared.verdict, execution, outcome, started.confinement)
 
     def start_background(self, prepared: Prepared, shell: ShellKind, command: str, timeout: float,
                          origin: str) -> BackgroundRun:
@@ -302,7 +369,7 @@ class Runner:
             status = "failed"
             try:
                 outcome = execute_tracked(invocation, env, timeout, started.execution.buffer.feed, cancel,
-                                          self.limits, started.slot)
+                                          self.limits, started.slot, started.confinement)
                 status = outcome.status
             except StorageError:
                 pass  # the store names the error
@@ -325,7 +392,27 @@ class Runner:
             run.thread.join(SHUTDOWN_JOIN)  # a thread that is writing its own end record gets to finish it
         for started in list(self._open.values()):
             self.end(started, KILLED_AT_SHUTDOWN, None)
+        launcher = launcher_in_use()
+        if launcher is not None:
+            launcher.shutdown()
+            use_launcher(None)
+        if self.host.pids is not None:
+            self.host.pids.close()
         self.store.close()
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+def start_containment() -> HostSupport:
+    """Detect what this host enforces and, on Linux, start the launcher every command goes through."""
+    host = detect()
+    if not host.linux:
+        return host
+    kernel.make_undumpable()  # contained commands cannot read the server's environment or memory
+    try:
+        use_launcher(Launcher())
+    except OSError as exc:
+        return dataclasses.replace(host, launcher_error=f"the launcher could not start ({exc})")
+    return host
 
 
 def _tee(first: Callable[[str, bytes], None], second: Callable[[str, bytes], None]) -> Callable[[str, bytes], None]:

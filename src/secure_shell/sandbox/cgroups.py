@@ -93,6 +93,22 @@ def find_pids_control(server_pid: int) -> PidsControl | None:
     return None
 
 
+def pids_control_available() -> PidsControl | None:
+    """The control this process could make, without making it (for reports): v1 where the server's
+    pids cgroup is writable, v2 where its cgroup delegates the pids controller."""
+    for version, base in _candidates():
+        if version == 1 and os.access(base, os.W_OK):
+            return PidsControl(os.path.join(base, "secure-shell-<pid>"), 1)
+        if version == 2 and os.access(base, os.W_OK):
+            try:
+                with open(os.path.join(base, "cgroup.subtree_control")) as handle:
+                    if "pids" in handle.read().split():
+                        return PidsControl(os.path.join(base, "secure-shell-<pid>"), 2)
+            except OSError:
+                continue
+    return None
+
+
 def _candidates() -> list[tuple[int, str]]:
     """(version, the server's own cgroup directory) for the v1 pids hierarchy and for cgroup v2."""
     mounts = _cgroup_mounts()

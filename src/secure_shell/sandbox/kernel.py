@@ -53,6 +53,9 @@ FS_READ = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
 FILE_ONLY = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV  # rights a rule on a file may hold
 
 PR_SET_NO_NEW_PRIVS = 38
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+CAP_SYS_PTRACE = 19
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 
@@ -150,6 +153,17 @@ def set_no_new_privs() -> None:
     """No setuid bit, file capability or LSM transition can give the command more than it has."""
     if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise _error("prctl(PR_SET_NO_NEW_PRIVS)")
+
+
+def make_undumpable() -> None:
+    """Same-user processes can then not read this process's /proc/<pid>/environ, mem or fds."""
+    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def drop_ptrace_capability() -> None:
+    """Remove CAP_SYS_PTRACE from the bounding set (a root command then cannot read an undumpable
+    process's memory or environment either); without CAP_SETPCAP there is nothing to drop."""
+    _libc.prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0)
 
 
 def _error(what: str) -> KernelError:

@@ -48,6 +48,7 @@ def main(request_fd: int, control_fd: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the server gone: nothing left to serve
+    kernel.make_undumpable()
     if os.getppid() == 1:
         os._exit(0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when commands end, not a Ctrl-C
@@ -185,6 +186,7 @@ def _become_command(message: dict[str, Any], program: str, argv: list[str], env:
             procs.write("0")
     step[0] = "landlock"
     if ruleset_fd is not None:
+        kernel.drop_ptrace_capability()
         kernel.restrict_with(ruleset_fd)
     elif message.get("no_new_privs"):
         kernel.set_no_new_privs()

@@ -43,6 +43,11 @@ class Confinement:
     cgroup: str | None = None  # a cgroup directory to join (its pids limit)
     no_new_privs: bool = True
 
+    @property
+    def applies(self) -> bool:
+        """Whether it restricts anything at all."""
+        return self.ruleset is not None or self.seccomp or self.cgroup is not None or self.no_new_privs
+
     def to_message(self) -> dict[str, Any]:
         ruleset = None
         if self.ruleset is not None:
