@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from secure_shell.shells import PathDialect
-from secure_shell.trust import broad_start_directory, host_path
+from secure_shell.shells import PathDialect, host_path
+from secure_shell.trust import broad_start_directory
 from tests.places import outside, state_env
 
 
@@ -86,11 +86,23 @@ def test_the_audit_trail_and_log_directory_may_not_lie_inside_an_allowed_path(tm
     assert result.returncode == 2 and f"the {what} {tmp_path}/" in result.stderr
 
 
-def test_a_shell_without_path_rules_may_write_anywhere_this_user_can(tmp_path: Path) -> None:
-    conf = policy(outside(tmp_path) / "p.yaml", tmp_path, "  security:\n    restrictWorkingDirectory: false\n")
+def test_a_shell_without_path_rules_and_without_the_sandbox_may_write_anywhere_this_user_can(tmp_path: Path) -> None:
+    unrestricted = "  security:\n    restrictWorkingDirectory: false\n"
+    conf = policy(outside(tmp_path) / "p.yaml", tmp_path, unrestricted + "  sandbox:\n    mode: 'off'\n")
     result = secure_shell("--config", str(conf), "serve", cwd=tmp_path, env=state_env(tmp_path))
-    if os.geteuid() == 0 or os.access(conf.parent, os.W_OK):
-        assert result.returncode == 2 and "restrictWorkingDirectory: false" in result.stderr
+    assert os.geteuid() == 0 or os.access(conf.parent, os.W_OK)  # so this user could rewrite it
+    assert result.returncode == 2 and "restrictWorkingDirectory: false" in result.stderr
+    # With the kernel holding writes to the allowed paths, the same file is out of reach.
+    contained = policy(outside(tmp_path) / "q.yaml", tmp_path, unrestricted)
+    ran = secure_shell("--config", str(contained), "run", "--shell", "bash", "--", "echo ran", cwd=tmp_path,
+                       env=state_env(tmp_path))
+    assert (ran.returncode, ran.stdout) == (0, "ran\n"), ran.stderr
+
+
+def test_sandbox_writable_paths_may_not_hold_the_policy(tmp_path: Path) -> None:
+    conf = policy(outside(tmp_path) / "p.yaml", tmp_path, f"  sandbox:\n    writablePaths: ['{outside(tmp_path)}']\n")
+    result = secure_shell("--config", str(conf), "serve", cwd=tmp_path, env=state_env(tmp_path))
+    assert result.returncode == 2 and "sandbox.writablePaths entry" in result.stderr
 
 
 def test_config_check_reports_a_policy_that_lies_inside_its_own_allowed_path(tmp_path: Path) -> None:

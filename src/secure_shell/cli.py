@@ -154,18 +154,21 @@ def load(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig]:
     return location, load_config(location, os.getcwd())
 
 
-def load_for_running(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig]:
-    """load(), then the trust boundary: commands that will run must not be able to rewrite the
-    policy or the records of what they did."""
+def load_for_running(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig, HostSupport]:
+    """load(), start the containment, then check the trust boundary: commands that will run must
+    not be able to rewrite the policy or the records of what they did."""
+    from secure_shell.runner import start_containment
+
     location, config = load(args)
-    problems = boundary_problems(config, protected_paths(location.path, config))
+    host = start_containment()
+    problems = boundary_problems(config, protected_paths(location.path, config), host)
     if problems:
         raise ConfigError([ConfigIssue(config.source, "", problem) for problem in problems])
-    return location, config
+    return location, config, host
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    location, config = load_for_running(args)
+    location, config, host = load_for_running(args)
     transport = getattr(args, "transport", None) or config.transport.mode
     if transport not in ("stdio", "http"):
         raise UsageError(f"transport {transport!r} is not supported; use stdio or http")
@@ -173,11 +176,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from secure_shell.checker import Checker
     from secure_shell.executor import become_subreaper
-    from secure_shell.runner import Runner, start_containment
+    from secure_shell.runner import Runner
     from secure_shell.server import available_shells, build_server
 
     become_subreaper()  # escaped descendants of commands are adopted, found and killed
-    host = start_containment()
 
     shells, missing = available_shells(config)
     print_startup_summary(location, config, shells, missing, host)
@@ -309,7 +311,7 @@ EXIT_TIMEOUT = 124
 
 def run_run(args: argparse.Namespace) -> int:
     """Validate, execute, stream the output as it comes, exit with the command's exit code."""
-    _, config = load_for_running(args)
+    _, config, host = load_for_running(args)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not args.shell or not command:
         raise UsageError("usage: secure-shell run --shell SHELL [--cwd DIR] [--timeout T] -- COMMAND")
@@ -321,7 +323,7 @@ def run_run(args: argparse.Namespace) -> int:
 
     from secure_shell.checker import Checker
     from secure_shell.executor import become_subreaper
-    from secure_shell.runner import Runner, start_containment
+    from secure_shell.runner import Runner
 
     become_subreaper()
 
@@ -330,7 +332,6 @@ def run_run(args: argparse.Namespace) -> int:
         target.write(data)
         target.flush()
 
-    host = start_containment()
     with Checker(config) as checker:
         runner = Runner(config, checker, host=host)
         try:

@@ -35,6 +35,7 @@ from secure_shell.output_store import SEARCH_SECONDS, Execution, compile_pattern
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
 from secure_shell.replies import cap_bytes, format_line, line_dict, visible, visible_fields
 from secure_shell.runner import Runner, RunResult
+from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.shells import SHELL_FACTS, ShellKind, find_executable
 
 SERVER_NAME = "secure-shell"
@@ -192,7 +193,8 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             return denial(result.verdict)
         if result.outcome is None:
             raise ToolError(f"{result.execution.id} failed: {result.execution.error}; the command was stopped")
-        return command_reply(result.execution, result.outcome, lines_wanted, seconds)
+        return command_reply(result.execution, result.outcome, lines_wanted, seconds,
+                             containment_note(result.execution, result.outcome, result.confinement))
 
     def denial(verdict: Verdict) -> CallToolResult:
         text = "Denied by the policy; nothing ran.\n" + "\n".join(
@@ -204,7 +206,8 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump(),
                               is_error=True)
 
-    def command_reply(execution: Execution, outcome: Outcome, lines_wanted: int, seconds: int) -> CallToolResult:
+    def command_reply(execution: Execution, outcome: Outcome, lines_wanted: int, seconds: int,
+                      note: Optional[str] = None) -> CallToolResult:
         buffer = execution.buffer
         window = buffer.line_range(-lines_wanted, None, lines_wanted, logging_settings.max_return_bytes)
         shown = list(window.lines)
@@ -223,6 +226,8 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                 f"[showing the last {len(shown)} of {buffer.total_lines} lines; get the rest with get_command_output "
                 f"executionId={execution.id} (startLine/endLine, or search)]"
             )
+        if note:
+            parts.append(note)
         data = ExecuteResult(exitCode=outcome.exit_code, durationMs=int(outcome.duration * 1000),
                              executionId=execution.id, status=outcome.status, totalLines=buffer.total_lines,
                              returnedLines=len(shown), truncated=truncated, timedOut=outcome.timed_out)
@@ -375,7 +380,10 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
     async def get_config(
         shell: Annotated[Optional[Shells], Field(description="Only this shell's effective policy.")] = None,  # type: ignore[valid-type]
     ) -> dict[str, Any]:
-        return config.to_dict(ShellKind(shell) if shell is not None else None)
+        data = config.to_dict(ShellKind(shell) if shell is not None else None)
+        for name, shown in data["shells"].items():
+            shown["containment"] = runner.enforcement(ShellKind(name)).to_dict()
+        return data
 
     server.add_tool(get_config, name="get_config",
                     description="The effective policy (global settings and each enabled shell's merged rules) and the "
@@ -490,6 +498,24 @@ async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict
     if answer.action == "accept" and answer.data.run:
         return None
     return refused("the user declined" if answer.action != "cancel" else "the user dismissed the question")
+
+
+DENIAL_SIGNS = ("Permission denied", "Operation not permitted", "Read-only file system", "EACCES", "EPERM")
+
+
+def containment_note(execution: Execution, outcome: Outcome, confinement: Optional[Confinement]) -> Optional[str]:
+    """One line for a contained command that failed with what looks like the kernel's refusal, so the
+    agent knows the refusal came from the sandbox and where it may write."""
+    if confinement is None or confinement.ruleset is None or outcome.exit_code in (0, None):
+        return None
+    tail = execution.buffer.line_range(-50, None, 50, 1 << 16).lines
+    if not any(sign in line.text for line in tail for sign in DENIAL_SIGNS):
+        return None
+    ruleset = confinement.ruleset
+    network = "network is off" if ruleset.deny_network else "network is allowed"
+    return (f"[this command ran contained by the kernel: it may write only beneath {', '.join(ruleset.write)}, "
+            f"read the system directories, PATH and the allowed paths, and {network}; a 'Permission denied' above "
+            "may be that containment (see get_config)]")
 
 
 async def cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 import enum
 import os
 import shutil
@@ -127,3 +128,18 @@ def host_directory(dialect: PathDialect, cwd: str | None, host_is_windows: bool 
     if cwd[:2].upper() == "Z:":
         return "/" + cwd[3:].replace("\\", "/")
     return None
+
+
+def host_path(entry: str, dialect: PathDialect, mount_point: str, host_is_windows: bool = os.name == "nt") -> str | None:
+    """The host's name for an allowed path: WSL's /mnt/c/x is C:\\x on Windows, Git Bash's paths are
+    Windows paths already, and a Windows path on a POSIX host is reachable only through Wine's Z:."""
+    if dialect is PathDialect.WSL:
+        mount = mount_point.rstrip("/") + "/"
+        match = re.match(re.escape(mount) + r"([a-zA-Z])(?:/(.*))?$", entry)
+        if match:
+            windows = f"{match.group(1).upper()}:\\" + (match.group(2) or "").replace("/", "\\")
+            return windows if host_is_windows else None
+        return None if host_is_windows else entry  # a path inside the distribution is the host's only off Windows
+    if dialect in (PathDialect.WINDOWS, PathDialect.GITBASH):
+        return host_directory(dialect, entry, host_is_windows)
+    return None if host_is_windows else entry

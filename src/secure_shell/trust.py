@@ -18,7 +18,8 @@ from pathlib import Path, PureWindowsPath
 from typing import TYPE_CHECKING, Iterable
 
 from secure_shell.policy.paths import is_within_posix, is_within_windows, looks_like_windows
-from secure_shell.shells import PathDialect, host_directory
+from secure_shell.sandbox.host import HostSupport, enforcement
+from secure_shell.shells import host_path
 
 if TYPE_CHECKING:
     from secure_shell.config.resolve import ResolvedConfig
@@ -79,8 +80,10 @@ def protected_paths(config_file: Path | None, config: ResolvedConfig) -> list[Pr
     return protected
 
 
-def boundary_problems(config: ResolvedConfig, protected: Iterable[Protected]) -> list[str]:
-    """One sentence for each protected path that some enabled shell's commands could write."""
+def boundary_problems(config: ResolvedConfig, protected: Iterable[Protected],
+                      host: HostSupport | None = None) -> list[str]:
+    """One sentence for each protected path that some enabled shell's commands could write. With
+    `host`, a shell whose filesystem containment the kernel enforces writes only where it allows."""
     problems: list[str] = []
     for item in protected:
         target = os.path.realpath(item.path)
@@ -91,16 +94,23 @@ def boundary_problems(config: ResolvedConfig, protected: Iterable[Protected]) ->
                             f"commands can write; give the {item.what} a single name")
             continue
         for policy in config.enabled_shells:
-            problem = _writable_by(policy, item, target)
+            settings = config.sandbox[policy.shell]
+            contained = host is not None and enforcement(settings, host).filesystem
+            problem = _writable_by(policy, settings.writable_paths, contained, item, target)
             if problem is not None:
                 problems.append(problem)
                 break
     return problems
 
 
-def _writable_by(policy: ShellPolicy, item: Protected, target: str) -> str | None:
+def _writable_by(policy: ShellPolicy, sandbox_writable: tuple[str, ...], contained: bool, item: Protected,
+                 target: str) -> str | None:
     shell = policy.shell.value
-    if not policy.restrict_working_directory:
+    for entry in sandbox_writable:
+        if _within_host(target, os.path.realpath(entry)):
+            return (f"the {item.what} {item.path} lies inside the {shell} shell's sandbox.writablePaths entry "
+                    f"{entry}, so commands could rewrite it; keep the {item.what} outside every writable path")
+    if not policy.restrict_working_directory and not contained:
         if _os_writable(target):
             return (f"the {item.what} {item.path} can be rewritten by commands: the {shell} shell does not restrict "
                     "paths (restrictWorkingDirectory: false), so its commands may write wherever this user can. "
@@ -115,21 +125,6 @@ def _writable_by(policy: ShellPolicy, item: Protected, target: str) -> str | Non
             return (f"the {item.what} {item.path} lies inside the {shell} shell's allowed path {entry}, so commands "
                     f"could rewrite it; keep the {item.what} outside every allowed path")
     return None
-
-
-def host_path(entry: str, dialect: PathDialect, mount_point: str, host_is_windows: bool = os.name == "nt") -> str | None:
-    """The host's name for an allowed path: WSL's /mnt/c/x is C:\\x on Windows, Git Bash's paths are
-    Windows paths already, and a Windows path on a POSIX host is reachable only through Wine's Z:."""
-    if dialect is PathDialect.WSL:
-        mount = mount_point.rstrip("/") + "/"
-        match = re.match(re.escape(mount) + r"([a-zA-Z])(?:/(.*))?$", entry)
-        if match:
-            windows = f"{match.group(1).upper()}:\\" + (match.group(2) or "").replace("/", "\\")
-            return windows if host_is_windows else None
-        return None if host_is_windows else entry  # a path inside the distribution is the host's only off Windows
-    if dialect in (PathDialect.WINDOWS, PathDialect.GITBASH):
-        return host_directory(dialect, entry, host_is_windows)
-    return None if host_is_windows else entry
 
 
 def _within_host(path: str, root: str) -> bool:

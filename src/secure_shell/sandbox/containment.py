@@ -2,8 +2,9 @@
 
 Writable: the shell's allowed paths, sandbox.writablePaths, the server's private TMPDIR, /dev/shm.
 Readable and executable: the system directories, the directories on the command's PATH (with their
-real locations, and a toolchain prefix such as ~/.cargo for a `bin` directory), the allowed paths
-and sandbox.readablePaths; never a home directory or a filesystem root as a whole. Everything else
+real locations, and a toolchain prefix such as ~/.cargo for a `bin` directory), git's configuration
+in the home directory, the allowed paths and sandbox.readablePaths; never a home directory or a
+filesystem root as a whole. Everything else
 (other projects, ~/.ssh, ~/.aws, browser profiles) can be neither read nor written.
 """
 
@@ -15,7 +16,7 @@ from typing import Callable
 
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.sandbox.kernel import Ruleset
-from secure_shell.trust import host_path
+from secure_shell.shells import host_path
 
 SYSTEM_READ = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys",
                "/run/systemd/resolve", "/var/lib/dpkg/alternatives", "/nix/store")
@@ -23,6 +24,9 @@ SYSTEM_READ = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/pts",
            "/dev/ptmx")
 SHARED_WRITABLE = ("/dev/shm",)
+# Read-only configuration in the home directory that everyday tools fail without (git refuses to run
+# when it cannot read an existing ~/.gitconfig); credentials files stay unreadable.
+HOME_READABLE = (".gitconfig", ".config/git")
 TOOLCHAIN_BIN_NAMES = ("bin", "sbin", "shims")
 
 
@@ -46,7 +50,9 @@ def ruleset_for(policy: ShellPolicy, settings: SandboxSettings, path_env: str, t
     """The kernel rules for `policy`'s commands run with PATH=`path_env` and TMPDIR=`tmpdir`."""
     allowed = [p for p in (host_path(e, policy.path_dialect, policy.mount_point) for e in policy.allowed_paths) if p]
     write = _unique([*allowed, *settings.writable_paths, tmpdir, *SHARED_WRITABLE], realpath)
-    read_candidates = [*SYSTEM_READ, *_path_directories(path_env, home, realpath), *settings.readable_paths]
+    home_files = [os.path.join(home, name) for name in HOME_READABLE]
+    read_candidates = [*SYSTEM_READ, *_path_directories(path_env, home, realpath), *home_files,
+                       *settings.readable_paths]
     read = _unique([p for p in read_candidates if not _too_broad(p, home, realpath)], realpath)
     return Ruleset(read=tuple(p for p in read if p not in write), write=tuple(write), devices=DEVICES,
                    deny_network=settings.network == "deny", scope=True)
