@@ -102,6 +102,7 @@ class Started:
     verdict: Verdict
     slot: Slot
     confinement: Confinement | None = None  # with its own cgroup, when it has one
+    max_processes: int | None = None
 
 
 @dataclass
@@ -275,7 +276,7 @@ class Runner:
             try:
                 confinement = prepared.confinement
                 if confinement is not None and prepared.max_processes is not None and self.host.pids is not None:
-                    cgroup = self.host.pids.make(execution.id, prepared.max_processes)
+                    cgroup = self.host.pids.acquire(prepared.max_processes)
                     confinement = dataclasses.replace(confinement, cgroup=cgroup)
                 self.record("started", origin, shell, command, prepared.directory, prepared.verdict, execution)
             except BaseException:
@@ -283,19 +284,20 @@ class Runner:
                 raise
         except OSError as exc:
             slot.release()
-            self._remove_cgroup(cgroup)
+            self._release_cgroup(cgroup, prepared.max_processes)
             raise SpawnError(f"cannot make the command's cgroup: {exc.strerror or exc}; nothing ran") from None
         except BaseException:
             slot.release()
-            self._remove_cgroup(cgroup)
+            self._release_cgroup(cgroup, prepared.max_processes)
             raise
-        started = Started(execution, origin, shell, command, prepared.directory, prepared.verdict, slot, confinement)
+        started = Started(execution, origin, shell, command, prepared.directory, prepared.verdict, slot, confinement,
+                          prepared.max_processes)
         self._open[execution.id] = started
         return started
 
-    def _remove_cgroup(self, path: str | None) -> None:
-        if path is not None and self.host.pids is not None:
-            self.host.pids.remove(path)
+    def _release_cgroup(self, path: str | None, max_processes: int | None) -> None:
+        if path is not None and max_processes is not None and self.host.pids is not None:
+            self.host.pids.release(path, max_processes)
 
     def end(self, started: Started, status: str, outcome: Outcome | None) -> None:
         """Finish the store entry and write the end record, once per start. The command has already
@@ -304,7 +306,8 @@ class Runner:
             return
         exit_code = outcome.exit_code if outcome is not None else None
         if started.confinement is not None:
-            self._remove_cgroup(started.confinement.cgroup)  # kills whatever of the command is still in it
+            # kills whatever of the command is still in its cgroup (setsid does not leave a cgroup)
+            self._release_cgroup(started.confinement.cgroup, started.max_processes)
         self.store.finish(started.execution, status, exit_code, outcome is not None and outcome.timed_out)
         started.slot.release()
         try:

@@ -61,7 +61,7 @@ def main(request_fd: int, control_fd: int) -> None:
     os.set_inheritable(request_fd, False)
     os.set_inheritable(control_fd, False)
     leaders: set[int] = set()  # spawned and not yet reaped: their pids reserve their groups
-    rulesets: dict[str, int] = {}  # one Landlock ruleset fd per distinct ruleset, built once
+    rulesets: dict[int, int] = {}  # Landlock ruleset fds by the id the server defined them under
     while True:
         ready, _, _ = select.select([requests, control], [], [])
         if control in ready:
@@ -92,8 +92,14 @@ def _receive(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
     return json.loads(data), list(fds)
 
 
-def _handle(message: dict[str, Any], fds: list[int], leaders: set[int], rulesets: dict[str, int]) -> dict[str, Any]:
+def _handle(message: dict[str, Any], fds: list[int], leaders: set[int], rulesets: dict[int, int]) -> dict[str, Any]:
     op = message["op"]
+    if op == "define":  # a ruleset, built once; spawns name it by its id
+        spec = message["ruleset"]
+        ruleset = kernel.Ruleset(tuple(spec["read"]), tuple(spec["write"]), tuple(spec["devices"]),
+                                 spec["deny_network"], spec["scope"])
+        rulesets[int(message["id"])] = kernel.build_ruleset(ruleset, int(message["abi"]))
+        return {"id": message["id"]}
     if op == "spawn":
         pid = _spawn(message, fds, rulesets)
         leaders.add(pid)
@@ -110,20 +116,11 @@ def _handle(message: dict[str, Any], fds: list[int], leaders: set[int], rulesets
     raise ValueError(f"unknown request {op!r}")
 
 
-def _spawn(message: dict[str, Any], fds: list[int], rulesets: dict[str, int]) -> int:
+def _spawn(message: dict[str, Any], fds: list[int], rulesets: dict[int, int]) -> int:
     stdout_fd, stderr_fd = fds
     argv: list[str] = message["argv"]
     env: dict[str, str] = message["env"]
-    ruleset_fd = None
-    if message.get("ruleset") is not None:
-        key = json.dumps(message["ruleset"], sort_keys=True)
-        ruleset_fd = rulesets.get(key)
-        if ruleset_fd is None:
-            spec = message["ruleset"]
-            ruleset_fd = kernel.build_ruleset(kernel.Ruleset(tuple(spec["read"]), tuple(spec["write"]),
-                                                             tuple(spec["devices"]), spec["deny_network"],
-                                                             spec["scope"]), int(message["abi"]))
-            rulesets[key] = ruleset_fd
+    ruleset_fd = rulesets[int(message["ruleset"])] if message.get("ruleset") is not None else None
     try:
         program = argv[0] if "/" in argv[0] else _which(argv[0], env.get("PATH", os.defpath))
     except OSError as exc:
@@ -182,8 +179,10 @@ def _become_command(message: dict[str, Any], program: str, argv: list[str], env:
         resource.setrlimit(getattr(resource, name), (value, value))
     step[0] = "cgroup"
     if message.get("cgroup"):
-        with open(os.path.join(message["cgroup"], "cgroup.procs"), "w") as procs:
-            procs.write("0")
+        # os.open, not open(): a file object's allocations would copy pages the child shares.
+        procs = os.open(message["cgroup"] + "/cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
+        os.write(procs, b"0")
+        os.close(procs)
     step[0] = "landlock"
     if ruleset_fd is not None:
         kernel.drop_ptrace_capability()

@@ -48,14 +48,8 @@ class Confinement:
         """Whether it restricts anything at all."""
         return self.ruleset is not None or self.seccomp or self.cgroup is not None or self.no_new_privs
 
-    def to_message(self) -> dict[str, Any]:
-        ruleset = None
-        if self.ruleset is not None:
-            r = self.ruleset
-            ruleset = {"read": list(r.read), "write": list(r.write), "devices": list(r.devices),
-                       "deny_network": r.deny_network, "scope": r.scope}
-        return {"ruleset": ruleset, "abi": self.abi, "seccomp": self.seccomp, "cgroup": self.cgroup,
-                "no_new_privs": self.no_new_privs}
+    def to_message(self, ruleset_id: int | None) -> dict[str, Any]:
+        return {"ruleset": ruleset_id, "seccomp": self.seccomp, "cgroup": self.cgroup, "no_new_privs": self.no_new_privs}
 
 
 class Launcher:
@@ -83,6 +77,8 @@ class Launcher:
         self._requests = requests
         self._control = control
         self._lock = threading.Lock()
+        self._ruleset_ids: dict[tuple[Ruleset, int], int] = {}
+        self._defining = threading.Lock()
         self.pid = self.process.pid
         requests.settimeout(START_SECONDS)
         try:
@@ -109,11 +105,12 @@ class Launcher:
 
     def spawn(self, argv: list[str], env: dict[str, str], cwd: str | None,
               limits: list[tuple[str, int]], confinement: Confinement) -> LaunchedProcess:
+        ruleset_id = self._ruleset_id(confinement.ruleset, confinement.abi) if confinement.ruleset else None
         out_read, out_write = os.pipe2(os.O_CLOEXEC)
         err_read, err_write = os.pipe2(os.O_CLOEXEC)
         try:
             answer = self.request({"op": "spawn", "argv": argv, "env": env, "cwd": cwd, "limits": limits,
-                                   **confinement.to_message()}, (out_write, err_write))
+                                   **confinement.to_message(ruleset_id)}, (out_write, err_write))
         except BaseException:
             for fd in (out_read, err_read):
                 os.close(fd)
@@ -122,6 +119,22 @@ class Launcher:
             os.close(out_write)
             os.close(err_write)
         return LaunchedProcess(self, int(answer["pid"]), os.fdopen(out_read, "rb", 0), os.fdopen(err_read, "rb", 0))
+
+    def _ruleset_id(self, ruleset: Ruleset, abi: int) -> int:
+        """The launcher's id for `ruleset`, defined there (and built) the first time it is used."""
+        key = (ruleset, abi)
+        found = self._ruleset_ids.get(key)
+        if found is not None:
+            return found
+        with self._defining:
+            found = self._ruleset_ids.get(key)
+            if found is None:
+                found = len(self._ruleset_ids) + 1
+                self.request({"op": "define", "id": found, "abi": abi, "ruleset": {
+                    "read": list(ruleset.read), "write": list(ruleset.write), "devices": list(ruleset.devices),
+                    "deny_network": ruleset.deny_network, "scope": ruleset.scope}})
+                self._ruleset_ids[key] = found
+        return found
 
     def sweep(self, tag: str | None) -> int:
         return int(self.request({"op": "sweep", "tag": tag})["found"])
