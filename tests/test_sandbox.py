@@ -170,12 +170,18 @@ try:
     print("udp sent")
 except OSError as exc:
     print("udp", exc.strerror)
+try:  # TCP Fast Open connects inside sendto, past Landlock's connect check
+    fast = socket.socket()
+    fast.sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", int(sys.argv[1])))
+    print("fastopen", fast.recv(16).decode().strip())
+except OSError as exc:
+    print("fastopen", exc.strerror)
 """
 
 
 @pytest.mark.parametrize("network, expected", [
-    ("deny", ["tcp Permission denied", "udp Permission denied"]),
-    ("allow", ["hello", "udp sent"]),
+    ("deny", ["tcp Permission denied", "udp Permission denied", "fastopen Permission denied"]),
+    ("allow", ["hello", "udp sent", "fastopen hello"]),
 ])
 def test_network_deny_and_allow_against_a_loopback_listener(tmp_path: Path, listener: int, network: str,
                                                             expected: list[str]) -> None:

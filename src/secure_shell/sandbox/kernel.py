@@ -8,7 +8,8 @@ abstract unix sockets. Everything here runs in the command's own process between
 the launcher's child, which has one thread), so nothing takes a lock another thread may hold.
 
 The seccomp filter closes what Landlock's network rules do not cover: sockets other than TCP (UDP,
-raw, SCTP, packet, netlink) and io_uring, which could create sockets without the socket() call.
+raw, SCTP, packet, netlink), io_uring, which could create sockets without the socket() call, and
+TCP Fast Open (sendto/sendmsg with MSG_FASTOPEN connects without passing Landlock's connect check).
 """
 
 from __future__ import annotations
@@ -174,7 +175,11 @@ def _error(what: str) -> KernelError:
 # --- seccomp: sockets other than TCP, and io_uring ---------------------------------------------
 
 AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-SYSCALLS = {"x86_64": {"socket": 41, "io_uring_setup": 425}, "aarch64": {"socket": 198, "io_uring_setup": 425}}
+SYSCALLS = {
+    "x86_64": {"socket": 41, "io_uring_setup": 425, "sendto": 44, "sendmsg": 46, "sendmmsg": 307},
+    "aarch64": {"socket": 198, "io_uring_setup": 425, "sendto": 206, "sendmsg": 211, "sendmmsg": 269},
+}
+MSG_FASTOPEN = 0x20000000
 AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
 SOCK_STREAM = 1
 SOCK_TYPE_MASK = 0xF  # without SOCK_NONBLOCK and SOCK_CLOEXEC
@@ -198,39 +203,53 @@ def seccomp_supported() -> bool:
 
 def network_filter(machine: str) -> bytes:
     """A seccomp program: AF_UNIX sockets and TCP over IPv4/IPv6 pass (Landlock rules TCP); every
-    other socket family and type, and io_uring, fail with EACCES / EAFNOSUPPORT."""
+    other socket family, type and protocol, io_uring, and sends that would open a connection
+    (MSG_FASTOPEN) fail with EACCES / EAFNOSUPPORT."""
     numbers = SYSCALLS[machine]
-    deny_type = SECCOMP_RET_ERRNO | EACCES
-    deny_family = SECCOMP_RET_ERRNO | EAFNOSUPPORT
-    # (code, jump-if-true, jump-if-false, k); jumps count instructions after the next one.
-    program = [
-        (BPF_LD_W_ABS, 0, 0, 4),                                   # 0  arch
-        (BPF_JMP_JEQ_K, 1, 0, AUDIT_ARCH[machine]),                # 1
-        (BPF_RET_K, 0, 0, deny_type),                              # 2  another ABI: refuse
-        (BPF_LD_W_ABS, 0, 0, 0),                                   # 3  syscall number
-        (BPF_JMP_JGE_K, 0, 1, X32_SYSCALL_BIT),                    # 4
-        (BPF_RET_K, 0, 0, deny_type),                              # 5  x32 calls: refuse
-        (BPF_JMP_JEQ_K, 3, 0, numbers["socket"]),                  # 6  -> 10
-        (BPF_JMP_JEQ_K, 0, 1, numbers["io_uring_setup"]),          # 7
-        (BPF_RET_K, 0, 0, deny_type),                              # 8
-        (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),                      # 9  any other call
-        (BPF_LD_W_ABS, 0, 0, 16),                                  # 10 socket: domain (low word)
-        (BPF_JMP_JEQ_K, 0, 1, AF_UNIX),                            # 11
-        (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),                      # 12
-        (BPF_JMP_JEQ_K, 2, 0, AF_INET),                            # 13 -> 16
-        (BPF_JMP_JEQ_K, 1, 0, AF_INET6),                           # 14 -> 16
-        (BPF_RET_K, 0, 0, deny_family),                            # 15
-        (BPF_LD_W_ABS, 0, 0, 24),                                  # 16 type
-        (BPF_ALU_AND_K, 0, 0, SOCK_TYPE_MASK),                     # 17
-        (BPF_JMP_JEQ_K, 1, 0, SOCK_STREAM),                        # 18 -> 20
-        (BPF_RET_K, 0, 0, deny_type),                              # 19
-        (BPF_LD_W_ABS, 0, 0, 32),                                  # 20 protocol
-        (BPF_JMP_JEQ_K, 2, 0, 0),                                  # 21 -> 24 (0: TCP by default)
-        (BPF_JMP_JEQ_K, 1, 0, IPPROTO_TCP),                        # 22 -> 24
-        (BPF_RET_K, 0, 0, deny_type),                              # 23 SCTP, MPTCP ...
-        (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),                      # 24
+    # (label, code, k, jump-if-true label, jump-if-false label); None falls through.
+    program: list[tuple[str | None, int, int, str | None, str | None]] = [
+        (None, BPF_LD_W_ABS, 4, None, None),                              # the architecture
+        (None, BPF_JMP_JEQ_K, AUDIT_ARCH[machine], None, "deny"),        # another ABI (i386, x32): refuse
+        (None, BPF_LD_W_ABS, 0, None, None),                              # the syscall number
+        (None, BPF_JMP_JGE_K, X32_SYSCALL_BIT, "deny", None),
+        (None, BPF_JMP_JEQ_K, numbers["socket"], "socket", None),
+        (None, BPF_JMP_JEQ_K, numbers["sendto"], "flags4", None),
+        (None, BPF_JMP_JEQ_K, numbers["sendmmsg"], "flags4", None),
+        (None, BPF_JMP_JEQ_K, numbers["sendmsg"], "flags3", None),
+        (None, BPF_JMP_JEQ_K, numbers["io_uring_setup"], "deny", "allow"),
+        ("socket", BPF_LD_W_ABS, 16, None, None),                        # domain
+        (None, BPF_JMP_JEQ_K, AF_UNIX, "allow", None),
+        (None, BPF_JMP_JEQ_K, AF_INET, "type", None),
+        (None, BPF_JMP_JEQ_K, AF_INET6, "type", "deny_family"),
+        ("type", BPF_LD_W_ABS, 24, None, None),
+        (None, BPF_ALU_AND_K, SOCK_TYPE_MASK, None, None),
+        (None, BPF_JMP_JEQ_K, SOCK_STREAM, None, "deny"),
+        (None, BPF_LD_W_ABS, 32, None, None),                             # protocol: 0 or TCP
+        (None, BPF_JMP_JEQ_K, 0, "allow", None),
+        (None, BPF_JMP_JEQ_K, IPPROTO_TCP, "allow", "deny"),
+        ("flags3", BPF_LD_W_ABS, 32, None, None),                          # sendmsg's flags
+        (None, BPF_JMP_JEQ_K, 0, "fastopen", "fastopen"),
+        ("flags4", BPF_LD_W_ABS, 40, None, None),                          # sendto's and sendmmsg's flags
+        ("fastopen", BPF_ALU_AND_K, MSG_FASTOPEN, None, None),
+        (None, BPF_JMP_JEQ_K, 0, "allow", "deny"),
+        ("allow", BPF_RET_K, SECCOMP_RET_ALLOW, None, None),
+        ("deny", BPF_RET_K, SECCOMP_RET_ERRNO | EACCES, None, None),
+        ("deny_family", BPF_RET_K, SECCOMP_RET_ERRNO | EAFNOSUPPORT, None, None),
     ]
-    return b"".join(struct.pack("=HBBI", code, jt, jf, k) for code, jt, jf, k in program)
+    return assemble(program)
+
+
+def assemble(program: list[tuple[str | None, int, int, str | None, str | None]]) -> bytes:
+    """Classic BPF with labels: a jump names the instruction it goes to (None: the next one)."""
+    where = {label: index for index, (label, *_rest) in enumerate(program) if label is not None}
+    code = bytearray()
+    for index, (_, op, k, if_true, if_false) in enumerate(program):
+        jt = where[if_true] - index - 1 if if_true else 0
+        jf = where[if_false] - index - 1 if if_false else 0
+        if not (0 <= jt < 256 and 0 <= jf < 256):
+            raise ValueError(f"BPF jump out of range at instruction {index}")
+        code += struct.pack("=HBBI", op, jt, jf, k)
+    return bytes(code)
 
 
 class _SockFprog(ctypes.Structure):
