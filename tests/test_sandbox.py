@@ -268,3 +268,33 @@ def test_the_sandbox_report_names_what_each_shell_gets(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert report["host"]["landlockAbi"] >= 6 and report["shells"]["bash"]["enforced"]["filesystem"]
     assert report["shells"]["bash"]["summary"].startswith("auto: filesystem, network denied")
+
+
+# --- WSL: contained inside the distribution (here the emulator runs it on this kernel) --------------
+
+FAKE_WSL = Path(__file__).resolve().parent / "fakes" / "wsl.py"
+
+
+def run_wsl(tmp_path: Path, command: str, sandbox: str = "", env: dict[str, str] | None = None,
+            ) -> subprocess.CompletedProcess[str]:
+    conf = permissive(tmp_path, sandbox, path_rules=True)
+    conf.write_text(conf.read_text() + f"shells:\n  bash:\n    enabled: false\n  wsl:\n    executable:\n"
+                    f"      command: {FAKE_WSL}\n      args: [-e, bash, --noprofile, --norc, -c]\n")
+    base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
+    return subprocess.run(
+        [sys.executable, "-m", "secure_shell", "--config", str(conf), "run", "--shell", "wsl", "--", command],
+        cwd=tmp_path, env={**base, **state_env(tmp_path), **(env or {})}, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("mode, contained", [("auto", True), ("require", True), ("off", False)])
+def test_wsl_commands_are_contained_inside_the_distribution(tmp_path: Path, canary: Path, listener: int, mode: str,
+                                                            contained: bool) -> None:
+    escape = script(tmp_path, "escape.py", ESCAPE.format(path=str(canary / "new.txt")))
+    network = script(tmp_path, "net.py", NETWORK)
+    result = run_wsl(tmp_path, f"echo inside > ok.txt && cat ok.txt; python3 {escape}; python3 {network} {listener}",
+                     f"    mode: '{mode}'\n")
+    assert result.returncode != 126, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "inside"
+    assert (canary / "new.txt").exists() is not contained
+    assert (lines[1] == "tcp Permission denied") is contained, result.stdout

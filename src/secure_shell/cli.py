@@ -221,7 +221,7 @@ def print_startup_summary(location: ConfigLocation, config: ResolvedConfig, shel
         paths = ", ".join(policy.allowed_paths) or "(none)"
         restricted = "" if policy.restrict_working_directory else " [working directory not restricted]"
         lines.append(f"  {kind.value}: {policy.executable}; allowed paths: {paths}{restricted}")
-        lines.append(f"    sandbox: {describe_enforcement(config.sandbox[kind], host)}")
+        lines.append(f"    sandbox: {describe_enforcement(config.sandbox[kind], host, kind)}")
     lines += [f"  not available: {line}" for line in missing]
     lines += [f"  note: {notice}" for notice in config.notices]
     lines += [f"  note: {path} is not read (a policy in the working directory would be the agent's to rewrite); "
@@ -440,7 +440,8 @@ def run_config_show(args: argparse.Namespace) -> int:
     data = config.to_dict(shell)
     host = detect_host()
     for name, shown in data["shells"].items():
-        shown["containment"] = enforcement(config.sandbox[ShellKind(name)], host).to_dict()
+        kind = ShellKind(name)
+        shown["containment"] = enforcement(config.sandbox[kind], host, wsl=kind is ShellKind.WSL).to_dict()
     print(dump(data, args.format), end="")
     return EXIT_OK
 
@@ -456,17 +457,19 @@ def detect_host() -> HostSupport:
     return HostSupport(True, kernel.landlock_abi(), kernel.seccomp_supported(), pids_control_available())
 
 
-def describe_enforcement(settings: SandboxSettings, host: HostSupport) -> str:
+def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: ShellKind) -> str:
     """One line: what the shell's commands are held to here, and what is not enforced."""
     if settings.mode == "off":
         return "off (sandbox.mode: off): commands run uncontained"
-    enforced = enforcement(settings, host)
+    enforced = enforcement(settings, host, wsl=kind is ShellKind.WSL)
     held = [name for name, on in (("filesystem", enforced.filesystem), ("network denied", enforced.network),
                                   ("signals and sockets scoped", enforced.scoping),
                                   (f"at most {settings.max_processes} processes", enforced.pids)) if on]
     if settings.network == "allow":
         held.append("network allowed")
     text = f"{settings.mode}: " + (", ".join(held) if held else "nothing enforced")
+    if enforced.inside_distribution:
+        text += " (applied inside the distribution by its own kernel, checked for each command)"
     if enforced.missing:
         text += "; NOT enforced: " + "; ".join(enforced.missing)
         if settings.mode == "require":
@@ -478,8 +481,8 @@ def run_sandbox(args: argparse.Namespace) -> int:
     _, config = load(args)
     host = detect_host()
     shells = {p.shell.value: {"settings": config.sandbox[p.shell].to_dict(),
-                              "enforced": enforcement(config.sandbox[p.shell], host).to_dict(),
-                              "summary": describe_enforcement(config.sandbox[p.shell], host)}
+                              "enforced": enforcement(config.sandbox[p.shell], host, wsl=p.shell is ShellKind.WSL).to_dict(),
+                              "summary": describe_enforcement(config.sandbox[p.shell], host, p.shell)}
               for p in config.enabled_shells}
     if args.json:
         print(json.dumps({"host": host.to_dict(), "shells": shells}, indent=2))

@@ -37,7 +37,8 @@ from secure_shell.executor import (
 from secure_shell.output_store import Execution, OutputStore, StoreLimits
 from secure_shell.policy.verdict import Decision, Verdict
 from secure_shell.redaction import Redactor
-from secure_shell.sandbox import kernel
+from secure_shell.policy.shell_policy import ShellPolicy
+from secure_shell.sandbox import confine, kernel
 from secure_shell.sandbox.containment import ruleset_for
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
@@ -205,15 +206,28 @@ class Runner:
             env.update(TMPDIR=self.tmpdir, TMP=self.tmpdir, TEMP=self.tmpdir)
         return env
 
+    def wsl_arguments(self, policy: ShellPolicy) -> tuple[str, ...]:
+        """WSL's arguments with the in-distribution confinement in front of the shell (confine.py)."""
+        settings = self.config.sandbox[ShellKind.WSL]
+        if settings.mode == "off":
+            return policy.executable_args
+        spec = {"mode": settings.mode, "network": settings.network, "max_processes": settings.max_processes,
+                "write": [*policy.allowed_paths, *settings.writable_paths], "read": list(settings.readable_paths)}
+        wrapped = confine.wrap(policy.executable_args, spec)
+        if wrapped is None:
+            raise SpawnError("sandbox: the wsl executable's arguments have no `-e PROGRAM` to confine; nothing ran "
+                             "(set sandbox.mode: off for wsl to run it uncontained)")
+        return tuple(wrapped)
+
     def enforcement(self, shell: ShellKind) -> Enforcement:
-        return enforcement(self.config.sandbox[shell], self.host)
+        return enforcement(self.config.sandbox[shell], self.host, wsl=shell is ShellKind.WSL)
 
     def confinement(self, shell: ShellKind, env: Mapping[str, str]) -> Confinement | None:
         """What the kernel holds this shell's commands to (built once per PATH); refuses, with
         SpawnError, a shell in mode require on a host that cannot enforce all of it."""
         settings = self.config.sandbox[shell]
-        if settings.mode == "off" or os.name == "nt":
-            return None
+        if settings.mode == "off" or os.name == "nt" or shell is ShellKind.WSL:
+            return None  # WSL commands are contained inside the distribution (wsl_arguments)
         enforced = self.enforcement(shell)
         if settings.mode == "require" and enforced.missing:
             raise SpawnError(f"sandbox mode require: this host cannot enforce {'; '.join(enforced.missing)}; "
@@ -248,7 +262,8 @@ class Runner:
         if executable is None:
             raise SpawnError(f"the {shell.value} executable {policy.executable!r} was not found on this host")
         directory = cwd if cwd is not None else policy.initial_dir
-        invocation = build_invocation(shell, command, executable, policy.executable_args, directory)
+        arguments = self.wsl_arguments(policy) if shell is ShellKind.WSL else policy.executable_args
+        invocation = build_invocation(shell, command, executable, arguments, directory)
         if shell is not ShellKind.WSL:
             host_cwd = host_directory(policy.path_dialect, directory)
             if directory is not None and host_cwd is None:

@@ -53,6 +53,7 @@ class Enforcement:
     scoping: bool
     pids: bool
     missing: tuple[str, ...]  # what the settings ask for and this host cannot do
+    inside_distribution: bool = False  # WSL: applied in the distribution by its kernel, per command
 
     @property
     def contained(self) -> bool:
@@ -60,13 +61,19 @@ class Enforcement:
 
     def to_dict(self) -> dict[str, object]:
         return {"filesystem": self.filesystem, "networkDenied": self.network, "scoping": self.scoping,
-                "pidsLimit": self.pids, "notEnforced": list(self.missing)}
+                "pidsLimit": self.pids, "notEnforced": list(self.missing),
+                "where": "inside the WSL distribution, for each command" if self.inside_distribution else "host"}
 
 
-def enforcement(settings: SandboxSettings, host: HostSupport) -> Enforcement:
-    """What `settings` get on `host` (mode off: nothing, and nothing counts as missing)."""
+def enforcement(settings: SandboxSettings, host: HostSupport, wsl: bool = False) -> Enforcement:
+    """What `settings` get on `host` (mode off: nothing, and nothing counts as missing). A WSL shell
+    is contained inside its distribution (confine.py), whose kernel is checked for each command;
+    its process limit is RLIMIT_NPROC there."""
     if settings.mode == "off":
         return Enforcement(False, False, False, False, ())
+    if wsl:
+        return Enforcement(True, settings.network == "deny", True, settings.max_processes is not None, (),
+                           inside_distribution=True)
     missing = []
     usable = host.linux and host.launcher_error is None
     filesystem = usable and host.landlock_abi >= LANDLOCK_FS_ABI
