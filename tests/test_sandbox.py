@@ -298,3 +298,55 @@ def test_wsl_commands_are_contained_inside_the_distribution(tmp_path: Path, cana
     assert lines[0] == "inside"
     assert (canary / "new.txt").exists() is not contained
     assert (lines[1] == "tcp Permission denied") is contained, result.stdout
+
+
+def test_without_a_cgroup_the_process_limit_falls_back_to_rlimit_nproc(tmp_path: Path) -> None:
+    """A host without a manageable cgroup (a test seam: pids=None) gets RLIMIT_NPROC = the user's
+    processes at start + maxProcesses, and says that it is per user, not per command."""
+    import dataclasses
+
+    import anyio
+
+    from secure_shell.checker import Checker
+    from secure_shell.config.loader import load_file
+    from secure_shell.config.resolve import resolve
+    from secure_shell.runner import Runner, start_containment
+    from secure_shell.shells import ShellKind
+
+    conf = permissive(tmp_path, "    maxProcesses: 64\n", path_rules=True)
+    config = resolve(load_file(conf), str(conf), str(tmp_path))
+    host = dataclasses.replace(start_containment(), pids=None, user_processes=10)
+    with Checker(config) as checker:
+        runner = Runner(config, checker, host=host)
+        try:
+            enforced = runner.enforcement(ShellKind.BASH)
+            assert enforced.nproc_limit == 74 and "RLIMIT_NPROC" in enforced.missing[0]
+            result = anyio.run(lambda: runner.run(ShellKind.BASH, "ulimit -u", str(tmp_path), 30))
+            assert result.execution is not None
+            assert [line.text for line in result.execution.buffer.line_range(1, None, 10, 4096).lines] == ["74"]
+        finally:
+            runner.shutdown()
+
+
+ABSTRACT = """import socket
+client = socket.socket(socket.AF_UNIX)
+try:
+    client.connect("\\0{name}")
+    print("connected")
+except OSError as exc:
+    print("abstract", exc.strerror)
+"""
+
+
+@pytest.mark.parametrize("mode, expected", [("auto", "abstract Operation not permitted"), ("off", "connected")])
+def test_abstract_unix_sockets_outside_the_domain_cannot_be_reached(tmp_path: Path, mode: str, expected: str) -> None:
+    name = f"secure-shell-test-{os.getpid()}-{time.monotonic_ns()}"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind("\0" + name)
+    server.listen(1)
+    try:
+        probe = script(tmp_path, "abstract.py", ABSTRACT.format(name=name))
+        result = run(tmp_path, f"python3 {probe}", f"    mode: '{mode}'\n", path_rules=True)
+        assert result.stdout.strip() == expected, result.stderr
+    finally:
+        server.close()

@@ -453,8 +453,11 @@ def detect_host() -> HostSupport:
     if not sys.platform.startswith("linux"):
         return HostSupport(False, 0, False)
     from secure_shell.sandbox.cgroups import pids_control_available
+    from secure_shell.sandbox.host import count_user_processes
 
-    return HostSupport(True, kernel.landlock_abi(), kernel.seccomp_supported(), pids_control_available())
+    pids = pids_control_available()
+    user_processes = count_user_processes(os.getuid()) if pids is None and os.geteuid() != 0 else None
+    return HostSupport(True, kernel.landlock_abi(), kernel.seccomp_supported(), pids, None, user_processes)
 
 
 def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: ShellKind) -> str:
@@ -464,7 +467,9 @@ def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: She
     enforced = enforcement(settings, host, wsl=kind is ShellKind.WSL)
     held = [name for name, on in (("filesystem", enforced.filesystem), ("network denied", enforced.network),
                                   ("signals and sockets scoped", enforced.scoping),
-                                  (f"at most {settings.max_processes} processes", enforced.pids)) if on]
+                                  (f"at most {settings.max_processes} processes", enforced.pids),
+                                  (f"RLIMIT_NPROC {enforced.nproc_limit} for this user",
+                                   enforced.nproc_limit is not None)) if on]
     if settings.network == "allow":
         held.append("network allowed")
     text = f"{settings.mode}: " + (", ".join(held) if held else "nothing enforced")

@@ -244,7 +244,7 @@ class Runner:
                 if not enforced.scoping:
                     ruleset = dataclasses.replace(ruleset, scope=False)
             found = Confinement(ruleset, self.host.landlock_abi, seccomp=enforced.network,
-                                no_new_privs=launcher_in_use() is not None)
+                                no_new_privs=launcher_in_use() is not None, nproc=enforced.nproc_limit)
             self._confinements[key] = found
         return found if found.ruleset is not None or found.seccomp or launcher_in_use() is not None else None
 

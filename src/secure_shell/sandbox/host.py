@@ -30,18 +30,35 @@ class HostSupport:
     seccomp: bool
     pids: PidsControl | None = field(default=None, compare=False)
     launcher_error: str | None = None  # why commands cannot be started through the launcher
+    user_processes: int | None = None  # without a cgroup: this user's processes at start (RLIMIT_NPROC base)
 
     def to_dict(self) -> dict[str, object]:
         return {"linux": self.linux, "landlockAbi": self.landlock_abi, "filesystem": self.landlock_abi >= LANDLOCK_FS_ABI,
                 "tcp": self.landlock_abi >= LANDLOCK_NET_ABI, "scoping": self.landlock_abi >= LANDLOCK_SCOPE_ABI,
-                "seccomp": self.seccomp, "pidsLimit": self.pids.describe() if self.pids else "not available",
+                "seccomp": self.seccomp, "pidsLimit": self.pids.describe() if self.pids else (
+                    "RLIMIT_NPROC (per user)" if self.user_processes is not None else "not available"),
                 "launcher": self.launcher_error or "ok"}
 
 
 def detect() -> HostSupport:
     if not sys.platform.startswith("linux"):
         return HostSupport(False, 0, False)
-    return HostSupport(True, kernel.landlock_abi(), kernel.seccomp_supported(), find_pids_control(os.getpid()))
+    pids = find_pids_control(os.getpid())
+    # Without a cgroup, RLIMIT_NPROC: it counts all of this user's processes and does not bind root.
+    user_processes = count_user_processes(os.getuid()) if pids is None and os.geteuid() != 0 else None
+    return HostSupport(True, kernel.landlock_abi(), kernel.seccomp_supported(), pids, None, user_processes)
+
+
+def count_user_processes(uid: int) -> int:
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if os.stat(entry.path).st_uid == uid:
+                    count += 1
+            except OSError:
+                continue
+    return count
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +71,7 @@ class Enforcement:
     pids: bool
     missing: tuple[str, ...]  # what the settings ask for and this host cannot do
     inside_distribution: bool = False  # WSL: applied in the distribution by its kernel, per command
+    nproc_limit: int | None = None  # RLIMIT_NPROC to set when there is no cgroup (per user)
 
     @property
     def contained(self) -> bool:
@@ -91,6 +109,12 @@ def enforcement(settings: SandboxSettings, host: HostSupport, wsl: bool = False)
     if not scoping:
         missing.append("signal and abstract-socket scoping (Landlock ABI 6)")
     pids = usable and settings.max_processes is not None and host.pids is not None
+    nproc = None
     if settings.max_processes is not None and not pids:
-        missing.append("per-command process limit (no cgroup this server can manage)")
-    return Enforcement(filesystem, network, scoping, pids, tuple(missing))
+        if usable and host.user_processes is not None:
+            nproc = host.user_processes + settings.max_processes
+            missing.append("per-command process limit (no cgroup this server can manage; RLIMIT_NPROC limits "
+                           "this user's processes instead)")
+        else:
+            missing.append("per-command process limit (no cgroup this server can manage)")
+    return Enforcement(filesystem, network, scoping, pids, tuple(missing), nproc_limit=nproc)

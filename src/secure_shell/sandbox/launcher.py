@@ -177,6 +177,8 @@ def _become_command(message: dict[str, Any], program: str, argv: list[str], env:
     step[0] = "limits"
     for name, value in message.get("limits", []):
         resource.setrlimit(getattr(resource, name), (value, value))
+    if message.get("nproc"):
+        resource.setrlimit(resource.RLIMIT_NPROC, (message["nproc"], message["nproc"]))
     step[0] = "cgroup"
     if message.get("cgroup"):
         # os.open, not open(): a file object's allocations would copy pages the child shares.

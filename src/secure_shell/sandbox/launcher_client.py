@@ -42,14 +42,17 @@ class Confinement:
     seccomp: bool = False  # the network filter (sockets other than TCP and unix)
     cgroup: str | None = None  # a cgroup directory to join (its pids limit)
     no_new_privs: bool = True
+    nproc: int | None = None  # RLIMIT_NPROC, where no cgroup can be made
 
     @property
     def applies(self) -> bool:
         """Whether it restricts anything at all."""
-        return self.ruleset is not None or self.seccomp or self.cgroup is not None or self.no_new_privs
+        return (self.ruleset is not None or self.seccomp or self.cgroup is not None or self.no_new_privs
+                or self.nproc is not None)
 
     def to_message(self, ruleset_id: int | None) -> dict[str, Any]:
-        return {"ruleset": ruleset_id, "seccomp": self.seccomp, "cgroup": self.cgroup, "no_new_privs": self.no_new_privs}
+        return {"ruleset": ruleset_id, "seccomp": self.seccomp, "cgroup": self.cgroup, "no_new_privs": self.no_new_privs,
+                "nproc": self.nproc}
 
 
 class Launcher:
