@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
 from tests.places import audit_file, outside, state_env
 from tests.test_executor import processes_named

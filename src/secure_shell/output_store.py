@@ -127,13 +127,16 @@ class Execution:
     error: str | None = None  # set when the server, not the command, failed it (storage)
 
     def summary(self) -> dict[str, object]:
-        return {
+        fields: dict[str, object] = {
             "executionId": self.id, "shell": self.shell, "command": self.command, "cwd": self.cwd,
             "status": self.status, "exitCode": self.exit_code, "timedOut": self.timed_out,
             "startedAt": datetime.fromtimestamp(self.started, timezone.utc).isoformat(),
             "runtimeSeconds": round((self.finished or time.time()) - self.started, 3),
             "totalLines": self.buffer.total_lines, "totalBytes": self.buffer.total_bytes,
-        } | ({"error": self.error} if self.error else {})
+        }
+        if self.error:
+            fields["error"] = self.error
+        return fields
 
 
 @dataclass(slots=True)

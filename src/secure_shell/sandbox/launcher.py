@@ -29,7 +29,7 @@ import signal
 import socket
 import sys
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 from secure_shell import process_tree
 from secure_shell.sandbox import kernel
@@ -228,7 +228,7 @@ def _sweep(tag: str | None, leaders: set[int]) -> int:
     return found
 
 
-def _shutdown(leaders: set[int], control: socket.socket | None = None) -> None:
+def _shutdown(leaders: set[int], control: socket.socket | None = None) -> NoReturn:
     """Kill every command's group and every adoptee, reap them all, answer, and exit."""
     for pid in list(leaders):
         try:
