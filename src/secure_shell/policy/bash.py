@@ -18,7 +18,7 @@ from tree_sitter import Language, Node, Parser
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy import wrappers
-from secure_shell.policy.wrappers import Resolution
+from secure_shell.policy.resolution import Resolution
 from secure_shell.policy.parsed import (
     Failed,
     Finding,
@@ -32,7 +32,7 @@ from secure_shell.policy.parsed import (
     absorb_nested,
     never_raises,
 )
-from secure_shell.policy.syntax_tree import descendants, inside
+from secure_shell.policy.syntax_tree import ascii_mask, descendants, inside
 
 DIALECT = "bash"
 _LANGUAGE = Language(tree_sitter_bash.language())
@@ -134,20 +134,6 @@ def preprocess(source: str) -> str:
     return "".join(out)
 
 
-_NON_ASCII = bytes(range(0x80, 0x100))
-
-
-def ascii_mask(data: bytes) -> bytes:
-    """Every byte of a multi-byte UTF-8 character replaced by `a`, so byte offsets are unchanged.
-
-    tree-sitter-bash's scanner crashes the process on some non-BMP characters next to `{`
-    (`\U000da5e4{\U000c3ab5`, found by the property tests). Outside ASCII nothing is syntax to
-    bash, only word characters, and `a` is one too; values are read from the real bytes.
-    """
-    return data.translate(_MASK)
-
-
-_MASK = bytes.maketrans(_NON_ASCII, b"a" * len(_NON_ASCII))
 
 
 def count_substitutions(source: str) -> int:
@@ -385,9 +371,7 @@ class _Walker:
             self.variables[name] = None
 
     def _dangerous_name(self, name: str, node: Node) -> None:
-        from secure_shell.policy.wrappers import DANGEROUS_VARIABLES
-
-        if name.upper() in DANGEROUS_VARIABLES:
+        if name.upper() in wrappers.DANGEROUS_VARIABLES:
             self.findings.append(Finding(
                 R.DANGEROUS_VARIABLE,
                 f"assigning {name} changes which program runs or runs code of its own",

@@ -26,7 +26,8 @@ from secure_shell.policy.parsed import (
     Word,
     never_raises,
 )
-from secure_shell.policy.wrappers import Inner, PathUse, Refusal, Resolution, Script
+from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script
+from secure_shell.policy.wrappers import DANGEROUS_VARIABLES
 
 DIALECT = "cmd"
 PATHEXT = (".com", ".exe", ".bat", ".cmd", ".vbs", ".vbe", ".js", ".jse", ".wsf", ".wsh", ".msc", ".ps1")
@@ -361,17 +362,11 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
     if key == "cmd":
         return launcher(words, command, DIALECT)
     if key in ("powershell", "pwsh"):
-        from secure_shell.policy import powershell
-
-        return powershell.launcher(words, command)
+        return [Launch("powershell", command, DIALECT, key)]
     if key in ("wsl", "bash", "sh"):
-        from secure_shell.policy import wrappers
-
-        return wrappers.resolve(key, command, "bash")
+        return [Launch("posix", command, DIALECT, key)]
     if key == "git":
-        from secure_shell.policy.git import resolve_git
-
-        return resolve_git(words)
+        return [Launch("git", command, DIALECT, key)]
     if key == "forfiles":
         for i, value in enumerate(values):
             if value is not None and value.lower() == "/c" and i + 1 < len(words):
@@ -384,8 +379,6 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
         name = text.lstrip('"').split("=", 1)[0].strip().lower()
         if name.startswith("/"):
             return []
-        from secure_shell.policy.wrappers import DANGEROUS_VARIABLES
-
         if "=" in text and name.upper() in DANGEROUS_VARIABLES:
             return [Refusal(R.DANGEROUS_VARIABLE, f"set {name} changes which program runs", text)]
         return []

@@ -15,12 +15,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from types import ModuleType
 from typing import Callable, Mapping
 
 import regex
 
-from secure_shell.policy import bash, cmd, powershell
 from secure_shell.policy.arguments import argument_pattern
 from secure_shell.policy import verdict as R
 from secure_shell.policy.operators import blocked_operator_tokens
@@ -37,14 +35,10 @@ from secure_shell.policy.paths import (
 )
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
-from secure_shell.policy.wrappers import Inner, PathUse, Refusal, Script
-from secure_shell.shells import PathDialect, ShellKind
+from secure_shell.policy.registry import DIALECTS, SHELL_DIALECT, launch
+from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script
+from secure_shell.shells import PathDialect
 
-DIALECTS: dict[str, ModuleType] = {"bash": bash, "cmd": cmd, "powershell": powershell}
-SHELL_DIALECT = {
-    ShellKind.BASH: "bash", ShellKind.WSL: "bash", ShellKind.GITBASH: "bash",
-    ShellKind.CMD: "cmd", ShellKind.POWERSHELL: "powershell",
-}
 MAX_NESTED_SCRIPTS = 64
 DYNAMIC_NAME = "<dynamic>"
 
@@ -237,7 +231,7 @@ class _Engine:
                 self.deny(R.UNSUPPORTED_CONSTRUCT, f"{outcome.construct}{where}", outcome.text or text[:80])
             return
         assert isinstance(outcome, Parsed)
-        if dialect == "bash" and self.cross_check is not None and not probe and bash.needs_cross_check(text, outcome):
+        if dialect == "bash" and self.cross_check is not None and not probe and module.needs_cross_check(text, outcome):
             self._cross_check(text, outcome, where)
         if not probe:
             if self.policy.enable_injection_protection:
@@ -258,7 +252,7 @@ class _Engine:
         if result.status == "error":
             kinds = outcome.node_kinds
             first_words = {c.words[0].value for c in outcome.commands if c.words}
-            if kinds & bash.BASHLEX_GAPS or first_words & {"time", "coproc", "select"}:
+            if kinds & DIALECTS["bash"].BASHLEX_GAPS or first_words & {"time", "coproc", "select"}:
                 return  # a construct bashlex does not implement; tree-sitter-bash's reading stands
             self.deny(R.PARSE_FAILED, f"bashlex cannot parse the command: {result.message}{where}", text[:80])
             return
@@ -293,8 +287,7 @@ class _Engine:
         self.commands.append(CommandSeen(key, tuple(w.shown() for w in simple.words), dialect, via))
         self._check_names((key, module.raw_key(first.value)), first.value, dialect, via, probe)
         if probe:
-            resolutions = module.resolve_wrapper(key, simple)
-            for item in resolutions or ():
+            for item in _launched(module.resolve_wrapper(key, simple)):
                 if isinstance(item, Inner):
                     self.command(SimpleCommand(item.words, via=via), dialect, via + (item.label,), depth, True)
             return
@@ -307,7 +300,7 @@ class _Engine:
                 windows_program = bool(re.search(r"\.(exe|com|bat|cmd)$", first.value, re.I))
                 self._check_argument_paths(simple.words[1:], dialect, windows_program,
                                            module.dynamic_arguments_may_be_paths(key))
-        for item in module.resolve_wrapper(key, simple) or ():
+        for item in _launched(module.resolve_wrapper(key, simple)):
             if isinstance(item, Inner):
                 inner = SimpleCommand(item.words, via=via, stdin_text=item.stdin_text, stdin_piped=item.stdin_piped)
                 self.command(inner, dialect, via + (item.label,), depth, False)
@@ -541,3 +534,24 @@ def _path_candidates(value: str, dialect: str) -> list[str]:
     if value.startswith("/") or "/" in value or value in ("..", ".") or looks_like_windows(value):
         candidates.append(value)
     return candidates
+
+
+MAX_LAUNCHES = 8
+
+
+def _launched(resolutions: list[Resolution] | None) -> list[Resolution]:
+    """The resolutions with each Launch replaced by what the launched program runs."""
+    out: list[Resolution] = []
+    pending = list(resolutions or ())
+    rounds = 0
+    while pending:
+        item = pending.pop(0)
+        if isinstance(item, Launch):
+            rounds += 1
+            if rounds > MAX_LAUNCHES:
+                out.append(Refusal(R.TOO_COMPLEX, "programs launching programs nest too deeply to analyse", item.key))
+                break
+            pending[:0] = launch(item)
+        else:
+            out.append(item)
+    return out

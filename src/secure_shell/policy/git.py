@@ -11,7 +11,8 @@ import shlex
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import Word
-from secure_shell.policy.wrappers import Inner, PathUse, Refusal, Resolution, Script, option_scripts
+from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
+from secure_shell.policy.wrappers import option_scripts
 
 GLOBAL_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
                                   "--config-env", "--attr-source", "--list-cmds"})

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from secure_shell.policy.parsed import Word
-from secure_shell.policy.wrappers import PathUse, Resolution, Script
+from secure_shell.policy.resolution import PathUse, Resolution, Script
 
 _LITERAL = re.compile(r"'''(.*?)'''|\"\"\"(.*?)\"\"\"|'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"|`([^`]*)`", re.S)
 MAX_LITERALS = 64

@@ -17,7 +17,6 @@ import tree_sitter_powershell
 from tree_sitter import Language, Node, Parser
 
 from secure_shell.policy import verdict as R
-from secure_shell.policy.bash import ascii_mask
 from secure_shell.policy.parsed import (
     Failed,
     Finding,
@@ -31,9 +30,9 @@ from secure_shell.policy.parsed import (
     absorb_nested,
     never_raises,
 )
-from secure_shell.policy.syntax_tree import descendants, inside
+from secure_shell.policy.syntax_tree import ascii_mask, descendants, inside
 from secure_shell.policy.powershell_names import ALIASES, PURE_METHODS, PURE_TYPES
-from secure_shell.policy.wrappers import Inner, PathUse, Refusal, Resolution, Script
+from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script
 
 DIALECT = "powershell"
 _LANGUAGE = Language(tree_sitter_powershell.language())
@@ -151,7 +150,7 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     # The grammar does not know numeric multipliers (1MB); the value is the same number.
     text = _MULTIPLIER.sub(lambda m: str(int(float(m.group(1)) * _MULTIPLIERS[m.group(2).lower()])), text)
     data = text.encode("utf-8")
-    tree = Parser(_LANGUAGE).parse(ascii_mask(data))  # see bash.ascii_mask: the same guard
+    tree = Parser(_LANGUAGE).parse(ascii_mask(data))  # see syntax_tree.ascii_mask: the same guard
     if tree.root_node.has_error:
         return Failed("syntax error")
     walker = _Walker(data, limits)
@@ -460,17 +459,11 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
     if key in ("powershell", "pwsh", "powershell_ise"):
         return launcher(words, command)
     if key == "cmd":
-        from secure_shell.policy import cmd
-
-        return cmd.launcher(words, command, DIALECT)
+        return [Launch("cmd", command, DIALECT, key)]
     if key in ("wsl", "bash", "sh"):
-        from secure_shell.policy import wrappers
-
-        return wrappers.resolve(key, command, "bash")
+        return [Launch("posix", command, DIALECT, key)]
     if key == "git":
-        from secure_shell.policy.git import resolve_git
-
-        return resolve_git(words)
+        return [Launch("git", command, DIALECT, key)]
     if key == "{scriptblock}":
         return []
     return None

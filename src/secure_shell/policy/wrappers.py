@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Union
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import SimpleCommand, Word
+from secure_shell.policy.inline_code import scan_inline_code
+from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script
 
 # Assigning these changes which program runs, or makes a program run code of its own.
 DANGEROUS_VARIABLES = frozenset({
@@ -42,45 +43,6 @@ PATHLESS_COMMANDS = frozenset({
     "echo", "printf", "true", "false", ":", "test", "[", "expr", "seq", "sleep", "basename", "dirname",
     "which", "type", "date", "uname", "whoami", "id", "hostname", "pwd", "yes", "hash",
 })
-
-
-@dataclass(frozen=True, slots=True)
-class Inner:
-    """The wrapper runs this argv, in the same dialect."""
-
-    words: tuple[Word, ...]
-    label: str
-    stdin_text: str | None = None
-    stdin_piped: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Script:
-    """The wrapper runs this text as a script of `dialect`; text None means it cannot be known."""
-
-    dialect: str
-    text: str | None
-    label: str
-    why_unknown: str = ""
-    probe: bool = False  # a string found in inline code: only blocked names count, parse errors do not
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    rule: str
-    message: str
-    text: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class PathUse:
-    """A word the wrapper uses as a path (env -C DIR, time -o FILE)."""
-
-    word: Word
-    role: str
-
-
-Resolution = Union[Inner, Script, Refusal, PathUse]
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,9 +150,7 @@ def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] 
     if key == "enable" and len(words) > 1:
         return [Refusal(R.SHADOWING, "enable changes which builtins exist", _source_text(words))]
     if key == "git":
-        from secure_shell.policy.git import resolve_git
-
-        return resolve_git(words)
+        return [Launch("git", command, dialect, key)]
     if key in ("npx", "bunx", "pnpx") or (key in ("npm", "pnpm", "yarn") and len(words) > 1 and _value(words[1]) in ("exec", "x", "dlx")):
         return _package_runner(words)
     if key in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
@@ -202,13 +162,9 @@ def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] 
     if key in ("vim", "vi", "nvim", "ex", "view", "vimdiff", "emacs", "nano") :
         return _editor(key, words)
     if key in ("cmd",):
-        from secure_shell.policy import cmd as cmd_dialect
-
-        return cmd_dialect.launcher(words, command, dialect)
+        return [Launch("cmd", command, dialect, key)]
     if key in ("powershell", "pwsh", "powershell_ise"):
-        from secure_shell.policy import powershell
-
-        return powershell.launcher(words, command)
+        return [Launch("powershell", command, dialect, key)]
     if key == "wsl":
         return _wsl(words)
     if key in ("rsync",):
@@ -629,7 +585,6 @@ def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
 
 def _interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
     """Inline interpreter code is opaque, but the shell commands and paths it names are not."""
-    from secure_shell.policy.inline_code import scan_inline_code
 
     for i, word in enumerate(words[1:], start=1):
         value = word.value or ""
