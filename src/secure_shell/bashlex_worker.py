@@ -16,7 +16,7 @@ import threading
 from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from secure_shell.policy.decide import CrossCheckResult
+    from secure_shell.policy.parsed import CrossCheckResult
 
 DEFAULT_DEADLINE = 1.0
 WORKER_MEMORY_LIMIT = 1 << 30
@@ -34,7 +34,7 @@ class BashlexWorker:
 
     def __call__(self, text: str) -> CrossCheckResult:
         from secure_shell.policy.bashlex_names import would_loop
-        from secure_shell.policy.decide import CrossCheckResult
+        from secure_shell.policy.parsed import CrossCheckResult
 
         if would_loop(text):
             # Known not to terminate: answer now instead of burning the deadline and a worker.
@@ -47,7 +47,7 @@ class BashlexWorker:
             self._stop()
 
     def _request(self, text: str) -> CrossCheckResult:
-        from secure_shell.policy.decide import CrossCheckResult
+        from secure_shell.policy.parsed import CrossCheckResult
 
         process = self._ensure()
         assert process.stdin is not None

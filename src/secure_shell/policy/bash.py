@@ -11,6 +11,7 @@ source text: `\\rm`, `r''m` and `$'\\x72m'` are all `rm`; `$CMD`, `$(echo rm)`, 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Iterator
 
 import tree_sitter_bash
@@ -20,6 +21,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy import wrappers
 from secure_shell.policy.resolution import Resolution
 from secure_shell.policy.parsed import (
+    CrossCheck,
     Failed,
     Finding,
     Limits,
@@ -174,6 +176,32 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
 
 parse = never_raises(_parse)
 parse.__doc__ = "Parse bash text into every simple command it would run; never raises."
+
+
+DYNAMIC_NAME = "<dynamic>"
+
+
+def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[Finding]:
+    """The second grammar's verdict on a text tree-sitter read: bashlex must not find a command the
+    walker missed. Plain text that every grammar reads alike is not sent."""
+    if cross_check is None or not needs_cross_check(source, parsed):
+        return []
+    result = cross_check(source)
+    if result.status == "timeout":
+        return [Finding(R.PARSE_TIMEOUT, "bashlex did not finish parsing in time", source[:80])]
+    if result.status == "error":
+        first_words = {c.words[0].value for c in parsed.commands if c.words}
+        if parsed.node_kinds & BASHLEX_GAPS or first_words & {"time", "coproc", "select"}:
+            return []  # a construct bashlex does not implement; tree-sitter-bash's reading stands
+        return [Finding(R.PARSE_FAILED, f"bashlex cannot parse the command: {result.message}", source[:80])]
+    ours = Counter((c.words[0].value if c.words[0].value is not None else DYNAMIC_NAME)
+                   for c in parsed.commands if c.words and c.words[0].source)
+    missed = Counter(result.names) - ours
+    if missed:
+        return [Finding(R.PARSERS_DISAGREE,
+                        f"the two bash grammars disagree about which commands run ({', '.join(sorted(missed))})",
+                        source[:80])]
+    return []
 
 
 def needs_cross_check(source: str, parsed: Parsed) -> bool:

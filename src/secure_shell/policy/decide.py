@@ -12,7 +12,6 @@ import fnmatch
 import ntpath
 import posixpath
 import re
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Mapping
@@ -22,7 +21,16 @@ import regex
 from secure_shell.policy.arguments import argument_pattern
 from secure_shell.policy import verdict as R
 from secure_shell.policy.operators import blocked_operator_tokens
-from secure_shell.policy.parsed import Failed, Limits, Parsed, SimpleCommand, Unsupported, Word
+from secure_shell.policy.parsed import (  # noqa: F401 - CrossCheckResult: the name callers import from here
+    CrossCheck,
+    CrossCheckResult,
+    Failed,
+    Limits,
+    Parsed,
+    SimpleCommand,
+    Unsupported,
+    Word,
+)
 from secure_shell.policy.paths import (
     PathSyntaxError,
     gitbash_to_windows,
@@ -40,7 +48,6 @@ from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Reso
 from secure_shell.shells import PathDialect
 
 MAX_NESTED_SCRIPTS = 64
-DYNAMIC_NAME = "<dynamic>"
 
 POSIX_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/random",
                            "/dev/urandom", "/dev/tty", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2"})
@@ -58,16 +65,6 @@ DIRECTORY_CHANGERS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class CrossCheckResult:
-    """bashlex's reading of a bash text: the command names it found, or why it could not."""
-
-    status: str  # "ok", "error", "timeout"
-    names: tuple[str, ...] = ()
-    message: str = ""
-
-
-CrossCheck = Callable[[str], CrossCheckResult]
 Realpath = Callable[[str], str]
 
 
@@ -231,9 +228,9 @@ class _Engine:
                 self.deny(R.UNSUPPORTED_CONSTRUCT, f"{outcome.construct}{where}", outcome.text or text[:80])
             return
         assert isinstance(outcome, Parsed)
-        if dialect == "bash" and self.cross_check is not None and not probe and module.needs_cross_check(text, outcome):
-            self._cross_check(text, outcome, where)
         if not probe:
+            for finding in module.review(text, outcome, self.cross_check):
+                self.deny(finding.rule, finding.message + where, finding.text)
             if self.policy.enable_injection_protection:
                 for operator in sorted(outcome.operators & self.blocked_tokens):
                     shown = "newline" if operator == "\n" else operator
@@ -242,30 +239,6 @@ class _Engine:
                 self.deny(finding.rule, finding.message + where, finding.text)
         for simple in module.simple_commands(outcome):
             self.command(simple, dialect, via + simple.via, depth, probe)
-
-    def _cross_check(self, text: str, outcome: Parsed, where: str) -> None:
-        assert self.cross_check is not None
-        result = self.cross_check(text)
-        if result.status == "timeout":
-            self.deny(R.PARSE_TIMEOUT, f"bashlex did not finish parsing in time{where}", text[:80])
-            return
-        if result.status == "error":
-            kinds = outcome.node_kinds
-            first_words = {c.words[0].value for c in outcome.commands if c.words}
-            if kinds & DIALECTS["bash"].BASHLEX_GAPS or first_words & {"time", "coproc", "select"}:
-                return  # a construct bashlex does not implement; tree-sitter-bash's reading stands
-            self.deny(R.PARSE_FAILED, f"bashlex cannot parse the command: {result.message}{where}", text[:80])
-            return
-        ours = Counter(
-            (c.words[0].value if c.words[0].value is not None else DYNAMIC_NAME)
-            for c in outcome.commands if c.words and c.words[0].source
-        )
-        theirs = Counter(result.names)
-        missed = theirs - ours
-        if missed:
-            self.deny(R.PARSERS_DISAGREE,
-                      f"the two bash grammars disagree about which commands run ({', '.join(sorted(missed))}){where}",
-                      text[:80])
 
     # --- simple commands ---------------------------------------------------------------------
 

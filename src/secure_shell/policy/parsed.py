@@ -56,6 +56,19 @@ class SimpleCommand:
 
 
 @dataclass(frozen=True, slots=True)
+class CrossCheckResult:
+    """A second grammar's reading of a text (bashlex for bash): the command names it found, or why
+    it could not."""
+
+    status: str  # "ok", "error", "timeout"
+    names: tuple[str, ...] = ()
+    message: str = ""
+
+
+CrossCheck = Callable[[str], CrossCheckResult]
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """Something the parser saw that is a denial on its own (an unsupported construct, ...)."""
 

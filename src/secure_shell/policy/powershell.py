@@ -18,6 +18,7 @@ from tree_sitter import Language, Node, Parser
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import (
+    CrossCheck,
     Failed,
     Finding,
     Limits,
@@ -437,6 +438,11 @@ def _subexpressions(text: str) -> list[str]:
 
 
 # --- wrappers ------------------------------------------------------------------------------
+
+
+def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[Finding]:
+    """No second grammar reads this dialect."""
+    return []
 
 
 def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:

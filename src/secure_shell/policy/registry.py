@@ -7,14 +7,13 @@ A dialect that meets `cmd`, `powershell`, `bash`/`sh`/`wsl` or `git` in a comman
 
 from __future__ import annotations
 
-from types import ModuleType
-
 from secure_shell.policy import bash, cmd, powershell, wrappers
+from secure_shell.policy.dialect import Dialect
 from secure_shell.policy.git import resolve_git
 from secure_shell.policy.resolution import Launch, Resolution
 from secure_shell.shells import ShellKind
 
-DIALECTS: dict[str, ModuleType] = {"bash": bash, "cmd": cmd, "powershell": powershell}
+DIALECTS: dict[str, Dialect] = {"bash": bash, "cmd": cmd, "powershell": powershell}
 SHELL_DIALECT = {
     ShellKind.BASH: "bash", ShellKind.WSL: "bash", ShellKind.GITBASH: "bash",
     ShellKind.CMD: "cmd", ShellKind.POWERSHELL: "powershell",

@@ -1,0 +1,39 @@
+"""What every dialect module (bash.py, cmd.py, powershell.py) provides to the engine.
+
+The engine reaches a dialect only through this interface, by name, from the registry; a dialect
+module satisfies it with module-level names (a module is a Protocol implementation for mypy).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from secure_shell.policy.parsed import CrossCheck, Finding, Limits, ParseOutcome, Parsed, SimpleCommand
+from secure_shell.policy.resolution import Resolution
+
+
+class Dialect(Protocol):
+    DIALECT: str
+    # Commands whose arguments are text, never files: path rules do not apply to them.
+    PATHLESS_COMMANDS: frozenset[str]
+
+    def parse(self, source: str, limits: Limits) -> ParseOutcome:
+        """Never raises: a grammar's failure or a deadline is a Failed outcome."""
+
+    def review(self, source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[Finding]:
+        """Denials a second reading of the text adds (bash's bashlex cross-check); none elsewhere."""
+
+    def simple_commands(self, parsed: Parsed) -> tuple[SimpleCommand, ...]:
+        """Every command the shell would run, nested ones included."""
+
+    def command_key(self, word: str) -> str:
+        """The name rules match: basename, without .exe/.cmd/.bat/.com, case-folded where the OS folds."""
+
+    def raw_key(self, word: str) -> str:
+        """The name as written, for rules that name a path."""
+
+    def resolve_wrapper(self, key: str, command: SimpleCommand) -> list[Resolution] | None:
+        """What a program that runs programs runs (None: it runs nothing else)."""
+
+    def dynamic_arguments_may_be_paths(self, key: str) -> bool:
+        """Whether a run-time value among this command's arguments may be a path."""
