@@ -50,10 +50,12 @@ def texts(tokens: list[str]) -> st.SearchStrategy[list[str]]:
 
 
 def only_allow_or_deny(verdict: Verdict, started: tuple[float, float]) -> None:
+    """A verdict, never an exception, within the CPU budget of this thread (other threads of the test
+    process, busy with their own work, are not charged to the input)."""
     assert isinstance(verdict, Verdict)
     assert verdict.decision in (Decision.ALLOW, Decision.DENY)
     assert verdict.reasons
-    assert time.process_time() - started[0] < CPU_DEADLINE
+    assert time.thread_time() - started[0] < CPU_DEADLINE
     assert time.monotonic() - started[1] < WALL_DEADLINE
 
 
@@ -66,7 +68,7 @@ WORKER = BashlexWorker()
 @given(texts(BASH_TOKENS))
 def test_bash_never_raises_or_hangs(batch: list[str]) -> None:
     for text in batch:
-        started = (time.process_time(), time.monotonic())
+        started = (time.thread_time(), time.monotonic())
         only_allow_or_deny(decide(text, policy_for("bash"), cwd_for("bash"), ENV, cross_check=WORKER), started)
 
 
@@ -74,7 +76,7 @@ def test_bash_never_raises_or_hangs(batch: list[str]) -> None:
 @given(texts(CMD_TOKENS))
 def test_cmd_never_raises_or_hangs(batch: list[str]) -> None:
     for text in batch:
-        started = (time.process_time(), time.monotonic())
+        started = (time.thread_time(), time.monotonic())
         only_allow_or_deny(decide(text, policy_for("cmd"), cwd_for("cmd"), ENV), started)
 
 
@@ -82,5 +84,5 @@ def test_cmd_never_raises_or_hangs(batch: list[str]) -> None:
 @given(texts(PS_TOKENS))
 def test_powershell_never_raises_or_hangs(batch: list[str]) -> None:
     for text in batch:
-        started = (time.process_time(), time.monotonic())
+        started = (time.thread_time(), time.monotonic())
         only_allow_or_deny(decide(text, policy_for("powershell"), cwd_for("powershell"), ENV), started)
