@@ -34,6 +34,7 @@ from secure_shell.policy.parsed import (
     absorb_nested,
     never_raises,
 )
+from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.syntax_tree import ascii_mask, descendants, inside
 
 DIALECT = "bash"
@@ -93,6 +94,14 @@ def command_key(word: str) -> str:
 
 
 PATHLESS_COMMANDS = wrappers.PATHLESS_COMMANDS
+# Their arguments are scripts, checked in the script's own dialect, not paths.
+SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "eval", "trap", "bash", "sh", "dash", "zsh", "ksh"})
+DIRECTORY_CHANGERS = {"cd": "cd", "pushd": "pushd", "popd": "popd"}
+DASHED_WORDS_MAY_BE_PATHS = False  # `-x` is an option
+
+
+def looks_like_path(value: str) -> bool:
+    return value.startswith("/") or "/" in value or value in ("..", ".") or looks_like_windows(value)
 
 
 def dynamic_arguments_may_be_paths(key: str) -> bool:

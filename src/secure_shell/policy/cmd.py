@@ -39,6 +39,18 @@ INTERNAL = frozenset(
 )
 # Their arguments are text, never files (`type` is not here: in cmd it prints a file).
 PATHLESS_COMMANDS = frozenset({"echo", "rem", "title", "color", "ver", "cls", "whoami", "hostname", "where", "pause"})
+# Their arguments are scripts, checked in the script's own dialect, not paths.
+SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "bash", "sh", "for", "if", "call", "start"})
+DIRECTORY_CHANGERS = {"cd": "cd", "chdir": "cd", "pushd": "pushd", "popd": "popd"}
+DASHED_WORDS_MAY_BE_PATHS = True  # cmd's switches start with `/`; `-x` may be a file name
+
+
+def looks_like_path(value: str) -> bool:
+    if value.startswith("/"):
+        return False  # a switch
+    return "\\" in value or bool(re.match(r"^[A-Za-z]:", value)) or value in ("..", ".") or ":" in value[2:]
+
+
 # Internal commands with two names: a rule for one is a rule for both.
 SYNONYMS = {"erase": "del", "rmdir": "rd", "mkdir": "md", "rename": "ren", "chdir": "cd"}
 _VAR = re.compile(r"%([^%\s=:]+(?::[^%]*)?)%|%%|%[0-9*]|%~[a-zA-Z]*[0-9]")

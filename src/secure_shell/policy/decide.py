@@ -32,6 +32,7 @@ from secure_shell.policy.parsed import (  # noqa: F401 - CrossCheckResult: the n
     Word,
 )
 from secure_shell.policy.paths import (
+    PROVIDER_PATH,
     PathSyntaxError,
     gitbash_to_windows,
     is_within_posix,
@@ -43,6 +44,7 @@ from secure_shell.policy.paths import (
 )
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
+from secure_shell.policy.dialect import Dialect
 from secure_shell.policy.registry import DIALECTS, SHELL_DIALECT, launch
 from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script
 from secure_shell.shells import PathDialect
@@ -52,17 +54,9 @@ MAX_NESTED_SCRIPTS = 64
 POSIX_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/random",
                            "/dev/urandom", "/dev/tty", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2"})
 WINDOWS_DEVICES = frozenset({"nul", "nul:", "con", "con:", "$null", "\\\\.\\nul"})
-PROVIDER_PATH = re.compile(r"^(hklm|hkcu|hkcr|hku|hkcc|registry|cert|wsman|function|alias|variable)::?", re.I)
 URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # Options whose value is prose (commit messages, titles): a run-time value there is not a path.
 TEXT_OPTIONS = frozenset({"-m", "--message", "--body", "--title", "--description", "--notes", "--subject", "--comment"})
-# Their arguments are scripts, checked in the script's own dialect, not paths.
-LAUNCHERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "eval", "trap", "bash", "sh", "dash", "zsh", "ksh",
-                       "invoke-expression", "for", "if", "call", "start"})
-DIRECTORY_CHANGERS = {
-    "cd": "cd", "chdir": "cd", "pushd": "pushd", "popd": "popd", "set-location": "cd",
-    "push-location": "pushd", "pop-location": "popd",
-}
 
 
 Realpath = Callable[[str], str]
@@ -266,10 +260,10 @@ class _Engine:
             return
         self._check_arguments(simple.words[1:], via)
         if self.policy.restrict_working_directory:
-            changer = DIRECTORY_CHANGERS.get(key)
+            changer = module.DIRECTORY_CHANGERS.get(key)
             if changer is not None:
                 self._change_directory(changer, simple.words[1:], dialect)
-            elif key not in module.PATHLESS_COMMANDS and key not in LAUNCHERS:
+            elif key not in module.PATHLESS_COMMANDS and key not in module.SCRIPT_RUNNERS:
                 windows_program = bool(re.search(r"\.(exe|com|bat|cmd)$", first.value, re.I))
                 self._check_argument_paths(simple.words[1:], dialect, windows_program,
                                            module.dynamic_arguments_may_be_paths(key))
@@ -332,7 +326,7 @@ class _Engine:
                 continue
             if windows_program and re.fullmatch(r"/[A-Za-z?][\w:?.-]*", word.value):
                 continue  # a switch of a Windows program started from bash (ipconfig.exe /all)
-            for candidate in _path_candidates(word.value, dialect):
+            for candidate in _path_candidates(word.value, DIALECTS[dialect]):
                 self.check_path(Word(candidate, candidate), "argument")
 
     def _change_directory(self, kind: str, args: tuple[Word, ...], dialect: str) -> None:
@@ -483,30 +477,15 @@ def _argument_blocked(text: str, matchers: tuple[tuple[str, regex.Pattern[str] |
     return False
 
 
-def _path_candidates(value: str, dialect: str) -> list[str]:
-    """The parts of an argument that name a file: the word itself, or an `--opt=VALUE` value."""
-    candidates = []
+def _path_candidates(value: str, dialect: Dialect) -> list[str]:
+    """The part of an argument that names a file, if any: the word itself, or an `--opt=VALUE` value."""
     if value.startswith("-") and "=" in value:
         value = value.split("=", 1)[1]
-    elif value.startswith("-") and dialect != "cmd":
+    elif value.startswith("-") and not dialect.DASHED_WORDS_MAY_BE_PATHS:
         return []
     if not value or URL.match(value) or re.match(r"^[\w.-]+@[\w.-]+:", value):
         return []
-    if dialect == "cmd":
-        if value.startswith("/"):
-            return []  # a switch
-        if "\\" in value or re.match(r"^[A-Za-z]:", value) or value in ("..", ".") or ":" in value[2:]:
-            candidates.append(value)
-        return candidates
-    if dialect == "powershell":
-        if "\\" in value or "/" in value or re.match(r"^[A-Za-z]:", value) or value in ("..", "~") or value.startswith("~"):
-            candidates.append(value)
-        elif PROVIDER_PATH.match(value):
-            candidates.append(value)
-        return candidates
-    if value.startswith("/") or "/" in value or value in ("..", ".") or looks_like_windows(value):
-        candidates.append(value)
-    return candidates
+    return [value] if dialect.looks_like_path(value) else []
 
 
 MAX_LAUNCHES = 8

@@ -16,6 +16,15 @@ class Dialect(Protocol):
     DIALECT: str
     # Commands whose arguments are text, never files: path rules do not apply to them.
     PATHLESS_COMMANDS: frozenset[str]
+    # Commands whose arguments are scripts, checked in the script's own dialect, not as paths.
+    SCRIPT_RUNNERS: frozenset[str]
+    # Command keys that change the directory: "cd", "pushd" or "popd".
+    DIRECTORY_CHANGERS: dict[str, str]
+    # Whether a word starting with `-` (and no `=`) may be a file rather than an option.
+    DASHED_WORDS_MAY_BE_PATHS: bool
+
+    def looks_like_path(self, value: str) -> bool:
+        """Whether an argument word names a file in this dialect (rather than being a switch or text)."""
 
     def parse(self, source: str, limits: Limits) -> ParseOutcome:
         """Never raises: a grammar's failure or a deadline is a Failed outcome."""

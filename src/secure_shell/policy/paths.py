@@ -38,6 +38,10 @@ class ExpressedPath:
     skipped_because: str | None = None
 
 
+# PowerShell provider paths (registry, certificates, variables ...): names, but not of files.
+PROVIDER_PATH = re.compile(r"^(hklm|hkcu|hkcr|hku|hkcc|registry|cert|wsman|function|alias|variable)::?", re.I)
+
+
 def looks_like_windows(text: str) -> bool:
     """A drive (`C:\\x`, `C:`, `C:x`), UNC or device path: it has one meaning only on Windows."""
     return bool(_DRIVE_ABS.match(text) or _DRIVE_RELATIVE.match(text) or _UNC.match(text)) or text.startswith(

@@ -31,6 +31,7 @@ from secure_shell.policy.parsed import (
     absorb_nested,
     never_raises,
 )
+from secure_shell.policy.paths import PROVIDER_PATH
 from secure_shell.policy.syntax_tree import ascii_mask, descendants, inside
 from secure_shell.policy.powershell_names import ALIASES, PURE_METHODS, PURE_TYPES
 from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script
@@ -89,6 +90,18 @@ CHAIN = frozenset({
 # Their arguments are text, never files.
 PATHLESS_COMMANDS = frozenset({"write-output", "write-host", "write-verbose", "write-warning", "write-debug",
                                "write-information", "write-error", "get-date", "start-sleep", "get-command"})
+# Their arguments are scripts, checked in the script's own dialect, not paths.
+SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "bash", "sh", "invoke-expression", "start"})
+DIRECTORY_CHANGERS = {"cd": "cd", "chdir": "cd", "set-location": "cd", "pushd": "pushd", "push-location": "pushd",
+                      "popd": "popd", "pop-location": "popd"}
+DASHED_WORDS_MAY_BE_PATHS = False  # `-Name` is a parameter
+
+
+def looks_like_path(value: str) -> bool:
+    return ("\\" in value or "/" in value or bool(re.match(r"^[A-Za-z]:", value)) or value in ("..", "~")
+            or value.startswith("~") or bool(PROVIDER_PATH.match(value)))
+
+
 _MULTIPLIERS = {"kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40, "pb": 1 << 50}
 _MULTIPLIER = re.compile(r"(?<![\w$.`-])(\d+(?:\.\d+)?)(kb|mb|gb|tb|pb)\b", re.IGNORECASE)
 # Nouns and verbs of cmdlets that take file paths: a run-time value there may name any file.
