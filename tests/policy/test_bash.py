@@ -24,6 +24,24 @@ DENIED = [
     ("(rm x)", B),
     ("( ( rm x ) )", B),
     ("{ ls; rm x; } > out.txt", B),
+    # a compound command after `!`, `time` or `coproc`: the grammar reads `{` as a command name
+    ("! { rm x; }", X),
+    ("time { rm x; }", X),
+    ("coproc { rm x; }", X),
+    ("coproc worker { rm x; }", X),
+    ("! ( rm x )", B),
+    # redirections attached to a compound command are checked like a simple command's
+    ("{ echo x; } > /etc/out", P),
+    ("( echo x ) > /etc/out", P),
+    ("for i in 1; do echo; done > /etc/out", P),
+    ("if true; then echo; fi > /etc/out", P),
+    ("while false; do :; done < /etc/shadow", P),
+    ("until true; do :; done > /etc/out", P),
+    ("case x in x) echo;; esac > /etc/out", P),
+    ("f() { echo; } > /etc/out", P),
+    ("[[ -f x ]] > /etc/out", P),
+    ("(( 1 )) > /etc/out", P),
+    ("{ echo x; } 2>&1 > ../out", P),
     # substitutions
     ("echo $(rm x)", B),
     ("echo `rm x`", B),
@@ -313,6 +331,15 @@ DENIED = [
 ]
 
 ALLOWED = [
+    # twins of the compound rows above: inside the project, and plain negation and timing
+    "{ echo x; } > out.txt",
+    "( echo x ) > out.txt",
+    "for i in 1 2; do echo $i; done > out.txt",
+    "while false; do :; done < in.txt",
+    "f() { echo; } > out.txt",
+    "{ echo x; } 2>&1 > out.txt",
+    "! true",
+    "time ls",
     "ls -la",
     "ls",
     "pwd",

@@ -65,6 +65,10 @@ DELETES = [
     ("echo 'rm victim.txt' | bash", "nested-script-unreadable"),
     ("eval \"$(echo rm) victim.txt\"", "nested-script-unreadable"),
     ("python3 -c 'import os; os.system(\"rm victim.txt\")'", "blocked-command"),
+    # a compound command after `!`, `time` or `coproc`, which tree-sitter-bash reads as a command named `{`
+    ("! { rm victim.txt; }", "unsupported-construct"),
+    ("time { rm victim.txt; }", "unsupported-construct"),
+    ("coproc { rm victim.txt; }; wait", "unsupported-construct"),
 ]
 WRITES = [
     ("echo x > ../outside/written.txt", "path-outside-allowed"),
@@ -72,6 +76,16 @@ WRITES = [
     ("cd ../outside; touch written.txt", "path-outside-allowed"),
     ("cp victim.txt ../outside/written.txt", "path-outside-allowed"),
     ("tee ../outside/written.txt < victim.txt", "path-outside-allowed"),
+    # redirections attached to a compound command apply to all of it
+    ("{ echo x; } > ../outside/written.txt", "path-outside-allowed"),
+    ("( echo x ) > ../outside/written.txt", "path-outside-allowed"),
+    ("for i in 1; do echo x; done > ../outside/written.txt", "path-outside-allowed"),
+    ("if true; then echo x; fi > ../outside/written.txt", "path-outside-allowed"),
+    ("while true; do echo x; break; done > ../outside/written.txt", "path-outside-allowed"),
+    ("case a in a) echo x;; esac > ../outside/written.txt", "path-outside-allowed"),
+    ("[[ -f victim.txt ]] > ../outside/written.txt", "path-outside-allowed"),
+    ("(( 1 )) > ../outside/written.txt", "path-outside-allowed"),
+    ("f() { echo x; } > ../outside/written.txt; f", "path-outside-allowed"),
 ]
 
 

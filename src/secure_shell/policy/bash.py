@@ -19,7 +19,7 @@ from tree_sitter import Language, Node, Parser
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy import wrappers
-from secure_shell.policy.resolution import Resolution
+from secure_shell.policy.resolution import Refusal, Resolution
 from secure_shell.policy.parsed import (
     CrossCheck,
     Failed,
@@ -155,8 +155,23 @@ def simple_commands(parsed: Parsed) -> tuple[SimpleCommand, ...]:
     return parsed.commands
 
 
+# Shell keywords. tree-sitter-bash reads some compound commands after `!`, `time` or `coproc` as a
+# command named `{` (`! { rm x; }` is the command `{` with arguments `rm`, `x;`): a keyword where a
+# command name should be means the grammar misread the text, so the construct is refused.
+RESERVED_WORDS = frozenset({"{", "}", "!", "case", "do", "done", "elif", "else", "esac", "fi", "for", "function",
+                            "if", "in", "select", "then", "until", "while", "[[", "]]"})
+COMPOUND_OPENERS = frozenset({"{", "(", "((", "[[", "if", "for", "while", "until", "case", "select"})
+
+
 def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:
     """What a wrapper (env, xargs, bash -c, find -exec, git -c alias...) runs."""
+    if key in RESERVED_WORDS:
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, f"the keyword {key!r} stands where a command name should: the "
+                        "grammar cannot read this construct reliably (write the compound command on its own)",
+                        " ".join(w.source for w in command.words)[:80])]
+    if key == "coproc" and any(w.value in COMPOUND_OPENERS for w in command.words[1:3]):
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "coproc with a compound command is not modelled",
+                        " ".join(w.source for w in command.words)[:80])]
     return wrappers.resolve(key, command, DIALECT)
 
 
@@ -287,6 +302,8 @@ class _Walker:
                 self._arithmetic(node)
             elif kind == "file_redirect":
                 self._redirect_operator(node)
+            if kind in ("redirected_statement", "function_definition"):
+                self._compound_redirects(node, via)
             elif kind == "heredoc_redirect":
                 self.operators.add("<<")
             elif kind == "herestring_redirect":
@@ -352,6 +369,17 @@ class _Walker:
         self.commands.append(
             SimpleCommand(tuple(words), tuple(redirects), tuple(assignments), via, stdin_text, stdin_piped)
         )
+
+    def _compound_redirects(self, node: Node, via: tuple[str, ...]) -> None:
+        """Redirections attached to a compound command (`{ ...; } > f`, a loop `< f`, a function
+        definition's `> f`) apply to everything inside it: they are checked as a command of their
+        own, with no words. A simple command's own redirections are collected with it (_command)."""
+        body = node.child_by_field_name("body")
+        if node.type == "redirected_statement" and body is not None and body.type == "command":
+            return
+        redirects = [self._redirect(child, []) for child in node.children_by_field_name("redirect")]
+        if redirects:
+            self.commands.append(SimpleCommand((), tuple(redirects), (), via))
 
     def _piped(self, node: Node) -> bool:
         """True when an earlier command of the same pipeline feeds this one."""
