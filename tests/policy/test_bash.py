@@ -30,6 +30,9 @@ DENIED = [
     ("coproc { rm x; }", X),
     ("coproc worker { rm x; }", X),
     ("! ( rm x )", B),
+    # a redirection after a list (tree-sitter-bash attaches it to the list, and it used to be lost)
+    ("true && echo x > /etc/out", P),
+    ("ls || echo x >> /etc/out", P),
     # redirections attached to a compound command are checked like a simple command's
     ("{ echo x; } > /etc/out", P),
     ("( echo x ) > /etc/out", P),
@@ -332,6 +335,7 @@ DENIED = [
 
 ALLOWED = [
     # twins of the compound rows above: inside the project, and plain negation and timing
+    "true && echo x > out.txt",
     "{ echo x; } > out.txt",
     "( echo x ) > out.txt",
     "for i in 1 2; do echo $i; done > out.txt",

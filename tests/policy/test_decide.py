@@ -152,3 +152,15 @@ def test_ask_commands_give_an_ask_verdict_that_confirmation_lifts() -> None:
     both = decide("git push; sudo ls", policy, cwd_for("bash"), ENV)
     assert both.decision is Decision.DENY and both.rules == ("ask-command", "blocked-command")
     assert decide("echo git", policy, cwd_for("bash"), ENV).allowed
+
+
+def test_with_path_rules_off_redirect_targets_are_not_checked() -> None:
+    """restrictWorkingDirectory: false turns every path rule off, redirections included: a target
+    from a variable (`> $t`) is no reason to refuse then."""
+    from tests.policy.conftest import build_config
+    from secure_shell.shells import ShellKind
+
+    policy = build_config(security__restrictWorkingDirectory=False).shells[ShellKind.BASH]
+    assert decide("t=$(mktemp) && echo x > $t && cat $t", policy, "/home/u/proj", {}).allowed
+    strict = build_config().shells[ShellKind.BASH]
+    assert "path-unresolvable" in decide("t=$(mktemp) && echo x > $t", strict, "/home/u/proj", {}).rules

@@ -76,6 +76,9 @@ WRITES = [
     ("cd ../outside; touch written.txt", "path-outside-allowed"),
     ("cp victim.txt ../outside/written.txt", "path-outside-allowed"),
     ("tee ../outside/written.txt < victim.txt", "path-outside-allowed"),
+    # a redirection after a list: tree-sitter-bash attaches it to the whole list, bash to the last command
+    ("true && echo x > ../outside/written.txt", "path-outside-allowed"),
+    ("ls; true && echo x > ../outside/written.txt", "path-outside-allowed"),
     # redirections attached to a compound command apply to all of it
     ("{ echo x; } > ../outside/written.txt", "path-outside-allowed"),
     ("( echo x ) > ../outside/written.txt", "path-outside-allowed"),

@@ -238,7 +238,7 @@ class _Engine:
 
     def command(self, simple: SimpleCommand, dialect: str, via: tuple[str, ...], depth: int, probe: bool) -> None:
         module = DIALECTS[dialect]
-        if not probe:
+        if not probe and self.policy.restrict_working_directory:  # path rules off: no target is checked
             for redirect in simple.redirects:
                 if redirect.target is not None:
                     self.check_path(redirect.target, f"redirect {redirect.operator}")
