@@ -30,6 +30,12 @@ DENIED = [
     ("coproc { rm x; }", X),
     ("coproc worker { rm x; }", X),
     ("! ( rm x )", B),
+    # brace expansion: each word it makes is a path to check
+    ("cat {a,../x}/f", P),
+    ("cp x {.,/etc}/y", P),
+    ("cat {a,{b,../c}}/f", P),
+    ("cat --file={a,/etc/passwd}", P),
+    ("cat {1,2,3,4,5,6,7,8}{1,2,3,4,5,6,7,8}{1,2}/x", U),
     # a redirection after a list (tree-sitter-bash attaches it to the list, and it used to be lost)
     ("true && echo x > /etc/out", P),
     ("ls || echo x >> /etc/out", P),
@@ -334,6 +340,11 @@ DENIED = [
 ]
 
 ALLOWED = [
+    # twins of the brace rows: every word inside the project, or not a path
+    "cat {a,b}/f",
+    "mkdir -p src/{lib,test}",
+    "echo {a,../x}",
+    "git log --format={a,b}",
     # twins of the compound rows above: inside the project, and plain negation and timing
     "true && echo x > out.txt",
     "{ echo x; } > out.txt",

@@ -79,6 +79,9 @@ WRITES = [
     # a redirection after a list: tree-sitter-bash attaches it to the whole list, bash to the last command
     ("true && echo x > ../outside/written.txt", "path-outside-allowed"),
     ("ls; true && echo x > ../outside/written.txt", "path-outside-allowed"),
+    # brace expansion makes more words of one argument than the text shows
+    ("tee {a,../outside/written.txt} < victim.txt", "path-outside-allowed"),
+    ("touch {a,../outside/written.txt}", "path-outside-allowed"),
     # redirections attached to a compound command apply to all of it
     ("{ echo x; } > ../outside/written.txt", "path-outside-allowed"),
     ("( echo x ) > ../outside/written.txt", "path-outside-allowed"),

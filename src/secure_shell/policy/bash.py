@@ -104,6 +104,51 @@ def looks_like_path(value: str) -> bool:
     return value.startswith("/") or "/" in value or value in ("..", ".") or looks_like_windows(value)
 
 
+MAX_BRACE_WORDS = 64
+
+
+def path_words(value: str) -> list[str] | None:
+    """The words brace expansion makes of an argument (`cat {a,../x}/f` reads `a/f` and `../x/f`);
+    None past MAX_BRACE_WORDS. Quoting is gone from a value, so a quoted `{a,b}` is expanded too:
+    more candidates to check, never fewer."""
+    done: list[str] = []
+    pending = [value]
+    while pending:
+        text = pending.pop()
+        found = _brace_list(text)
+        if found is None:
+            done.append(text)
+        else:
+            start, end, alternatives = found
+            pending.extend(text[:start] + alternative + text[end + 1:] for alternative in alternatives)
+        if len(done) + len(pending) > MAX_BRACE_WORDS:
+            return None
+    return done
+
+
+def _brace_list(text: str) -> tuple[int, int, list[str]] | None:
+    """The first `{x,y,...}` of `text` (not `${`): its braces' positions and its alternatives."""
+    for start, char in enumerate(text):
+        if char != "{" or (start > 0 and text[start - 1] == "$"):
+            continue
+        depth, commas = 0, []
+        for end in range(start, len(text)):
+            if text[end] == "{":
+                depth += 1
+            elif text[end] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif text[end] == "," and depth == 1:
+                commas.append(end)
+        else:
+            return None  # unmatched: no expansion from here on
+        if commas:
+            cuts = [start, *commas, end]
+            return start, end, [text[a + 1:b] for a, b in zip(cuts, cuts[1:])]
+    return None
+
+
 def dynamic_arguments_may_be_paths(key: str) -> bool:
     return key not in PATHLESS_COMMANDS
 

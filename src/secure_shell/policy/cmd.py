@@ -45,6 +45,11 @@ DIRECTORY_CHANGERS = {"cd": "cd", "chdir": "cd", "pushd": "pushd", "popd": "popd
 DASHED_WORDS_MAY_BE_PATHS = True  # cmd's switches start with `/`; `-x` may be a file name
 
 
+def path_words(value: str) -> list[str] | None:
+    """No brace expansion in this dialect: the argument is the one word."""
+    return [value]
+
+
 def looks_like_path(value: str) -> bool:
     if value.startswith("/"):
         return False  # a switch

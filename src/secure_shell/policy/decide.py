@@ -326,7 +326,12 @@ class _Engine:
                 continue
             if windows_program and re.fullmatch(r"/[A-Za-z?][\w:?.-]*", word.value):
                 continue  # a switch of a Windows program started from bash (ipconfig.exe /all)
-            for candidate in _path_candidates(word.value, DIALECTS[dialect]):
+            candidates = _path_candidates(word.value, DIALECTS[dialect])
+            if candidates is None:
+                self.deny(R.PATH_UNRESOLVABLE, f"argument {word.source!r} expands to too many words to check",
+                          word.source[:80])
+                continue
+            for candidate in candidates:
                 self.check_path(Word(candidate, candidate), "argument")
 
     def _change_directory(self, kind: str, args: tuple[Word, ...], dialect: str) -> None:
@@ -477,15 +482,18 @@ def _argument_blocked(text: str, matchers: tuple[tuple[str, regex.Pattern[str] |
     return False
 
 
-def _path_candidates(value: str, dialect: Dialect) -> list[str]:
-    """The part of an argument that names a file, if any: the word itself, or an `--opt=VALUE` value."""
+def _path_candidates(value: str, dialect: Dialect) -> list[str] | None:
+    """The parts of an argument that name files: the word itself, or an `--opt=VALUE` value, as the
+    shell expands it; None when it expands to too many words to check."""
     if value.startswith("-") and "=" in value:
         value = value.split("=", 1)[1]
     elif value.startswith("-") and not dialect.DASHED_WORDS_MAY_BE_PATHS:
         return []
-    if not value or URL.match(value) or re.match(r"^[\w.-]+@[\w.-]+:", value):
-        return []
-    return [value] if dialect.looks_like_path(value) else []
+    words = dialect.path_words(value)
+    if words is None:
+        return None
+    return [word for word in words if word and not URL.match(word) and not re.match(r"^[\w.-]+@[\w.-]+:", word)
+            and dialect.looks_like_path(word)]
 
 
 MAX_LAUNCHES = 8

@@ -23,6 +23,10 @@ class Dialect(Protocol):
     # Whether a word starting with `-` (and no `=`) may be a file rather than an option.
     DASHED_WORDS_MAY_BE_PATHS: bool
 
+    def path_words(self, value: str) -> list[str] | None:
+        """The words the shell makes of one argument before it runs (bash's brace expansion); None
+        when there are too many to check."""
+
     def looks_like_path(self, value: str) -> bool:
         """Whether an argument word names a file in this dialect (rather than being a switch or text)."""
 

@@ -97,6 +97,11 @@ DIRECTORY_CHANGERS = {"cd": "cd", "chdir": "cd", "set-location": "cd", "pushd": 
 DASHED_WORDS_MAY_BE_PATHS = False  # `-Name` is a parameter
 
 
+def path_words(value: str) -> list[str] | None:
+    """No brace expansion in this dialect: the argument is the one word."""
+    return [value]
+
+
 def looks_like_path(value: str) -> bool:
     return ("\\" in value or "/" in value or bool(re.match(r"^[A-Za-z]:", value)) or value in ("..", "~")
             or value.startswith("~") or bool(PROVIDER_PATH.match(value)))
