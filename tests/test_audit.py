@@ -51,3 +51,11 @@ def test_audit_can_be_turned_off(tmp_path: Path) -> None:
     conf.write_text(conf.read_text().replace("global:\n", "global:\n  audit:\n    enabled: false\n", 1))
     run("--config", str(conf), "run", "--shell", "bash", "--", "echo hi", cwd=tmp_path)
     assert not audit_file(tmp_path).exists()
+
+
+def test_a_long_field_is_cut_before_it_is_masked(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl", max_bytes=1 << 20, backups=0, redactor=Redactor())
+    log.record("started", command="echo --token=abc " + "x" * 200_000)
+    record = next(iter(read_records(tmp_path / "audit.jsonl", 0)))
+    assert record["command"].startswith("echo --token=*** x") and record["command"].endswith("...[cut]")
+    assert len(record["command"]) < 9000

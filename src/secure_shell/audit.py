@@ -62,8 +62,8 @@ class AuditLog:
 
     def _clean(self, value: Any) -> Any:
         if isinstance(value, str):
-            cleaned = self.redact(value)
-            return cleaned if len(cleaned) <= MAX_FIELD else cleaned[:MAX_FIELD] + "...[cut]"
+            # Cut first: the masking's work stays bounded however long the command was.
+            return self.redact(value[:MAX_FIELD]) + ("...[cut]" if len(value) > MAX_FIELD else "")
         if isinstance(value, dict):
             return {key: self._clean(item) for key, item in value.items()}
         if isinstance(value, (list, tuple)):

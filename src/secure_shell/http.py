@@ -37,6 +37,7 @@ MAX_BODY = 4 << 20
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 HEAD_SECONDS = 5.0  # from connecting (or the previous response) to a complete request head
 BODY_SECONDS = 5.0  # between two pieces of a request body
+BODY_TOTAL_SECONDS = 30.0  # for the whole body
 KEEP_ALIVE_SECONDS = 5
 GRACEFUL_SHUTDOWN_SECONDS = 2  # then running calls are cancelled and their trees killed
 
@@ -85,8 +86,9 @@ class BearerOriginGuard:
         (the SDK answers such JSON with -32602 and no id), and watch for the client leaving."""
         body = bytearray()
         more = True
+        whole_body_by = anyio.current_time() + BODY_TOTAL_SECONDS  # a trickle cannot hold it open forever
         while more:
-            with anyio.move_on_after(BODY_SECONDS) as waited:
+            with anyio.move_on_after(min(BODY_SECONDS, max(0.0, whole_body_by - anyio.current_time()))) as waited:
                 message = await receive()
             if waited.cancelled_caught:
                 await PlainTextResponse("Request body timed out", 408, headers={"Connection": "close"})(

@@ -127,26 +127,24 @@ def path_words(value: str) -> list[str] | None:
 
 
 def _brace_list(text: str) -> tuple[int, int, list[str]] | None:
-    """The first `{x,y,...}` of `text` (not `${`): its braces' positions and its alternatives."""
-    for start, char in enumerate(text):
-        if char != "{" or (start > 0 and text[start - 1] == "$"):
-            continue
-        depth, commas = 0, []
-        for end in range(start, len(text)):
-            if text[end] == "{":
-                depth += 1
-            elif text[end] == "}":
-                depth -= 1
-                if depth == 0:
-                    break
-            elif text[end] == "," and depth == 1:
-                commas.append(end)
-        else:
-            return None  # unmatched: no expansion from here on
-        if commas:
-            cuts = [start, *commas, end]
-            return start, end, [text[a + 1:b] for a, b in zip(cuts, cuts[1:])]
-    return None
+    """The first (leftmost) `{x,y,...}` of `text`, not `${...}`: its braces' positions and its
+    alternatives. One pass with a stack, so a long or deeply nested text costs linear time."""
+    open_braces: list[tuple[int, bool, list[int]]] = []  # (position, is ${...}, commas directly inside)
+    lists: list[tuple[int, int, list[int]]] = []
+    for index, char in enumerate(text):
+        if char == "{":
+            open_braces.append((index, index > 0 and text[index - 1] == "$", []))
+        elif char == "}" and open_braces:
+            start, parameter, commas = open_braces.pop()
+            if commas and not parameter:
+                lists.append((start, index, commas))
+        elif char == "," and open_braces:
+            open_braces[-1][2].append(index)
+    if not lists:
+        return None
+    start, end, commas = min(lists)
+    cuts = [start, *commas, end]
+    return start, end, [text[a + 1:b] for a, b in zip(cuts, cuts[1:])]
 
 
 def dynamic_arguments_may_be_paths(key: str) -> bool:
