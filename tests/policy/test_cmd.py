@@ -146,7 +146,7 @@ ALLOWED = [
     "cd src && dir",
     "cd src\\lib",
     "cd .",
-    "cd.. && cd proj" if False else "cd src & cd ..",
+    "cd src && cd ..",
     "copy a.txt b.txt",
     "move a.txt sub\\a.txt",
     "mkdir build",

@@ -19,9 +19,19 @@ from tree_sitter import Language, Node, Parser
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy import wrappers
-from secure_shell.policy.resolution import Refusal, Resolution
+from secure_shell.policy.resolution import Refusal, Resolution, WorkingDirectory
 from secure_shell.policy.parsed import (
+    AND,
+    APART,
+    CALL,
+    DEFERRED,
+    LOOP,
+    MAYBE,
+    NOT,
+    OR,
+    RUN,
     CrossCheck,
+    Flow,
     Failed,
     Finding,
     Limits,
@@ -33,6 +43,7 @@ from secure_shell.policy.parsed import (
     Word,
     absorb_nested,
     never_raises,
+    sequence,
 )
 from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.syntax_tree import ascii_mask, descendants, inside
@@ -96,7 +107,6 @@ def command_key(word: str) -> str:
 PATHLESS_COMMANDS = wrappers.PATHLESS_COMMANDS
 # Their arguments are scripts, checked in the script's own dialect, not paths.
 SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "eval", "trap", "bash", "sh", "dash", "zsh", "ksh"})
-DIRECTORY_CHANGERS = {"cd": "cd", "pushd": "pushd", "popd": "popd"}
 DASHED_WORDS_MAY_BE_PATHS = False  # `-x` is an option
 
 
@@ -215,7 +225,29 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
     if key == "coproc" and any(w.value in COMPOUND_OPENERS for w in command.words[1:3]):
         return [Refusal(R.UNSUPPORTED_CONSTRUCT, "coproc with a compound command is not modelled",
                         " ".join(w.source for w in command.words)[:80])]
+    if key in ("cd", "pushd", "popd"):
+        return [_directory_change(key, command.words)]
     return wrappers.resolve(key, command, DIALECT)
+
+
+def _directory_change(key: str, words: tuple[Word, ...]) -> WorkingDirectory:
+    """cd [-L|-P|-e|-@] [DIR], pushd [-n] [DIR|+N|-N], popd: where the shell goes."""
+    targets: list[Word] = []
+    options_done = False
+    for word in words[1:]:
+        value = word.value
+        if not options_done and value == "--":
+            options_done = True
+        elif not options_done and value is not None and re.fullmatch(r"-[LPe@n]+", value):
+            continue
+        else:
+            targets.append(word)
+    if key == "popd" or (targets and targets[0].value is not None and re.fullmatch(r"-|[+-]\d+", targets[0].value)):
+        return WorkingDirectory(None, role=key)  # back to a directory the shell was in
+    if not targets:
+        # cd alone goes home; pushd alone swaps the two newest stack entries
+        return WorkingDirectory(None, home=key == "cd", role=key)
+    return WorkingDirectory(targets[0], role=key)
 
 
 def _parse(source: str, limits: Limits) -> ParseOutcome:
@@ -238,7 +270,8 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     walker = _Walker(data, limits)
     walker.walk(root)
     kinds = frozenset(node.type for node in descendants(root) if node.is_named)
-    return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings), kinds)
+    flow = _FlowBuilder(walker.origins, walker.commands, walker.functions).build(root)
+    return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings), kinds, flow)
 
 
 parse = never_raises(_parse)
@@ -298,6 +331,12 @@ class _Walker:
         self.variables: dict[str, str | None] = {}
         self.numeric: set[str] = set()
         self.loop_safe: set[str] = set()
+        self.origins: dict[tuple[int, int, str], list[int]] = {}  # syntax node -> the commands it made
+        self.functions: set[str] = set()  # names the script defines as functions
+
+    def _add(self, node: Node, command: SimpleCommand) -> None:
+        self.origins.setdefault(_node_key(node), []).append(len(self.commands))
+        self.commands.append(command)
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte: node.end_byte].decode("utf-8", "replace")
@@ -328,6 +367,8 @@ class _Walker:
             elif kind == "function_definition":
                 name = node.child_by_field_name("name")
                 child_via = via + (f"function {self.text(name) if name else '?'}",)
+                if name is not None:
+                    self.functions.add(self.text(name))
             elif kind == "heredoc_body":
                 child_via = via + ("here-document",)
                 self._heredoc_body(node, child_via)
@@ -409,9 +450,7 @@ class _Walker:
                 if redirect_node.type in ("herestring_redirect", "heredoc_redirect"):
                     stdin_text = self._stdin_literal(redirect_node)
         stdin_piped = self._piped(node)
-        self.commands.append(
-            SimpleCommand(tuple(words), tuple(redirects), tuple(assignments), via, stdin_text, stdin_piped)
-        )
+        self._add(node, SimpleCommand(tuple(words), tuple(redirects), tuple(assignments), via, stdin_text, stdin_piped))
 
     def _compound_redirects(self, node: Node, via: tuple[str, ...]) -> None:
         """Redirections attached to a compound command (`{ ...; } > f`, a loop `< f`, a function
@@ -422,7 +461,7 @@ class _Walker:
             return
         redirects = [self._redirect(child, []) for child in node.children_by_field_name("redirect")]
         if redirects:
-            self.commands.append(SimpleCommand((), tuple(redirects), (), via))
+            self._add(node, SimpleCommand((), tuple(redirects), (), via))
 
     def _piped(self, node: Node) -> bool:
         """True when an earlier command of the same pipeline feeds this one."""
@@ -445,7 +484,7 @@ class _Walker:
                 self._dangerous_name(name, child)
             else:
                 words.append(self.word(child))
-        self.commands.append(SimpleCommand(tuple(words), via=via))
+        self._add(node, SimpleCommand(tuple(words), via=via))
 
     def _dynamic_value(self, assignment: Node) -> bool:
         value = assignment.child_by_field_name("value")
@@ -495,19 +534,20 @@ class _Walker:
             return  # quoted delimiter: the body is literal text
         if any(c.type != "heredoc_content" for c in node.named_children):
             return  # the grammar found the substitutions itself
-        self._inline_substitutions(self.text(node), via, "here-document")
+        self._inline_substitutions(node, self.text(node), via, "here-document")
 
-    def _inline_substitutions(self, text: str, via: tuple[str, ...], where: str) -> None:
+    def _inline_substitutions(self, node: Node, text: str, via: tuple[str, ...], where: str) -> None:
         for inner in extract_substitutions(text):
             commands, operators, findings = absorb_nested(parse(inner, self.limits), via + ("$(...)",), where, inner)
-            self.commands.extend(commands)
+            for command in commands:
+                self._add(node, command)
             self.operators |= operators
             self.findings.extend(findings)
 
     def _expansion(self, node: Node) -> None:
         text = self.text(node)
         if "`" in text and not any(c.type == "command_substitution" for c in descendants(node)):
-            self._inline_substitutions(text[2:-1], (), "${...} expansion")
+            self._inline_substitutions(node, text[2:-1], (), "${...} expansion")
         if _EXPANSION_OPERATOR.search(text):
             self.findings.append(Finding(
                 R.UNSUPPORTED_CONSTRUCT,
@@ -732,6 +772,92 @@ class _Walker:
             yield f"variable ${name} is split or globbed", DYNAMIC
         else:
             yield value, LITERAL
+
+
+def _node_key(node: Node) -> tuple[int, int, str]:
+    return node.start_byte, node.end_byte, node.type
+
+
+class _FlowBuilder:
+    """How the commands of a bash tree run relative to each other (policy/flow.py): `&&`, `||`,
+    branches, loops, subshells, pipelines, background jobs and function bodies."""
+
+    # besides a function's own name, these may run a function of the script in this shell
+    CALLERS = frozenset({"eval", "source", ".", "trap"})
+
+    def __init__(self, origins: dict[tuple[int, int, str], list[int]], commands: list[SimpleCommand],
+                 functions: set[str]) -> None:
+        self.origins = origins
+        self.commands = commands
+        self.functions = functions
+
+    def _runs(self, indices: list[int] | tuple[int, ...]) -> list[Flow]:
+        out: list[Flow] = []
+        for index in indices:
+            out.append(Flow(RUN, index=index))
+            words = self.commands[index].words
+            if self.functions and words and (words[0].value in self.functions or words[0].value in self.CALLERS):
+                out.append(Flow(CALL))
+        return out
+
+    def build(self, node: Node) -> Flow:
+        kind = node.type
+        own = self._runs(self.origins.get(_node_key(node), ()))
+        if kind in ("heredoc_body", "expansion") and own:
+            # substitutions the grammar left as text, parsed on their own: run apart, in any order
+            return sequence([Flow(APART, (Flow(LOOP, (sequence(own),)),)), self._statements(node.children)])
+        if kind in ("subshell", "command_substitution", "process_substitution"):
+            return Flow(APART, (self._statements(node.children),))
+        if kind == "list":
+            operator = next((c.type for c in node.children if not c.is_named), "&&")
+            parts = tuple(self.build(c) for c in node.named_children if c.type != "comment")
+            return Flow(OR if operator == "||" else AND, parts)
+        if kind == "pipeline":
+            stages = [c for c in node.named_children if c.type != "comment"]
+            # every stage runs in a subshell; the last one in this shell under `shopt -s lastpipe`
+            apart = [Flow(APART, (self.build(stage),)) for stage in stages[:-1]]
+            return sequence(apart + [Flow(MAYBE, (self.build(stages[-1]),))] if stages else apart)
+        if kind in ("if_statement", "elif_clause"):
+            return self._branches(node)
+        if kind == "case_statement":
+            value = [self.build(c) for c in node.named_children if c.type != "case_item"]
+            items = [Flow(MAYBE, (self.build(c),)) for c in node.named_children if c.type == "case_item"]
+            return sequence(value + items)
+        if kind in ("while_statement", "for_statement", "c_style_for_statement"):
+            return Flow(LOOP, (self._statements(node.children),))
+        if kind == "function_definition":
+            return Flow(DEFERRED, (sequence(own + [self._statements(node.children)]),))
+        if kind == "negated_command":
+            return Flow(NOT, (self._statements(node.children),))
+        if kind == "redirected_statement":
+            return sequence(own + [self._statements(node.children)])  # the redirections open first
+        return sequence([self._statements(node.children)] + own)
+
+    def _statements(self, children: list[Node]) -> Flow:
+        """Children in order; one followed by `&` runs apart, in the background."""
+        parts: list[Flow] = []
+        for child in children:
+            if child.is_named:
+                parts.append(self.build(child))
+            elif child.type == "&" and parts:
+                parts[-1] = Flow(APART, (parts[-1],))
+        return sequence(parts)
+
+    def _branches(self, node: Node) -> Flow:
+        """if COND; then BODY; elif ...; else ...; fi: the condition runs, each branch may."""
+        condition: list[Node] = []
+        body: list[Node] = []
+        branches: list[Flow] = []
+        in_body = False
+        for child in node.children:
+            if not child.is_named:
+                in_body = in_body or child.type == "then"
+                (body if in_body else condition).append(child)
+            elif child.type in ("elif_clause", "else_clause"):
+                branches.append(Flow(MAYBE, (self.build(child),)))
+            else:
+                (body if in_body else condition).append(child)
+        return sequence([self._statements(condition), Flow(MAYBE, (self._statements(body),))] + branches)
 
 
 def _has_expansion(node: Node) -> bool:

@@ -15,6 +15,12 @@ from dataclasses import dataclass, field
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import (
+    AND,
+    APART,
+    OR,
+    RUN,
+    Flow,
+    sequence,
     CrossCheck,
     Failed,
     Finding,
@@ -27,7 +33,7 @@ from secure_shell.policy.parsed import (
     Word,
     never_raises,
 )
-from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script
+from secure_shell.policy.resolution import Inner, Launch, Refusal, Resolution, Script, WorkingDirectory
 from secure_shell.policy.wrappers import DANGEROUS_VARIABLES
 
 DIALECT = "cmd"
@@ -41,7 +47,6 @@ INTERNAL = frozenset(
 PATHLESS_COMMANDS = frozenset({"echo", "rem", "title", "color", "ver", "cls", "whoami", "hostname", "where", "pause"})
 # Their arguments are scripts, checked in the script's own dialect, not paths.
 SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "bash", "sh", "for", "if", "call", "start"})
-DIRECTORY_CHANGERS = {"cd": "cd", "chdir": "cd", "pushd": "pushd", "popd": "popd"}
 DASHED_WORDS_MAY_BE_PATHS = True  # cmd's switches start with `/`; `-x` may be a file name
 
 
@@ -164,6 +169,9 @@ class _Tokenizer:
         self.operators: set[str] = set()
         self.findings: list[Finding] = []
         self.loop_variables: set[str] = set()
+        self.joins: list[str] = []  # per command: the operator before it ("&", "&&", "||", "|")
+        self.pending_join = "&"
+        self.blocks = False  # a ( ... ) block: its commands' order is not modelled
 
     def run(self) -> ParseOutcome:
         if re.search(r"[\x00-\x08\x0a-\x1f\x7f]", self.source):
@@ -175,7 +183,8 @@ class _Tokenizer:
         pieces = expand_percent(self.source, self.limits.env)
         chars: list[tuple[str, bool]] = [(ch, piece.dynamic) for piece in pieces for ch in piece.text]
         self._split(chars)
-        return Parsed(tuple(self.commands), frozenset(self.operators), tuple(self.findings))
+        flow = None if self.blocks else _flow(self.joins)
+        return Parsed(tuple(self.commands), frozenset(self.operators), tuple(self.findings), flow=flow)
 
     # Phase 2 -------------------------------------------------------------------------------
 
@@ -251,6 +260,7 @@ class _Tokenizer:
                 op = ch + nxt if nxt == ch else ch
                 self.operators.add(op)
                 end_segment(piped_next=(op == "|"))
+                self.pending_join = op
                 i += len(op)
                 continue
             if ch == "(" and segment.words and (segment.words[0].value or "").lower() == "for" and not word_chars \
@@ -274,6 +284,7 @@ class _Tokenizer:
                 if segment.words:
                     end_segment()
                 depth += 1
+                self.blocks = True
                 i += 1
                 continue
             if ch == ")" and depth > 0:
@@ -339,10 +350,15 @@ class _Tokenizer:
             return Word(source, None, prefix, reason)
         return Word(source, value, value)
 
+    def _append(self, command: SimpleCommand) -> None:
+        self.joins.append(self.pending_join)
+        self.pending_join = "&"
+        self.commands.append(command)
+
     def _emit(self, segment: _Segment) -> None:
         words = list(segment.words)
         if not words:
-            self.commands.append(SimpleCommand((), tuple(segment.redirects)))
+            self._append(SimpleCommand((), tuple(segment.redirects)))
             return
         first = words[0]
         if first.value is not None:
@@ -358,7 +374,33 @@ class _Tokenizer:
             words = words[1:]
             if not words:
                 return
-        self.commands.append(SimpleCommand(tuple(words), tuple(segment.redirects), stdin_piped=segment.piped))
+        self._append(SimpleCommand(tuple(words), tuple(segment.redirects), stdin_piped=segment.piped))
+
+
+def _flow(joins: list[str]) -> Flow:
+    """cmd's order of operations: `|` binds tightest (each stage runs in a cmd of its own), then `&&`
+    and `||` from left to right, then `&`."""
+    groups: list[list[tuple[str, list[int]]]] = []
+    for index, join in enumerate(joins):
+        if not groups or join == "&":
+            groups.append([("", [index])])
+        elif join == "|":
+            groups[-1][-1][1].append(index)
+        else:
+            groups[-1].append((join, [index]))
+    flows: list[Flow] = []
+    for group in groups:
+        current = _pipeline(group[0][1])
+        for join, stages in group[1:]:
+            current = Flow(AND if join == "&&" else OR, (current, _pipeline(stages)))
+        flows.append(current)
+    return sequence(flows)
+
+
+def _pipeline(stages: list[int]) -> Flow:
+    if len(stages) == 1:
+        return Flow(RUN, index=stages[0])
+    return sequence([Flow(APART, (Flow(RUN, index=i),)) for i in stages])
 
 
 def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[Finding]:
@@ -369,6 +411,8 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
 def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:
     words = command.words
     values = [w.value for w in words]
+    if key in ("cd", "chdir", "pushd", "popd"):
+        return _directory_change(key, words)
     if key == "call":
         if any("%" in w.source for w in words[1:]):
             return [Refusal(R.DYNAMIC_COMMAND, "call expands %variables% a second time", " ".join(w.source for w in words))]
@@ -428,6 +472,21 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
     return None
 
 
+def _directory_change(key: str, words: tuple[Word, ...]) -> list[Resolution]:
+    """cd [/d] [path], pushd [path], popd. cmd takes the rest of the line as the path (`cd My Documents`);
+    cd or pushd alone only prints."""
+    if key == "popd":
+        return [WorkingDirectory(None, role="popd")]
+    rest = [w for w in words[1:] if not (key in ("cd", "chdir") and (w.value or "").lower() == "/d")]
+    if not rest:
+        return []
+    dynamic = next((w for w in rest if w.value is None), None)
+    if dynamic is not None:
+        return [WorkingDirectory(dynamic, role=key)]
+    text = " ".join(w.value or "" for w in rest)
+    return [WorkingDirectory(Word(" ".join(w.source for w in rest), text), role=key)]
+
+
 def _cmd_script(word: Word, label: str) -> Script:
     if word.value is None:
         return Script(DIALECT, None, label, "not a literal")
@@ -451,11 +510,11 @@ def _start(words: tuple[Word, ...]) -> list[Resolution]:
         lowered = value.lower()
         if lowered in START_VALUE:
             if lowered == "/d" and i + 1 < len(words):
-                out.append(PathUse(words[i + 1], "start /d"))
+                out.append(WorkingDirectory(words[i + 1], shell=False, role="start /d"))
             i += 2
             continue
         if lowered.startswith("/d") and len(lowered) > 2:
-            out.append(PathUse(Word(value[2:], value[2:]), "start /d"))
+            out.append(WorkingDirectory(Word(value[2:], value[2:]), shell=False, role="start /d"))
             i += 1
             continue
         if lowered in START_FLAGS:
@@ -540,7 +599,7 @@ def _for_loop(words: tuple[Word, ...]) -> list[Resolution]:
     items = [item for item in re.split(r"[\s,;]+", inner) if item] if "/f" not in options else []
     safe = bool(items) and all(not item.startswith(("/", "\\")) and ":" not in item and ".." not in item for item in items)
     body_words = tuple(_loop_word(w, variable, safe) for w in body)
-    return out + [Inner(body_words, "for ... do")]
+    return out + [Inner(body_words, "for ... do", repeats=True)]
 
 
 def _loop_word(word: Word, variable: str, safe: bool) -> Word:

@@ -25,7 +25,11 @@ from secure_shell.policy.parsed import (  # noqa: F401 - CrossCheckResult: the n
     CrossCheck,
     CrossCheckResult,
     Failed,
+    LOOP,
+    RUN,
+    Flow,
     Limits,
+    ParseOutcome,
     Parsed,
     SimpleCommand,
     Unsupported,
@@ -46,10 +50,13 @@ from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
 from secure_shell.policy.dialect import Dialect
 from secure_shell.policy.registry import DIALECTS, SHELL_DIALECT, launch
-from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script
+from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.flow import BELOW, UNKNOWN, Directories, FlowPass, below, join, split_below
 from secure_shell.shells import PathDialect
 
 MAX_NESTED_SCRIPTS = 64
+MAX_MOVES = 512  # directory changes followed per decision, counted per directory they start from
+MAX_DIRECTORY_LENGTH = 1024  # a working directory deeper than this is not followed
 
 POSIX_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/random",
                            "/dev/urandom", "/dev/tty", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2"})
@@ -60,6 +67,7 @@ TEXT_OPTIONS = frozenset({"-m", "--message", "--body", "--title", "--description
 
 
 Realpath = Callable[[str], str]
+STARTING_DIRECTORY = "the starting directory"
 
 
 def decide(
@@ -142,11 +150,14 @@ class _Engine:
         self.cross_check = cross_check
         self.realpath = realpath
         self.reasons: list[Reason] = []
+        self.reason_set: set[Reason] = set()
         self.commands: list[CommandSeen] = []
         self.paths: list[PathChecked] = []
         self.scripts = 0
-        self.cwd: str | None = None
-        self.dir_stack: list[str] = []
+        self.reaches = 0
+        self.moves = 0
+        self.parses: dict[tuple[str, str, str | None], ParseOutcome] = {}
+        self.resolved: dict[int, tuple[SimpleCommand, list[Resolution]]] = {}
         self.blocked_tokens = blocked_operator_tokens(policy.blocked_operators)
         self.posix = policy.path_dialect in (PathDialect.POSIX, PathDialect.WSL)
 
@@ -154,7 +165,8 @@ class _Engine:
 
     def deny(self, rule: str, message: str, text: str, decision: Decision = Decision.DENY) -> None:
         reason = Reason(rule, message, text[:200], decision)
-        if reason not in self.reasons:
+        if reason not in self.reason_set:
+            self.reason_set.add(reason)
             self.reasons.append(reason)
 
     def verdict(self) -> Verdict:
@@ -173,30 +185,46 @@ class _Engine:
                       f"the command has {len(command)} characters; the limit is {policy.max_command_length}",
                       command[:60])
             return
-        self._start_directory(cwd)
-        self.script(command, SHELL_DIALECT[policy.shell], (), 0)
+        start = self._start_directory(cwd)
+        self.script(command, SHELL_DIALECT[policy.shell], (), 0, start=start)
 
-    def _start_directory(self, cwd: str | None) -> None:
+    def _start_directory(self, cwd: str | None) -> Directories:
         start = cwd if cwd is not None else self.policy.initial_dir
         if start is None:
             if self.policy.restrict_working_directory:
                 self.deny(R.WORKING_DIRECTORY, "no working directory is known and none is configured", "")
-            return
+            return {UNKNOWN: "no working directory is known"}
         resolved = self.resolve_path(start, base=None)
         if resolved is None:
             self.deny(R.WORKING_DIRECTORY, f"working directory {start!r} cannot be resolved", start)
-            return
-        self.cwd = resolved
+            return {UNKNOWN: f"working directory {start!r} cannot be resolved"}
         if self.policy.restrict_working_directory:
             allowed = self.within_allowed(resolved)
             self.paths.append(PathChecked(resolved, allowed, "cwd"))
             if not allowed:
                 self.deny(R.WORKING_DIRECTORY, f"working directory {resolved} is outside the allowed paths "
                           f"({', '.join(self.policy.allowed_paths) or 'none configured'})", start)
+        return {resolved: STARTING_DIRECTORY}
 
     # --- scripts -----------------------------------------------------------------------------
 
-    def script(self, text: str, dialect: str, via: tuple[str, ...], depth: int, probe: bool = False) -> None:
+    def _parse(self, text: str, dialect: str, start: Directories) -> ParseOutcome:
+        """The dialect's parse of `text`, with $PWD known when the directory is; parsed once."""
+        known = [path for path in start if path != UNKNOWN]
+        pwd = known[0] if len(known) == 1 and UNKNOWN not in start else None
+        cache_key = (text, dialect, pwd)
+        outcome = self.parses.get(cache_key)
+        if outcome is None:
+            env = dict(self.env)
+            env.pop("PWD", None)
+            if pwd is not None:
+                env["PWD"] = pwd
+            outcome = DIALECTS[dialect].parse(text, Limits(max_length=self.policy.max_command_length, env=env))
+            self.parses[cache_key] = outcome
+        return outcome
+
+    def script(self, text: str, dialect: str, via: tuple[str, ...], depth: int, probe: bool = False,
+               start: Directories | None = None, repeats: bool = False) -> None:
         self.scripts += 1
         if depth > Limits().max_depth or self.scripts > MAX_NESTED_SCRIPTS:
             if not probe:
@@ -207,15 +235,12 @@ class _Engine:
                 self.deny(R.COMMAND_TOO_LONG, "a nested script is too long to analyse", text[:60])
             return
         module = DIALECTS[dialect]
-        env = dict(self.env)
-        if self.cwd is not None:
-            env["PWD"] = self.cwd
-        limits = Limits(max_length=self.policy.max_command_length, env=env)
-        outcome = module.parse(text, limits)
+        start = start if start is not None else {UNKNOWN: "no working directory is known"}
+        outcome = self._parse(text, dialect, start)
         where = f" (in {' > '.join(via)})" if via else ""
         if isinstance(outcome, Failed):
             if not probe:
-                self.deny(outcome.rule, f"{dialect} cannot be analysed: {outcome.reason}{where}", text[:80])
+                self.deny(outcome.rule, f"{outcome.reason}{where}", text[:80])
             return
         if isinstance(outcome, Unsupported):
             if not probe:
@@ -231,17 +256,164 @@ class _Engine:
                     self.deny(R.BLOCKED_OPERATOR, f"operator {shown!r} is blocked{where}", shown)
             for finding in outcome.findings:
                 self.deny(finding.rule, finding.message + where, finding.text)
-        for simple in module.simple_commands(outcome):
-            self.command(simple, dialect, via + simple.via, depth, probe)
+        commands = module.simple_commands(outcome)
+        if probe or not self.policy.restrict_working_directory:
+            for simple in commands:
+                self.command(simple, dialect, via + simple.via, depth, probe, start)
+            return
+        starts = self._directories(outcome, dialect, start, repeats)
+        for index, simple in enumerate(commands):
+            self.command(simple, dialect, via + simple.via, depth, probe, starts[index])
+
+    # --- the working directory ---------------------------------------------------------------
+
+    def _directories(self, parsed: Parsed, dialect: str, start: Directories, repeats: bool = False) -> list[Directories]:
+        """Where each command of a parsed script may start (policy/flow.py)."""
+        commands = DIALECTS[dialect].simple_commands(parsed)
+        flow = parsed.command_flow()
+        if repeats:
+            flow = Flow(LOOP, (flow,))
+        walk = FlowPass(len(commands), lambda index, before, seen: self._step(commands[index], dialect, before, seen),
+                        self.depth)
+        reached = walk.reach(flow, start)
+        # a command the flow never reached (none should be) is checked from everywhere the script goes
+        return [starts or join(start, reached) for starts in walk.starts]
+
+    def _reach(self, text: str, dialect: str, start: Directories, repeats: bool) -> Directories:
+        """Where a script run in this shell (eval, a trap handler) may leave it; nothing is checked here."""
+        self.reaches += 1
+        if self.reaches > MAX_NESTED_SCRIPTS:
+            return join(start, {UNKNOWN: "scripts nest too deeply to follow the working directory"})
+        outcome = self._parse(text, dialect, start)
+        if not isinstance(outcome, Parsed):
+            return start  # refused when it is checked
+        commands = DIALECTS[dialect].simple_commands(outcome)
+        flow = outcome.command_flow()
+        if repeats:
+            flow = Flow(LOOP, (flow,))
+        walk = FlowPass(len(commands), lambda index, before, seen: self._step(commands[index], dialect, before, seen),
+                        self.depth)
+        return join(start, walk.reach(flow, start))
+
+    def _step(self, simple: SimpleCommand, dialect: str, before: Directories,
+              seen: Directories) -> tuple[Directories, Directories, Directories]:
+        """One command's effect on the working directory: (if it succeeded, in any case, at any later point)."""
+        succeeded, after = before, before
+        lasting: Directories = {}
+        shown = " ".join(w.source for w in simple.words)[:60]
+        for item in self._resolutions(simple, dialect):
+            if isinstance(item, WorkingDirectory) and item.shell:
+                moved = self._move(item, before, seen, shown)
+                stayed = {path: f"{how}, if `{shown}` failed" for path, how in before.items()}
+                succeeded, after = moved, join(moved, stayed, after)
+            elif isinstance(item, Inner):
+                inner = SimpleCommand(item.words, via=simple.via)
+                if item.repeats:
+                    reached = self._repeated(inner, dialect, before)
+                else:
+                    _, reached, inner_lasting = self._step(inner, dialect, before, seen)
+                    lasting = join(lasting, inner_lasting)
+                # a wrapped directory change (`command cd`, `if exist x cd ..`) may or may not happen
+                succeeded, after = join(succeeded, reached), join(after, reached)
+            elif isinstance(item, Script) and item.same_shell and item.text is not None and not item.probe:
+                reached = self._reach(item.text, item.dialect, before, item.repeats)
+                if item.repeats:  # a handler: it may run before any later command
+                    if reached.keys() != before.keys():
+                        lasting = join(lasting, {path: f"{how}, by `{shown}`" for path, how in reached.items()})
+                else:
+                    succeeded, after = join(succeeded, reached), join(after, reached)
+        return succeeded, after, lasting
+
+    def _move(self, item: WorkingDirectory, before: Directories, seen: Directories, shown: str) -> Directories:
+        """Where a directory change leads from each directory in `before`."""
+        word = self._target(item)
+        if word is None:
+            return join(before, {path: f"{how}, back there by `{shown}`" for path, how in seen.items()})
+        if word.value is None and not word.path_safe:
+            return {UNKNOWN: f"`{shown}` goes to a directory known only at run time"}
+        out: Directories = {}
+        for base in before:
+            self.moves += 1
+            if self.moves > MAX_MOVES:
+                return join(out, {UNKNOWN: "more directory changes than the check follows"})
+            if word.value is None:  # a relative glob or loop word: somewhere below where it starts
+                levels, root = split_below(base)
+                if base != UNKNOWN:
+                    out = join(out, {below(root, levels + 1): f"after `{shown}`, somewhere below {root}"})
+                    continue
+                resolved = None
+            else:
+                resolved = self.resolve_from(word.value, base)
+            if resolved is None or len(resolved) > MAX_DIRECTORY_LENGTH:
+                out = join(out, {UNKNOWN: f"`{shown}` from a directory that is not known or too deep to follow"})
+            else:
+                out = join(out, {resolved: f"after `{shown}`"})
+        return out
+
+    def resolve_from(self, raw: str, base: str) -> str | None:
+        """`raw` resolved from one possible working directory: a path, a BELOW entry, or None."""
+        if base == UNKNOWN:
+            return self.resolve_path(raw, base=None)
+        if not base.startswith(BELOW):
+            return self.resolve_path(raw, base=base)
+        absolute = self.resolve_path(raw, base=None)
+        if absolute is not None:
+            return absolute
+        # from K levels below ROOT, a path that climbs C levels and ends N levels from where it
+        # started stays under ROOT if C <= K; else it is under ROOT's (C - K)-th parent
+        levels, root = split_below(base)
+        depth = climb = 0
+        for part in re.split(r"/+" if self.posix else r"[\\/]+", raw):
+            if part == "..":
+                depth -= 1
+                climb = max(climb, -depth)
+            elif part not in ("", "."):
+                depth += 1
+        if climb <= levels:
+            return below(root, levels + depth)
+        top = self.resolve_path("/".join([".."] * (climb - levels)), base=root)
+        return below(top, depth + climb) if top is not None else None
+
+    def depth(self, parent: str, child: str) -> int | None:
+        """How many levels `child` lies below `parent`; None when it is not inside it."""
+        if self.posix:
+            if not is_within_posix(child, parent):
+                return None
+            return len([p for p in child.split("/") if p]) - len([p for p in parent.split("/") if p])
+        if not is_within_windows(child, parent):
+            return None
+        return len([p for p in child.split("\\") if p]) - len([p for p in parent.split("\\") if p])
+
+    def _target(self, item: WorkingDirectory) -> Word | None:
+        """The directory a change names; None for one the shell was in before (popd, cd -)."""
+        if item.word is not None or not item.home:
+            return item.word
+        home = self.env.get("HOME" if self.posix else "USERPROFILE")
+        return Word("~", home) if home else Word("~", None, "", "the home directory is not known")
+
+    def _resolutions(self, simple: SimpleCommand, dialect: str) -> list[Resolution]:
+        """What a command runs or changes, as its dialect reads it (each Launch followed)."""
+        cached = self.resolved.get(id(simple))
+        if cached is not None and cached[0] is simple:
+            return cached[1]
+        first = simple.words[0] if simple.words else None
+        if first is None or first.value is None:
+            found: list[Resolution] = []
+        else:
+            module = DIALECTS[dialect]
+            found = _launched(module.resolve_wrapper(module.command_key(first.value), simple))
+        self.resolved[id(simple)] = (simple, found)
+        return found
 
     # --- simple commands ---------------------------------------------------------------------
 
-    def command(self, simple: SimpleCommand, dialect: str, via: tuple[str, ...], depth: int, probe: bool) -> None:
+    def command(self, simple: SimpleCommand, dialect: str, via: tuple[str, ...], depth: int, probe: bool,
+                bases: Directories) -> None:
         module = DIALECTS[dialect]
         if not probe and self.policy.restrict_working_directory:  # path rules off: no target is checked
             for redirect in simple.redirects:
                 if redirect.target is not None:
-                    self.check_path(redirect.target, f"redirect {redirect.operator}")
+                    self.check_path(redirect.target, f"redirect {redirect.operator}", bases)
         if not simple.words:
             return
         first = simple.words[0]
@@ -253,36 +425,57 @@ class _Engine:
         key = module.command_key(first.value)
         self.commands.append(CommandSeen(key, tuple(w.shown() for w in simple.words), dialect, via))
         self._check_names((key, module.raw_key(first.value)), first.value, dialect, via, probe)
+        resolutions = self._resolutions(simple, dialect)
         if probe:
-            for item in _launched(module.resolve_wrapper(key, simple)):
+            for item in resolutions:
                 if isinstance(item, Inner):
-                    self.command(SimpleCommand(item.words, via=via), dialect, via + (item.label,), depth, True)
+                    self.command(SimpleCommand(item.words, via=via), dialect, via + (item.label,), depth, True, bases)
             return
         self._check_arguments(simple.words[1:], via)
-        if self.policy.restrict_working_directory:
-            changer = module.DIRECTORY_CHANGERS.get(key)
-            if changer is not None:
-                self._change_directory(changer, simple.words[1:], dialect)
-            elif key not in module.PATHLESS_COMMANDS and key not in module.SCRIPT_RUNNERS:
-                windows_program = bool(re.search(r"\.(exe|com|bat|cmd)$", first.value, re.I))
-                self._check_argument_paths(simple.words[1:], dialect, windows_program,
-                                           module.dynamic_arguments_may_be_paths(key))
-        for item in _launched(module.resolve_wrapper(key, simple)):
-            if isinstance(item, Inner):
+        restricted = self.policy.restrict_working_directory
+        # where the program works: the shell's directory, or the one an option names (git -C, env -C)
+        program = bases
+        for item in resolutions:
+            if isinstance(item, WorkingDirectory) and not item.shell and restricted:
+                moved = self.check_path(item.word, item.role, program) if item.word is not None else {}
+                if item.word is not None and item.word.value is None:
+                    moved = {UNKNOWN: f"{item.role} names a directory known only at run time"}
+                program = join(program, moved) if item.keeps_caller else (moved or program)
+        changes_shell = any(isinstance(item, WorkingDirectory) and item.shell for item in resolutions)
+        if restricted and not changes_shell and key not in module.PATHLESS_COMMANDS and key not in module.SCRIPT_RUNNERS:
+            windows_program = bool(re.search(r"\.(exe|com|bat|cmd)$", first.value, re.I))
+            self._check_argument_paths(simple.words[1:], dialect, program, windows_program,
+                                       module.dynamic_arguments_may_be_paths(key))
+        for item in resolutions:
+            if isinstance(item, WorkingDirectory):
+                target = self._target(item)
+                if item.shell and restricted and target is not None:
+                    self.check_path(target, item.role, bases)
+            elif isinstance(item, Inner):
                 inner = SimpleCommand(item.words, via=via, stdin_text=item.stdin_text, stdin_piped=item.stdin_piped)
-                self.command(inner, dialect, via + (item.label,), depth, False)
+                inner_bases = program
+                if item.repeats and restricted:
+                    inner_bases = self._repeated(inner, dialect, program)
+                self.command(inner, dialect, via + (item.label,), depth, False, inner_bases)
             elif isinstance(item, Script):
                 if item.text is None:
                     if not item.probe:
                         self.deny(R.NESTED_SCRIPT, f"{item.label}: {item.why_unknown or 'the script cannot be read'}",
                                   item.label)
                 else:
-                    self.script(item.text, item.dialect, via + (item.label,), depth + 1, probe=item.probe)
+                    self.script(item.text, item.dialect, via + (item.label,), depth + 1, probe=item.probe,
+                                start=program, repeats=item.repeats)
             elif isinstance(item, Refusal):
                 self.deny(item.rule, item.message, item.text)
             elif isinstance(item, PathUse):
-                if self.policy.restrict_working_directory:
-                    self.check_path(item.word, item.role)
+                if restricted:
+                    self.check_path(item.word, item.role, join(bases, program))
+
+    def _repeated(self, inner: SimpleCommand, dialect: str, start: Directories) -> Directories:
+        """Where a command a loop runs over and over (cmd's `for ... do`) may start or leave the shell."""
+        walk = FlowPass(1, lambda index, before, seen: self._step(inner, dialect, before, seen), self.depth)
+        after = walk.reach(Flow(LOOP, (Flow(RUN, index=0),)), start)
+        return join(walk.starts[0], after)
 
     def _check_names(self, keys: tuple[str, ...], name: str, dialect: str, via: tuple[str, ...], probe: bool) -> None:
         where = f" (in {' > '.join(via)})" if via else ""
@@ -308,8 +501,8 @@ class _Engine:
 
     # --- paths -------------------------------------------------------------------------------
 
-    def _check_argument_paths(self, words: tuple[Word, ...], dialect: str, windows_program: bool = False,
-                              dynamic_may_be_path: bool = True) -> None:
+    def _check_argument_paths(self, words: tuple[Word, ...], dialect: str, bases: Directories,
+                              windows_program: bool = False, dynamic_may_be_path: bool = True) -> None:
         previous: str | None = None
         for word in words:
             after_text_option = previous in TEXT_OPTIONS
@@ -319,7 +512,7 @@ class _Engine:
                     continue
                 if word.dynamic_reason == "glob pattern" and ".." not in word.source and word.prefix.startswith("/"):
                     # a glob cannot leave the directory its literal part names: check that one
-                    self.check_path(Word(word.prefix, posixpath.dirname(word.prefix) or "/"), "argument")
+                    self.check_path(Word(word.prefix, posixpath.dirname(word.prefix) or "/"), "argument", bases)
                     continue
                 self.deny(R.PATH_UNRESOLVABLE, f"argument {word.source!r} is only known at run time "
                           f"({word.dynamic_reason}); the path rule cannot check it", word.source)
@@ -332,53 +525,52 @@ class _Engine:
                           word.source[:80])
                 continue
             for candidate in candidates:
-                self.check_path(Word(candidate, candidate), "argument")
+                self.check_path(Word(candidate, candidate), "argument", bases)
 
-    def _change_directory(self, kind: str, args: tuple[Word, ...], dialect: str) -> None:
-        targets = [w for w in args if not (w.value or "").startswith("-") and not (
-            dialect == "cmd" and (w.value or "").lower() == "/d")]
-        if kind == "popd":
-            self.cwd = self.dir_stack.pop() if self.dir_stack else self.cwd
-            return
-        if not targets:
-            home = self.env.get("HOME") if dialect == "bash" else self.env.get("USERPROFILE")
-            if dialect == "cmd":
-                return  # bare `cd` in cmd prints the directory
-            targets = [Word(home or "~", home)]
-        target = targets[0]
-        if target.value == "-" and dialect == "bash":
-            return
-        resolved = self.check_path(target, "cd")
-        if resolved is not None:
-            if kind == "pushd" and self.cwd is not None:
-                self.dir_stack.append(self.cwd)
-            self.cwd = resolved
-
-    def check_path(self, word: Word, role: str) -> str | None:
-        """Check one path; returns its resolved form when it is allowed."""
+    def check_path(self, word: Word, role: str, bases: Directories) -> Directories:
+        """Check one path from every directory in `bases`; returns what it resolves to where allowed."""
         if word.value is None:
             if word.path_safe:
-                return None
+                return {}
             self.deny(R.PATH_UNRESOLVABLE, f"{role} target {word.source!r} is only known at run time", word.source)
-            return None
+            return {}
         raw = word.value
         if self._is_device(raw):
-            return None
+            return {}
         if PROVIDER_PATH.match(raw):
             self.deny(R.PATH_UNRESOLVABLE, f"{role} {raw!r} is a registry or provider path, not a file", raw)
-            return None
-        resolved = self.resolve_path(raw, base=self.cwd)
-        if resolved is None:
-            self.deny(R.PATH_UNRESOLVABLE, f"{role} path {raw!r} cannot be given one meaning", raw)
-            return None
-        if not self.policy.restrict_working_directory:
-            return resolved
-        allowed = self.within_allowed(resolved)
-        self.paths.append(PathChecked(resolved, allowed, role))
-        if not allowed:
-            self.deny(R.PATH_OUTSIDE, f"{role} path {raw!r} resolves to {resolved}, outside the allowed paths", raw)
-            return None
-        return resolved
+            return {}
+        absolute = self.resolve_path(raw, base=None)
+        places = {"": STARTING_DIRECTORY} if absolute is not None else bases
+        out: Directories = {}
+        for base, how in places.items():
+            if base == UNKNOWN:
+                self.deny(R.PATH_UNRESOLVABLE, f"{role} path {raw!r} is relative, and the working directory here "
+                          f"is not known ({how})", raw)
+                continue
+            resolved = absolute if absolute is not None else self.resolve_from(raw, base)
+            if resolved is None:
+                self.deny(R.PATH_UNRESOLVABLE, f"{role} path {raw!r} cannot be given one meaning", raw)
+                continue
+            if not self.policy.restrict_working_directory:
+                out[resolved] = how
+                continue
+            levels, plain = split_below(resolved)
+            allowed = self.within_allowed(plain)
+            shown = f"somewhere below {plain}" if resolved.startswith(BELOW) else plain
+            self.paths.append(PathChecked(shown, allowed, role))
+            if allowed:
+                out[resolved] = f"{role} {raw}"
+                continue
+            roots = ", ".join(self.policy.allowed_paths) or "none configured"
+            message = f"{role} path {raw!r} resolves to {shown}, outside the allowed paths ({roots})"
+            if absolute is None and (how != STARTING_DIRECTORY or len(places) > 1):
+                place = f"somewhere below {split_below(base)[1]}" if base.startswith(BELOW) else base
+                message += f", when the working directory is {place} ({how})"
+                if "failed" in how:
+                    message += "; join the commands with && so this one runs only after the directory change succeeds"
+            self.deny(R.PATH_OUTSIDE, message, raw)
+        return out
 
     def _is_device(self, raw: str) -> bool:
         lowered = raw.casefold()

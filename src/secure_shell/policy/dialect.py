@@ -18,8 +18,6 @@ class Dialect(Protocol):
     PATHLESS_COMMANDS: frozenset[str]
     # Commands whose arguments are scripts, checked in the script's own dialect, not as paths.
     SCRIPT_RUNNERS: frozenset[str]
-    # Command keys that change the directory: "cd", "pushd" or "popd".
-    DIRECTORY_CHANGERS: dict[str, str]
     # Whether a word starting with `-` (and no `=`) may be a file rather than an option.
     DASHED_WORDS_MAY_BE_PATHS: bool
 
@@ -46,7 +44,7 @@ class Dialect(Protocol):
         """The name as written, for rules that name a path."""
 
     def resolve_wrapper(self, key: str, command: SimpleCommand) -> list[Resolution] | None:
-        """What a program that runs programs runs (None: it runs nothing else)."""
+        """What a program that runs programs runs, and the directories it moves to (None: nothing)."""
 
     def dynamic_arguments_may_be_paths(self, key: str) -> bool:
         """Whether a run-time value among this command's arguments may be a path."""

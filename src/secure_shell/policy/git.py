@@ -11,7 +11,7 @@ import shlex
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import Word
-from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
+from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
 from secure_shell.policy.wrappers import option_scripts
 
 GLOBAL_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
@@ -48,7 +48,9 @@ def resolve_git(words: tuple[Word, ...]) -> list[Resolution]:
                 out.extend(_config_pair(arg))
             elif option == "--config-env":
                 out.append(Refusal(R.NESTED_SCRIPT, "git --config-env takes a config value from the environment", value))
-            elif option in ("-C", "--git-dir", "--work-tree"):
+            elif option == "-C":
+                out.append(WorkingDirectory(arg, shell=False, role="git -C"))
+            elif option in ("--git-dir", "--work-tree"):
                 out.append(PathUse(arg, f"git {option}"))
             i += 1 if eq else 2
             continue

@@ -1,7 +1,6 @@
-"""What a dialect's parser hands to the engine: simple commands made of words, or why it cannot.
-
-Every dialect module exposes the same three functions (`parse`, `simple_commands`,
-`command_key`); `decide` knows no dialect, only these types.
+"""What a dialect's parser hands to the engine: simple commands made of words, how they run
+(their Flow), or why it cannot parse. `decide` knows no dialect, only these types and the
+Dialect protocol (`policy/dialect.py`).
 """
 
 from __future__ import annotations
@@ -77,12 +76,60 @@ class Finding:
     text: str
 
 
+# How commands run relative to each other, for the working-directory data flow (policy/flow.py).
+RUN = "run"            # command number `index` runs
+SEQ = "seq"            # the parts run one after another
+AND = "and"            # each part runs only if the one before it succeeded (a && b)
+OR = "or"              # each part runs only if the one before it failed (a || b)
+NOT = "not"            # the part runs; its success and failure swap (! a)
+MAYBE = "maybe"        # the parts may run or not (a branch of if / case)
+LOOP = "loop"          # the parts run any number of times (while, for)
+APART = "apart"        # the parts run in another process: nothing they change comes back (subshell, pipe, &)
+DEFERRED = "deferred"  # the parts run later, any number of times, from anywhere (a function body)
+CALL = "call"          # a function of the script may run here (its name, eval, source)
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    kind: str
+    parts: tuple["Flow", ...] = ()
+    index: int = -1
+
+    def indices(self) -> set[int]:
+        found: set[int] = set()
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            if node.kind == RUN:
+                found.add(node.index)
+            stack.extend(node.parts)
+        return found
+
+
+def sequence(parts: list[Flow] | tuple[Flow, ...]) -> Flow:
+    kept = tuple(part for part in parts if part.kind != SEQ or part.parts)
+    return kept[0] if len(kept) == 1 else Flow(SEQ, kept)
+
+
+def unordered(count: int) -> Flow:
+    """What is safe to assume of commands whose order nobody modelled: any of them may run after
+    any other, any number of times."""
+    return Flow(LOOP, (sequence([Flow(RUN, index=i) for i in range(count)]),))
+
+
 @dataclass(frozen=True, slots=True)
 class Parsed:
     commands: tuple[SimpleCommand, ...]
     operators: frozenset[str] = frozenset()
     findings: tuple[Finding, ...] = ()
     node_kinds: frozenset[str] = frozenset()  # named syntax-tree kinds (bash: decides the cross-check)
+    flow: Flow | None = None  # None: unordered(len(commands))
+
+    def command_flow(self) -> Flow:
+        """The flow, or the unordered one when it is missing or does not name every command once."""
+        if self.flow is not None and self.flow.indices() == set(range(len(self.commands))):
+            return self.flow
+        return unordered(len(self.commands))
 
 
 @dataclass(frozen=True, slots=True)

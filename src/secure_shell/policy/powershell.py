@@ -18,7 +18,13 @@ from tree_sitter import Language, Node, Parser
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import (
+    AND,
+    APART,
+    LOOP,
+    OR,
+    RUN,
     CrossCheck,
+    Flow,
     Failed,
     Finding,
     Limits,
@@ -30,11 +36,12 @@ from secure_shell.policy.parsed import (
     Word,
     absorb_nested,
     never_raises,
+    sequence,
 )
 from secure_shell.policy.paths import PROVIDER_PATH
 from secure_shell.policy.syntax_tree import ascii_mask, descendants, inside
 from secure_shell.policy.powershell_names import ALIASES, PURE_METHODS, PURE_TYPES
-from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script
+from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script, WorkingDirectory
 
 DIALECT = "powershell"
 _LANGUAGE = Language(tree_sitter_powershell.language())
@@ -92,8 +99,6 @@ PATHLESS_COMMANDS = frozenset({"write-output", "write-host", "write-verbose", "w
                                "write-information", "write-error", "get-date", "start-sleep", "get-command"})
 # Their arguments are scripts, checked in the script's own dialect, not paths.
 SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "bash", "sh", "invoke-expression", "start"})
-DIRECTORY_CHANGERS = {"cd": "cd", "chdir": "cd", "set-location": "cd", "pushd": "pushd", "push-location": "pushd",
-                      "popd": "popd", "pop-location": "popd"}
 DASHED_WORDS_MAY_BE_PATHS = False  # `-Name` is a parameter
 
 
@@ -174,7 +179,53 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
         return Failed("syntax error")
     walker = _Walker(data, limits)
     walker.walk(tree.root_node)
-    return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings))
+    flow = _straight_line_flow(tree.root_node, walker.spans)
+    return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings), flow=flow)
+
+
+# Kinds whose commands run conditionally, repeatedly, later or elsewhere: a script with any of them
+# gets the unordered flow (every directory change may precede every command).
+CONTROL_KINDS = frozenset({
+    "if_statement", "while_statement", "do_statement", "for_statement", "foreach_statement", "switch_statement",
+    "function_statement", "script_block", "script_block_expression", "trap_statement", "try_statement",
+    "sub_expression", "statement_block", "named_block", "expandable_string_literal", "expandable_here_string_literal",
+    "flow_control_statement", "parenthesized_expression", "array_expression",
+})
+
+
+def _straight_line_flow(root: Node, spans: list[tuple[int, int, int]]) -> Flow | None:
+    """Statements in order, `&&` and `||` chains, pipelines (whose stages interleave in one runspace,
+    so they count as repeated); None when the script has any other control flow."""
+    if any(node.type in CONTROL_KINDS for node in descendants(root)):
+        return None
+    statements: list[Flow] = []
+    for statement_list in root.named_children:
+        if statement_list.type == "comment":
+            continue
+        if statement_list.type != "statement_list":
+            return None
+        for statement in statement_list.named_children:
+            if statement.type in ("empty_statement", "comment"):
+                continue
+            if statement.type != "pipeline":
+                return None
+            current: Flow | None = None
+            operator = "&&"
+            for child in statement.children:
+                if child.type == "pipeline_chain_tail":
+                    operator = next((c.type for c in child.children if not c.is_named), "&&")
+                elif child.type == "pipeline_chain":
+                    stages = [Flow(RUN, index=i) for start, end, i in spans
+                              if start >= child.start_byte and end <= child.end_byte]
+                    if not stages:
+                        continue
+                    chain = stages[0] if len(stages) == 1 else Flow(LOOP, (sequence(stages),))
+                    current = chain if current is None else Flow(OR if operator == "||" else AND, (current, chain))
+                elif child.type == "&":
+                    current = Flow(APART, (current,)) if current is not None else None
+            if current is not None:
+                statements.append(current)
+    return sequence(statements)
 
 
 parse = never_raises(_parse)
@@ -188,6 +239,11 @@ class _Walker:
         self.commands: list[SimpleCommand] = []
         self.operators: set[str] = set()
         self.findings: list[Finding] = []
+        self.spans: list[tuple[int, int, int]] = []  # (start, end, command number) of each command's node
+
+    def _add(self, node: Node, command: SimpleCommand) -> None:
+        self.spans.append((node.start_byte, node.end_byte, len(self.commands)))
+        self.commands.append(command)
 
     def text(self, node: Node) -> str:
         return self.data[node.start_byte: node.end_byte].decode("utf-8", "replace")
@@ -227,7 +283,7 @@ class _Walker:
                 self._expandable(node, via)
             elif kind == "redirection" and not inside(node, "command"):
                 # `'x' > file`: an expression statement that writes a file
-                self.commands.append(SimpleCommand((), (self._redirect(node),), via=via))
+                self._add(node, SimpleCommand((), (self._redirect(node),), via=via))
             stack.extend((child, child_via) for child in reversed(node.children))
 
     def _expandable(self, node: Node, via: tuple[str, ...]) -> None:
@@ -275,7 +331,7 @@ class _Walker:
                     redirects.extend(self._redirect(r) for r in element.named_children if r.type == "redirection")
                     continue
                 words.extend(self._argument_words(element))
-        self.commands.append(SimpleCommand(tuple(words), tuple(redirects), via=via, stdin_piped=self._piped(node)))
+        self._add(node, SimpleCommand(tuple(words), tuple(redirects), via=via, stdin_piped=self._piped(node)))
 
     def _piped(self, node: Node) -> bool:
         parent = node.parent
@@ -465,6 +521,8 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
 
 def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:
     words = command.words
+    if key in ("set-location", "push-location", "pop-location", "chdir"):
+        return [_location(key, words)]
     if key == "invoke-expression":
         args = [w for w in words[1:] if not (w.value or "").lower().startswith("-command")]
         if len(args) != 1 or args[0].value is None:
@@ -491,6 +549,43 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
     if key == "{scriptblock}":
         return []
     return None
+
+
+def _location(key: str, words: tuple[Word, ...]) -> WorkingDirectory:
+    """Set-Location / Push-Location [-Path|-LiteralPath] DIR, Pop-Location; `-` and `+` step through
+    the location history. Set-Location alone goes home (PowerShell 7)."""
+    role = {"set-location": "Set-Location", "push-location": "Push-Location", "pop-location": "Pop-Location"}.get(key, key)
+    if key == "pop-location":
+        return WorkingDirectory(None, role=role)
+    target: Word | None = None
+    i = 1
+    while i < len(words):
+        word = words[i]
+        name = _normalise_parameter(word.value or "").lower() if (word.value or "")[:1] in "-" + DASHES else ""
+        if name and len(name) > 1 and word.value not in ("-", "+"):
+            bare = name.split(":", 1)[0]
+            if ":" in name and ("-path".startswith(bare) or "-literalpath".startswith(bare) or bare == "-lp"):
+                value = (word.value or "").split(":", 1)[1]
+                target = target or Word(value, value)
+                i += 1
+                continue
+            if "-stackname".startswith(bare) and len(bare) > 1:
+                i += 2
+                continue
+            if "-path".startswith(bare) or "-literalpath".startswith(bare) or bare == "-lp":
+                if i + 1 < len(words):
+                    target = target or words[i + 1]
+                i += 2
+                continue
+            i += 1  # -PassThru
+            continue
+        target = target or word
+        i += 1
+    if target is None:
+        return WorkingDirectory(None, home=key != "push-location", role=role)
+    if target.value in ("-", "+"):
+        return WorkingDirectory(None, role=role)
+    return WorkingDirectory(target, role=role)
 
 
 def _invoke_command(words: tuple[Word, ...]) -> list[Resolution]:
@@ -540,8 +635,13 @@ def _start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
             if "-scriptblock".startswith(name) and len(name) >= 2:
                 i += 2  # the block's commands are checked where they stand
                 continue
-            if name in ("-workingdirectory", "-wo", "-redirectstandardoutput", "-rso", "-redirectstandarderror",
-                        "-rse", "-redirectstandardinput", "-rsi"):
+            if name in ("-workingdirectory", "-wo") or ("-workingdirectory".startswith(name) and len(name) >= 3):
+                if i + 1 < len(words):
+                    paths.append(WorkingDirectory(words[i + 1], shell=False, role=f"{words[0].source} -WorkingDirectory"))
+                i += 2
+                continue
+            if name in ("-redirectstandardoutput", "-rso", "-redirectstandarderror", "-rse", "-redirectstandardinput",
+                        "-rsi"):
                 if i + 1 < len(words):
                     paths.append(PathUse(words[i + 1], f"{key} {name}"))
                 i += 2
@@ -574,12 +674,14 @@ LAUNCHER_FLAGS = frozenset({"-noprofile", "-nop", "-noninteractive", "-noni", "-
 
 
 def launcher(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
-    """powershell/pwsh: -Command and -EncodedCommand (every abbreviation, `/` and Unicode dashes)."""
+    """powershell/pwsh: -Command and -EncodedCommand (every abbreviation, `/` and Unicode dashes);
+    -WorkingDirectory: where the script (and its relative paths) start."""
+    out: list[Resolution] = []
     i = 1
     while i < len(words):
         word = words[i]
         if word.value is None:
-            return [Script(DIALECT, None, "powershell", f"argument {word.source!r} is not a literal")]
+            return out + [Script(DIALECT, None, "powershell", f"argument {word.source!r} is not a literal")]
         raw = word.value
         option = raw
         if option[:1] in DASHES or option[:1] == "/":
@@ -590,39 +692,39 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution
             if "encodedcommand".startswith(name) or name == "ec":
                 payload = words[i + 1].value if i + 1 < len(words) else None
                 if payload is None:
-                    return [Script(DIALECT, None, "powershell -EncodedCommand", "the payload is not a literal")]
+                    return out + [Script(DIALECT, None, "powershell -EncodedCommand", "the payload is not a literal")]
                 decoded = decode_encoded_command(payload)
                 if decoded is None:
-                    return [Refusal(R.NESTED_SCRIPT, "powershell -EncodedCommand payload is not valid UTF-16LE base64", payload[:40])]
-                return [Script(DIALECT, decoded, "powershell -EncodedCommand")]
+                    return out + [Refusal(R.NESTED_SCRIPT, "powershell -EncodedCommand payload is not valid UTF-16LE base64", payload[:40])]
+                return out + [Script(DIALECT, decoded, "powershell -EncodedCommand")]
             if "command".startswith(name) or name in ("c", "commandwithargs", "cwa"):
                 rest = words[i + 1:]
                 if not rest or rest[0].value == "-":
-                    return _stdin(command)
+                    return out + _stdin(command)
                 if any(w.value is None for w in rest):
-                    return [Script(DIALECT, None, "powershell -Command", "the script is not a literal")]
-                return [Script(DIALECT, " ".join(w.value or "" for w in rest), "powershell -Command")]
+                    return out + [Script(DIALECT, None, "powershell -Command", "the script is not a literal")]
+                return out + [Script(DIALECT, " ".join(w.value or "" for w in rest), "powershell -Command")]
             if "file".startswith(name) and len(name) >= 1 and name[0] == "f":
                 if i + 1 >= len(words):
-                    return [Refusal(R.WRAPPER_OPTION, "powershell -File without a file", raw)]
+                    return out + [Refusal(R.WRAPPER_OPTION, "powershell -File without a file", raw)]
                 target = words[i + 1]
                 if target.value == "-":
-                    return _stdin(command)
-                return [PathUse(target, "powershell -File")]
+                    return out + _stdin(command)
+                return out + [PathUse(target, "powershell -File")]
             if lowered in LAUNCHER_VALUE:
                 if lowered in ("-workingdirectory", "-wd") and i + 1 < len(words):
-                    pass
+                    out.append(WorkingDirectory(words[i + 1], shell=False, role="powershell -WorkingDirectory"))
                 i += 2
                 continue
             if lowered in LAUNCHER_FLAGS:
                 i += 1
                 continue
-            return [Refusal(R.WRAPPER_OPTION, f"powershell: unknown option {raw!r}", raw)]
+            return out + [Refusal(R.WRAPPER_OPTION, f"powershell: unknown option {raw!r}", raw)]
         rest = words[i:]
         if len(rest) == 1 and (rest[0].value or "").lower().endswith(".ps1"):
-            return [PathUse(rest[0], "powershell script")]
-        return [Script(DIALECT, " ".join(w.value or "" for w in rest), "powershell")]
-    return _stdin(command)
+            return out + [PathUse(rest[0], "powershell script")]
+        return out + [Script(DIALECT, " ".join(w.value or "" for w in rest), "powershell")]
+    return out + _stdin(command)
 
 
 def _stdin(command: SimpleCommand) -> list[Resolution]:

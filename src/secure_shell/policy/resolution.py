@@ -22,6 +22,7 @@ class Inner:
     label: str
     stdin_text: str | None = None
     stdin_piped: bool = False
+    repeats: bool = False  # runs any number of times in the same shell (cmd's `for ... do`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,8 @@ class Script:
     label: str
     why_unknown: str = ""
     probe: bool = False  # a string found in inline code: only blocked names count, parse errors do not
+    same_shell: bool = False  # runs in the calling shell (eval, trap): its `cd` moves the caller
+    repeats: bool = False  # may run any number of times, at any later point (trap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +54,24 @@ class PathUse:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkingDirectory:
+    """A directory the command moves to.
+
+    shell=True: the shell's own directory (`cd`, `Set-Location`, `pushd`); `word` None means an
+    earlier directory of the same shell (`popd`, `cd -`), `home` the user's home (`cd` alone).
+    shell=False: only the program runs there (`git -C`, `env -C`, `start /d`): its relative arguments
+    and what it runs resolve from `word`; with `keeps_caller` they may also resolve from the caller's
+    directory (`tar -C` applies to the names after it, not to the archive before it).
+    """
+
+    word: Word | None
+    shell: bool = True
+    home: bool = False
+    role: str = "cd"
+    keeps_caller: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Launch:
     """The command starts another shell or a program with a grammar of its own (`cmd`, `powershell`,
     `bash`, `wsl`, `git`): the registry hands it to the module that knows that program, so no
@@ -62,4 +83,4 @@ class Launch:
     key: str = ""  # the command name as the caller normalised it
 
 
-Resolution = Union[Inner, Script, Refusal, PathUse, Launch]
+Resolution = Union[Inner, Script, Refusal, PathUse, WorkingDirectory, Launch]

@@ -10,12 +10,12 @@ the engine in their own dialect.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.inline_code import scan_inline_code
-from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script
+from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script, WorkingDirectory
 
 # Assigning these changes which program runs, or makes a program run code of its own.
 DANGEROUS_VARIABLES = frozenset({
@@ -54,6 +54,7 @@ class WrapperSpec:
     positional: words between the options and the inner command (timeout's duration).
     script_options: options whose value is a script of the given dialect (`flock -c`).
     path_options: value options whose value is a path.
+    directory_options: value options naming the directory the inner command runs in.
     stop_options: flags after which nothing is run (`command -v`).
     """
 
@@ -62,6 +63,7 @@ class WrapperSpec:
     positional: int = 0
     script_options: dict[str, str] = field(default_factory=dict)
     path_options: frozenset[str] = frozenset()
+    directory_options: frozenset[str] = frozenset()  # the inner command runs there (env -C, sudo -D)
     stop_options: frozenset[str] = frozenset()
     numeric_flags: bool = False  # nice -10
     default_command: tuple[str, ...] = ()  # xargs runs echo when given nothing
@@ -75,12 +77,12 @@ def _spec(values: str = "", flags: str = "", **kw: object) -> WrapperSpec:
 WRAPPERS: dict[str, WrapperSpec] = {
     # runs its argument with a changed environment; NAME=VALUE words are skipped (and checked)
     "env": _spec("-u --unset -C --chdir", "-i --ignore-environment -0 --null -v --debug -",
-                 script_options={"-S": "bash", "--split-string": "bash"}, path_options=frozenset({"-C", "--chdir"})),
+                 script_options={"-S": "bash", "--split-string": "bash"}, directory_options=frozenset({"-C", "--chdir"})),
     "sudo": _spec("-u --user -g --group -C --close-from -D --chdir -h --host -p --prompt -r --role -t --type "
                   "-T --command-timeout -U --other-user",
                   "-A --askpass -b --background -E --preserve-env -H --set-home -i --login -k --reset-timestamp "
                   "-K --remove-timestamp -n --non-interactive -P --preserve-groups -S --stdin -s --shell -v "
-                  "--validate -l --list -N --no-update"),
+                  "--validate -l --list -N --no-update", directory_options=frozenset({"-D", "--chdir"})),
     "doas": _spec("-u -C", "-n -s -L"),
     "command": _spec("", "-p", stop_options=frozenset({"-v", "-V"})),
     "builtin": _spec(),
@@ -132,7 +134,7 @@ def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] 
     if key in ("busybox", "toybox"):
         return [Inner(words[1:], key)] if len(words) > 1 else []
     if key in ("eval",):
-        return [_joined_script("bash", words[1:], "eval")]
+        return [replace(_joined_script("bash", words[1:], "eval"), same_shell=True)]
     if key == "trap":
         return _trap(words)
     if key in ("source", "."):
@@ -159,6 +161,8 @@ def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] 
         return _sed(words)
     if key in ("tar", "gtar", "bsdtar"):
         return _tar(words)
+    if key in ("make", "gmake", "ninja", "pnpm"):
+        return list(directory_options(words, key, ("-C",), ("--directory", "--dir"))) or None
     if key in ("vim", "vi", "nvim", "ex", "view", "vimdiff", "emacs", "nano") :
         return _editor(key, words)
     if key in ("cmd",):
@@ -224,6 +228,8 @@ def _by_spec(name: str, spec: WrapperSpec, words: tuple[Word, ...], command: Sim
                 value_word = Word(attached, attached) if eq else (words[i + 1] if i + 1 < len(words) else None)
                 if value_word is not None and option in spec.path_options:
                     out.append(PathUse(value_word, f"{name} {option}"))
+                if value_word is not None and option in spec.directory_options:
+                    out.append(WorkingDirectory(value_word, shell=False, role=f"{name} {option}"))
                 i += 1 if eq else 2
                 continue
             if value in spec.flags:
@@ -356,7 +362,8 @@ def _trap(words: tuple[Word, ...]) -> list[Resolution]:
     handler = args[0]
     if handler.value in ("", "-"):
         return []
-    return [_word_script("bash", handler, "trap")]
+    # the handler runs in this shell whenever its signal comes: at any later point
+    return [replace(_word_script("bash", handler, "trap"), same_shell=True, repeats=True)]
 
 
 def _source(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
@@ -543,7 +550,31 @@ def _tar(words: tuple[Word, ...]) -> list[Resolution]:
         value = word.value or ""
         if any(value == opt or value.startswith(opt + "=") or (opt.startswith("--") and len(value) > 6 and opt.startswith(value.split("=")[0])) for opt in _TAR_EXEC):
             return [Refusal(R.NESTED_SCRIPT, "tar option runs a program", value)]
-    return []
+    # -C applies to the names after it; the archive named before it stays where the caller is
+    out: list[Resolution] = [replace(item, keeps_caller=True)
+                             for item in directory_options(words, "tar", ("-C",), ("--directory",))]
+    return out
+
+
+def directory_options(words: tuple[Word, ...], name: str, short: tuple[str, ...],
+                      long: tuple[str, ...]) -> list[WorkingDirectory]:
+    """`-C DIR`, `-CDIR`, `--directory DIR`, `--directory=DIR`: the program works from DIR."""
+    out: list[WorkingDirectory] = []
+    for index, word in enumerate(words[1:], start=1):
+        value = word.value or ""
+        following = words[index + 1] if index + 1 < len(words) else None
+        if value in short or value in long:
+            if following is not None:
+                out.append(WorkingDirectory(following, shell=False, role=f"{name} {value}"))
+        elif value.startswith(long) and "=" in value:
+            option, _, attached = value.partition("=")
+            if option in long:
+                out.append(WorkingDirectory(Word(attached, attached), shell=False, role=f"{name} {option}"))
+        elif any(value.startswith(option) and len(value) > len(option) for option in short):
+            option = next(option for option in short if value.startswith(option))
+            attached = value[len(option):]
+            out.append(WorkingDirectory(Word(attached, attached), shell=False, role=f"{name} {option}"))
+    return out
 
 
 def _editor(key: str, words: tuple[Word, ...]) -> list[Resolution]:
