@@ -107,7 +107,20 @@ def command_key(word: str) -> str:
 PATHLESS_COMMANDS = wrappers.PATHLESS_COMMANDS
 # Their arguments are scripts, checked in the script's own dialect, not paths.
 SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "eval", "trap", "bash", "sh", "dash", "zsh", "ksh"})
-DASHED_WORDS_MAY_BE_PATHS = False  # `-x` is an option
+
+
+def path_parts(value: str) -> list[str]:
+    """`--opt=VALUE` and `-xVALUE` carry a value that may be a path; another word starting with `-` is
+    an option; anything else is the argument itself."""
+    if not value.startswith("-") or value == "-":
+        return [value]
+    if "=" in value:
+        return [value.split("=", 1)[1]]
+    if value.startswith("--"):
+        return []
+    # `-o../x`, `-C..`, `-I/usr/include`: a short option with a value glued on (a program's own
+    # option clusters, `tar -xvf/tmp/a.tar`, are read by its row in the wrapper table)
+    return [value[2:]] if len(value) > 2 else []
 
 
 def looks_like_path(value: str) -> bool:

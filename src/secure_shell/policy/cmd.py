@@ -47,7 +47,16 @@ INTERNAL = frozenset(
 PATHLESS_COMMANDS = frozenset({"echo", "rem", "title", "color", "ver", "cls", "whoami", "hostname", "where", "pause"})
 # Their arguments are scripts, checked in the script's own dialect, not paths.
 SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "bash", "sh", "for", "if", "call", "start"})
-DASHED_WORDS_MAY_BE_PATHS = True  # cmd's switches start with `/`; `-x` may be a file name
+
+
+def path_parts(value: str) -> list[str]:
+    """cmd's switches start with `/` and may carry a value after `:` (`/out:..\\x`); `-x` may be a
+    file name; `--opt=VALUE` carries a path for programs with POSIX-style options."""
+    if re.match(r"^/[A-Za-z?][\w-]*:", value):
+        return [value.split(":", 1)[1]]
+    if value.startswith("--") and "=" in value:
+        return [value.split("=", 1)[1]]
+    return [value]
 
 
 def path_words(value: str) -> list[str] | None:

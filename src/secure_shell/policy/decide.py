@@ -50,7 +50,7 @@ from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
 from secure_shell.policy.dialect import Dialect
 from secure_shell.policy.registry import DIALECTS, SHELL_DIALECT, launch
-from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script, Text, WorkingDirectory
 from secure_shell.policy.flow import BELOW, UNKNOWN, Directories, FlowPass, below, join, split_below
 from secure_shell.shells import PathDialect
 
@@ -444,7 +444,9 @@ class _Engine:
         changes_shell = any(isinstance(item, WorkingDirectory) and item.shell for item in resolutions)
         if restricted and not changes_shell and key not in module.PATHLESS_COMMANDS and key not in module.SCRIPT_RUNNERS:
             windows_program = bool(re.search(r"\.(exe|com|bat|cmd)$", first.value, re.I))
-            self._check_argument_paths(simple.words[1:], dialect, program, windows_program,
+            texts = {id(item.word) for item in resolutions if isinstance(item, Text)}
+            self._check_argument_paths(tuple(w for w in simple.words[1:] if id(w) not in texts), dialect, program,
+                                       windows_program,
                                        module.dynamic_arguments_may_be_paths(key))
         for item in resolutions:
             if isinstance(item, WorkingDirectory):
@@ -675,15 +677,15 @@ def _argument_blocked(text: str, matchers: tuple[tuple[str, regex.Pattern[str] |
 
 
 def _path_candidates(value: str, dialect: Dialect) -> list[str] | None:
-    """The parts of an argument that name files: the word itself, or an `--opt=VALUE` value, as the
-    shell expands it; None when it expands to too many words to check."""
-    if value.startswith("-") and "=" in value:
-        value = value.split("=", 1)[1]
-    elif value.startswith("-") and not dialect.DASHED_WORDS_MAY_BE_PATHS:
-        return []
-    words = dialect.path_words(value)
-    if words is None:
-        return None
+    """The parts of an argument that name files — the word itself, or the value an option carries
+    (`--output=../x`, `-o../x`, PowerShell's `-Path:..\\x`, cmd's `/out:..\\x`) — as the shell
+    expands them; None when it expands to too many words to check."""
+    words: list[str] = []
+    for part in dialect.path_parts(value):
+        expanded = dialect.path_words(part)
+        if expanded is None:
+            return None
+        words.extend(expanded)
     return [word for word in words if word and not URL.match(word) and not re.match(r"^[\w.-]+@[\w.-]+:", word)
             and dialect.looks_like_path(word)]
 

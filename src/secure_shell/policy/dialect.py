@@ -18,8 +18,9 @@ class Dialect(Protocol):
     PATHLESS_COMMANDS: frozenset[str]
     # Commands whose arguments are scripts, checked in the script's own dialect, not as paths.
     SCRIPT_RUNNERS: frozenset[str]
-    # Whether a word starting with `-` (and no `=`) may be a file rather than an option.
-    DASHED_WORDS_MAY_BE_PATHS: bool
+
+    def path_parts(self, value: str) -> list[str]:
+        """The parts of one argument that may name a file: the word, or the value glued to its option."""
 
     def path_words(self, value: str) -> list[str] | None:
         """The words the shell makes of one argument before it runs (bash's brace expansion); None

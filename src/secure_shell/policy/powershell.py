@@ -99,7 +99,14 @@ PATHLESS_COMMANDS = frozenset({"write-output", "write-host", "write-verbose", "w
                                "write-information", "write-error", "get-date", "start-sleep", "get-command"})
 # Their arguments are scripts, checked in the script's own dialect, not paths.
 SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "bash", "sh", "invoke-expression", "start"})
-DASHED_WORDS_MAY_BE_PATHS = False  # `-Name` is a parameter
+
+
+def path_parts(value: str) -> list[str]:
+    """`-Name` is a parameter; `-Path:VALUE` carries its value glued on."""
+    if value[:1] in "-" + DASHES and len(value) > 1:
+        name, colon, rest = value.partition(":")
+        return [rest] if colon and re.fullmatch(r"[-\w]+", name[1:]) else []
+    return [value]
 
 
 def path_words(value: str) -> list[str] | None:

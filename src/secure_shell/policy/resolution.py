@@ -54,6 +54,13 @@ class PathUse:
 
 
 @dataclass(frozen=True, slots=True)
+class Text:
+    """An argument the program reads as text (a sed script, an awk program), not as a file name."""
+
+    word: Word
+
+
+@dataclass(frozen=True, slots=True)
 class WorkingDirectory:
     """A directory the command moves to.
 
@@ -83,4 +90,4 @@ class Launch:
     key: str = ""  # the command name as the caller normalised it
 
 
-Resolution = Union[Inner, Script, Refusal, PathUse, WorkingDirectory, Launch]
+Resolution = Union[Inner, Script, Refusal, PathUse, Text, WorkingDirectory, Launch]

@@ -10,12 +10,14 @@ the engine in their own dialect.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.inline_code import scan_inline_code
-from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.sed import ScriptEffects, ScriptError, ed_effects, sed_effects
+from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script, Text, WorkingDirectory
 
 # Assigning these changes which program runs, or makes a program run code of its own.
 DANGEROUS_VARIABLES = frozenset({
@@ -159,6 +161,8 @@ def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] 
         return _awk(words)
     if key == "sed" or key == "gsed":
         return _sed(words)
+    if key in ("ed", "red"):
+        return _ed(command)
     if key in ("tar", "gtar", "bsdtar"):
         return _tar(words)
     if key in ("make", "gmake", "ninja", "pnpm"):
@@ -485,6 +489,9 @@ def option_scripts(args: tuple[Word, ...], options: tuple[str, ...], dialect: st
 _AWK_EXEC = re.compile(r"\bsystem\s*\(|\|\s*getline|\|&|\bprint[f]?\b[^;{}]*\|\s*\"|close\s*\(")
 
 
+_AWK_FILES = re.compile(r"\bprintf?\b[^;{}]*>|\bgetline\b[^;{}]*<")
+
+
 def _awk(words: tuple[Word, ...]) -> list[Resolution]:
     """awk runs shell commands through system(), `| getline` and `print | "cmd"`."""
     i = 1
@@ -506,17 +513,20 @@ def _awk(words: tuple[Word, ...]) -> list[Resolution]:
         return [Refusal(R.INLINE_CODE, "awk program is not a literal", program.source)]
     if _AWK_EXEC.search(program.value):
         return [Refusal(R.INLINE_CODE, "awk program runs shell commands (system, getline or a pipe)", program.value[:80])]
-    return []
-
-
-_SED_EXEC = re.compile(r"(^|[;\n{}]|\d|\$|/)\s*e(\s|$|;)|s(.).*?\3.*?\3[gpiImM0-9w]*e|(^|[;\n])\s*[wW]\s+/")
+    if _AWK_FILES.search(program.value):
+        return [Refusal(R.INLINE_CODE, "awk program writes or reads a file it names (print > file, getline < file)",
+                        program.value[:80])]
+    return [Text(program)]
 
 
 def _sed(words: tuple[Word, ...]) -> list[Resolution]:
-    """GNU sed's `e` command and `s///e` flag run shell commands; `w /path` writes files."""
+    """sed's scripts, parsed: `e` and `s///e` run commands; `r R w W` and `s///w` name files."""
     scripts: list[Word] = []
     i = 1
     have_script_option = any(w.value in ("-e", "--expression", "-f", "--file") or (w.value or "").startswith("--expression=") for w in words[1:])
+    texts: list[Resolution] = []
+    if any(w.value == "--sandbox" for w in words[1:]):
+        return []  # GNU sed refuses e, r and w itself
     while i < len(words):
         value = words[i].value
         if value in ("-e", "--expression") and i + 1 < len(words):
@@ -525,6 +535,10 @@ def _sed(words: tuple[Word, ...]) -> list[Resolution]:
             continue
         if value is not None and value.startswith("--expression="):
             scripts.append(Word(value[13:], value[13:]))
+            texts.append(Text(words[i]))
+        elif value is not None and re.fullmatch(r"-[nrEsuzi]*e.+", value):
+            scripts.append(Word(value.split("e", 1)[1], value.split("e", 1)[1]))  # -e's script glued on
+            texts.append(Text(words[i]))
         elif value in ("-f", "--file", "-l", "--line-length"):
             i += 2
             continue
@@ -533,12 +547,33 @@ def _sed(words: tuple[Word, ...]) -> list[Resolution]:
         elif not have_script_option and not scripts:
             scripts.append(words[i])
         i += 1
+    out: list[Resolution] = texts
     for script in scripts:
         if script.value is None:
             return [Refusal(R.INLINE_CODE, "sed script is not a literal", script.source)]
-        if _SED_EXEC.search(script.value):
-            return [Refusal(R.INLINE_CODE, "sed script runs a command (e) or writes a file by path (w)", script.value[:80])]
+        out.extend(_script_effects("sed", script.value, sed_effects))
+        out.append(Text(script))
+    return out
+
+
+def _ed(command: SimpleCommand) -> list[Resolution]:
+    """ed reads its commands from standard input."""
+    if command.stdin_text is not None:
+        return _script_effects("ed", command.stdin_text, ed_effects)
+    if command.stdin_piped:
+        return [Refusal(R.INLINE_CODE, "ed reads its commands from a pipe whose text is not known", "ed")]
     return []
+
+
+def _script_effects(name: str, text: str, reader: Callable[[str], ScriptEffects]) -> list[Resolution]:
+    try:
+        effects = reader(text)
+    except ScriptError as error:
+        return [Refusal(R.INLINE_CODE, f"{name} script cannot be read: {error}", text[:80])]
+    if effects.runs:
+        return [Refusal(R.INLINE_CODE, f"{name} script runs a command: {effects.runs[0][:60]!r}", text[:80])]
+    return ([PathUse(Word(path, path), f"{name} script reads") for path in effects.reads]
+            + [PathUse(Word(path, path), f"{name} script writes") for path in effects.writes])
 
 
 _TAR_EXEC = ("--checkpoint-action", "--to-command", "--use-compress-program", "--rsh-command", "--info-script",
@@ -553,7 +588,15 @@ def _tar(words: tuple[Word, ...]) -> list[Resolution]:
     # -C applies to the names after it; the archive named before it stays where the caller is
     out: list[Resolution] = [replace(item, keeps_caller=True)
                              for item in directory_options(words, "tar", ("-C",), ("--directory",))]
+    for word in words[1:]:
+        cluster = _TAR_CLUSTER.match(word.value or "")
+        if cluster and cluster.group(2):  # -xvf/tmp/a.tar: the archive glued to its cluster
+            out.append(PathUse(Word(cluster.group(2), cluster.group(2)), f"tar -{cluster.group(1)[-1]}"))
     return out
+
+
+# a cluster of tar's short flags ending in a value option with its value glued on
+_TAR_CLUSTER = re.compile(r"^-([AcdrtuxzjJvpPkmOSWwBiGhlMaZ]*[fCTXgKNVbH])(.+)$")
 
 
 def directory_options(words: tuple[Word, ...], name: str, short: tuple[str, ...],

@@ -1,0 +1,105 @@
+"""Paths as the programs will use them: values glued to options, and files named inside sed, ed
+and awk scripts. Each deny row sits next to its allowed twin; the oracle rows are run by real bash
+and really write outside the project."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from secure_shell.policy.decide import decide
+from secure_shell.policy.sed import ScriptError, ed_effects, sed_effects
+from secure_shell.shells import ShellKind
+from tests.policy.conftest import I, P, assert_allowed, assert_denied, build_config, check
+
+TWINS = [
+    # a path glued to its option
+    ("bash", "sort -o../x f", P, "sort -osorted.txt f"),
+    ("bash", "gcc -o../x a.c", P, "gcc -obuild/x a.c"),
+    ("bash", "tar -xvf/tmp/a.tar", P, "tar -xvfa.tar"),
+    ("bash", "tar -C.. -x", P, "tar -Csrc -x"),
+    ("bash", "cp -t.. f", P, "cp -tsrc f"),
+    ("bash", "foo --output=../x", P, "foo --output=out/x"),
+    ("bash", "foo -I/etc", P, "foo -Iinclude"),
+    ("powershell", "Get-Content -Path:..\\..\\x", P, "Get-Content -Path:src\\x"),
+    ("cmd", "tool /out:..\\..\\x", P, "tool /out:build\\x"),
+    # sed: e and s///e run commands; r R w W and s///w name files, with or without a space
+    ("bash", "sed '1e rm x' f", I, "sed '1d' f"),
+    ("bash", "sed 's/x/y/e' f", I, "sed 's/x/y/g' f"),
+    ("bash", "sed -e1e\\ id f", I, "sed -e1d f"),
+    ("bash", "sed 'w /etc/x' f", P, "sed 'w out.txt' f"),
+    ("bash", "sed 'w../x' f", P, "sed 'wout.txt' f"),
+    ("bash", "sed 'r/etc/passwd' f", P, "sed 'rnotes.txt' f"),
+    ("bash", "sed 'R ../x' f", P, "sed 'R other.txt' f"),
+    ("bash", "sed 'W ../x' f", P, "sed 'W first-lines.txt' f"),
+    ("bash", "sed 's/a/b/w ../x' f", P, "sed 's/a/b/w changed.txt' f"),
+    ("bash", "sed -n '/x/{s/a/b/;w ../x\n}' f", P, "sed -n '/x/{s/a/b/;p}' f"),
+    ("bash", "sed --expression='w ../x' f", P, "sed --expression='/Cpu/p' f"),
+    ("bash", "sed '1{' f", I, "sed -n '/Cpu/p' f"),
+    # ed: !cmd, w/r/e FILE, w !cmd
+    ("bash", "ed -s f <<< '!id'", I, "ed -s f <<< $',s/a/b/g\\nw\\nq'"),
+    ("bash", "ed -s f <<< $'w /etc/x\\nq'", P, "ed -s f <<< $'w copy.txt\\nq'"),
+    ("bash", "ed -s f <<< 'w !id'", I, "ed -s f <<< 'w'"),
+    ("bash", "ed -s f <<< 'g/x/!id'", I, "ed -s f <<< 'g/x/d'"),
+    ("bash", "echo w | ed f", I, "ed f < /dev/null"),
+    # awk: files named inside the program
+    ("bash", "awk '{print > \"/etc/x\"}' f", I, "awk '$3 > 100' f"),
+    ("bash", "awk 'BEGIN { getline line < \"/etc/shadow\" }'", I, "awk '/foo/ {print $2}' f"),
+]
+
+
+@pytest.mark.parametrize("shell, command, rule, twin", TWINS, ids=[f"{s}: {c}" for s, c, _, _ in TWINS])
+def test_path_form_is_denied(shell: str, command: str, rule: str, twin: str) -> None:
+    assert_denied(check(shell, command), rule, command)
+
+
+@pytest.mark.parametrize("shell, command, rule, twin", TWINS, ids=[f"{s}: {t}" for s, _, _, t in TWINS])
+def test_twin_is_allowed(shell: str, command: str, rule: str, twin: str) -> None:
+    assert_allowed(check(shell, twin), twin)
+
+
+@pytest.mark.parametrize("script", ["s/a", "y/ab/c", "1~", "k", "/x", "s"])
+def test_sed_scripts_that_do_not_parse_are_refused(script: str) -> None:
+    with pytest.raises(ScriptError):
+        sed_effects(script)
+
+
+def test_sed_reads_what_gnu_sed_reads() -> None:
+    effects = sed_effects("1,/end/{\ns|a|b|gw out.txt\nr in.txt\n}\n$a\\\ntext; w not-a-file\n2e echo hi")
+    assert effects.writes == ["out.txt"]
+    assert effects.reads == ["in.txt"]
+    assert effects.runs == ["echo hi"]
+
+
+def test_ed_text_lines_are_not_commands() -> None:
+    effects = ed_effects("a\n!this is text\nw also text\n.\nw real.txt\nq")
+    assert effects.runs == [] and effects.writes == ["real.txt"]
+
+
+# (command) run in the project, each writes ../outside/written.txt
+ORACLE = [
+    "sort -o../outside/written.txt victim.txt",
+    "sed -n 'w ../outside/written.txt' victim.txt",
+    "sed -n 'w../outside/written.txt' victim.txt",
+    "sed -n 's/d/D/w ../outside/written.txt' victim.txt",
+    "ed -s victim.txt <<< $'w ../outside/written.txt\\nq'",
+    "awk '{print > \"../outside/written.txt\"}' victim.txt",
+]
+
+
+@pytest.mark.parametrize("command", ORACLE)
+def test_denied_row_really_writes_outside(tmp_path: Path, command: str) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (tmp_path / "outside").mkdir()
+    (project / "victim.txt").write_text("data\n")
+    policy = build_config(paths__allowedPaths=[str(project)]).shells[ShellKind.BASH]
+    verdict = decide(command, policy, str(project), {"HOME": str(tmp_path)})
+    assert not verdict.allowed, f"allowed: {command!r}"
+    subprocess.run(["bash", "--noprofile", "--norc", "-c", command], cwd=project, capture_output=True, timeout=30,
+                   env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path)})
+    if command.startswith("ed ") and subprocess.run(["sh", "-c", "command -v ed"], capture_output=True).returncode:
+        pytest.skip("ed is not installed")
+    assert (tmp_path / "outside" / "written.txt").exists(), f"bash did not write with {command!r}"
