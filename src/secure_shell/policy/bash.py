@@ -46,6 +46,7 @@ from secure_shell.policy.parsed import (
     sequence,
 )
 from secure_shell.policy.paths import looks_like_windows
+from secure_shell.policy.wrappers import NUMBERED_PYTHON
 from secure_shell.policy.syntax_tree import ascii_mask, descendants, inside
 
 DIALECT = "bash"
@@ -168,6 +169,25 @@ def _brace_list(text: str) -> tuple[int, int, list[str]] | None:
     start, end, commas = min(lists)
     cuts = [start, *commas, end]
     return start, end, [text[a + 1:b] for a, b in zip(cuts, cuts[1:])]
+
+
+# Programs known not to run what their arguments name (text and file tools, and tools whose words
+# are their own subcommands: `docker rm`, `npm rm` remove containers and packages, not files).
+NON_RUNNERS = wrappers.PATHLESS_COMMANDS | frozenset(
+    "ls cat grep egrep fgrep wc head tail uniq cut tr tee touch mkdir rmdir cp mv ln chmod chown stat file "
+    "du df diff cmp comm paste join fold fmt nl od xxd hexdump base64 md5sum sha1sum sha256sum sha512sum less more "
+    "find locate realpath readlink mktemp tar zip unzip gzip gunzip bzip2 xz zstd jq yq curl wget ssh-keygen "
+    "ps top kill pkill pgrep free uptime lsof env printenv export unset set shift read wait cd pushd popd "
+    "local declare typeset readonly let getopts umask ulimit history jobs fg bg disown "
+    "git npm pnpm yarn pip pip3 cargo go rustc java javac dotnet "
+    "docker podman kubectl helm terraform apt apt-get dpkg brew snap systemctl journalctl service gh aws gcloud az "
+    "pytest tox black ruff mypy eslint prettier tsc node deno bun python python3 ruby perl php lua".split()
+)
+
+
+def may_run_arguments(key: str) -> bool:
+    """Whether a program the resolver does not model may run a program its arguments name."""
+    return key not in NON_RUNNERS and not NUMBERED_PYTHON.match(key)
 
 
 def dynamic_arguments_may_be_paths(key: str) -> bool:

@@ -78,13 +78,32 @@ _INTERNAL_GLUED = re.compile(r"^(cd|chdir|dir|echo|md|mkdir|rd|rmdir|type|del|er
 
 
 def command_key(word: str) -> str:
-    """Basename, case-folded, without a PATHEXT extension; `erase` is `del`."""
+    """Basename, case-folded, without a PATHEXT extension; `erase` is `del`; `@` (echo off for one
+    command) and a switch glued to the name (`cmd/c`) are not part of it."""
+    word = word.lstrip("@")
+    switch = re.match(r"^([^/\\:]+)/", word)
+    if switch:
+        word = switch.group(1)
     base = word.replace("/", "\\").rstrip("\\").rsplit("\\", 1)[-1].casefold().rstrip(" .")
     for ext in PATHEXT:
         if base.endswith(ext) and len(base) > len(ext):
             base = base[: -len(ext)]
             break
     return SYNONYMS.get(base, base)
+
+
+# Programs known not to run what their arguments name: cmd's own commands (but call, start, for,
+# if and cmd, which the resolver reads) and common tools whose words are their own subcommands.
+NON_RUNNERS = (INTERNAL - {"call", "start", "for", "if", "cmd"}) | frozenset(
+    "attrib certutil chcp choice clip comp fc find findstr forfiles hostname ipconfig more netstat nslookup ping "
+    "reg robocopy sort systeminfo tasklist tree where whoami xcopy git npm npx pnpm yarn node python py pip dotnet "
+    "msbuild docker kubectl winget choco code".split()
+)
+
+
+def may_run_arguments(key: str) -> bool:
+    """Whether a program the resolver does not model may run a program its arguments name."""
+    return key not in NON_RUNNERS and key not in PATHLESS_COMMANDS
 
 
 def dynamic_arguments_may_be_paths(key: str) -> bool:
@@ -526,8 +545,8 @@ def _start(words: tuple[Word, ...]) -> list[Resolution]:
             out.append(WorkingDirectory(Word(value[2:], value[2:]), shell=False, role="start /d"))
             i += 1
             continue
-        if lowered in START_FLAGS:
-            i += 1
+        if lowered in START_FLAGS or words[i].source.startswith('"'):
+            i += 1  # a flag, or the window title (a quoted first argument, also after flags)
             continue
         if lowered.startswith("/"):
             return [Refusal(R.WRAPPER_OPTION, f"start: unknown option {value!r}", value)]
@@ -628,6 +647,9 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
     From cmd itself the rest of the line is taken as written; from bash or PowerShell, cmd
     receives the caller's words after the caller removed its own quoting.
     """
+    glued = re.match(r"^[^/\\:]+(/.+)$", words[0].value or "") if words else None
+    if glued:  # `cmd/c del x`: cmd reads the switch glued to its name
+        words = (words[0], Word(glued.group(1), glued.group(1)), *words[1:])
     i = 1
     while i < len(words):
         source = words[i].source

@@ -157,7 +157,7 @@ class _Engine:
         self.reaches = 0
         self.moves = 0
         self.parses: dict[tuple[str, str, str | None], ParseOutcome] = {}
-        self.resolved: dict[int, tuple[SimpleCommand, list[Resolution]]] = {}
+        self.resolved: dict[int, tuple[SimpleCommand, list[Resolution], bool]] = {}
         self.blocked_tokens = blocked_operator_tokens(policy.blocked_operators)
         self.posix = policy.path_dialect in (PathDialect.POSIX, PathDialect.WSL)
 
@@ -393,17 +393,23 @@ class _Engine:
 
     def _resolutions(self, simple: SimpleCommand, dialect: str) -> list[Resolution]:
         """What a command runs or changes, as its dialect reads it (each Launch followed)."""
+        return self._resolved(simple, dialect)[0]
+
+    def _resolved(self, simple: SimpleCommand, dialect: str) -> tuple[list[Resolution], bool]:
+        """The resolutions, and whether any resolver models the program at all."""
         cached = self.resolved.get(id(simple))
         if cached is not None and cached[0] is simple:
-            return cached[1]
+            return cached[1], cached[2]
         first = simple.words[0] if simple.words else None
-        if first is None or first.value is None:
-            found: list[Resolution] = []
-        else:
+        found: list[Resolution] = []
+        modelled = False
+        if first is not None and first.value is not None:
             module = DIALECTS[dialect]
-            found = _launched(module.resolve_wrapper(module.command_key(first.value), simple))
-        self.resolved[id(simple)] = (simple, found)
-        return found
+            raw = module.resolve_wrapper(module.command_key(first.value), simple)
+            modelled = raw is not None
+            found = _launched(raw)
+        self.resolved[id(simple)] = (simple, found, modelled)
+        return found, modelled
 
     # --- simple commands ---------------------------------------------------------------------
 
@@ -432,6 +438,8 @@ class _Engine:
                     self.command(SimpleCommand(item.words, via=via), dialect, via + (item.label,), depth, True, bases)
             return
         self._check_arguments(simple.words[1:], via)
+        if not self._resolved(simple, dialect)[1] and module.may_run_arguments(key):
+            self._presumed_runner(first.value, simple.words[1:], dialect, via)
         restricted = self.policy.restrict_working_directory
         # where the program works: the shell's directory, or the one an option names (git -C, env -C)
         program = bases
@@ -478,6 +486,23 @@ class _Engine:
         walk = FlowPass(1, lambda index, before, seen: self._step(inner, dialect, before, seen), self.depth)
         after = walk.reach(Flow(LOOP, (Flow(RUN, index=0),)), start)
         return join(walk.starts[0], after)
+
+    def _presumed_runner(self, program: str, words: tuple[Word, ...], dialect: str, via: tuple[str, ...]) -> None:
+        """A program nobody modelled may run what its arguments name (numactl, firejail, expect -c,
+        a debugger's -ex): an argument, or a word inside one, naming a blocked command denies."""
+        matchers = _command_matchers(self.policy.blocked_commands, dialect)
+        if not matchers:
+            return
+        module = DIALECTS[dialect]
+        where = f" (in {' > '.join(via)})" if via else ""
+        for word in words:
+            for token in _RUNNABLE_TOKEN.findall(word.value or ""):
+                token = token.lstrip("@+!")
+                if token and _matches((module.command_key(token), module.raw_key(token)), matchers):
+                    self.deny(R.MAY_RUN_BLOCKED, f"{program!r} is not known to this policy and may run the programs "
+                              f"its arguments name; {token!r} is a blocked command{where}. Run the tool without "
+                              "naming a blocked command, or ask for the command to be allowed", token)
+                    return
 
     def _check_names(self, keys: tuple[str, ...], name: str, dialect: str, via: tuple[str, ...], probe: bool) -> None:
         where = f" (in {' > '.join(via)})" if via else ""
@@ -689,6 +714,10 @@ def _path_candidates(value: str, dialect: Dialect) -> list[str] | None:
     return [word for word in words if word and not URL.match(word) and not re.match(r"^[\w.-]+@[\w.-]+:", word)
             and dialect.looks_like_path(word)]
 
+
+# The words a program may take as a command name inside one argument: split where a shell, an
+# option value or a script would split them.
+_RUNNABLE_TOKEN = re.compile(r"[^\s;&|,=:()'\"`{}<>]+")
 
 MAX_LAUNCHES = 8
 

@@ -47,5 +47,9 @@ class Dialect(Protocol):
     def resolve_wrapper(self, key: str, command: SimpleCommand) -> list[Resolution] | None:
         """What a program that runs programs runs, and the directories it moves to (None: nothing)."""
 
+    def may_run_arguments(self, key: str) -> bool:
+        """Whether a program no resolver models may run a program its arguments name (the closed
+        world: presumed so unless it is known not to)."""
+
     def dynamic_arguments_may_be_paths(self, key: str) -> bool:
         """Whether a run-time value among this command's arguments may be a path."""

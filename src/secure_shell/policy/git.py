@@ -129,6 +129,17 @@ def _subcommand(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
             out.append(Script("bash", " ".join(w.value or "" for w in rest), "git submodule foreach"))
     elif sub == "difftool":
         out.extend(option_scripts(args, ("-x", "--extcmd"), "bash", "git difftool --extcmd"))
+        out.extend(_clustered(args, "x", "git difftool -x"))
+    elif sub == "grep":
+        for j, word in enumerate(args):
+            value = word.value or ""
+            if value == "-O" or value.startswith(("-O", "--open-files-in-pager")):
+                program = value.partition("=")[2] if "=" in value else value[2:] if value.startswith("-O") else ""
+                if program:
+                    out.append(Script("bash", program, "git grep -O"))
+                else:
+                    out.append(Refusal(R.NESTED_SCRIPT, "git grep -O opens the matches with a pager program",
+                                       value))
     elif sub == "filter-branch":
         for j, word in enumerate(args):
             if word.value in FILTER_BRANCH_SCRIPTS and j + 1 < len(args):
@@ -141,6 +152,20 @@ def _subcommand(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
             positional = positional[1:]
         if not reading and len(positional) >= 2 and not SAFE_CONFIG_KEY.match(positional[0]):
             out.append(Refusal(R.NESTED_SCRIPT, f"git config {positional[0]} may make git run a program later", positional[0]))
+    return out
+
+
+def _clustered(args: tuple[Word, ...], letter: str, label: str) -> list[Resolution]:
+    """`-yx CMD`: a value option at the end of a cluster of short flags takes the next word."""
+    out: list[Resolution] = []
+    for j, word in enumerate(args):
+        value = word.value or ""
+        if re.fullmatch(rf"-[a-zA-Z]+{letter}", value) and len(value) > 2 and j + 1 < len(args):
+            out.append(_script(args[j + 1], label))
+        elif re.fullmatch(rf"-[a-zA-Z]*{letter}.+", value) and not value.startswith("--") and len(value) > 2:
+            glued = value.split(letter, 1)[1] if value[1] != letter else value[2:]
+            if value[1] != letter:
+                out.append(Script("bash", glued, label))
     return out
 
 

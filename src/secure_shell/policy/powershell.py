@@ -160,6 +160,22 @@ def command_key(word: str) -> str:
     return ALIASES.get(base, base)
 
 
+# Verbs of cmdlets that may run what they are given; any other cmdlet does not run programs.
+RUNNING_VERBS = frozenset({"invoke", "start", "foreach", "register", "new", "add", "set", "enter", "debug", "trace",
+                           "measure", "receive", "resume", "wait", "use"})
+NON_RUNNERS = frozenset(
+    "git npm npx pnpm yarn node python py pip dotnet msbuild docker kubectl winget choco code where whoami hostname "
+    "ipconfig ping tasklist findstr".split()
+)
+
+
+def may_run_arguments(key: str) -> bool:
+    """Whether a command the resolver does not model may run a program its arguments name."""
+    if "-" in key:
+        return key.partition("-")[0] in RUNNING_VERBS
+    return key not in NON_RUNNERS and key not in PATHLESS_COMMANDS
+
+
 def dynamic_arguments_may_be_paths(key: str) -> bool:
     """A run-time argument of this command may name a file (external programs: always)."""
     if "-" not in key:
@@ -537,6 +553,8 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
         return [Script(DIALECT, args[0].value, "Invoke-Expression")]
     if key == "invoke-command":
         return _invoke_command(words)
+    if key == "foreach-object":
+        return _member_call(words)
     if key in ("start-process", "start-job", "start-threadjob"):
         return _start_process(key, words)
     if key in ("set-alias", "new-alias"):
@@ -593,6 +611,43 @@ def _location(key: str, words: tuple[Word, ...]) -> WorkingDirectory:
     if target.value in ("-", "+"):
         return WorkingDirectory(None, role=role)
     return WorkingDirectory(target, role=role)
+
+
+# Methods of files, directories, processes and services that change something: `% Delete` on what
+# Get-ChildItem lists is Remove-Item under another name.
+SIDE_EFFECT_MEMBERS = frozenset({
+    "delete", "moveto", "copyto", "replace", "create", "createsubdirectory", "kill", "close", "closemainwindow",
+    "start", "stop", "pause", "continue", "remove", "clear", "encrypt", "decrypt", "setaccesscontrol", "open",
+    "openwrite", "appendtext", "createtext", "invoke", "invokemember", "dispose", "refresh", "waitforexit",
+})
+
+
+def _member_call(words: tuple[Word, ...]) -> list[Resolution]:
+    """ForEach-Object NAME / -MemberName NAME calls that method (or reads that property) of each object."""
+    member: Word | None = None
+    i = 1
+    while i < len(words):
+        value = words[i].value or ""
+        lowered = _normalise_parameter(value).lower()
+        if lowered.startswith("-") and len(lowered) > 1:
+            if "-membername".startswith(lowered.split(":", 1)[0]) and len(lowered) > 2:
+                member = words[i + 1] if ":" not in lowered and i + 1 < len(words) else Word(value, value.split(":", 1)[-1])
+                break
+            i += 2 if lowered in ("-argumentlist", "-inputobject", "-begin", "-end", "-process", "-remainingscripts") else 1
+            continue
+        if words[i].source.startswith("{") or value == "{scriptblock}":
+            return []  # a script block: its commands are checked where they stand
+        member = words[i]
+        break
+    if member is None:
+        return []
+    if member.value is None:
+        return [Refusal(R.DYNAMIC_COMMAND, "ForEach-Object: the member it calls is not a literal", member.source)]
+    if member.value.casefold() in SIDE_EFFECT_MEMBERS:
+        return [Refusal(R.MAY_RUN_BLOCKED, f"ForEach-Object {member.value} calls the {member.value}() method of each "
+                        "object, which changes files or processes; use the cmdlet for it, which the policy checks",
+                        member.value)]
+    return []
 
 
 def _invoke_command(words: tuple[Word, ...]) -> list[Resolution]:

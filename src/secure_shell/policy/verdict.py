@@ -43,6 +43,7 @@ PATH_OUTSIDE = "path-outside-allowed"
 PATH_UNRESOLVABLE = "path-unresolvable"
 WORKING_DIRECTORY = "working-directory-outside-allowed"
 ASK_COMMAND = "ask-command"
+MAY_RUN_BLOCKED = "may-run-blocked-command"
 
 REASON_IDS = frozenset({
     ALLOWED, EMPTY_COMMAND, COMMAND_TOO_LONG, CONTROL_CHARACTER, TOO_COMPLEX, PARSE_FAILED, PARSE_TIMEOUT,
