@@ -270,6 +270,8 @@ class _Engine:
     def _directories(self, parsed: Parsed, dialect: str, start: Directories, repeats: bool = False) -> list[Directories]:
         """Where each command of a parsed script may start (policy/flow.py)."""
         commands = DIALECTS[dialect].simple_commands(parsed)
+        if not any(self._may_move(simple, dialect) for simple in commands):
+            return [start] * len(commands)  # nothing moves the shell: every command starts where it does
         flow = parsed.command_flow()
         if repeats:
             flow = Flow(LOOP, (flow,))
@@ -323,6 +325,18 @@ class _Engine:
                 else:
                     succeeded, after = join(succeeded, reached), join(after, reached)
         return succeeded, after, lasting
+
+    def _may_move(self, simple: SimpleCommand, dialect: str, depth: int = 0) -> bool:
+        """Whether a command may change the shell's directory: a cd, a script run in this shell, or a
+        wrapped command that may."""
+        for item in self._resolutions(simple, dialect):
+            if isinstance(item, WorkingDirectory) and item.shell:
+                return True
+            if isinstance(item, Script) and item.same_shell:
+                return True
+            if isinstance(item, Inner) and (depth > 8 or self._may_move(SimpleCommand(item.words), dialect, depth + 1)):
+                return True
+        return False
 
     def _move(self, item: WorkingDirectory, before: Directories, seen: Directories, shown: str) -> Directories:
         """Where a directory change leads from each directory in `before`."""
