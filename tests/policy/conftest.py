@@ -3,6 +3,8 @@ so every dialect has a blocked command to smuggle, and one project directory all
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
 from typing import Callable
 
 import pytest
@@ -65,3 +67,23 @@ def assert_denied(verdict: Verdict, rule: str, command: str) -> None:
 
 def assert_allowed(verdict: Verdict, command: str) -> None:
     assert verdict.allowed, f"denied: {command!r}: {[(r.rule, r.message) for r in verdict.reasons]}"
+
+
+# --- the execution oracle: real bash in a scratch project -----------------------------------------
+
+def scratch_project(tmp_path: Path, *subdirectories: str) -> tuple[Path, ShellPolicy]:
+    """tmp/project (holding victim.txt and the given subdirectories, the one allowed path) beside
+    tmp/outside, and the bash policy for it."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (tmp_path / "outside").mkdir()
+    (project / "victim.txt").write_text("data\n" * 10)
+    for name in subdirectories:
+        (project / name).mkdir(parents=True)
+    return project, build_config(paths__allowedPaths=[str(project)]).shells[ShellKind.BASH]
+
+
+def run_bash(command: str, cwd: Path, home: Path) -> None:
+    """Run `command` as the executor's bash would, without a profile, for what it does to the disk."""
+    subprocess.run(["bash", "--noprofile", "--norc", "-c", command], cwd=cwd, capture_output=True, timeout=60,
+                   check=False, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home)})

@@ -5,14 +5,12 @@ twin; the oracle rows are run by real bash and really delete the file."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from secure_shell.policy.decide import decide
-from secure_shell.shells import ShellKind
-from tests.policy.conftest import B, I, N, assert_allowed, assert_denied, build_config, check
+from tests.policy.conftest import B, I, N, assert_allowed, assert_denied, check, run_bash, scratch_project
 
 M = "may-run-blocked-command"
 
@@ -76,12 +74,8 @@ ORACLE = [
 def test_denied_row_really_deletes(tmp_path: Path, command: str, tool: str) -> None:
     if shutil.which(tool) is None:
         pytest.skip(f"{tool} is not installed")
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "victim.txt").write_text("data\n" * 10)
-    policy = build_config(paths__allowedPaths=[str(project)]).shells[ShellKind.BASH]
+    project, policy = scratch_project(tmp_path)
     verdict = decide(command, policy, str(project), {"HOME": str(tmp_path)})
     assert not verdict.allowed, f"allowed: {command!r}"
-    subprocess.run(["bash", "--noprofile", "--norc", "-c", command], cwd=project, capture_output=True, timeout=60,
-                   env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path)})
+    run_bash(command, project, tmp_path)
     assert not (project / "victim.txt").exists(), f"bash did not delete with {command!r}"

@@ -7,14 +7,12 @@ is a working bypass of a string matcher and not a harmless look-alike.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from secure_shell.policy.decide import decide
-from tests.policy.conftest import build_config
-from secure_shell.shells import ShellKind
+from tests.policy.conftest import run_bash, scratch_project
 
 DELETES = [
     ("rm victim.txt", "blocked-command"),
@@ -95,33 +93,19 @@ WRITES = [
 ]
 
 
-def run_bash(command: str, cwd: Path) -> None:
-    subprocess.run(["bash", "--noprofile", "--norc", "-c", command], cwd=cwd, capture_output=True, timeout=30,
-                   env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(cwd)})
-
-
-def scratch(tmp_path: Path) -> tuple[Path, object]:
-    project = tmp_path / "project"
-    (tmp_path / "outside").mkdir()
-    project.mkdir()
-    (project / "victim.txt").write_text("data\n")
-    config = build_config(paths__allowedPaths=[str(project)])
-    return project, config.shells[ShellKind.BASH]
-
-
 @pytest.mark.parametrize("command, rule", DELETES, ids=[c for c, _ in DELETES])
 def test_denied_command_really_deletes(tmp_path: Path, command: str, rule: str) -> None:
-    project, policy = scratch(tmp_path)
+    project, policy = scratch_project(tmp_path)
     verdict = decide(command, policy, str(project), {"HOME": str(tmp_path)})
     assert not verdict.allowed and rule in verdict.rules, (command, verdict.rules)
-    run_bash(command, project)
+    run_bash(command, project, project)
     assert not (project / "victim.txt").exists(), f"bash did not delete with {command!r}"
 
 
 @pytest.mark.parametrize("command, rule", WRITES, ids=[c for c, _ in WRITES])
 def test_denied_command_really_writes_outside(tmp_path: Path, command: str, rule: str) -> None:
-    project, policy = scratch(tmp_path)
+    project, policy = scratch_project(tmp_path)
     verdict = decide(command, policy, str(project), {"HOME": str(tmp_path)})
     assert not verdict.allowed and rule in verdict.rules, (command, verdict.rules)
-    run_bash(command, project)
+    run_bash(command, project, project)
     assert (tmp_path / "outside" / "written.txt").exists(), f"bash did not write with {command!r}"

@@ -4,15 +4,14 @@ and really write outside the project."""
 
 from __future__ import annotations
 
-import subprocess
+import shutil
 from pathlib import Path
 
 import pytest
 
 from secure_shell.policy.decide import decide
 from secure_shell.policy.sed import ScriptError, ed_effects, sed_effects
-from secure_shell.shells import ShellKind
-from tests.policy.conftest import I, P, assert_allowed, assert_denied, build_config, check
+from tests.policy.conftest import I, P, assert_allowed, assert_denied, check, run_bash, scratch_project
 
 TWINS = [
     # a path glued to its option
@@ -91,15 +90,10 @@ ORACLE = [
 
 @pytest.mark.parametrize("command", ORACLE)
 def test_denied_row_really_writes_outside(tmp_path: Path, command: str) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    (tmp_path / "outside").mkdir()
-    (project / "victim.txt").write_text("data\n")
-    policy = build_config(paths__allowedPaths=[str(project)]).shells[ShellKind.BASH]
+    if command.startswith("ed ") and shutil.which("ed") is None:
+        pytest.skip("ed is not installed")
+    project, policy = scratch_project(tmp_path)
     verdict = decide(command, policy, str(project), {"HOME": str(tmp_path)})
     assert not verdict.allowed, f"allowed: {command!r}"
-    subprocess.run(["bash", "--noprofile", "--norc", "-c", command], cwd=project, capture_output=True, timeout=30,
-                   env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path)})
-    if command.startswith("ed ") and subprocess.run(["sh", "-c", "command -v ed"], capture_output=True).returncode:
-        pytest.skip("ed is not installed")
+    run_bash(command, project, tmp_path)
     assert (tmp_path / "outside" / "written.txt").exists(), f"bash did not write with {command!r}"

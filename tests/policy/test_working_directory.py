@@ -8,14 +8,13 @@ missed.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from secure_shell.policy.decide import decide
 from secure_shell.shells import ShellKind
-from tests.policy.conftest import P, U, assert_allowed, assert_denied, build_config, check
+from tests.policy.conftest import P, U, V, assert_allowed, assert_denied, build_config, check, run_bash, scratch_project
 
 # (shell, denied command, reason, allowed twin)
 TWINS = [
@@ -31,6 +30,8 @@ TWINS = [
     # branches that may not be taken, functions never called
     ("bash", "false && cd src; cat ../README.md", P, "true; cat README.md"),
     ("bash", "if [ -d src ]; then cd src; fi; cat ../README.md", P, "if [ -d src ]; then cd src && cat ../README.md; fi"),
+    ("bash", "if cd src; then :; fi; cat ../README.md", P, "if cd src; then cat ../README.md; fi"),
+    ("bash", "if cd src; then :; else cat ../x; fi", P, "if cd src; then :; elif cd lib; then cat ../README.md; fi"),
     ("bash", "case x in y) cd src;; esac; cat ../README.md", P, "case x in y) cd src && cat ../README.md;; esac"),
     ("bash", "f() { cd src; }; cat ../README.md", P, "f() { cd src && cat ../README.md; }"),
     # a change later in a loop precedes the next round's commands
@@ -46,6 +47,9 @@ TWINS = [
     # pushd / popd / cd -: back to a directory the shell was in
     ("bash", "pushd src; popd; cat ../x", P, "pushd src && ls && popd"),
     ("bash", "cd src; cd -; cat ../x", P, "cd src; ls; cd -"),
+    ("bash", "OLDPWD=/etc; cd -; cat ./passwd", V, "cd src && cd - && cat ./README.md"),
+    ("bash", "pushd /tmp; DIRSTACK[1]=/etc; popd", P, "pushd src; popd"),
+    ("bash", "pushd src; DIRSTACK[1]=/etc; popd; cat ./passwd", V, "pushd src && popd && cat ./README.md"),
     # options that run a program from another directory
     ("bash", "git -C .. status", P, "git -C src status"),
     ("bash", "git -C src add ../../x", P, "git -C src add ../README.md"),
@@ -99,6 +103,14 @@ def test_unknown_directory_is_named_in_the_denial() -> None:
     assert any("working directory here is not known" in r.message for r in verdict.reasons), verdict.reasons
 
 
+def test_cd_dash_is_checked_against_the_inherited_oldpwd() -> None:
+    policy = build_config().shells[ShellKind.BASH]
+    verdict = decide("cd -; cat ./passwd", policy, "/home/u/proj", {"HOME": "/home/u", "OLDPWD": "/etc"})
+    assert not verdict.allowed and P in verdict.rules, verdict.reasons
+    inside = decide("cd - && cat ./x", policy, "/home/u/proj", {"HOME": "/home/u", "OLDPWD": "/home/u/proj/src"})
+    assert inside.allowed, inside.reasons
+
+
 def test_endless_directory_changes_are_bounded() -> None:
     text = "{x}; " + "; ".join(f"cd a{i}" for i in range(150))
     verdict = check("powershell", text)
@@ -115,6 +127,7 @@ ORACLE = [
     ("false && cd sub; echo x > ../outside/written.txt", "", "outside/written.txt"),
     ("true || cd sub; echo x > ../outside/written.txt", "", "outside/written.txt"),
     ("if false; then cd sub; fi; echo x > ../outside/written.txt", "", "outside/written.txt"),
+    ("if cd nosuch; then :; fi; echo x > ../outside/written.txt", "", "outside/written.txt"),
     ("f() { cd sub; }; echo x > ../outside/written.txt", "", "outside/written.txt"),
     ("echo $(cd sub); echo x > ../outside/written.txt", "", "outside/written.txt"),
     ("cd sub & wait; echo x > ../outside/written.txt", "", "outside/written.txt"),
@@ -123,19 +136,28 @@ ORACLE = [
     ("f() { cd ..; }; f; touch written.txt", "", "written.txt"),
     ("trap 'cd ..' DEBUG; touch written.txt", "", "written.txt"),
     ("git -C .. init -q written", "", "written"),
+    ("OLDPWD=..; cd -; touch written.txt", "", "written.txt"),
+    # found attacking the data flow itself
+    ("cd sub && { cd nosuch; echo x > ../../outside/written.txt; }", "", "outside/written.txt"),
+    ("while cd sub; do echo x > ../../outside/written.txt; break; done", "", "outside/written.txt"),
+    ("until false; do cd ..; break; done; echo x > outside/written.txt", "", "outside/written.txt"),
+    ("case a in a) cd sub;& b) echo x > ../../outside/written.txt;; esac", "", "outside/written.txt"),
+    ("f() { cd ..; }; f && echo x > outside/written.txt", "", "outside/written.txt"),
+    ("cd sub; cd -- -; echo x > ../outside/written.txt", "", "outside/written.txt"),
+    ("command cd sub && echo x > ../../outside/written.txt", "", "outside/written.txt"),
+    ("! cd nosuch && echo x > ../outside/written.txt", "", "outside/written.txt"),
+    ("cd sub && eval cd ..; echo x > ../outside/written.txt", "", "outside/written.txt"),
+    ("set -- ..; cd \"$1\"; echo x > outside/written.txt", "", "outside/written.txt"),
+    ("pushd sub >/dev/null; pushd .. >/dev/null; popd; popd; echo x > ../outside/written.txt", "", "outside/written.txt"),
     ("env -C .. touch written.txt", "", "written.txt"),
 ]
 
 
 @pytest.mark.parametrize("command, start, written", ORACLE, ids=[c for c, _, _ in ORACLE])
 def test_denied_row_really_writes_outside(tmp_path: Path, command: str, start: str, written: str) -> None:
-    project = tmp_path / "project"
-    (project / "sub").mkdir(parents=True)
-    (tmp_path / "outside").mkdir()
-    policy = build_config(paths__allowedPaths=[str(project)]).shells[ShellKind.BASH]
+    project, policy = scratch_project(tmp_path, "sub")
     cwd = project / start if start else project
     verdict = decide(command, policy, str(cwd), {"HOME": str(tmp_path)})
     assert not verdict.allowed, f"allowed: {command!r}"
-    subprocess.run(["bash", "--noprofile", "--norc", "-c", command], cwd=cwd, capture_output=True, timeout=30,
-                   env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path)})
+    run_bash(command, cwd, tmp_path)
     assert (tmp_path / written).exists(), f"bash did not write {written} with {command!r}"

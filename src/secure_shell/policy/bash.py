@@ -30,6 +30,7 @@ from secure_shell.policy.parsed import (
     NOT,
     OR,
     RUN,
+    SEQ,
     CrossCheck,
     Flow,
     Failed,
@@ -275,6 +276,8 @@ def _directory_change(key: str, words: tuple[Word, ...]) -> WorkingDirectory:
             continue
         else:
             targets.append(word)
+    if targets and targets[0].value == "-" and key == "cd":
+        return WorkingDirectory(None, role=key, previous_from="OLDPWD")  # $OLDPWD, inherited or set by a cd
     if key == "popd" or (targets and targets[0].value is not None and re.fullmatch(r"-|[+-]\d+", targets[0].value)):
         return WorkingDirectory(None, role=key)  # back to a directory the shell was in
     if not targets:
@@ -551,10 +554,10 @@ class _Walker:
             self.variables[name] = None
 
     def _dangerous_name(self, name: str, node: Node) -> None:
-        if name.upper() in wrappers.DANGEROUS_VARIABLES:
+        if name.split("[", 1)[0].upper() in wrappers.DANGEROUS_VARIABLES:  # DIRSTACK[1]=... too
             self.findings.append(Finding(
                 R.DANGEROUS_VARIABLE,
-                f"assigning {name} changes which program runs or runs code of its own",
+                f"assigning {name} changes which program runs, where the shell goes, or runs code of its own",
                 self.text(node)[:80],
             ))
 
@@ -877,7 +880,8 @@ class _FlowBuilder:
         return sequence(parts)
 
     def _branches(self, node: Node) -> Flow:
-        """if COND; then BODY; elif ...; else ...; fi: the condition runs, each branch may."""
+        """if COND; then BODY; elif ...; else ...; fi: the body runs only where the condition
+        succeeded; the next branch (or nothing, without an else) where it failed."""
         condition: list[Node] = []
         body: list[Node] = []
         branches: list[Flow] = []
@@ -887,10 +891,13 @@ class _FlowBuilder:
                 in_body = in_body or child.type == "then"
                 (body if in_body else condition).append(child)
             elif child.type in ("elif_clause", "else_clause"):
-                branches.append(Flow(MAYBE, (self.build(child),)))
+                branches.append(self.build(child))
             else:
                 (body if in_body else condition).append(child)
-        return sequence([self._statements(condition), Flow(MAYBE, (self._statements(body),))] + branches)
+        if not any(c.type == "else_clause" for c in node.named_children):
+            branches.append(Flow(SEQ))  # no else: a failed condition goes on from where it left the shell
+        taken = Flow(AND, (self._statements(condition), self._statements(body)))
+        return Flow(OR, (taken, *branches))
 
 
 def _has_expansion(node: Node) -> bool:

@@ -272,12 +272,7 @@ class _Engine:
         commands = DIALECTS[dialect].simple_commands(parsed)
         if not any(self._may_move(simple, dialect) for simple in commands):
             return [start] * len(commands)  # nothing moves the shell: every command starts where it does
-        flow = parsed.command_flow()
-        if repeats:
-            flow = Flow(LOOP, (flow,))
-        walk = FlowPass(len(commands), lambda index, before, seen: self._step(commands[index], dialect, before, seen),
-                        self.depth)
-        reached = walk.reach(flow, start)
+        walk, reached = self._walk(parsed, dialect, start, repeats)
         # a command the flow never reached (none should be) is checked from everywhere the script goes
         return [starts or join(start, reached) for starts in walk.starts]
 
@@ -289,13 +284,17 @@ class _Engine:
         outcome = self._parse(text, dialect, start)
         if not isinstance(outcome, Parsed):
             return start  # refused when it is checked
-        commands = DIALECTS[dialect].simple_commands(outcome)
-        flow = outcome.command_flow()
+        return join(start, self._walk(outcome, dialect, start, repeats)[1])
+
+    def _walk(self, parsed: Parsed, dialect: str, start: Directories, repeats: bool) -> tuple[FlowPass, Directories]:
+        """The script's flow interpreted from `start`: each command's starts, and where it may end."""
+        commands = DIALECTS[dialect].simple_commands(parsed)
+        flow = parsed.command_flow()
         if repeats:
             flow = Flow(LOOP, (flow,))
         walk = FlowPass(len(commands), lambda index, before, seen: self._step(commands[index], dialect, before, seen),
                         self.depth)
-        return join(start, walk.reach(flow, start))
+        return walk, walk.reach(flow, start)
 
     def _step(self, simple: SimpleCommand, dialect: str, before: Directories,
               seen: Directories) -> tuple[Directories, Directories, Directories]:
@@ -342,7 +341,10 @@ class _Engine:
         """Where a directory change leads from each directory in `before`."""
         word = self._target(item)
         if word is None:
-            return join(before, {path: f"{how}, back there by `{shown}`" for path, how in seen.items()})
+            inherited = self._inherited_previous(item)
+            earlier = join(seen, {inherited.value: "the previous directory the shell inherited"}
+                           if inherited is not None and inherited.value else {})
+            return join(before, {path: f"{how}, back there by `{shown}`" for path, how in earlier.items()})
         if word.value is None and not word.path_safe:
             return {UNKNOWN: f"`{shown}` goes to a directory known only at run time"}
         out: Directories = {}
@@ -397,6 +399,13 @@ class _Engine:
         if not is_within_windows(child, parent):
             return None
         return len([p for p in child.split("\\") if p]) - len([p for p in parent.split("\\") if p])
+
+    def _inherited_previous(self, item: WorkingDirectory) -> Word | None:
+        """The directory a `cd -` goes back to when the script made none: the environment's (OLDPWD)."""
+        if not item.previous_from:
+            return None
+        value = self.env.get(item.previous_from)
+        return Word(f"${item.previous_from}", value) if value else None
 
     def _target(self, item: WorkingDirectory) -> Word | None:
         """The directory a change names; None for one the shell was in before (popd, cd -)."""
@@ -472,7 +481,7 @@ class _Engine:
                                        module.dynamic_arguments_may_be_paths(key))
         for item in resolutions:
             if isinstance(item, WorkingDirectory):
-                target = self._target(item)
+                target = self._target(item) or self._inherited_previous(item)
                 if item.shell and restricted and target is not None:
                     self.check_path(target, item.role, bases)
             elif isinstance(item, Inner):

@@ -156,16 +156,17 @@ def _subcommand(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
 
 
 def _clustered(args: tuple[Word, ...], letter: str, label: str) -> list[Resolution]:
-    """`-yx CMD`: a value option at the end of a cluster of short flags takes the next word."""
+    """`-yx CMD`, `-yxCMD`: a value option at the end of a cluster of short flags (option_scripts
+    reads the option standing alone)."""
     out: list[Resolution] = []
     for j, word in enumerate(args):
-        value = word.value or ""
-        if re.fullmatch(rf"-[a-zA-Z]+{letter}", value) and len(value) > 2 and j + 1 < len(args):
+        cluster = re.fullmatch(rf"-([a-zA-Z]+?){letter}(.*)", word.value or "")
+        if cluster is None:
+            continue
+        if cluster.group(2):
+            out.append(Script("bash", cluster.group(2), label))
+        elif j + 1 < len(args):
             out.append(_script(args[j + 1], label))
-        elif re.fullmatch(rf"-[a-zA-Z]*{letter}.+", value) and not value.startswith("--") and len(value) > 2:
-            glued = value.split(letter, 1)[1] if value[1] != letter else value[2:]
-            if value[1] != letter:
-                out.append(Script("bash", glued, label))
     return out
 
 

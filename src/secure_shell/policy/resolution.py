@@ -65,7 +65,8 @@ class WorkingDirectory:
     """A directory the command moves to.
 
     shell=True: the shell's own directory (`cd`, `Set-Location`, `pushd`); `word` None means an
-    earlier directory of the same shell (`popd`, `cd -`), `home` the user's home (`cd` alone).
+    earlier directory of the same shell (`popd`, `cd -`, which also goes to an inherited $OLDPWD),
+    `home` the user's home (`cd` alone).
     shell=False: only the program runs there (`git -C`, `env -C`, `start /d`): its relative arguments
     and what it runs resolve from `word`; with `keeps_caller` they may also resolve from the caller's
     directory (`tar -C` applies to the names after it, not to the archive before it).
@@ -76,6 +77,7 @@ class WorkingDirectory:
     home: bool = False
     role: str = "cd"
     keeps_caller: bool = False
+    previous_from: str = ""  # the environment variable naming the directory `word` None may also go back to
 
 
 @dataclass(frozen=True, slots=True)
