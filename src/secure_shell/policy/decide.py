@@ -9,12 +9,11 @@ wrappers; this module applies the policy to what they report.
 from __future__ import annotations
 
 import fnmatch
-import ntpath
 import posixpath
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Mapping
+from typing import Mapping
 
 import regex
 
@@ -35,38 +34,23 @@ from secure_shell.policy.parsed import (  # noqa: F401 - CrossCheckResult: the n
     Unsupported,
     Word,
 )
-from secure_shell.policy.paths import (
-    PROVIDER_PATH,
-    PathSyntaxError,
-    gitbash_to_windows,
-    is_within_posix,
-    is_within_windows,
-    looks_like_windows,
-    normalize_posix,
-    normalize_windows,
-    windows_to_mount,
-)
+from secure_shell.policy.paths import PROVIDER_PATH, PathSpace, Realpath
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
 from secure_shell.policy.dialect import Dialect
 from secure_shell.policy.registry import DIALECTS, SHELL_DIALECT, launch
 from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script, Text, WorkingDirectory
 from secure_shell.policy.flow import BELOW, UNKNOWN, Directories, FlowPass, below, join, split_below
-from secure_shell.shells import PathDialect
 
 MAX_NESTED_SCRIPTS = 64
 MAX_MOVES = 512  # directory changes followed per decision, counted per directory they start from
 MAX_DIRECTORY_LENGTH = 1024  # a working directory deeper than this is not followed
 
-POSIX_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/random",
-                           "/dev/urandom", "/dev/tty", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2"})
-WINDOWS_DEVICES = frozenset({"nul", "nul:", "con", "con:", "$null", "\\\\.\\nul"})
 URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # Options whose value is prose (commit messages, titles): a run-time value there is not a path.
 TEXT_OPTIONS = frozenset({"-m", "--message", "--body", "--title", "--description", "--notes", "--subject", "--comment"})
 
 
-Realpath = Callable[[str], str]
 STARTING_DIRECTORY = "the starting directory"
 
 
@@ -107,17 +91,15 @@ class DirectoryCheck:
 def check_directory(path: str, policy: ShellPolicy, *, realpath: Realpath | None = None) -> DirectoryCheck:
     """The working-directory rule alone: `path` resolved in the shell's dialect, inside allowedPaths?"""
     engine = _Engine(policy, {}, None, realpath)
-    resolved = engine.resolve_path(path, base=None)
+    resolved = engine.space.resolve(path, base=None)
     if resolved is None:
         return DirectoryCheck(path, None, False, "not an absolute path this shell can give one meaning")
     if not policy.restrict_working_directory:
         return DirectoryCheck(path, resolved, True, "the working directory is not restricted for this shell")
-    roots = policy.allowed_paths
-    if engine.within_allowed(resolved):
-        root = next((r for r in roots if engine.within_allowed(resolved) and (
-            is_within_posix(resolved, r) if engine.posix else is_within_windows(resolved, r))), roots[0] if roots else "")
+    root = engine.space.within(resolved, policy.allowed_paths)
+    if root is not None:
         return DirectoryCheck(path, resolved, True, f"inside {root}")
-    allowed = ", ".join(roots) or "none configured"
+    allowed = ", ".join(policy.allowed_paths) or "none configured"
     return DirectoryCheck(path, resolved, False, f"outside the allowed paths ({allowed})")
 
 
@@ -148,7 +130,6 @@ class _Engine:
         self.policy = policy
         self.env = env
         self.cross_check = cross_check
-        self.realpath = realpath
         self.reasons: list[Reason] = []
         self.reason_set: set[Reason] = set()
         self.commands: list[CommandSeen] = []
@@ -159,7 +140,8 @@ class _Engine:
         self.parses: dict[tuple[str, str, str | None], ParseOutcome] = {}
         self.resolved: dict[int, tuple[SimpleCommand, list[Resolution], bool]] = {}
         self.blocked_tokens = blocked_operator_tokens(policy.blocked_operators)
-        self.posix = policy.path_dialect in (PathDialect.POSIX, PathDialect.WSL)
+        self.space = PathSpace(policy.path_dialect, policy.mount_point, realpath)
+        self.posix = self.space.posix
 
     # --- bookkeeping -------------------------------------------------------------------------
 
@@ -194,7 +176,7 @@ class _Engine:
             if self.policy.restrict_working_directory:
                 self.deny(R.WORKING_DIRECTORY, "no working directory is known and none is configured", "")
             return {UNKNOWN: "no working directory is known"}
-        resolved = self.resolve_path(start, base=None)
+        resolved = self.space.resolve(start, base=None)
         if resolved is None:
             self.deny(R.WORKING_DIRECTORY, f"working directory {start!r} cannot be resolved", start)
             return {UNKNOWN: f"working directory {start!r} cannot be resolved"}
@@ -293,7 +275,7 @@ class _Engine:
         if repeats:
             flow = Flow(LOOP, (flow,))
         walk = FlowPass(len(commands), lambda index, before, seen: self._step(commands[index], dialect, before, seen),
-                        self.depth)
+                        self.space.depth)
         return walk, walk.reach(flow, start)
 
     def _step(self, simple: SimpleCommand, dialect: str, before: Directories,
@@ -369,17 +351,17 @@ class _Engine:
     def resolve_from(self, raw: str, base: str) -> str | None:
         """`raw` resolved from one possible working directory: a path, a BELOW entry, or None."""
         if base == UNKNOWN:
-            return self.resolve_path(raw, base=None)
+            return self.space.resolve(raw, base=None)
         if not base.startswith(BELOW):
-            return self.resolve_path(raw, base=base)
-        absolute = self.resolve_path(raw, base=None)
+            return self.space.resolve(raw, base=base)
+        absolute = self.space.resolve(raw, base=None)
         if absolute is not None:
             return absolute
         # from K levels below ROOT, a path that climbs C levels and ends N levels from where it
         # started stays under ROOT if C <= K; else it is under ROOT's (C - K)-th parent
         levels, root = split_below(base)
         depth = climb = 0
-        for part in re.split(r"/+" if self.posix else r"[\\/]+", raw):
+        for part in self.space.parts(raw):
             if part == "..":
                 depth -= 1
                 climb = max(climb, -depth)
@@ -387,18 +369,8 @@ class _Engine:
                 depth += 1
         if climb <= levels:
             return below(root, levels + depth)
-        top = self.resolve_path("/".join([".."] * (climb - levels)), base=root)
+        top = self.space.resolve("/".join([".."] * (climb - levels)), base=root)
         return below(top, depth + climb) if top is not None else None
-
-    def depth(self, parent: str, child: str) -> int | None:
-        """How many levels `child` lies below `parent`; None when it is not inside it."""
-        if self.posix:
-            if not is_within_posix(child, parent):
-                return None
-            return len([p for p in child.split("/") if p]) - len([p for p in parent.split("/") if p])
-        if not is_within_windows(child, parent):
-            return None
-        return len([p for p in child.split("\\") if p]) - len([p for p in parent.split("\\") if p])
 
     def _inherited_previous(self, item: WorkingDirectory) -> Word | None:
         """The directory a `cd -` goes back to when the script made none: the environment's (OLDPWD)."""
@@ -506,7 +478,7 @@ class _Engine:
 
     def _repeated(self, inner: SimpleCommand, dialect: str, start: Directories) -> Directories:
         """Where a command a loop runs over and over (cmd's `for ... do`) may start or leave the shell."""
-        walk = FlowPass(1, lambda index, before, seen: self._step(inner, dialect, before, seen), self.depth)
+        walk = FlowPass(1, lambda index, before, seen: self._step(inner, dialect, before, seen), self.space.depth)
         after = walk.reach(Flow(LOOP, (Flow(RUN, index=0),)), start)
         return join(walk.starts[0], after)
 
@@ -585,12 +557,12 @@ class _Engine:
             self.deny(R.PATH_UNRESOLVABLE, f"{role} target {word.source!r} is only known at run time", word.source)
             return {}
         raw = word.value
-        if self._is_device(raw):
+        if self.space.is_device(raw):
             return {}
         if PROVIDER_PATH.match(raw):
             self.deny(R.PATH_UNRESOLVABLE, f"{role} {raw!r} is a registry or provider path, not a file", raw)
             return {}
-        absolute = self.resolve_path(raw, base=None)
+        absolute = self.space.resolve(raw, base=None)
         places = {"": STARTING_DIRECTORY} if absolute is not None else bases
         out: Directories = {}
         for base, how in places.items():
@@ -622,73 +594,8 @@ class _Engine:
             self.deny(R.PATH_OUTSIDE, message, raw)
         return out
 
-    def _is_device(self, raw: str) -> bool:
-        lowered = raw.casefold()
-        if raw.startswith(("/dev/tcp/", "/dev/udp/")):
-            return False  # bash opens a network socket there: checked (and refused) as a path
-        return raw in POSIX_DEVICES or lowered in WINDOWS_DEVICES or (
-            not self.posix and ntpath.basename(lowered.replace("/", "\\")).split(".")[0] == "nul")
-
-    def resolve_path(self, raw: str, base: str | None) -> str | None:
-        """`raw` as an absolute path in the policy's dialect, joined to `base`; None if ambiguous."""
-        try:
-            if self.posix:
-                return self._resolve_posix(raw, base)
-            return self._resolve_windows(raw, base)
-        except PathSyntaxError:
-            return None
-
-    def _resolve_posix(self, raw: str, base: str | None) -> str | None:
-        if looks_like_windows(raw):
-            if self.policy.path_dialect is not PathDialect.WSL:
-                if raw[:1].isalpha() and raw[1:2] == ":" and raw[2:3] not in ("\\", "/"):
-                    pass  # `C:foo` in a POSIX shell is a relative name
-                else:
-                    return None
-            else:
-                mounted = windows_to_mount(raw, self.policy.mount_point)
-                if mounted is None:
-                    return None
-                raw = mounted
-        if raw.startswith("/"):
-            path = normalize_posix(raw)
-        else:
-            if base is None:
-                return None
-            path = normalize_posix(posixpath.join(base, raw))
-        if self.realpath is not None:
-            path = self.realpath(path)
-        return path
-
-    def _resolve_windows(self, raw: str, base: str | None) -> str | None:
-        text = raw
-        if self.policy.path_dialect is PathDialect.GITBASH and text.startswith("/") and not text.startswith("//"):
-            converted = gitbash_to_windows(text)
-            if converted is None:
-                return None  # Git Bash's own root (/usr, /tmp): not a path the policy can place
-            text = converted
-        text = text.replace("/", "\\")
-        if re.match(r"^[A-Za-z]:(?![\\])", text):  # drive-relative C:foo
-            if base is None or base[:2].casefold() != text[:2].casefold():
-                return None
-            text = base + "\\" + text[2:]
-        elif text.startswith("\\") and not text.startswith("\\\\"):  # root-relative \foo
-            if base is None or not re.match(r"^[A-Za-z]:", base):
-                return None
-            text = base[:2] + text
-        elif not (re.match(r"^[A-Za-z]:\\", text) or text.startswith("\\\\")):
-            if base is None:
-                return None
-            text = base.rstrip("\\") + "\\" + text
-        return normalize_windows(text)
-
     def within_allowed(self, path: str) -> bool:
-        roots = self.policy.allowed_paths
-        if self.posix:
-            if self.realpath is not None:
-                roots = tuple(self.realpath(root) for root in roots) + roots
-            return any(is_within_posix(path, root) for root in roots)
-        return any(is_within_windows(path, root) for root in roots)
+        return self.space.within(path, self.policy.allowed_paths) is not None
 
 
 def _matches(keys: tuple[str, ...], matchers: tuple[tuple[str, bool], ...]) -> bool:

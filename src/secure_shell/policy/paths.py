@@ -11,6 +11,7 @@ import ntpath
 import posixpath
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from secure_shell.shells import PathDialect
 
@@ -24,6 +25,10 @@ _CONTROL = re.compile(r"[\x00-\x1f]")
 
 WINDOWS_NULL_DEVICES = frozenset({"nul", "\\\\.\\nul"})
 POSIX_NULL_DEVICES = frozenset({"/dev/null"})
+# Names that are devices, not files: reading or writing them touches no path the rules govern.
+POSIX_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/random",
+                           "/dev/urandom", "/dev/tty", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2"})
+WINDOWS_DEVICES = frozenset({"nul", "nul:", "con", "con:", "$null", "\\\\.\\nul"})
 
 
 class PathSyntaxError(ValueError):
@@ -192,3 +197,97 @@ def check_absolute_entry(entry: str) -> None:
         normalize_posix(entry)
     else:
         raise PathSyntaxError(f"not an absolute path (write /abs/path or C:\\abs\\path): {entry!r}")
+
+
+Realpath = Callable[[str], str]
+
+
+@dataclass(frozen=True, slots=True)
+class PathSpace:
+    """How one shell's path texts become absolute paths: its dialect, WSL's mount point, and
+    optionally the host's symlink resolution (`realpath`, for POSIX paths that exist)."""
+
+    dialect: PathDialect
+    mount_point: str = "/mnt/"
+    realpath: Realpath | None = None
+
+    @property
+    def posix(self) -> bool:
+        return self.dialect in (PathDialect.POSIX, PathDialect.WSL)
+
+    def resolve(self, raw: str, base: str | None) -> str | None:
+        """`raw` as an absolute path of this dialect, joined to `base`; None if it has no one meaning."""
+        try:
+            return self._resolve_posix(raw, base) if self.posix else self._resolve_windows(raw, base)
+        except PathSyntaxError:
+            return None
+
+    def _resolve_posix(self, raw: str, base: str | None) -> str | None:
+        if looks_like_windows(raw):
+            if self.dialect is not PathDialect.WSL:
+                if not (raw[:1].isalpha() and raw[1:2] == ":" and raw[2:3] not in ("\\", "/")):
+                    return None
+                # `C:foo` in a POSIX shell is a relative name: joined below
+            else:
+                mounted = windows_to_mount(raw, self.mount_point)
+                if mounted is None:
+                    return None
+                raw = mounted
+        if raw.startswith("/"):
+            path = normalize_posix(raw)
+        else:
+            if base is None:
+                return None
+            path = normalize_posix(posixpath.join(base, raw))
+        return self.realpath(path) if self.realpath is not None else path
+
+    def _resolve_windows(self, raw: str, base: str | None) -> str | None:
+        text = raw
+        if self.dialect is PathDialect.GITBASH and text.startswith("/") and not text.startswith("//"):
+            converted = gitbash_to_windows(text)
+            if converted is None:
+                return None  # Git Bash's own root (/usr, /tmp): not a path the policy can place
+            text = converted
+        text = text.replace("/", "\\")
+        if re.match(r"^[A-Za-z]:(?![\\])", text):  # drive-relative C:foo
+            if base is None or base[:2].casefold() != text[:2].casefold():
+                return None
+            text = base + "\\" + text[2:]
+        elif text.startswith("\\") and not text.startswith("\\\\"):  # root-relative \foo
+            if base is None or not re.match(r"^[A-Za-z]:", base):
+                return None
+            text = base[:2] + text
+        elif not (re.match(r"^[A-Za-z]:\\", text) or text.startswith("\\\\")):
+            if base is None:
+                return None
+            text = base.rstrip("\\") + "\\" + text
+        return normalize_windows(text)
+
+    def within(self, path: str, roots: tuple[str, ...]) -> str | None:
+        """The first of `roots` that holds `path` (also through the roots' own symlinks); None if none."""
+        for root in roots:
+            if self.posix:
+                if is_within_posix(path, root) or (
+                        self.realpath is not None and is_within_posix(path, self.realpath(root))):
+                    return root
+            elif is_within_windows(path, root):
+                return root
+        return None
+
+    def depth(self, parent: str, child: str) -> int | None:
+        """How many levels `child` lies below `parent`; None when it is not inside it."""
+        separator = "/" if self.posix else "\\"
+        if not (is_within_posix(child, parent) if self.posix else is_within_windows(child, parent)):
+            return None
+        return len([p for p in child.split(separator) if p]) - len([p for p in parent.split(separator) if p])
+
+    def parts(self, raw: str) -> list[str]:
+        """The components of a path text, as this dialect separates them."""
+        return re.split(r"/+" if self.posix else r"[\\/]+", raw)
+
+    def is_device(self, raw: str) -> bool:
+        if raw.startswith(("/dev/tcp/", "/dev/udp/")):
+            return False  # bash opens a network socket there: a path, checked (and refused) as one
+        lowered = raw.casefold()
+        return raw in POSIX_DEVICES or lowered in WINDOWS_DEVICES or (
+            not self.posix and ntpath.basename(lowered.replace("/", "\\")).split(".")[0] == "nul")
