@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from secure_shell.audit import AuditLog, read_records
 from secure_shell.redaction import Redactor

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import socket
 import subprocess
@@ -84,10 +85,8 @@ def test_binding_beyond_loopback_without_a_token_is_refused(tmp_path: Path) -> N
     assert result.returncode == 2 and "SECURE_SHELL_TOKEN" in result.stderr
 
 
-def raw_post(port: int, body: bytes, session: str | None = None) -> "http.client.HTTPConnection":
+def raw_post(port: int, body: bytes, session: str | None = None) -> http.client.HTTPConnection:
     """A POST to /mcp on a connection of its own, sent but not read."""
-    import http.client
-
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     headers = HEADERS | {"Authorization": f"Bearer {TOKEN}"} | ({"Mcp-Session-Id": session} if session else {})
     connection.request("POST", "/mcp", body=body, headers=headers)

@@ -20,6 +20,7 @@ from tree_sitter import Language, Node, Parser
 from secure_shell.policy import verdict as R
 from secure_shell.policy import wrappers
 from secure_shell.policy.resolution import Refusal, Resolution, WorkingDirectory
+from secure_shell.policy.program_name import program_name
 from secure_shell.policy.parsed import (
     AND,
     APART,
@@ -97,13 +98,8 @@ LITERAL, DYNAMIC, PATH_SAFE = 0, 1, 2
 
 
 def command_key(word: str) -> str:
-    """Basename, without .exe/.cmd/.bat/.com, case-folded: WSL and Git Bash can start Windows programs."""
-    base = word.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-    lowered = base.casefold()
-    for ext in (".exe", ".com", ".bat", ".cmd"):
-        if lowered.endswith(ext) and len(lowered) > len(ext):
-            return lowered[: -len(ext)]
-    return lowered
+    """The program's name as rules compare it (program_name): WSL and Git Bash start Windows programs."""
+    return program_name(word)
 
 
 PATHLESS_COMMANDS = wrappers.PATHLESS_COMMANDS

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.program_name import program_name
 from secure_shell.policy.parsed import (
     AND,
     APART,
@@ -33,11 +34,10 @@ from secure_shell.policy.parsed import (
     Word,
     never_raises,
 )
-from secure_shell.policy.resolution import Inner, Launch, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.resolution import Inner, Launch, Link, Refusal, Resolution, Script, WorkingDirectory
 from secure_shell.policy.wrappers import DANGEROUS_VARIABLES
 
 DIALECT = "cmd"
-PATHEXT = (".com", ".exe", ".bat", ".cmd", ".vbs", ".vbe", ".js", ".jse", ".wsf", ".wsh", ".msc", ".ps1")
 INTERNAL = frozenset(
     "assoc break call cd chdir cls color copy date del dir echo endlocal erase exit for ftype goto if md mkdir "
     "mklink move path pause popd prompt pushd rd rem ren rename rmdir set setlocal shift start time title type "
@@ -78,17 +78,13 @@ _INTERNAL_GLUED = re.compile(r"^(cd|chdir|dir|echo|md|mkdir|rd|rmdir|type|del|er
 
 
 def command_key(word: str) -> str:
-    """Basename, case-folded, without a PATHEXT extension; `erase` is `del`; `@` (echo off for one
+    """The program's name as rules compare it (program_name); `erase` is `del`; `@` (echo off for one
     command) and a switch glued to the name (`cmd/c`) are not part of it."""
     word = word.lstrip("@")
     switch = re.match(r"^([^/\\:]+)/", word)
     if switch:
         word = switch.group(1)
-    base = word.replace("/", "\\").rstrip("\\").rsplit("\\", 1)[-1].casefold().rstrip(" .")
-    for ext in PATHEXT:
-        if base.endswith(ext) and len(base) > len(ext):
-            base = base[: -len(ext)]
-            break
+    base = program_name(word)
     return SYNONYMS.get(base, base)
 
 
@@ -492,6 +488,8 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
         if "create" in lowered:
             return [Refusal(R.NESTED_SCRIPT, "wmic process call create runs a command", " ".join(v or "" for v in values))]
         return []
+    if key in LINK_MAKERS:
+        return _links(key, words)
     if key == "schtasks":
         for i, value in enumerate(values):
             if (value or "").lower() == "/tr" and i + 1 < len(words):
@@ -513,6 +511,44 @@ def _directory_change(key: str, words: tuple[Word, ...]) -> list[Resolution]:
         return [WorkingDirectory(dynamic, role=key)]
     text = " ".join(w.value or "" for w in rest)
     return [WorkingDirectory(Word(" ".join(w.source for w in rest), text), role=key)]
+
+
+# Commands that may leave a symbolic link or junction behind: mklink makes one; move and ren move
+# one; copy /l, xcopy /b and robocopy /sl /sj copy links as links. Their switches that do so (None:
+# always).
+LINK_MAKERS: dict[str, frozenset[str] | None] = {
+    "mklink": None, "move": None, "ren": None, "rename": None, "copy": frozenset({"/l"}),
+    "xcopy": frozenset({"/b"}), "robocopy": frozenset({"/sl", "/sj", "/sjd", "/sjf"}),
+}
+
+
+def _links(key: str, words: tuple[Word, ...]) -> list[Resolution]:
+    """The names a link-making command may turn into links, and for mklink the target it stores."""
+    switches = {(w.value or "").lower() for w in words[1:] if (w.value or "").startswith("/")}
+    operands = [w for w in words[1:] if not (w.value or "").startswith("/")]
+    needed = LINK_MAKERS[key]
+    if needed is not None and not switches & needed:
+        return []
+    if key == "mklink":
+        if len(operands) != 2:
+            return []
+        name, target = operands
+        if "/h" in switches:
+            return [Link(name, role="mklink /h")]  # a hard link's file is checked where the caller is
+        # a junction stores the target made absolute from the caller's directory; a symbolic link
+        # stores the text, resolved later from the link's own directory
+        return [Link(name, target, "caller" if "/j" in switches else "link", "mklink")]
+    if key in ("ren", "rename"):
+        if len(operands) != 2 or operands[0].value is None or operands[1].value is None:
+            return [Link(operands[-1], role=key)] if operands else []
+        folder = operands[0].value.replace("/", "\\").rstrip("\\").rpartition("\\")[0]
+        text = f"{folder}\\{operands[1].value}" if folder else operands[1].value
+        return [Link(Word(text, text), role=key)]
+    if key in ("xcopy", "robocopy") and len(operands) >= 2:
+        return [Link(operands[1], role=key)]
+    if len(operands) >= 2:
+        return [Link(operands[-1], role=key)]  # move SRC DEST, copy /l SRC DEST
+    return [Link(Word(".", "."), role=key)] if operands else []  # into the current directory
 
 
 def _cmd_script(word: Word, label: str) -> Script:

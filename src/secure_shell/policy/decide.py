@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Mapping
 
@@ -34,17 +34,29 @@ from secure_shell.policy.parsed import (  # noqa: F401 - CrossCheckResult: the n
     Unsupported,
     Word,
 )
+from secure_shell.policy.program_name import names_program_file
 from secure_shell.policy.paths import PROVIDER_PATH, PathSpace, Realpath
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
 from secure_shell.policy.dialect import Dialect
 from secure_shell.policy.registry import DIALECTS, SHELL_DIALECT, launch
-from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script, Text, WorkingDirectory
+from secure_shell.policy.resolution import (
+    Inner,
+    Launch,
+    Link,
+    PathUse,
+    Refusal,
+    Resolution,
+    Script,
+    Text,
+    WorkingDirectory,
+)
 from secure_shell.policy.flow import BELOW, UNKNOWN, Directories, FlowPass, below, join, split_below
 
 MAX_NESTED_SCRIPTS = 64
 MAX_MOVES = 512  # directory changes followed per decision, counted per directory they start from
 MAX_DIRECTORY_LENGTH = 1024  # a working directory deeper than this is not followed
+MAX_LINKS = 256  # link names, and paths that go up (..), remembered per decision
 
 URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # Options whose value is prose (commit messages, titles): a run-time value there is not a path.
@@ -139,6 +151,11 @@ class _Engine:
         self.moves = 0
         self.parses: dict[tuple[str, str, str | None], ParseOutcome] = {}
         self.resolved: dict[int, tuple[SimpleCommand, list[Resolution], bool]] = {}
+        # names this command may make links, and the directories paths go up (..) from: compared
+        # once every command is seen, because a link made later on the line may exist earlier at run time
+        self.links: list[tuple[str, str, int]] = []
+        self.climbs: list[tuple[str, str, int]] = []
+        self.link_maker = 0  # which command's links a target check belongs to (its own do not count)
         self.blocked_tokens = blocked_operator_tokens(policy.blocked_operators)
         self.space = PathSpace(policy.path_dialect, policy.mount_point, realpath)
         self.posix = self.space.posix
@@ -169,6 +186,7 @@ class _Engine:
             return
         start = self._start_directory(cwd)
         self.script(command, SHELL_DIALECT[policy.shell], (), 0, start=start)
+        self._check_links()
 
     def _start_directory(self, cwd: str | None) -> Directories:
         start = cwd if cwd is not None else self.policy.initial_dir
@@ -286,7 +304,9 @@ class _Engine:
         shown = " ".join(w.source for w in simple.words)[:60]
         for item in self._resolutions(simple, dialect):
             if isinstance(item, WorkingDirectory) and item.shell:
-                moved = self._move(item, before, seen, shown)
+                moved = {}
+                for word in self._expanded(item.word, dialect) if item.word is not None else [None]:
+                    moved = join(moved, self._move(replace(item, word=word), before, seen, shown))
                 stayed = {path: f"{how}, if `{shown}` failed" for path, how in before.items()}
                 succeeded, after = moved, join(moved, stayed, after)
             elif isinstance(item, Inner):
@@ -414,7 +434,7 @@ class _Engine:
         if not probe and self.policy.restrict_working_directory:  # path rules off: no target is checked
             for redirect in simple.redirects:
                 if redirect.target is not None:
-                    self.check_path(redirect.target, f"redirect {redirect.operator}", bases)
+                    self.check_word(redirect.target, f"redirect {redirect.operator}", bases, dialect)
         if not simple.words:
             return
         first = simple.words[0]
@@ -440,14 +460,15 @@ class _Engine:
         program = bases
         for item in resolutions:
             if isinstance(item, WorkingDirectory) and not item.shell and restricted:
-                moved = self.check_path(item.word, item.role, program) if item.word is not None else {}
+                moved = self.check_word(item.word, item.role, program, dialect) if item.word is not None else {}
                 if item.word is not None and item.word.value is None:
                     moved = {UNKNOWN: f"{item.role} names a directory known only at run time"}
                 program = join(program, moved) if item.keeps_caller else (moved or program)
         changes_shell = any(isinstance(item, WorkingDirectory) and item.shell for item in resolutions)
         if restricted and not changes_shell and key not in module.PATHLESS_COMMANDS and key not in module.SCRIPT_RUNNERS:
-            windows_program = bool(re.search(r"\.(exe|com|bat|cmd)$", first.value, re.I))
+            windows_program = names_program_file(first.value)
             texts = {id(item.word) for item in resolutions if isinstance(item, Text)}
+            texts |= {id(item.target) for item in resolutions if isinstance(item, Link) and item.target is not None}
             self._check_argument_paths(tuple(w for w in simple.words[1:] if id(w) not in texts), dialect, program,
                                        windows_program,
                                        module.dynamic_arguments_may_be_paths(key))
@@ -455,7 +476,7 @@ class _Engine:
             if isinstance(item, WorkingDirectory):
                 target = self._target(item) or self._inherited_previous(item)
                 if item.shell and restricted and target is not None:
-                    self.check_path(target, item.role, bases)
+                    self.check_word(target, item.role, bases, dialect)
             elif isinstance(item, Inner):
                 inner = SimpleCommand(item.words, via=via, stdin_text=item.stdin_text, stdin_piped=item.stdin_piped)
                 inner_bases = program
@@ -474,7 +495,11 @@ class _Engine:
                 self.deny(item.rule, item.message, item.text)
             elif isinstance(item, PathUse):
                 if restricted:
-                    self.check_path(item.word, item.role, join(bases, program))
+                    self.check_word(item.word, item.role, join(bases, program), dialect)
+            elif isinstance(item, Link):
+                if restricted:
+                    for name in self._expanded(item.name, dialect):
+                        self._link(replace(item, name=name), program, id(resolutions), dialect)
 
     def _repeated(self, inner: SimpleCommand, dialect: str, start: Directories) -> Directories:
         """Where a command a loop runs over and over (cmd's `for ... do`) may start or leave the shell."""
@@ -549,6 +574,25 @@ class _Engine:
             for candidate in candidates:
                 self.check_path(Word(candidate, candidate), "argument", bases)
 
+    def _expanded(self, word: Word, dialect: str) -> list[Word]:
+        """A word as its shell expands it before using it (bash's brace expansion: `cd {..,}` is `cd ..`)."""
+        if word.value is None:
+            return [word]
+        found = DIALECTS[dialect].path_words(word.value)
+        if found is None:
+            return [Word(word.source, None, "", "expands to too many words to check")]
+        words = [each for each in found if each]
+        if words == [word.value]:
+            return [word]
+        return [Word(word.source, each) for each in words] or [word]
+
+    def check_word(self, word: Word, role: str, bases: Directories, dialect: str) -> Directories:
+        """check_path for each word `word` expands to; where any of them may lead."""
+        out: Directories = {}
+        for each in self._expanded(word, dialect):
+            out = join(out, self.check_path(each, role, bases))
+        return out
+
     def check_path(self, word: Word, role: str, bases: Directories) -> Directories:
         """Check one path from every directory in `bases`; returns what it resolves to where allowed."""
         if word.value is None:
@@ -571,6 +615,8 @@ class _Engine:
                           f"is not known ({how})", raw)
                 continue
             resolved = absolute if absolute is not None else self.resolve_from(raw, base)
+            if ".." in self.space.parts(raw):
+                self._note_climbs(raw, base)
             if resolved is None:
                 self.deny(R.PATH_UNRESOLVABLE, f"{role} path {raw!r} cannot be given one meaning", raw)
                 continue
@@ -588,14 +634,96 @@ class _Engine:
             message = f"{role} path {raw!r} resolves to {shown}, outside the allowed paths ({roots})"
             if absolute is None and (how != STARTING_DIRECTORY or len(places) > 1):
                 place = f"somewhere below {split_below(base)[1]}" if base.startswith(BELOW) else base
-                message += f", when the working directory is {place} ({how})"
+                if how.startswith("the directory of the link"):
+                    message += f", from {place} ({how})"
+                else:
+                    message += f", when the working directory is {place} ({how})"
                 if "failed" in how:
                     message += "; join the commands with && so this one runs only after the directory change succeeds"
             self.deny(R.PATH_OUTSIDE, message, raw)
         return out
 
+    # --- links made by the same command ------------------------------------------------------
+
+    def _link(self, item: Link, program: Directories, maker: int, dialect: str) -> None:
+        """Remember where `item.name` may become a link, and check its target from where it resolves.
+        `maker` tells the command's own links apart: `ln -s ../lib sub/lib` may make `sub/lib/lib`
+        (when sub/lib is a directory) or `sub/lib` (when it is not), never both."""
+        name = item.name
+        places: Directories = {}
+        for base in program:
+            if name.value is None and name.path_safe and base != UNKNOWN:
+                # a loop's relative words, a relative glob: a new name somewhere below the directory
+                levels, root = split_below(base)
+                self._remember(self.links, below(root, levels + 1), name.source, maker)
+                places = join(places, {below(root, levels): f"the directory of the link {name.source}"})
+                continue
+            resolved = None if name.value is None or base == UNKNOWN else self.resolve_from(name.value, base)
+            self._remember(self.links, resolved or UNKNOWN, name.source, maker)
+            if name.value is not None and base != UNKNOWN:
+                # the directory that holds the link: where a relative target resolves
+                folder = self.resolve_from(name.value.rstrip("/\\") + "/..", base) if name.value.strip("/\\") else None
+                places = join(places, {folder or UNKNOWN: f"the directory of the link {name.source}"})
+            else:
+                places = join(places, {UNKNOWN: f"the link {name.source} is named only at run time"})
+        if item.target is None:
+            return
+        if item.target_from == "caller":
+            places = program
+        elif item.target_from == "both":
+            places = join(places, program)
+        self.link_maker = maker
+        try:
+            self.check_word(item.target, f"{item.role} target", places, dialect)
+        finally:
+            self.link_maker = 0
+
+    def _remember(self, into: list[tuple[str, str, int]], path: str, shown: str, maker: int) -> None:
+        if len(into) < MAX_LINKS:
+            into.append((path, shown, maker))
+        elif not any(entry[0] == UNKNOWN and not entry[1] for entry in into):
+            into.append((UNKNOWN, "", 0))  # too many to follow: any link may be anywhere
+
+    def _note_climbs(self, raw: str, base: str) -> None:
+        """Each directory `raw` goes up (..) from, resolved from `base`."""
+        parts = self.space.parts(raw)
+        for index, part in enumerate(parts):
+            if part != "..":
+                continue
+            prefix = "/".join(parts[:index]) or ("/" if raw[:1] in "/\\" else ".")
+            self._remember(self.climbs, self.resolve_from(prefix, base) or UNKNOWN, raw, self.link_maker)
+
+    def _check_links(self) -> None:
+        """A path that goes up (..) from a name the same command may make a link resolves through the
+        link's target, which does not exist to look at yet: refused."""
+        for link, name, maker in self.links:
+            for climb, raw, checking in self.climbs:
+                if (maker != checking or not maker) and self._may_hold(link, climb):
+                    self.deny(R.PATH_UNRESOLVABLE, f"path {raw!r} goes up (..) from {_shown(climb)}, which this "
+                              f"command may make a symbolic link ({name or 'too many links to follow'}); `..` after "
+                              "a link leads to the parent of the link's target, which cannot be known before the "
+                              "link exists. Write the path without going up through the link", raw)
+                    return
+
+    def _may_hold(self, link: str, path: str) -> bool:
+        """Whether `path` may be the link or lie below it (either may be `somewhere below` a directory)."""
+        if UNKNOWN in (link, path):
+            return True
+        link_root, path_root = split_below(link)[1], split_below(path)[1]
+        if self.space.depth(link_root, path_root) is not None:
+            return True  # the path is the link or below it (or may be, when either is `somewhere below`)
+        # a path somewhere below a directory that holds the link may be the link
+        return path.startswith(BELOW) and self.space.depth(path_root, link_root) is not None
+
     def within_allowed(self, path: str) -> bool:
         return self.space.within(path, self.policy.allowed_paths) is not None
+
+
+def _shown(path: str) -> str:
+    if path == UNKNOWN:
+        return "a directory not known here"
+    levels, root = split_below(path)
+    return f"somewhere below {root}" if path.startswith(BELOW) else root
 
 
 def _matches(keys: tuple[str, ...], matchers: tuple[tuple[str, bool], ...]) -> bool:

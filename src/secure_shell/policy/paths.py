@@ -233,13 +233,15 @@ class PathSpace:
                 if mounted is None:
                     return None
                 raw = mounted
-        if raw.startswith("/"):
-            path = normalize_posix(raw)
-        else:
-            if base is None:
-                return None
-            path = normalize_posix(posixpath.join(base, raw))
-        return self.realpath(path) if self.realpath is not None else path
+        if not raw.startswith("/") and base is None:
+            return None
+        joined = raw if raw.startswith("/") else posixpath.join(base or "/", raw)
+        path = normalize_posix(joined)
+        if self.realpath is None:
+            return path
+        # `..` after a symlink is the parent of the link's target, not of the link: resolve the
+        # unfolded path, component by component, as the kernel will
+        return normalize_posix(self.realpath(joined))
 
     def _resolve_windows(self, raw: str, base: str | None) -> str | None:
         text = raw

@@ -17,6 +17,7 @@ import tree_sitter_powershell
 from tree_sitter import Language, Node, Parser
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.program_name import names_program_file, program_name
 from secure_shell.policy.parsed import (
     AND,
     APART,
@@ -41,13 +42,12 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.paths import PROVIDER_PATH
 from secure_shell.policy.syntax_tree import ascii_mask, descendants, inside
 from secure_shell.policy.powershell_names import ALIASES, PURE_METHODS, PURE_TYPES
-from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.resolution import Inner, Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
 
 DIALECT = "powershell"
 _LANGUAGE = Language(tree_sitter_powershell.language())
 DASHES = "\u2013\u2014\u2015\u2212"
 QUOTES = {"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"'}
-EXTENSIONS = (".exe", ".com", ".bat", ".cmd", ".ps1", ".psm1", ".vbs", ".js")
 
 UNSUPPORTED_KINDS = frozenset({
     "class_statement", "class_attribute", "class_method_definition", "class_method_parameter",
@@ -143,19 +143,14 @@ def raw_key(word: str) -> str:
     A rule for `sc` (the service tool) must not become a rule for Set-Content, which `sc` is
     an alias of; a rule for Invoke-WebRequest still catches `iwr` through command_key.
     """
-    name = normalise_name(word)
-    base = name.replace("/", "\\").rstrip("\\").rsplit("\\", 1)[-1].casefold()
-    for ext in EXTENSIONS:
-        if base.endswith(ext) and len(base) > len(ext):
-            return base[: -len(ext)]
-    return base
+    return program_name(normalise_name(word))
 
 
 def command_key(word: str) -> str:
     """Canonical cmdlet for an alias (`iex` -> invoke-expression); basename for a program path."""
     name = normalise_name(word)
     base = raw_key(name)
-    if any(name.casefold().endswith(ext) for ext in EXTENSIONS):
+    if names_program_file(name):
         return base  # an explicit program file: no alias applies
     return ALIASES.get(base, base)
 
@@ -573,7 +568,82 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
         return [Launch("git", command, DIALECT, key)]
     if key == "{scriptblock}":
         return []
+    if key in ("new-item", "move-item", "rename-item"):
+        return _links(key, words)
     return None
+
+
+def _bind(words: tuple[Word, ...], parameters: dict[str, str], positional: tuple[str, ...]) -> dict[str, Word]:
+    """PowerShell's parameter binding, as far as the engine needs it: `parameters` maps each name
+    and alias that takes a value (lower case, no dash) to its canonical name, and a name may be cut
+    to any prefix only it has; any other parameter is a switch (`-Force`). Words left over bind to
+    `positional` in order."""
+    bound: dict[str, Word] = {}
+    loose: list[Word] = []
+    i = 1
+    while i < len(words):
+        word = words[i]
+        value = word.value
+        if value is not None and len(value) > 1 and value[:1] in "-" + DASHES and word.source[:1] not in "'\"":
+            name, colon, attached = _normalise_parameter(value)[1:].lower().partition(":")
+            candidates = {canonical for alias, canonical in parameters.items() if alias.startswith(name)}
+            canonical = parameters.get(name) or (candidates.pop() if len(candidates) == 1 else None)
+            if canonical is not None:
+                if colon and attached:
+                    given = value.split(":", 1)[1]
+                    bound.setdefault(canonical, Word(given, given))
+                elif i + 1 < len(words):
+                    bound.setdefault(canonical, words[i + 1])
+                    i += 1
+            i += 1
+            continue
+        loose.append(word)
+        i += 1
+    for name, word in zip(positional, loose):
+        bound.setdefault(name, word)
+    return bound
+
+
+_PATH_PARAMETERS = {"path": "path", "literalpath": "path", "lp": "path", "pspath": "path", "credential": "credential",
+                    "filter": "filter", "include": "include", "exclude": "exclude"}
+_LINK_TYPES = ("symboliclink", "junction", "hardlink")
+
+
+def _links(key: str, words: tuple[Word, ...]) -> list[Resolution]:
+    """New-Item -ItemType SymbolicLink/Junction/HardLink makes a link; Move-Item and Rename-Item move
+    one: the names they may turn into links, and the target a new link stores."""
+    if key == "move-item":
+        bound = _bind(words, {**_PATH_PARAMETERS, "destination": "destination"}, ("path", "destination"))
+        return [Link(bound.get("destination", Word(".", ".")), role="Move-Item")]
+    if key == "rename-item":
+        bound = _bind(words, {**_PATH_PARAMETERS, "newname": "newname"}, ("path", "newname"))
+        path, new = bound.get("path"), bound.get("newname")
+        if path is None or new is None:
+            return []
+        if path.value is None or new.value is None:
+            return [Link(Word(f"{path.source}\\{new.source}", None, "", "a name known only at run time"),
+                         role="Rename-Item")]
+        folder = path.value.replace("/", "\\").rstrip("\\").rpartition("\\")[0]
+        text = f"{folder}\\{new.value}" if folder else new.value
+        return [Link(Word(text, text), role="Rename-Item")]
+    bound = _bind(words, {"path": "path", "name": "name", "itemtype": "itemtype", "type": "itemtype",
+                          "value": "value", "target": "value", "credential": "credential"}, ("path",))
+    kind = bound.get("itemtype")
+    if kind is None or (kind.value is not None and not any(
+            t.startswith(kind.value.casefold()) for t in _LINK_TYPES if kind.value)):
+        return []  # a file or a directory
+    path, name = bound.get("path", Word(".", ".")), bound.get("name")
+    if name is not None:
+        if path.value is None or name.value is None:
+            path = Word(f"{path.source}\\{name.source}", None, "", "a name known only at run time")
+        else:
+            joined = path.value.rstrip("\\/") + "\\" + name.value
+            path = Word(joined, joined)
+    hard = kind.value is not None and "hardlink".startswith(kind.value.casefold())
+    target = None if hard else bound.get("value")
+    # Windows PowerShell resolves a relative target from the current location; PowerShell 7 keeps
+    # the text, which then resolves from the link's directory
+    return [Link(path, target, "both", "New-Item")]
 
 
 def _location(key: str, words: tuple[Word, ...]) -> WorkingDirectory:

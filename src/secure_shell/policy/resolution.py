@@ -2,7 +2,7 @@
 
 A wrapper, a launcher or an interpreter's inline code resolves to one of these: an inner command in
 the same dialect (Inner), a script of some dialect (Script), a word used as a path (PathUse), or a
-refusal (Refusal). Every dialect and the wrapper table speak these types and nothing else of each
+refusal (Refusal), a directory it moves to (WorkingDirectory), a name it may make a link (Link). Every dialect and the wrapper table speak these types and nothing else of each
 other, so no dialect needs to import another.
 """
 
@@ -81,6 +81,24 @@ class WorkingDirectory:
 
 
 @dataclass(frozen=True, slots=True)
+class Link:
+    """The command may make `name` a symbolic link or junction (`ln -s`, `mklink`, `New-Item -ItemType
+    SymbolicLink`), or move or copy one there (`mv`, `cp -a`). Until it exists, a path that goes
+    through `name` and then up (`name/..`) has no meaning on paper: the engine refuses such paths
+    anywhere in the same command.
+
+    `target`: the text the link will hold, checked as a path from `target_from`: "link" (the link's
+    own directory, where a relative symlink resolves), "caller" (the program's directory: `ln -r`,
+    junctions), or "both" (where the platform's version decides).
+    """
+
+    name: Word
+    target: Word | None = None
+    target_from: str = "link"
+    role: str = "link"
+
+
+@dataclass(frozen=True, slots=True)
 class Launch:
     """The command starts another shell or a program with a grammar of its own (`cmd`, `powershell`,
     `bash`, `wsl`, `git`): the registry hands it to the module that knows that program, so no
@@ -92,4 +110,4 @@ class Launch:
     key: str = ""  # the command name as the caller normalised it
 
 
-Resolution = Union[Inner, Script, Refusal, PathUse, Text, WorkingDirectory, Launch]
+Resolution = Union[Inner, Script, Refusal, PathUse, Text, WorkingDirectory, Link, Launch]

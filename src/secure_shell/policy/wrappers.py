@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from secure_shell.policy import link_makers
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.inline_code import scan_inline_code
@@ -176,7 +177,13 @@ def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] 
     if key == "wsl":
         return _wsl(words)
     if key in ("rsync",):
-        return _value_script(words, ("-e", "--rsh"), "bash", "rsync's remote shell")
+        return _value_script(words, ("-e", "--rsh"), "bash", "rsync's remote shell") + link_makers.rsync(words)
+    if key == "ln":
+        return link_makers.ln(words)
+    if key == "link":
+        return link_makers.link(words)
+    if key in ("cp", "mv"):
+        return link_makers.copy_or_move(key, words)
     if key in ("ssh",):
         return [Refusal(R.NESTED_SCRIPT, "ssh runs its command on another machine", _source_text(words))] if len(words) > 2 else []
     if key == "zip":
