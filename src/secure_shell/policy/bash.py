@@ -97,6 +97,11 @@ _ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": 
 LITERAL, DYNAMIC, PATH_SAFE = 0, 1, 2
 
 
+# `[[ X OP Y ]]` operators that evaluate both sides as arithmetic.
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
+_ASSIGNING_EXPANSION = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?:?=")
+
+
 def command_key(word: str) -> str:
     """The program's name as rules compare it (program_name): WSL and Git Bash start Windows programs."""
     return program_name(word)
@@ -426,6 +431,10 @@ class _Walker:
                 self.operators.add("<<<")
             elif kind == "for_statement":
                 self._for_variable(node)
+            elif kind == "subscript":
+                self._subscript(node)
+            elif kind in ("binary_expression", "unary_expression") and self._in_double_brackets(node):
+                self._test_arithmetic(node)
             stack.extend((child, child_via) for child in reversed(node.children))
 
     def _check_newlines(self, root: Node) -> None:
@@ -532,14 +541,64 @@ class _Walker:
             value_node = node.child_by_field_name("value")
             self.variables[name] = self.word(value_node).value if value_node is not None else ""
 
+    def _subscript(self, node: Node) -> None:
+        """An indexed array's subscript is arithmetic, and bash runs a command substitution inside it
+        even from a quoted string: `a['$(rm x)']=1`, `"${a['$(rm x)']}"`."""
+        index = node.child_by_field_name("index")
+        if index is not None:
+            self._arithmetic_text(index)
+
+    def _in_double_brackets(self, node: Node) -> bool:
+        parent = node.parent
+        while parent is not None and parent.type != "test_command":
+            parent = parent.parent
+        return parent is not None and self.text(parent).startswith("[[")
+
+    def _test_arithmetic(self, node: Node) -> None:
+        """`[[ X -eq Y ]]` evaluates X and Y as arithmetic, `[[ -v X ]]` X's subscript (`[ X -eq Y ]`
+        does neither)."""
+        operator = node.child_by_field_name("operator")
+        if operator is None:
+            return
+        if node.type == "unary_expression":
+            if self.text(operator) == "-v":
+                operand = node.named_children[-1]
+                if re.search(r"[$`]", self.text(operand)):
+                    self.findings.append(Finding(
+                        R.UNSUPPORTED_CONSTRUCT,
+                        "[[ -v NAME ]] evaluates NAME's subscript as arithmetic, which runs the command "
+                        "substitutions in it; name the variable literally", self.text(node)[:80],
+                    ))
+            return
+        if self.text(operator) not in _ARITHMETIC_TESTS:
+            return
+        for side in ("left", "right"):
+            operand = node.child_by_field_name(side)
+            if operand is not None:
+                self._arithmetic(operand, hint="; `[ \"$n\" -eq 1 ]` compares without evaluating")
+
+    def _arithmetic_text(self, node: Node) -> None:
+        """Quoted text that bash evaluates as arithmetic: a `$` or backtick in it runs code."""
+        for current in [node, *descendants(node)]:
+            if current.type in ("raw_string", "string", "ansi_c_string") and re.search(r"[$`]", self.text(current)):
+                self.findings.append(Finding(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    "bash evaluates this text as arithmetic and runs the command substitutions in it",
+                    self.text(node)[:80],
+                ))
+                return
+
     def _for_variable(self, node: Node) -> None:
         """`for f in *.py a b`: f is one of those words; below the working directory if they are."""
         variable = node.child_by_field_name("variable")
         if variable is None:
             return
         name = self.text(variable)
+        self._dangerous_name(name, node)
         values = [self.word(v) for v in node.children_by_field_name("value")]
         self.variables.pop(name, None)
+        if values and all(w.value is not None and re.fullmatch(r"-?\d+", w.value) for w in values):
+            self.numeric.add(name)  # for i in 1 2 3
         if values and all(
             (w.value is not None and not w.value.startswith(("/", "~")) and ".." not in w.value) or w.path_safe
             for w in values
@@ -578,6 +637,9 @@ class _Walker:
 
     def _expansion(self, node: Node) -> None:
         text = self.text(node)
+        assigned = _ASSIGNING_EXPANSION.match(text)
+        if assigned:  # ${NAME:=value} assigns NAME when it is unset
+            self._dangerous_name(assigned.group(1), node)
         if "`" in text and not any(c.type == "command_substitution" for c in descendants(node)):
             self._inline_substitutions(node, text[2:-1], (), "${...} expansion")
         if _EXPANSION_OPERATOR.search(text):
@@ -587,8 +649,11 @@ class _Walker:
                 text[:80],
             ))
 
-    def _arithmetic(self, node: Node) -> None:
+    def _arithmetic(self, node: Node, hint: str = "") -> None:
         """bash evaluates a variable's value as arithmetic code: `a[$(rm x)]` inside runs rm."""
+        body = node.child_by_field_name("body") if node.type == "c_style_for_statement" else None
+        for part in ([c for c in node.children if c != body] if body is not None else [node]):
+            self._arithmetic_text(part)
         assigned = set()
         stack = [node]
         while stack:
@@ -597,8 +662,14 @@ class _Walker:
                 name_node = current.child_by_field_name("name")
                 if name_node is not None:
                     assigned.add(self.text(name_node))
+            elif current.type == "binary_expression":  # ((x = 1)): x is set, its old value not read
+                left, operator = current.child_by_field_name("left"), current.child_by_field_name("operator")
+                if left is not None and left.type == "variable_name" and operator is not None and self.text(operator) == "=":
+                    assigned.add(self.text(left))
             stack.extend(current.children)
         self.numeric |= assigned
+        for name in assigned:
+            self._dangerous_name(name, node)
         stack = [node]
         while stack:
             current = stack.pop()
@@ -609,7 +680,8 @@ class _Walker:
                 if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and not self._numeric_variable(name):
                     self.findings.append(Finding(
                         R.UNSUPPORTED_CONSTRUCT,
-                        f"arithmetic on ${name}, whose value is not known to be a number (bash evaluates it as code)",
+                        f"arithmetic on ${name}, whose value is not known to be a number (bash evaluates it as code)"
+                        + hint,
                         self.text(node)[:80],
                     ))
                     return

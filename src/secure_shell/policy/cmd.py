@@ -34,7 +34,7 @@ from secure_shell.policy.parsed import (
     Word,
     never_raises,
 )
-from secure_shell.policy.resolution import Inner, Launch, Link, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.resolution import Inner, Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
 from secure_shell.policy.wrappers import DANGEROUS_VARIABLES
 
 DIALECT = "cmd"
@@ -56,7 +56,9 @@ def path_parts(value: str) -> list[str]:
         return [value.split(":", 1)[1]]
     if value.startswith("--") and "=" in value:
         return [value.split("=", 1)[1]]
-    return [value]
+    # cmd's own commands (type, del, copy, dir ...) split their arguments at `,`, `;` and `=` too:
+    # `type a=..\secret` reads `a` and `..\secret`
+    return [value] + [part for part in re.split(r"[,;=]", value) if part] if re.search(r"[,;=]", value) else [value]
 
 
 def path_words(value: str) -> list[str] | None:
@@ -72,7 +74,8 @@ def looks_like_path(value: str) -> bool:
 
 # Internal commands with two names: a rule for one is a rule for both.
 SYNONYMS = {"erase": "del", "rmdir": "rd", "mkdir": "md", "rename": "ren", "chdir": "cd"}
-_VAR = re.compile(r"%([^%\s=:]+(?::[^%]*)?)%|%%|%[0-9*]|%~[a-zA-Z]*[0-9]")
+# `%=C:%` (each drive's current directory) and `%=ExitCode%` are cmd's own hidden variables
+_VAR = re.compile(r"%([^%\s=:]+(?::[^%]*)?)%|%%|%[0-9*]|%~[a-zA-Z]*[0-9]|%=[^%\s]*%")
 _DELAYED = re.compile(r"![^!\s]+!")
 _INTERNAL_GLUED = re.compile(r"^(cd|chdir|dir|echo|md|mkdir|rd|rmdir|type|del|erase|copy|move|ren|rename|pushd|popd|cls|ver|vol|set|title|color)([./\\:+\[\]].*)$", re.I)
 
@@ -337,7 +340,8 @@ class _Tokenizer:
                 continue
             if ch in " \t,;=":
                 first = (segment.words[0].value or "").lower() if segment.words else ""
-                if ch in ",;=" and (first in ("set", "if") or word_chars and ch == "="):
+                # `=` inside an argument stays (KEY=VALUE); after the command name it separates (`del= x`)
+                if ch in ",;=" and (first in ("set", "if") or word_chars and ch == "=" and segment.words):
                     word_chars.append((ch, dynamic, False))
                     i += 1
                     continue
@@ -388,12 +392,12 @@ class _Tokenizer:
         if first.value is not None:
             glued = _INTERNAL_GLUED.match(first.value)
             if glued and glued.group(2):
-                rest = glued.group(2)
-                words = [Word(glued.group(1), glued.group(1))] + (
-                    [Word(rest.lstrip("."), rest.lstrip("."))] if rest.lstrip(".") and rest not in (".",) else []
-                ) + words[1:]
-                if rest.startswith(".") and glued.group(1).lower() == "cd":
-                    words = [Word("cd", "cd"), Word(rest, rest)] + list(segment.words[1:])
+                # an internal command's name ends at the first of these characters, which starts its
+                # argument (`cd..`, `type..\x`, `chdir\`); echo alone drops it (`echo.` prints a blank line)
+                name, rest = glued.group(1), glued.group(2)
+                if name.lower() == "echo":
+                    rest = rest[1:]
+                words = [Word(name, name)] + ([Word(rest, rest)] if rest else []) + words[1:]
         if (words[0].value or "").lower() == "else":
             words = words[1:]
             if not words:
@@ -656,6 +660,14 @@ def _for_loop(words: tuple[Word, ...]) -> list[Resolution]:
         quote = "`" if usebackq else "'"
         if inner.startswith(quote) and inner.endswith(quote) and len(inner) >= 2:
             out.append(Script(DIALECT, inner[1:-1], "for /f"))
+        elif not inner.startswith('"') or usebackq:
+            # a set of files it reads line by line (with usebackq, "quoted" names are files too)
+            names = re.findall(r'"([^"]*)"|([^\s,;"]+)', inner)
+            out += [PathUse(Word(quoted or bare, quoted or bare), "for /f") for quoted, bare in names]
+    if "/r" in options:
+        at = lowered.index("/r")
+        if at + 1 < in_at - 1:  # for /r ROOT %f: the files it walks lie below ROOT
+            out.append(PathUse(words[at + 1], "for /r"))
     variable = sources[in_at - 1] if in_at >= 1 else ""
     body = words[do_at + 1:]
     if not body:

@@ -42,6 +42,7 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.paths import PROVIDER_PATH
 from secure_shell.policy.syntax_tree import ascii_mask, descendants, inside
 from secure_shell.policy.powershell_names import ALIASES, PURE_METHODS, PURE_TYPES
+from secure_shell.policy.wrappers import DANGEROUS_VARIABLES
 from secure_shell.policy.resolution import Inner, Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
 
 DIALECT = "powershell"
@@ -286,6 +287,8 @@ class _Walker:
                 self._command(node, via)
             elif kind == "invokation_expression":
                 self._invocation(node)
+            elif kind == "left_assignment_expression":
+                self._assigned(node)
             elif kind == "variable" and self.text(node).startswith("@"):
                 self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT, "splatting hides which arguments are passed",
                                              self.text(node)))
@@ -312,6 +315,25 @@ class _Walker:
             self.commands.extend(commands)
             self.operators |= operators
             self.findings.extend(findings)
+
+    def _assigned(self, node: Node) -> None:
+        """What an assignment sets: `$env:PATH` changes which program runs, `$PSDefaultParameterValues`
+        the arguments of later commands, `[Type]::Property` the .NET process's state."""
+        text = self.text(node).strip()
+        static = re.match(r"^\[([^\]]+)\]\s*::\s*(\w+)\s*$", text)
+        if static and f"{static.group(1).casefold().removeprefix('system.')}::{static.group(2).casefold()}" in (
+                SAFE_STATIC_PROPERTIES):
+            return
+        if re.match(r"^\[[^\]]+\]\s*::", text):
+            self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT, f"setting a static property ({text[:60]}) is not "
+                                         "analysed", text[:80]))
+            return
+        match = re.match(r"^\$\{?([A-Za-z_][\w]*:)?([\w?]+)", text)
+        if match is None:
+            return
+        refusal = state_variable_refusal(match.group(1) or "", match.group(2), text)
+        if refusal is not None:
+            self.findings.append(Finding(refusal.rule, refusal.message, refusal.text))
 
     def _invocation(self, node: Node) -> None:
         """`[Type]::Method()` and `$x.Method()`: only plainly pure types and methods."""
@@ -537,8 +559,60 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
     return []
 
 
+# Variables whose value changes what later commands do: parameter defaults for every cmdlet, how
+# arguments reach native programs, how arrays become strings, where modules (cmdlets) load from.
+STATE_VARIABLES = frozenset({"psdefaultparametervalues", "psnativecommandargumentpassing", "ofs",
+                             "psmoduleautoloadingpreference", "executioncontext", "pshome"})
+ENVIRONMENT_STATE = DANGEROUS_VARIABLES | {"PSMODULEPATH", "COMSPEC"}
+
+
+def state_variable_refusal(scope: str, name: str, text: str) -> Refusal | None:
+    """A refusal for setting `scope:name` (`env:PATH`, `variable:OFS`, or a plain variable)."""
+    scope = scope.rstrip(":").casefold()
+    if scope == "env" and name.upper() in ENVIRONMENT_STATE:
+        return Refusal(R.DANGEROUS_VARIABLE, f"setting $env:{name} changes which program runs or what it loads",
+                       text[:80])
+    if scope in ("", "variable", "global", "script", "local") and name.casefold() in STATE_VARIABLES:
+        return Refusal(R.DANGEROUS_VARIABLE, f"setting ${name} changes what later commands do (their parameters, "
+                       "arguments or which cmdlet runs)", text[:80])
+    return None
+
+
+# Static properties scripts commonly set that change only how text is encoded or which TLS versions
+# a web request may use.
+SAFE_STATIC_PROPERTIES = frozenset({"console::outputencoding", "console::inputencoding",
+                                    "net.servicepointmanager::securityprotocol"})
+
+
+# Cmdlets that write an item or a variable: on the Env: and Variable: drives they set variables.
+_ITEM_WRITERS = frozenset({"set-item", "new-item", "set-content", "add-content", "clear-item", "copy-item",
+                           "move-item", "rename-item", "set-variable", "new-variable", "clear-variable"})
+
+
+def _item_state(key: str, words: tuple[Word, ...]) -> list[Resolution]:
+    for index, word in enumerate(words[1:], start=1):
+        value = word.value
+        if value is None:
+            continue
+        drive = re.match(r"^(env|variable):\\?([\w?]+)$", value, re.I)
+        if drive:
+            refusal = state_variable_refusal(drive.group(1), drive.group(2), value)
+        elif key in ("set-variable", "new-variable", "clear-variable") and not value.startswith("-") and (
+                index == 1 or (words[index - 1].value or "").casefold().startswith("-n")):
+            refusal = state_variable_refusal("", value, value)
+        else:
+            refusal = None
+        if refusal is not None:
+            return [refusal]
+    return []
+
+
 def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:
     words = command.words
+    if key in _ITEM_WRITERS:
+        state = _item_state(key, words)
+        if state:
+            return state
     if key in ("set-location", "push-location", "pop-location", "chdir"):
         return [_location(key, words)]
     if key == "invoke-expression":

@@ -154,6 +154,10 @@ def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] 
         return [Refusal(R.SHADOWING, "hash -p makes one name run another program", _source_text(words))]
     if key == "enable" and len(words) > 1:
         return [Refusal(R.SHADOWING, "enable changes which builtins exist", _source_text(words))]
+    if key in NAME_BUILTINS:
+        return _name_builtin(key, words)
+    if key in ("set", "shopt"):
+        return _shell_options(key, words)
     if key == "git":
         return [Launch("git", command, dialect, key)]
     if key in ("npx", "bunx", "pnpx") or (key in ("npm", "pnpm", "yarn") and len(words) > 1 and _value(words[1]) in ("exec", "x", "dlx")):
@@ -679,4 +683,114 @@ def _interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolu
     if len(words) == 1 or all((w.value or "").startswith("-") for w in words[1:]):
         if command.stdin_text is not None:
             return scan_inline_code(command.stdin_text, f"{words[0].source} <<<")
+    return []
+
+
+# Builtins that take variable names. bash evaluates a name's subscript as arithmetic and runs a
+# command substitution inside it even from quoted text (`printf -v 'a[$(rm x)]' y`); a name may be
+# one that changes what runs (`read PATH`).
+NAME_BUILTINS = frozenset({"read", "mapfile", "readarray", "printf", "getopts", "wait", "declare", "typeset",
+                           "local", "export", "readonly", "unset", "test", "[", "let"})
+# (options whose value is a name, options that take another value) per builtin
+_NAME_OPTIONS = {"read": ("a", "dinNptu"), "mapfile": ("", "dnOsuCc"), "readarray": ("", "dnOsuCc"),
+                 "printf": ("v", ""), "wait": ("p", "")}
+_SUBSCRIPT_CODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\[.*[$`]")
+_ASSIGNED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[.*\])?\+?=")
+_SIMPLE_LET = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*(?:\+\+|--|[-+*/%]?=-?\d+)|(?:\+\+|--)[A-Za-z_][A-Za-z0-9_]*|\d+)$")
+
+
+def _name_builtin(key: str, words: tuple[Word, ...]) -> list[Resolution]:
+    text = _source_text(words)
+    if key == "let" and not all(w.value is not None and _SIMPLE_LET.match(w.value) for w in words[1:]):
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "let evaluates its arguments as arithmetic, where a variable's "
+                        "value or a subscript can run commands; write (( ... )) instead, which is checked", text)]
+    for index, word in enumerate(words[1:], start=1):
+        if key in ("test", "[") and word.value == "-v" and index + 1 < len(words) and (
+                words[index + 1].value is None or re.search(r"[$`]", words[index + 1].value or "")):
+            return [Refusal(R.UNSUPPORTED_CONSTRUCT, f"{key} -v evaluates the name's subscript as arithmetic, "
+                            "which runs the command substitutions in it; name the variable literally", text)]
+        if word.value is not None and _SUBSCRIPT_CODE.match(word.value):
+            return [Refusal(R.UNSUPPORTED_CONSTRUCT, f"{key} evaluates the subscript of {word.value!r} as arithmetic, "
+                            "which runs the command substitutions in it", word.source)]
+    if key in ("declare", "typeset", "local", "export", "readonly"):
+        if any(re.fullmatch(r"-[a-zA-Z]*n[a-zA-Z]*", w.value or "") for w in words[1:]):
+            return [Refusal(R.DANGEROUS_VARIABLE, f"{key} -n makes a name stand for another variable; what is "
+                            "assigned through it cannot be followed", text)]
+        names = [m.group(1) for w in words[1:] if w.value is not None for m in [_ASSIGNED.match(w.value)] if m]
+    else:
+        names = _assigned_names(key, words)
+    for name in names:
+        if name.split("[", 1)[0] in DANGEROUS_VARIABLES:
+            return [Refusal(R.DANGEROUS_VARIABLE, f"{key} assigns {name}, which changes which program runs, where "
+                            "the shell goes, or runs code of its own", text)]
+    return []
+
+
+def _assigned_names(key: str, words: tuple[Word, ...]) -> list[str]:
+    """The variables read, mapfile, printf -v, getopts and wait -p assign."""
+    if key == "let":
+        return [m.group(1) for w in words[1:] for m in [re.match(r"^(?:\+\+|--)?([A-Za-z_][A-Za-z0-9_]*)", w.value or "")] if m]
+    if key == "getopts":
+        operands = [w.value or "" for w in words[1:]]
+        return operands[1:2]
+    if key not in _NAME_OPTIONS:
+        return []
+    name_options, value_options = _NAME_OPTIONS[key]
+    names: list[str] = []
+    operands: list[str] = []
+    i = 1
+    while i < len(words):
+        value = words[i].value or ""
+        if value.startswith("-") and len(value) > 1 and value != "--" and not operands:
+            for position, letter in enumerate(value[1:], start=1):
+                if letter in name_options + value_options:
+                    given = value[position + 1:] or (words[i + 1].value or "" if i + 1 < len(words) else "")
+                    if not value[position + 1:]:
+                        i += 1
+                    if letter in name_options:
+                        names.append(given)
+                    break
+        elif value != "--":
+            operands.append(value)
+        i += 1
+    if key == "read":
+        names += operands
+    elif key in ("mapfile", "readarray"):
+        names += operands[-1:]
+    return names
+
+
+# shopt options that change nothing about which file a word names or which program runs
+_SAFE_SHOPT = frozenset({"nullglob", "failglob", "globstar", "dotglob", "nocaseglob", "nocasematch", "globskipdots",
+                         "checkwinsize", "histappend", "inherit_errexit", "extquote", "progcomp"})
+
+
+def _shell_options(key: str, words: tuple[Word, ...]) -> list[Resolution]:
+    """`set -k` makes every NAME=value argument an environment assignment; shopt's cdable_vars,
+    lastpipe, expand_aliases, extglob or -u globskipdots change where cd goes, which shell a pipeline
+    stage runs in, and what a word or a glob means: refused."""
+    values = [w.value for w in words[1:]]
+    text = _source_text(words)
+    if key == "set":
+        for index, value in enumerate(values):
+            if value is None or value == "--":
+                break
+            if re.fullmatch(r"-[a-zA-Z]*k[a-zA-Z]*", value) or (
+                    value == "-o" and index + 1 < len(values) and values[index + 1] == "keyword"):
+                return [Refusal(R.DANGEROUS_VARIABLE, "set -k turns NAME=value arguments into environment "
+                                "assignments of the command", text)]
+            if not value.startswith(("-", "+")):
+                break  # positional parameters from here on
+        return []
+    mode = next((v for v in values if v in ("-s", "-u")), None)
+    if mode is None:
+        return []  # shopt alone, -p, -q: prints or asks
+    for value in values:
+        if value is None:
+            return [Refusal(R.UNSUPPORTED_CONSTRUCT, "shopt option is not a literal", text)]
+        if value.startswith("-"):
+            continue
+        if value not in _SAFE_SHOPT or (mode == "-u" and value == "globskipdots"):
+            return [Refusal(R.UNSUPPORTED_CONSTRUCT, f"shopt {mode} {value} changes how bash reads later commands "
+                            "(where cd goes, which shell a pipeline stage runs in, what a glob matches)", text)]
     return []
