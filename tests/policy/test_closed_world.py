@@ -27,6 +27,10 @@ TWINS = [
     ("bash", "sort --compress-program=rm f", M, "sort -u f"),
     ("bash", "somewrapper /bin/rm x", M, "somewrapper build"),
     ("bash", "vim -es +'!rm x' f", I, "vim -R f"),
+    # package runners run the program they name; a brace in the command word makes more words
+    ("bash", "npm exec -- rm x", B, "npm exec -- tsc -p ."),
+    ("bash", "npx --package=x -- rm y", B, "npx prettier --write src"),
+    ("bash", "rm{,} x", B, "echo{,} x"),
     # tools whose words are their own subcommands, and text tools, are known
     ("bash", "rm -rf build", B, "docker rm c1"),
     ("bash", "rm x", B, "npm rm left-pad"),

@@ -438,6 +438,10 @@ class _Engine:
         if not simple.words:
             return
         first = simple.words[0]
+        spelled = self._expanded(first, dialect)
+        if len(spelled) > 1 or spelled[0] is not first:  # `rm{,} x` runs `rm rm x`
+            simple = replace(simple, words=(*spelled, *simple.words[1:]))
+            first = simple.words[0]
         if first.value is None:
             if not probe:
                 self.deny(R.DYNAMIC_COMMAND, f"the command word {first.source!r} is not a literal "

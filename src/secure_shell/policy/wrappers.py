@@ -475,7 +475,24 @@ def _alias(words: tuple[Word, ...]) -> list[Resolution]:
 
 
 def _package_runner(words: tuple[Word, ...]) -> list[Resolution]:
-    return option_scripts(words[1:], ("-c", "--call"), "bash", f"{words[0].source} -c")
+    """`npx [opts] CMD ARGS`, `npm exec [opts] -- CMD ARGS`: CMD runs (a package's binary, or the
+    program of that name); `-c STRING` runs a shell script."""
+    scripts = option_scripts(words[1:], ("-c", "--call"), "bash", f"{words[0].source} -c")
+    if scripts:
+        return scripts
+    start = 2 if len(words) > 1 and _value(words[1]) in ("exec", "x", "dlx") and _value(words[0]) != "npx" else 1
+    i = start
+    while i < len(words):
+        value = words[i].value
+        if value is None:
+            return [Refusal(R.DYNAMIC_COMMAND, f"{words[0].source}: the command it runs is not a literal", words[i].source)]
+        if value == "--":
+            i += 1
+            break
+        if not value.startswith("-"):
+            break
+        i += 2 if value in ("-p", "--package") else 1
+    return [Inner(words[i:], words[0].source)] if i < len(words) else []
 
 
 def _value_script(words: tuple[Word, ...], options: tuple[str, ...], dialect: str, what: str) -> list[Resolution]:
