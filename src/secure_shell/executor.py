@@ -187,6 +187,7 @@ def stop_all(wait: float = 3.0) -> int:
     with _IN_FLIGHT_LOCK:
         pending = list(_IN_FLIGHT)
     for run in pending:
+        run.stopping = True
         if run.cancel is not None:
             run.cancel.set()
         run.signal(signal.SIGTERM)
@@ -216,6 +217,13 @@ class _Running:
     thread: int = field(default_factory=threading.get_ident)
     finished: threading.Event = field(default_factory=threading.Event)
     process: Process | None = None
+    # set by stop_all(): a process registered after it looked is killed as soon as it is registered
+    stopping: bool = False
+
+    def register(self, process: Process) -> None:
+        self.process = process
+        if self.stopping:  # stop_all() ran between the spawn and this registration
+            self.signal(signal.SIGKILL)
 
     def alive(self) -> bool:
         return self.process is not None and self.process.returncode is None and _leader_running(self.process)
@@ -577,7 +585,7 @@ def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None
     if _LAUNCHER is not None and os.name != "nt":
         launched = _launch(_LAUNCHER, invocation, env, limits, confinement or Confinement(no_new_privs=False))
         if registration is not None:
-            registration.process = launched
+            registration.register(launched)
         return launched, None
     if confinement is not None and confinement.applies:
         raise SpawnError("this command must run contained, and no launcher is running to contain it")
@@ -609,7 +617,7 @@ def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None
     except OSError as exc:
         raise SpawnError(f"cannot start {invocation.argv[0]!r}: {exc.strerror or exc}") from None
     if registration is not None:
-        registration.process = process
+        registration.register(process)
     job = None
     if os.name == "nt":
         job = _Job()
