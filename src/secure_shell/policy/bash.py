@@ -573,9 +573,9 @@ class _Walker:
         if self.text(operator) not in _ARITHMETIC_TESTS:
             return
         for side in ("left", "right"):
-            operand = node.child_by_field_name(side)
-            if operand is not None:
-                self._arithmetic(operand, hint="; `[ \"$n\" -eq 1 ]` compares without evaluating")
+            found = node.child_by_field_name(side)
+            if found is not None:
+                self._arithmetic(found, hint="; `[ \"$n\" -eq 1 ]` compares without evaluating")
 
     def _arithmetic_text(self, node: Node) -> None:
         """Quoted text that bash evaluates as arithmetic: a `$` or backtick in it runs code."""

@@ -304,7 +304,7 @@ class _Engine:
         shown = " ".join(w.source for w in simple.words)[:60]
         for item in self._resolutions(simple, dialect):
             if isinstance(item, WorkingDirectory) and item.shell:
-                moved = {}
+                moved: Directories = {}
                 for word in self._expanded(item.word, dialect) if item.word is not None else [None]:
                     moved = join(moved, self._move(replace(item, word=word), before, seen, shown))
                 stayed = {path: f"{how}, if `{shown}` failed" for path, how in before.items()}

@@ -600,8 +600,8 @@ def _script_effects(name: str, text: str, reader: Callable[[str], ScriptEffects]
         return [Refusal(R.INLINE_CODE, f"{name} script cannot be read: {error}", text[:80])]
     if effects.runs:
         return [Refusal(R.INLINE_CODE, f"{name} script runs a command: {effects.runs[0][:60]!r}", text[:80])]
-    return ([PathUse(Word(path, path), f"{name} script reads") for path in effects.reads]
-            + [PathUse(Word(path, path), f"{name} script writes") for path in effects.writes])
+    uses: list[Resolution] = [PathUse(Word(path, path), f"{name} script reads") for path in effects.reads]
+    return uses + [PathUse(Word(path, path), f"{name} script writes") for path in effects.writes]
 
 
 _TAR_EXEC = ("--checkpoint-action", "--to-command", "--use-compress-program", "--rsh-command", "--info-script",
@@ -748,8 +748,7 @@ def _assigned_names(key: str, words: tuple[Word, ...]) -> list[str]:
     if key == "let":
         return [m.group(1) for w in words[1:] for m in [re.match(r"^(?:\+\+|--)?([A-Za-z_][A-Za-z0-9_]*)", w.value or "")] if m]
     if key == "getopts":
-        operands = [w.value or "" for w in words[1:]]
-        return operands[1:2]
+        return [w.value or "" for w in words[2:3]]
     if key not in _NAME_OPTIONS:
         return []
     name_options, value_options = _NAME_OPTIONS[key]
