@@ -83,6 +83,21 @@ def scratch_project(tmp_path: Path, *subdirectories: str) -> tuple[Path, ShellPo
     return project, build_config(paths__allowedPaths=[str(project)]).shells[ShellKind.BASH]
 
 
+def denied_then_run(tmp_path: Path, command: str, *subdirectories: str, start: str = "",
+                    realpath: Callable[[str], str] | None = None, links: dict[str, str] | None = None) -> Verdict:
+    """Check `command` in a scratch project (from `start` below it; `links`: name -> target made in it
+    first) and assert it is denied; then run it there with real bash, for the test to see what it
+    really did. Returns the verdict."""
+    project, policy = scratch_project(tmp_path, *subdirectories)
+    for name, target in (links or {}).items():
+        (project / name).symlink_to(target)
+    cwd = project / start if start else project
+    verdict = decide(command, policy, str(cwd), {"HOME": str(tmp_path)}, realpath=realpath)
+    assert not verdict.allowed, f"allowed: {command!r}"
+    run_bash(command, cwd, tmp_path)
+    return verdict
+
+
 def run_bash(command: str, cwd: Path, home: Path) -> None:
     """Run `command` as the executor's bash would, without a profile, for what it does to the disk."""
     subprocess.run(["bash", "--noprofile", "--norc", "-c", command], cwd=cwd, capture_output=True, timeout=60,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from secure_shell.policy.decide import decide
-from tests.policy.conftest import P, U, assert_allowed, assert_denied, check, run_bash, scratch_project
+from tests.policy.conftest import denied_then_run, P, U, assert_allowed, assert_denied, check, scratch_project
 
 TWINS = [
     # ln -s: the link, then up through it (also before it, on the line; also after cd into it)
@@ -83,10 +83,7 @@ ORACLE = [
 
 @pytest.mark.parametrize("command", ORACLE)
 def test_denied_row_really_writes_outside(tmp_path: Path, command: str) -> None:
-    project, policy = scratch_project(tmp_path)
-    verdict = decide(command, policy, str(project), {"HOME": str(tmp_path)}, realpath=os.path.realpath)
-    assert not verdict.allowed, f"allowed: {command!r}"
-    run_bash(command, project, tmp_path)
+    denied_then_run(tmp_path, command, realpath=os.path.realpath)
     assert (tmp_path / "outside" / "written.txt").exists(), f"bash did not write with {command!r}"
 
 
@@ -100,11 +97,7 @@ EXISTING = [
 
 @pytest.mark.parametrize("command", EXISTING)
 def test_existing_link_then_up_is_resolved_as_the_kernel_does(tmp_path: Path, command: str) -> None:
-    project, policy = scratch_project(tmp_path, "sub")
-    (project / "x").symlink_to(".")
-    verdict = decide(command, policy, str(project), {"HOME": str(tmp_path)}, realpath=os.path.realpath)
-    assert not verdict.allowed, f"allowed: {command!r}"
-    run_bash(command, project, tmp_path)
+    denied_then_run(tmp_path, command, "sub", realpath=os.path.realpath, links={"x": "."})
     assert (tmp_path / "outside" / "written.txt").exists(), f"bash did not write with {command!r}"
 
 

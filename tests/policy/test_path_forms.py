@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from secure_shell.policy.decide import decide
 from secure_shell.policy.sed import ScriptError, ed_effects, sed_effects
-from tests.policy.conftest import I, P, assert_allowed, assert_denied, check, run_bash, scratch_project
+from tests.policy.conftest import denied_then_run, I, P, assert_allowed, assert_denied, check
 
 TWINS = [
     # a path glued to its option
@@ -92,8 +91,5 @@ ORACLE = [
 def test_denied_row_really_writes_outside(tmp_path: Path, command: str) -> None:
     if command.startswith("ed ") and shutil.which("ed") is None:
         pytest.skip("ed is not installed")
-    project, policy = scratch_project(tmp_path)
-    verdict = decide(command, policy, str(project), {"HOME": str(tmp_path)})
-    assert not verdict.allowed, f"allowed: {command!r}"
-    run_bash(command, project, tmp_path)
+    denied_then_run(tmp_path, command)
     assert (tmp_path / "outside" / "written.txt").exists(), f"bash did not write with {command!r}"

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from secure_shell.policy.decide import decide
-from tests.policy.conftest import V, X, assert_allowed, assert_denied, check, run_bash, scratch_project
+from tests.policy.conftest import denied_then_run, V, X, assert_allowed, assert_denied, check
 
 TWINS = [
     # arithmetic evaluation runs command substitutions in quoted text
@@ -41,6 +40,10 @@ TWINS = [
     ("declare -n r=PATH; r=/tmp; ls", V, "declare -r limit=5"),
     ("declare \"PATH=/tmp\"; ls", V, "declare \"mode=fast\""),
     ("export 'LD_PRELOAD=./x.so'", V, "export NODE_ENV=production"),
+    # a variable named only at run time may be any of them
+    ("v=PATH; read $v <<< /tmp", V, "read -r -a parts <<< \"a b\""),
+    ("export $(cat .env | xargs)", V, "export FOO=\"$HOME/bin\""),
+    ("printf -v \"$n\" x", V, "mapfile -t -d , items < f"),
     # shell options that change what later words mean
     ("set -k; ls LD_PRELOAD=./x.so", V, "set -euo pipefail; ls"),
     ("shopt -s cdable_vars; x=..; cd x", X, "shopt -s nullglob globstar; ls **/*.py"),
@@ -77,13 +80,11 @@ ORACLE = [
     "shopt -s cdable_vars; x=../outside; cd x && touch written.txt",
     "shopt -s lastpipe; echo | cd ../outside; touch written.txt",
     "cd {../outside,} && touch written.txt",
+    "v=OLDPWD; read $v <<< ../outside; cd - && touch written.txt",
 ]
 
 
 @pytest.mark.parametrize("command", ORACLE)
 def test_denied_row_really_does_it(tmp_path: Path, command: str) -> None:
-    project, policy = scratch_project(tmp_path)
-    verdict = decide(command, policy, str(project), {"HOME": str(tmp_path)})
-    assert not verdict.allowed, f"allowed: {command!r}"
-    run_bash(command, project, tmp_path)
+    denied_then_run(tmp_path, command)
     assert (tmp_path / "outside" / "written.txt").exists(), f"bash did not do it with {command!r}"

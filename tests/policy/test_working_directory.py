@@ -14,7 +14,7 @@ import pytest
 
 from secure_shell.policy.decide import decide
 from secure_shell.shells import ShellKind
-from tests.policy.conftest import P, U, V, assert_allowed, assert_denied, build_config, check, run_bash, scratch_project
+from tests.policy.conftest import denied_then_run, P, U, V, assert_allowed, assert_denied, build_config, check
 
 # (shell, denied command, reason, allowed twin)
 TWINS = [
@@ -155,9 +155,5 @@ ORACLE = [
 
 @pytest.mark.parametrize("command, start, written", ORACLE, ids=[c for c, _, _ in ORACLE])
 def test_denied_row_really_writes_outside(tmp_path: Path, command: str, start: str, written: str) -> None:
-    project, policy = scratch_project(tmp_path, "sub")
-    cwd = project / start if start else project
-    verdict = decide(command, policy, str(cwd), {"HOME": str(tmp_path)})
-    assert not verdict.allowed, f"allowed: {command!r}"
-    run_bash(command, cwd, tmp_path)
+    denied_then_run(tmp_path, command, "sub", start=start)
     assert (tmp_path / written).exists(), f"bash did not write {written} with {command!r}"

@@ -609,7 +609,7 @@ class _Walker:
             self.variables[name] = None
 
     def _dangerous_name(self, name: str, node: Node) -> None:
-        if name.split("[", 1)[0].upper() in wrappers.DANGEROUS_VARIABLES:  # DIRSTACK[1]=... too
+        if wrappers.dangerous_variable(name):
             self.findings.append(Finding(
                 R.DANGEROUS_VARIABLE,
                 f"assigning {name} changes which program runs, where the shell goes, or runs code of its own",

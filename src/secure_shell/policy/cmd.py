@@ -35,7 +35,7 @@ from secure_shell.policy.parsed import (
     never_raises,
 )
 from secure_shell.policy.resolution import Inner, Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
-from secure_shell.policy.wrappers import DANGEROUS_VARIABLES
+from secure_shell.policy.wrappers import dangerous_variable
 
 DIALECT = "cmd"
 INTERNAL = frozenset(
@@ -474,7 +474,7 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
         name = text.lstrip('"').split("=", 1)[0].strip().lower()
         if name.startswith("/"):
             return []
-        if "=" in text and name.upper() in DANGEROUS_VARIABLES:
+        if "=" in text and dangerous_variable(name):
             return [Refusal(R.DANGEROUS_VARIABLE, f"set {name} changes which program runs", text)]
         return []
     if key == "path" and len(words) > 1:

@@ -619,7 +619,7 @@ class _Engine:
                           f"is not known ({how})", raw)
                 continue
             resolved = absolute if absolute is not None else self.resolve_from(raw, base)
-            if ".." in self.space.parts(raw):
+            if ".." in raw and ".." in self.space.parts(raw):
                 self._note_climbs(raw, base)
             if resolved is None:
                 self.deny(R.PATH_UNRESOLVABLE, f"{role} path {raw!r} cannot be given one meaning", raw)
@@ -685,8 +685,8 @@ class _Engine:
     def _remember(self, into: list[tuple[str, str, int]], path: str, shown: str, maker: int) -> None:
         if len(into) < MAX_LINKS:
             into.append((path, shown, maker))
-        elif not any(entry[0] == UNKNOWN and not entry[1] for entry in into):
-            into.append((UNKNOWN, "", 0))  # too many to follow: any link may be anywhere
+        elif len(into) == MAX_LINKS:
+            into.append((UNKNOWN, "", 0))  # too many to follow: any may be anywhere (the last entry)
 
     def _note_climbs(self, raw: str, base: str) -> None:
         """Each directory `raw` goes up (..) from, resolved from `base`."""

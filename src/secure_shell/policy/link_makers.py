@@ -9,20 +9,9 @@ dest` reports `dest`, which covers `dest/src`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from secure_shell.policy.options import Options, read_options
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Link, Resolution
-
-
-@dataclass(frozen=True, slots=True)
-class _Operands:
-    """A GNU-style command line read as options and operands."""
-
-    flags: frozenset[str]  # short flag letters and full long option names seen
-    operands: tuple[Word, ...]
-    target_directory: Word | None  # -t DIR / --target-directory=DIR
-    no_target_directory: bool  # -T: the last operand is the name itself, never a directory
 
 
 _LN_LONG = ("--symbolic", "--relative", "--target-directory", "--no-target-directory", "--suffix", "--backup",
@@ -40,57 +29,12 @@ _MV_LONG = ("--backup", "--force", "--interactive", "--no-clobber", "--no-copy",
 _LONG_WITH_VALUE = frozenset({"--target-directory", "--suffix"})  # the rest take none, or only with `=`
 
 
-def _long_option(text: str, known: tuple[str, ...]) -> str | None:
-    """The option `text` names: exact, or the one known option it abbreviates (GNU getopt_long)."""
-    if text in known:
-        return text
-    matches = [option for option in known if option.startswith(text)]
-    return matches[0] if len(matches) == 1 else None
-
-
-def _read(words: tuple[Word, ...], short_with_value: str, long_options: tuple[str, ...]) -> _Operands:
-    flags: set[str] = set()
-    operands: list[Word] = []
-    target: Word | None = None
-    no_target = False
-    options_done = False
-    i = 1
-    while i < len(words):
-        word = words[i]
-        value = word.value
-        if value is None or options_done or not value.startswith("-") or value == "-":
-            operands.append(word)
-        elif value == "--":
-            options_done = True
-        elif value.startswith("--"):
-            name, equals, attached = value.partition("=")
-            option = _long_option(name, long_options) or name
-            flags.add(option)
-            if option in _LONG_WITH_VALUE and not equals:
-                following = words[i + 1] if i + 1 < len(words) else None
-                i += 1
-                attached_word = following
-            else:
-                attached_word = Word(attached, attached) if equals else None
-            if option == "--target-directory":
-                target = attached_word
-            no_target = no_target or option == "--no-target-directory"
-        else:
-            for position, letter in enumerate(value[1:], start=1):
-                flags.add(letter)
-                if letter in short_with_value:
-                    rest = value[position + 1:]
-                    if rest:
-                        given: Word | None = Word(rest, rest)
-                    else:
-                        given = words[i + 1] if i + 1 < len(words) else None
-                        i += 1
-                    if letter == "t":
-                        target = given
-                    break
-            no_target = no_target or "T" in flags
-        i += 1
-    return _Operands(frozenset(flags), tuple(operands), target, no_target)
+def _read(words: tuple[Word, ...], long_options: tuple[str, ...]) -> tuple[Options, Word | None, bool]:
+    """The options, the directory -t/--target-directory names, and whether -T says the last operand
+    is the name itself."""
+    read = read_options(words, "St", long_options, _LONG_WITH_VALUE)
+    target = read.value("t", "--target-directory")
+    return read, target, bool(read.flags & {"T", "--no-target-directory"})
 
 
 def _joined(directory: Word, name: Word) -> Word | None:
@@ -106,19 +50,20 @@ def _joined(directory: Word, name: Word) -> Word | None:
     return Word(text, text)
 
 
-def _names(read: _Operands) -> list[tuple[Word, Word]]:
+def _names(read: tuple[Options, Word | None, bool]) -> list[tuple[Word, Word]]:
     """(name the program makes, source or target operand it comes from) for each operand."""
+    options, target_directory, no_target_directory = read
     pairs: list[tuple[Word | None, Word]] = []
-    if read.target_directory is not None:
-        pairs = [(_joined(read.target_directory, source), source) for source in read.operands]
-    elif len(read.operands) == 1:
-        (only,) = read.operands
+    if target_directory is not None:
+        pairs = [(_joined(target_directory, source), source) for source in options.operands]
+    elif len(options.operands) == 1:
+        (only,) = options.operands
         pairs = [(_joined(Word(".", "."), only), only)]
-    elif read.operands:
-        last = read.operands[-1]
-        for source in read.operands[:-1]:
+    elif options.operands:
+        last = options.operands[-1]
+        for source in options.operands[:-1]:
             pairs.append((last, source))
-            if not read.no_target_directory:
+            if not no_target_directory:
                 pairs.append((_joined(last, source), source))  # LAST may be a directory
     return [(name, source) for name, source in pairs if name is not None]
 
@@ -126,9 +71,9 @@ def _names(read: _Operands) -> list[tuple[Word, Word]]:
 def ln(words: tuple[Word, ...]) -> list[Resolution]:
     """`ln -s TARGET NAME` makes NAME hold TARGET, which resolves from NAME's directory (from the
     caller's with -r). A hard link (no -s) to a symlink is a symlink too: its names count."""
-    read = _read(words, "St", _LN_LONG)
-    symbolic = "s" in read.flags or "--symbolic" in read.flags
-    relative = "r" in read.flags or "--relative" in read.flags
+    read = _read(words, _LN_LONG)
+    symbolic = bool(read[0].flags & {"s", "--symbolic"})
+    relative = bool(read[0].flags & {"r", "--relative"})
     if not symbolic:
         return [Link(name, role="ln") for name, _ in _names(read)]
     return [Link(name, source, "caller" if relative else "link", "ln -s") for name, source in _names(read)]
@@ -141,8 +86,8 @@ def link(words: tuple[Word, ...]) -> list[Resolution]:
 
 def copy_or_move(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     """`mv` always moves a link as a link; `cp` makes or copies links with -s, -a, -d, -P, -r/-R."""
-    read = _read(words, "St", _MV_LONG if key == "mv" else _CP_LONG)
-    if key == "cp" and not (read.flags & {"s", "a", "d", "P", "R", "r", "--symbolic-link", "--archive",
+    read = _read(words, _MV_LONG if key == "mv" else _CP_LONG)
+    if key == "cp" and not (read[0].flags & {"s", "a", "d", "P", "R", "r", "--symbolic-link", "--archive",
                                           "--no-dereference", "--recursive"}):
         return []  # cp follows links and copies what they point to
     names = {id(name): name for name, _ in _names(read)}

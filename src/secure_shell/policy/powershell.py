@@ -42,7 +42,7 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.paths import PROVIDER_PATH
 from secure_shell.policy.syntax_tree import ascii_mask, descendants, inside
 from secure_shell.policy.powershell_names import ALIASES, PURE_METHODS, PURE_TYPES
-from secure_shell.policy.wrappers import DANGEROUS_VARIABLES
+from secure_shell.policy.wrappers import dangerous_variable
 from secure_shell.policy.resolution import Inner, Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
 
 DIALECT = "powershell"
@@ -563,13 +563,12 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
 # arguments reach native programs, how arrays become strings, where modules (cmdlets) load from.
 STATE_VARIABLES = frozenset({"psdefaultparametervalues", "psnativecommandargumentpassing", "ofs",
                              "psmoduleautoloadingpreference", "executioncontext", "pshome"})
-ENVIRONMENT_STATE = DANGEROUS_VARIABLES | {"PSMODULEPATH", "COMSPEC"}
 
 
 def state_variable_refusal(scope: str, name: str, text: str) -> Refusal | None:
     """A refusal for setting `scope:name` (`env:PATH`, `variable:OFS`, or a plain variable)."""
     scope = scope.rstrip(":").casefold()
-    if scope == "env" and name.upper() in ENVIRONMENT_STATE:
+    if scope == "env" and dangerous_variable(name):
         return Refusal(R.DANGEROUS_VARIABLE, f"setting $env:{name} changes which program runs or what it loads",
                        text[:80])
     if scope in ("", "variable", "global", "script", "local") and name.casefold() in STATE_VARIABLES:

@@ -20,7 +20,8 @@ def basename(word: str) -> str:
 def program_name(word: str) -> str:
     """The basename without trailing dots and spaces (Windows ignores them: `del.exe.` is `del.exe`)
     and without a Windows program extension."""
-    base = basename(word).rstrip(" .") or basename(word)
+    whole = basename(word)
+    base = whole.rstrip(" .") or whole
     for ext in WINDOWS_PROGRAM_EXTENSIONS:
         if base.endswith(ext) and len(base) > len(ext):
             return base[: -len(ext)]

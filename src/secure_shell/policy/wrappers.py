@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from secure_shell.policy import link_makers
+from secure_shell.policy.options import read_options
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.inline_code import scan_inline_code
@@ -30,8 +31,14 @@ DANGEROUS_VARIABLES = frozenset({
     "VISUAL", "BROWSER", "OLDPWD", "DIRSTACK", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "PYTHONSTARTUP",
     "PYTHONPATH", "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH",
     "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "MAKEFLAGS", "TAR_OPTIONS", "ZDOTDIR", "HISTFILE", "COMSPEC",
-    "PATHEXT", "NPM_CONFIG_SCRIPT_SHELL", "NPM_CONFIG_PREFIX",
+    "PATHEXT", "NPM_CONFIG_SCRIPT_SHELL", "NPM_CONFIG_PREFIX", "PSMODULEPATH",
 })
+
+
+def dangerous_variable(name: str) -> bool:
+    """Whether setting `name` (or an element of it: `DIRSTACK[1]`) changes what runs or where the
+    shell goes. Case-folded: Windows folds environment names, and WSL and Git Bash pass them on."""
+    return name.split("[", 1)[0].upper() in DANGEROUS_VARIABLES
 
 SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh", "fish", "tcsh", "csh"})
 INTERPRETERS = frozenset({
@@ -221,7 +228,7 @@ def _by_spec(name: str, spec: WrapperSpec, words: tuple[Word, ...], command: Sim
             return out
         if name == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", value):
             var = value.split("=", 1)[0]
-            if var.upper() in DANGEROUS_VARIABLES:
+            if dangerous_variable(var):
                 out.append(Refusal(R.DANGEROUS_VARIABLE, f"env sets {var}, which changes what runs", value))
             i += 1
             continue
@@ -733,46 +740,49 @@ def _name_builtin(key: str, words: tuple[Word, ...]) -> list[Resolution]:
         if any(re.fullmatch(r"-[a-zA-Z]*n[a-zA-Z]*", w.value or "") for w in words[1:]):
             return [Refusal(R.DANGEROUS_VARIABLE, f"{key} -n makes a name stand for another variable; what is "
                             "assigned through it cannot be followed", text)]
-        names = [m.group(1) for w in words[1:] if w.value is not None for m in [_ASSIGNED.match(w.value)] if m]
+        names = _declared_names(words)
     else:
         names = _assigned_names(key, words)
     for name in names:
-        if name.split("[", 1)[0] in DANGEROUS_VARIABLES:
+        if name is None:
+            return [Refusal(R.DANGEROUS_VARIABLE, f"{key} assigns a variable named only at run time, which may be "
+                            "one that changes which program runs or where the shell goes", text)]
+        if dangerous_variable(name):
             return [Refusal(R.DANGEROUS_VARIABLE, f"{key} assigns {name}, which changes which program runs, where "
                             "the shell goes, or runs code of its own", text)]
     return []
 
 
-def _assigned_names(key: str, words: tuple[Word, ...]) -> list[str]:
-    """The variables read, mapfile, printf -v, getopts and wait -p assign."""
+def _declared_names(words: tuple[Word, ...]) -> list[str | None]:
+    """The variables declare, export, local, readonly and typeset set; None for a name known only at
+    run time (`export $(cat .env)`). A value known only at run time leaves the name known."""
+    names: list[str | None] = []
+    for word in words[1:]:
+        text = word.value if word.value is not None else word.source
+        assigned = _ASSIGNED.match(text) or re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[.*\])?$", text)
+        if assigned:
+            names.append(assigned.group(1))
+        elif word.value is None or not text.startswith(("-", "+")):
+            names.append(None)
+    return names
+
+
+def _assigned_names(key: str, words: tuple[Word, ...]) -> list[str | None]:
+    """The variables read, mapfile, printf -v, getopts, wait -p and let assign; None for a name known
+    only at run time (`read $v`)."""
     if key == "let":
         return [m.group(1) for w in words[1:] for m in [re.match(r"^(?:\+\+|--)?([A-Za-z_][A-Za-z0-9_]*)", w.value or "")] if m]
     if key == "getopts":
-        return [w.value or "" for w in words[2:3]]
+        return [w.value for w in words[2:3]]
     if key not in _NAME_OPTIONS:
         return []
     name_options, value_options = _NAME_OPTIONS[key]
-    names: list[str] = []
-    operands: list[str] = []
-    i = 1
-    while i < len(words):
-        value = words[i].value or ""
-        if value.startswith("-") and len(value) > 1 and value != "--" and not operands:
-            for position, letter in enumerate(value[1:], start=1):
-                if letter in name_options + value_options:
-                    given = value[position + 1:] or (words[i + 1].value or "" if i + 1 < len(words) else "")
-                    if not value[position + 1:]:
-                        i += 1
-                    if letter in name_options:
-                        names.append(given)
-                    break
-        elif value != "--":
-            operands.append(value)
-        i += 1
+    read = read_options(words, name_options + value_options, permute=False)
+    names = [word.value for letter in name_options for word in read.values.get(letter, [])]
     if key == "read":
-        names += operands
+        names += [word.value for word in read.operands]
     elif key in ("mapfile", "readarray"):
-        names += operands[-1:]
+        names += [word.value for word in read.operands[-1:]]
     return names
 
 
