@@ -70,3 +70,36 @@ def test_cross_check_accepts_constructs_bashlex_does_not_implement(worker: Bashl
 def test_cross_check_denies_a_parse_error_outside_those_constructs(worker: BashlexWorker) -> None:
     verdict = decide("echo $(ls;)", policy_for("bash"), cwd_for("bash"), ENV, cross_check=worker)
     assert "parse-failed" in verdict.rules
+
+
+@pytest.mark.parametrize("text", [
+    "[ -f package.json ] && npm install",
+    "if [ -d src ]; then ls src; fi",
+    "[ \"$a\" != b -a ! -d src ] || echo no",
+    "echo $(git rev-parse HEAD && date)",
+    "diff <(cd src && ls) <(ls)",
+    "x=$(a || b)",
+    "echo \"$(echo 'a && b' && ls)\"",
+    "echo ${v:+is set $v}",
+    "echo \"${v:-a b}\"",
+])
+def test_cross_check_agrees_on_ordinary_idioms(worker: BashlexWorker, text: str) -> None:
+    verdict = decide(text, policy_for("bash"), cwd_for("bash"), ENV, cross_check=worker)
+    assert verdict.allowed, (text, [(r.rule, r.message) for r in verdict.reasons])
+
+
+@pytest.mark.parametrize(("text", "rule"), [
+    ("[ -f x ] && rm x", "blocked-command"),
+    ("[ \"$(rm x)\" = y ]", "blocked-command"),
+    ("echo $(ls && rm x)", "blocked-command"),
+    ("cat <(cd x || rm y)", "blocked-command"),
+])
+def test_cross_checked_idioms_still_find_what_they_run(worker: BashlexWorker, text: str, rule: str) -> None:
+    verdict = decide(text, policy_for("bash"), cwd_for("bash"), ENV, cross_check=worker)
+    assert rule in verdict.rules, (text, verdict.rules)
+
+
+def test_the_loop_screen_passes_expansions_outside_single_quotes() -> None:
+    assert not would_loop("echo ${v:+is set $v}")
+    assert not would_loop("echo \"it's ${v:+a b}\"")
+    assert would_loop("echo $'${'x") and would_loop("echo a'${'b c") and would_loop("cat <<E\n${x\nE")

@@ -87,6 +87,12 @@ BASHLEX_GAPS = frozenset({
 })
 
 OPERATOR_TOKENS = frozenset({";", "&", "&&", "||", "|", "|&"})
+# `set -a` / `set -o allexport` anywhere: every later assignment is exported (read loosely, so a
+# mention inside a string also counts).
+_ALLEXPORT = re.compile(r"\bset\b[^;&|\n]*(\s-[a-zA-Z]*a|allexport)")
+# The expression nodes tree-sitter-bash builds inside `[ ... ]`; their leaves are `[`'s words.
+_TEST_EXPRESSION_KINDS = frozenset({"binary_expression", "unary_expression", "parenthesized_expression",
+                                    "ternary_expression", "postfix_expression"})
 REDIRECT_WRITE = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _EXPANSION_OPERATOR = re.compile(r"@[PEAKkaUuLQ]\}$")
@@ -308,7 +314,22 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     walker.walk(root)
     kinds = frozenset(node.type for node in descendants(root) if node.is_named)
     flow = _FlowBuilder(walker.origins, walker.commands, walker.functions).build(root)
-    return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings), kinds, flow)
+    return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings), kinds, flow,
+                  _second_reading(data, walker.nested_lists))
+
+
+def _second_reading(data: bytes, nested_lists: list[int]) -> str | None:
+    """bashlex 0.18 cannot parse `&&` or `||` inside `$(...)` or `<(...)` (`echo $(a && b)`:
+    "unexpected token ')'"). It reads `;` there, which runs the same commands, so it is given that:
+    each such operator (found by the grammar, so never one inside quotes) becomes `; `, same length.
+    Were tree-sitter wrong about one, bashlex would see a command boundary inside a word and name
+    more commands, never fewer: the cross-check then refuses."""
+    if not nested_lists:
+        return None
+    text = bytearray(data)
+    for start in nested_lists:
+        text[start: start + 2] = b"; "
+    return text.decode("utf-8")
 
 
 parse = never_raises(_parse)
@@ -323,7 +344,7 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
     walker missed. Plain text that every grammar reads alike is not sent."""
     if cross_check is None or not needs_cross_check(source, parsed):
         return []
-    result = cross_check(source)
+    result = cross_check(parsed.cross_check_text or source)
     if result.status == "timeout":
         return [Finding(R.PARSE_TIMEOUT, "bashlex did not finish parsing in time", source[:80])]
     if result.status == "error":
@@ -370,6 +391,8 @@ class _Walker:
         self.loop_safe: set[str] = set()
         self.origins: dict[tuple[int, int, str], list[int]] = {}  # syntax node -> the commands it made
         self.functions: set[str] = set()  # names the script defines as functions
+        self.nested_lists: list[int] = []  # byte offsets of `&&` and `||` inside substitutions
+        self.allexport = bool(_ALLEXPORT.search(data.decode("utf-8", "replace")))
 
     def _add(self, node: Node, command: SimpleCommand) -> None:
         self.origins.setdefault(_node_key(node), []).append(len(self.commands))
@@ -387,6 +410,8 @@ class _Walker:
             if not node.is_named:
                 if kind in OPERATOR_TOKENS and not inside(node, "c_style_for_statement"):
                     self.operators.add(kind)
+                    if kind in ("&&", "||") and any(part.startswith(("$(", "<(", ">(")) for part in via):
+                        self.nested_lists.append(node.start_byte)
                 continue
             if kind not in KNOWN_KINDS:
                 raise Refused(f"{kind} is not modelled", self.text(node)[:80])
@@ -411,6 +436,8 @@ class _Walker:
                 self._heredoc_body(node, child_via)
             elif kind == "command":
                 self._command(node, via)
+            elif kind == "test_command" and node.children and node.children[0].type == "[":
+                self._bracket_test(node, via)
             elif kind in ("declaration_command", "unset_command"):
                 self._declaration(node, via)
             elif kind == "variable_assignment":
@@ -493,6 +520,27 @@ class _Walker:
         stdin_piped = self._piped(node)
         self._add(node, SimpleCommand(tuple(words), tuple(redirects), tuple(assignments), via, stdin_text, stdin_piped))
 
+    def _bracket_test(self, node: Node, via: tuple[str, ...]) -> None:
+        """`[ -f x ]` is the command `[` (a builtin, and /usr/bin/[) with its operands as words, as
+        bashlex and bash see it; tree-sitter-bash reads it as a test expression. Substitutions
+        inside are walked as usual."""
+        words: list[Word] = []
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type in _TEST_EXPRESSION_KINDS or current is node:
+                stack.extend(reversed(current.children))
+            elif current.is_named and current.type != "test_operator" and current.type != "comment":
+                words.append(self.word(current))
+            else:
+                text = self.text(current)
+                words.append(Word(text, text))
+        statement = node.parent
+        redirects: list[Redirect] = []
+        if statement is not None and statement.type == "redirected_statement":
+            redirects = [self._redirect(r, words) for r in statement.children_by_field_name("redirect")]
+        self._add(node, SimpleCommand(tuple(words), tuple(redirects), (), via, None, self._piped(node)))
+
     def _compound_redirects(self, node: Node, via: tuple[str, ...]) -> None:
         """Redirections attached to a compound command (`{ ...; } > f`, a loop `< f`, a function
         definition's `> f`) apply to everything inside it: they are checked as a command of their
@@ -517,12 +565,14 @@ class _Walker:
     def _declaration(self, node: Node, via: tuple[str, ...]) -> None:
         keyword = node.children[0]
         words = [Word(self.text(keyword), self.text(keyword))]
+        exported = self.text(keyword) == "export" or any(
+            re.fullmatch(r"-[a-zA-Z]*x[a-zA-Z]*", self.text(c)) for c in node.named_children if c.type == "word")
         for child in node.named_children:
             if child.type == "variable_assignment":
                 name_node = child.child_by_field_name("name")
                 name = self.text(name_node) if name_node else ""
                 words.append(Word(self.text(child), None if self._dynamic_value(child) else self.text(child)))
-                self._dangerous_name(name, child)
+                self._dangerous_name(name, child, environment=exported)
             else:
                 words.append(self.word(child))
         self._add(node, SimpleCommand(tuple(words), via=via))
@@ -536,7 +586,10 @@ class _Walker:
         if name_node is None:
             return
         name = self.text(name_node)
-        self._dangerous_name(name, node)
+        prefix = node.parent is not None and node.parent.type == "command"
+        if not (prefix and name == "IFS" and self._ifs_stays_local(node.parent)):
+            # A prefix assignment (`X=1 cmd`) is exported to the command; a plain one is bash's own.
+            self._dangerous_name(name, node, environment=prefix)
         if name_node.type == "variable_name":
             value_node = node.child_by_field_name("value")
             self.variables[name] = self.word(value_node).value if value_node is not None else ""
@@ -594,7 +647,7 @@ class _Walker:
         if variable is None:
             return
         name = self.text(variable)
-        self._dangerous_name(name, node)
+        self._dangerous_name(name, node, environment=False)
         values = [self.word(v) for v in node.children_by_field_name("value")]
         self.variables.pop(name, None)
         if values and all(w.value is not None and re.fullmatch(r"-?\d+", w.value) for w in values):
@@ -608,8 +661,21 @@ class _Walker:
             self.loop_safe.discard(name)
             self.variables[name] = None
 
-    def _dangerous_name(self, name: str, node: Node) -> None:
-        if wrappers.dangerous_variable(name):
+    def _ifs_stays_local(self, command: Node) -> bool:
+        """`IFS=, read a b`: a prefix assignment holds only while the command runs, after its words
+        were expanded, and every shell resets IFS when it starts; so IFS there changes nothing the
+        engine reads, unless the command runs shell code in this shell (eval, source, a function,
+        or builtin/command in front of one)."""
+        name = command.child_by_field_name("name")
+        if name is None:
+            return False
+        word = self.word(name)
+        return word.value is not None and word.value not in (
+            "eval", ".", "source", "command", "builtin", "trap", "exec") and word.value not in self.functions
+
+    def _dangerous_name(self, name: str, node: Node, *, environment: bool = True) -> None:
+        environment = environment or self.allexport  # `set -a` exports every assignment
+        if wrappers.dangerous_variable(name, environment=environment):
             self.findings.append(Finding(
                 R.DANGEROUS_VARIABLE,
                 f"assigning {name} changes which program runs, where the shell goes, or runs code of its own",
@@ -639,7 +705,7 @@ class _Walker:
         text = self.text(node)
         assigned = _ASSIGNING_EXPANSION.match(text)
         if assigned:  # ${NAME:=value} assigns NAME when it is unset
-            self._dangerous_name(assigned.group(1), node)
+            self._dangerous_name(assigned.group(1), node, environment=False)
         if "`" in text and not any(c.type == "command_substitution" for c in descendants(node)):
             self._inline_substitutions(node, text[2:-1], (), "${...} expansion")
         if _EXPANSION_OPERATOR.search(text):
@@ -669,7 +735,7 @@ class _Walker:
             stack.extend(current.children)
         self.numeric |= assigned
         for name in assigned:
-            self._dangerous_name(name, node)
+            self._dangerous_name(name, node, environment=False)
         stack = [node]
         while stack:
             current = stack.pop()

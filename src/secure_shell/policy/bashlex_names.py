@@ -17,28 +17,60 @@ MAX_NODES = 20000
 
 
 def would_loop(source: str) -> bool:
-    """True when a word holds `${` with no `}` after it in the same word (quotes do not stop
-    bashlex): its parameter expansion then restarts at the same place forever."""
+    """True when a word holds `${` with no `}` after it in the same word and the `${` is inside
+    single quotes (`echo '${'x`, `$'${'x`): bashlex's parameter expansion then restarts at the same
+    place forever. Outside single quotes an unclosed `${` makes bashlex fail, not loop, and
+    `${v:+is set $v}` is parsed, so those are not screened. A text with a here-document is
+    screened everywhere: its body's quoting is not tracked here."""
+    heredoc = "<<" in source
     i = source.find("${")
     while i != -1:
-        j = i + 2
-        quote = ""
-        while j < len(source):
-            ch = source[j]
-            if ch == "}":
-                break
-            if quote:
-                if ch == quote:
-                    quote = ""
-            elif ch in "'\"":
-                quote = ch
-            elif ch.isspace() or ch in ";&|()<>":
-                break
-            j += 1
-        if j >= len(source) or source[j] != "}":
-            return True
+        if heredoc or _single_quoted(source, i):
+            j = i + 2
+            quote = ""
+            while j < len(source):
+                ch = source[j]
+                if ch == "}":
+                    break
+                if quote:
+                    if ch == quote:
+                        quote = ""
+                elif ch in "'\"":
+                    quote = ch
+                elif ch.isspace() or ch in ";&|()<>":
+                    break
+                j += 1
+            if j >= len(source) or source[j] != "}":
+                return True
         i = source.find("${", i + 2)
     return False
+
+
+def _single_quoted(source: str, index: int) -> bool:
+    """Whether source[index] lies inside '...' or $'...' (backslashes escape outside them)."""
+    quote = ""
+    i = 0
+    while i < index:
+        ch = source[i]
+        if quote == "'":
+            if ch == "'":
+                quote = ""
+        elif quote == "$'":
+            if ch == "\\":
+                i += 1
+            elif ch == "'":
+                quote = ""
+        elif ch == "\\":
+            i += 1
+        elif quote == '"':
+            if ch == '"':
+                quote = ""
+        elif ch == "'":
+            quote = "$'" if i > 0 and source[i - 1] == "$" else "'"
+        elif ch == '"':
+            quote = '"'
+        i += 1
+    return bool(quote) and quote != '"'
 
 
 def command_names(source: str) -> tuple[str, ...]:

@@ -124,6 +124,8 @@ class Parsed:
     findings: tuple[Finding, ...] = ()
     node_kinds: frozenset[str] = frozenset()  # named syntax-tree kinds (bash: decides the cross-check)
     flow: Flow | None = None  # None: unordered(len(commands))
+    # The text the second grammar reads, when it is not the source (bash: see bash.second_reading).
+    cross_check_text: str | None = None
 
     def command_flow(self) -> Flow:
         """The flow, or the unordered one when it is missing or does not name every command once."""

@@ -35,10 +35,13 @@ DANGEROUS_VARIABLES = frozenset({
 })
 
 
-def dangerous_variable(name: str) -> bool:
+def dangerous_variable(name: str, *, environment: bool = True) -> bool:
     """Whether setting `name` (or an element of it: `DIRSTACK[1]`) changes what runs or where the
-    shell goes. Case-folded: Windows folds environment names, and WSL and Git Bash pass them on."""
-    return name.split("[", 1)[0].upper() in DANGEROUS_VARIABLES
+    shell goes. An environment variable's name is case-folded: Windows folds them, and WSL and Git
+    Bash pass them on. A bash shell variable that is not exported (`path=x`, `read path`) is only
+    bash's, and bash tells `path` from `PATH`."""
+    base = name.split("[", 1)[0]
+    return (base.upper() if environment else base) in DANGEROUS_VARIABLES
 
 SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh", "fish", "tcsh", "csh"})
 INTERPRETERS = frozenset({
@@ -76,6 +79,8 @@ class WrapperSpec:
     directory_options: frozenset[str] = frozenset()  # the inner command runs there (env -C, sudo -D)
     stop_options: frozenset[str] = frozenset()
     numeric_flags: bool = False  # nice -10
+    # options whose value may only be attached (`xargs -i{}`, `--replace=R`); alone they are flags
+    optional_values: frozenset[str] = frozenset()
     default_command: tuple[str, ...] = ()  # xargs runs echo when given nothing
 
 
@@ -109,10 +114,11 @@ WRAPPERS: dict[str, WrapperSpec] = {
     "flock": _spec("-w --wait --timeout -E --conflict-exit-code",
                    "-s --shared -x -e --exclusive -u --unlock -n --nb --nonblock -o --close -F --no-fork --verbose",
                    positional=1, script_options={"-c": "bash", "--command": "bash"}),
-    "xargs": _spec("-a --arg-file -d --delimiter -E -e --eof -I --replace -i -L --max-lines -l -n --max-args "
+    "xargs": _spec("-a --arg-file -d --delimiter -E -I -L -n --max-args "
                    "-P --max-procs -s --max-chars --process-slot-var",
                    "-0 --null -o --open-tty -p --interactive -r --no-run-if-empty -t --verbose -x --exit",
-                   default_command=("echo",)),
+                   default_command=("echo",),
+                   optional_values=frozenset({"-e", "--eof", "-i", "--replace", "-l", "--max-lines"})),
     "strace": _spec("-e -o -p -s -u -E -a -b -I -O -P -S -X",
                     "-f -F -c -C -d -D -h -i -k -q -qq -r -t -tt -ttt -T -v -V -w -x -xx -y -yy -z -Z",
                     path_options=frozenset({"-o"})),
@@ -246,6 +252,9 @@ def _by_spec(name: str, spec: WrapperSpec, words: tuple[Word, ...], command: Sim
                     return out
                 out.append(_word_script(spec.script_options[option], script_word, f"{name} {option}"))
                 return out
+            if option in spec.optional_values or value[:2] in spec.optional_values and not value.startswith("--"):
+                i += 1  # `-i` alone is a flag; `-i{}` and `--replace=R` carry their value
+                continue
             if option in spec.value_options:
                 value_word = Word(attached, attached) if eq else (words[i + 1] if i + 1 < len(words) else None)
                 if value_word is not None and option in spec.path_options:
@@ -260,14 +269,26 @@ def _by_spec(name: str, spec: WrapperSpec, words: tuple[Word, ...], command: Sim
             if spec.numeric_flags and re.fullmatch(r"-\d+", value):
                 i += 1
                 continue
-            glued = _glued_short_value(value, spec)
-            if glued is not None:
-                if glued in spec.script_options:
-                    out.append(_word_script(spec.script_options[glued], Word(value[2:], value[2:]), f"{name} {glued}"))
+            cluster = _short_cluster(value, spec)
+            if cluster is not None:
+                option, attached_value = cluster
+                if option in spec.script_options:
+                    script_word = Word(attached_value, attached_value) if attached_value else (
+                        words[i + 1] if i + 1 < len(words) else None)
+                    if script_word is None:
+                        out.append(Refusal(R.WRAPPER_OPTION, f"{name} {option} without its script", value))
+                        return out
+                    out.append(_word_script(spec.script_options[option], script_word, f"{name} {option}"))
                     return out
-                i += 1
-                continue
-            if _combined_flags(value, spec):
+                if option in spec.value_options:
+                    value_word = Word(attached_value, attached_value) if attached_value else (
+                        words[i + 1] if i + 1 < len(words) else None)
+                    if value_word is not None and option in spec.path_options:
+                        out.append(PathUse(value_word, f"{name} {option}"))
+                    if value_word is not None and option in spec.directory_options:
+                        out.append(WorkingDirectory(value_word, shell=False, role=f"{name} {option}"))
+                    i += 1 if attached_value else 2
+                    continue
                 i += 1
                 continue
             out.append(Refusal(R.WRAPPER_OPTION, f"{name}: unknown option {value!r} (it may change what runs)", value))
@@ -290,20 +311,23 @@ def _by_spec(name: str, spec: WrapperSpec, words: tuple[Word, ...], command: Sim
     return out
 
 
-def _glued_short_value(value: str, spec: WrapperSpec) -> str | None:
-    """`-n5`, `-oL`: a short value option with its value attached."""
-    if len(value) > 2 and not value.startswith("--"):
-        option = value[:2]
+def _short_cluster(value: str, spec: WrapperSpec) -> tuple[str, str] | None:
+    """A word of short options read as getopt reads it: `-fq` (flags), `-n5` (a value attached),
+    `-0n1` (flags, then an option whose value is the rest), `-0n` (its value is the next word),
+    `-0i` / `-0i{}` (an option whose value can only be attached). Returns the last option and its
+    attached value ("" when it takes the next word or none), or None when a letter is unknown."""
+    if value.startswith("--") or len(value) < 2:
+        return None
+    for position, letter in enumerate(value[1:], start=1):
+        option = f"-{letter}"
+        rest = value[position + 1:]
         if option in spec.value_options or option in spec.script_options:
-            return option
-    return None
-
-
-def _combined_flags(value: str, spec: WrapperSpec) -> bool:
-    """`-fq`: several short flags in one word."""
-    if value.startswith("--") or len(value) < 3:
-        return False
-    return all(f"-{ch}" in spec.flags for ch in value[1:])
+            return option, rest
+        if option in spec.optional_values:
+            return option, rest if rest else ""
+        if option not in spec.flags:
+            return None
+    return f"-{value[-1]}", ""
 
 
 def _word_script(dialect: str, word: Word, label: str) -> Script:
@@ -442,6 +466,12 @@ def _watch(words: tuple[Word, ...]) -> list[Resolution]:
             continue
         if value.startswith("-") and (value in spec.flags or value.split("=")[0] in spec.value_options):
             i += 1
+            continue
+        cluster = _short_cluster(value, spec) if value.startswith("-") else None
+        if cluster is not None:  # -n10, -dn 5, -tx
+            option, attached = cluster
+            exec_mode = exec_mode or "x" in value[1:value.index(option[1]) + 1]
+            i += 2 if option in spec.value_options and not attached else 1
             continue
         if value.startswith("-"):
             return [Refusal(R.WRAPPER_OPTION, f"watch: unknown option {value!r}", value)]
@@ -743,11 +773,13 @@ def _name_builtin(key: str, words: tuple[Word, ...]) -> list[Resolution]:
         names = _declared_names(words)
     else:
         names = _assigned_names(key, words)
+    exported = key == "export" or (key in ("declare", "typeset", "local", "readonly") and any(
+        re.fullmatch(r"-[a-zA-Z]*x[a-zA-Z]*", w.value or "") for w in words[1:]))
     for name in names:
         if name is None:
             return [Refusal(R.DANGEROUS_VARIABLE, f"{key} assigns a variable named only at run time, which may be "
                             "one that changes which program runs or where the shell goes", text)]
-        if dangerous_variable(name):
+        if dangerous_variable(name, environment=exported):
             return [Refusal(R.DANGEROUS_VARIABLE, f"{key} assigns {name}, which changes which program runs, where "
                             "the shell goes, or runs code of its own", text)]
     return []
