@@ -35,6 +35,9 @@ def config(policy: str) -> ResolvedConfig:
         "security": {"restrictWorkingDirectory": policy == "paths"},
         "restrictions": {"blockedCommands": ["shutdown"], "blockedArguments": [], "blockedOperators": []},
         "paths": {"allowedPaths": [PROJECT, WINDOWS_PROJECT] if policy == "paths" else []},
+    }, "shells": {  # wcli0's per-shell defaults (del, rd, rmdir; rm) set aside: only shutdown is blocked
+        "cmd": {"overrides": {"restrictions": {"blockedCommands": []}}},
+        "gitbash": {"overrides": {"restrictions": {"blockedCommands": []}}},
     }}
     return resolve(validate(data, f"corpus bench ({policy})", {}), "corpus bench", PROJECT)
 

@@ -24,7 +24,11 @@ import tarfile
 from pathlib import Path
 
 HERE = Path(__file__).parent
-ANGLE_PLACEHOLDER = re.compile(r"<([A-Za-z][A-Za-z0-9_. -]*)>")
+ANGLE_PLACEHOLDER = re.compile(r"<([A-Za-z][A-Za-z0-9_./ -]*)>")
+# Sheets of other shells' syntax (zsh) or of programs' own commands and key bindings (r2, vim...):
+# their lines are not bash commands.
+NOT_BASH_SHEETS = frozenset({"zsh", "r2", "readline", "vim", "emacs", "mutt", "irssi", "weechat", "org-mode",
+                             "markdown", "less", "screen", "tmux"})
 TLDR_PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}")
 TLDR_CHOICE = re.compile(r"^\[?([^|\[\]]*)\|[^\]]*\]?$")
 
@@ -45,7 +49,7 @@ def names_a_program(line: str, known: set[str]) -> bool:
         return False
     first = words[0]
     return (first in SHELL_WORDS or first in known or shutil.which(first) is not None
-            or first.startswith(("./", "$(", "${", "(", "{")) or line.lstrip().startswith(("(", "{")))
+            or first.startswith(("./", "$(", "${", "(")) or first == "{")
 
 
 def bash_accepts(text: str) -> bool:
@@ -98,6 +102,8 @@ def cheat_commands(sdist: Path) -> list[tuple[str, str]]:
                     line = raw.rstrip()
                     blocks[-1].append(fill_angles(line[2:] if line.startswith("$ ") else line))
             sheet = member.name.rsplit("/", 1)[1]
+            if sheet in NOT_BASH_SHEETS:
+                continue
             found += [(f"cheat/{sheet}", c) for c in blocks_to_commands([b for b in blocks if b], known)]
     return found
 
@@ -111,7 +117,7 @@ def eg_commands(sdist: Path) -> list[tuple[str, str]]:
                 continue
             text = archive.extractfile(member).read().decode("utf-8", "replace")  # type: ignore[union-attr]
             blocks: list[list[str]] = [[]]
-            for raw in text.splitlines():
+            for raw in text.replace("\\\n", "").splitlines():
                 if raw.startswith("    ") and raw.strip():
                     blocks[-1].append(raw[4:].rstrip())
                 elif blocks[-1]:

@@ -10,6 +10,13 @@ from tests.policy.conftest import B, D, P, U, N, F, X, V, S, W, C, assert_allowe
 
 
 DENIED = [
+    ("doskey x=del $*", S),
+    ("doskey x = \"del\"", S),
+    ("doskey /macrofile = m.txt", S),
+    ("assoc .txt = txtfile", S),
+    ("ftype txtfile=\"x.exe\"", S),
+    ("wsl --unregister Ubuntu", W),
+    ("wsl -l rm", W),
     # operators: every command of the line is checked
     ("dir & del x", B),
     ("dir && del x", B),
@@ -132,6 +139,13 @@ DENIED = [
 ]
 
 ALLOWED = [
+    "doskey /macros",
+    "doskey /history",
+    "assoc .txt",
+    "ftype",
+    "wsl -l -v",
+    "wsl --shutdown",
+    "wsl --export Ubuntu backup\\u.tar",
     "dir",
     "dir /b",
     "dir /s /b *.py",

@@ -17,15 +17,14 @@ MAX_NODES = 20000
 
 
 def would_loop(source: str) -> bool:
-    """True when a word holds `${` with no `}` after it in the same word and the `${` is inside
-    single quotes (`echo '${'x`, `$'${'x`): bashlex's parameter expansion then restarts at the same
-    place forever. Outside single quotes an unclosed `${` makes bashlex fail, not loop, and
-    `${v:+is set $v}` is parsed, so those are not screened. A text with a here-document is
-    screened everywhere: its body's quoting is not tracked here."""
+    """True when a word holds `${` with no `}` after it in the same word (quotes do not stop
+    bashlex): its parameter expansion then restarts at the same place forever (`echo '${'x`).
+    One form is known to end: an unquoted `${` closed by its `}` later on, even across spaces
+    (`${v:+is set $v}`); a text with a here-document gets no such allowance."""
     heredoc = "<<" in source
     i = source.find("${")
     while i != -1:
-        if heredoc or _single_quoted(source, i):
+        if heredoc or _quote_at(source, i) or not _closes(source, i + 2):
             j = i + 2
             quote = ""
             while j < len(source):
@@ -46,8 +45,34 @@ def would_loop(source: str) -> bool:
     return False
 
 
-def _single_quoted(source: str, index: int) -> bool:
-    """Whether source[index] lies inside '...' or $'...' (backslashes escape outside them)."""
+def _closes(source: str, start: int) -> bool:
+    """Whether the expansion opened before `start` is closed by a `}` (nested `${`, quotes and
+    backslashes followed)."""
+    depth, quote, i = 1, "", start
+    while i < len(source):
+        ch = source[i]
+        if quote:
+            if ch == "\\" and quote == '"':
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch == "\\":
+            i += 1
+        elif ch in "'\"":
+            quote = ch
+        elif source.startswith("${", i):
+            depth += 1
+            i += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return True
+        i += 1
+    return False
+
+
+def _quote_at(source: str, index: int) -> bool:
+    """Whether source[index] lies inside any quotes: '...', $'...' or "..."."""
     quote = ""
     i = 0
     while i < index:
@@ -70,7 +95,7 @@ def _single_quoted(source: str, index: int) -> bool:
         elif ch == '"':
             quote = '"'
         i += 1
-    return bool(quote) and quote != '"'
+    return bool(quote)
 
 
 def command_names(source: str) -> tuple[str, ...]:

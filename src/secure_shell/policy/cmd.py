@@ -480,8 +480,21 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
     if key == "path" and len(words) > 1:
         return [Refusal(R.DANGEROUS_VARIABLE, "path changes where programs are found", " ".join(values[1:] if all(values[1:]) else []))]
     if key in ("doskey", "assoc", "ftype"):
-        if len(words) > 1:
-            return [Refusal(R.SHADOWING, f"{key} makes names or files run other programs", words[1].source)]
+        # Queries (`assoc .txt`, `ftype`, `doskey /macros`, `doskey /history`) only print; a
+        # definition (`name=...`) or a macro file makes names or files run other programs.
+        # cmd splits words at `=` too, so `doskey name = cmd` arrives without it: only the known
+        # query forms pass.
+        text = " ".join(w.source for w in words[1:])
+        arguments = [(w.value or "").lower() for w in words[1:]]
+        if any(w.value is None for w in words[1:]) or any("=" in a for a in arguments):
+            query = False
+        elif key == "doskey":
+            query = all(a in ("/macros", "/m", "/history", "/h", "/?") or a.startswith(("/macros:", "/m:"))
+                        for a in arguments)
+        else:
+            query = len(arguments) <= 1
+        if not query:
+            return [Refusal(R.SHADOWING, f"{key} makes names or files run other programs", text)]
         return []
     if key == "setlocal":
         if any((v or "").lower() == "enabledelayedexpansion" for v in values):

@@ -119,9 +119,14 @@ WRAPPERS: dict[str, WrapperSpec] = {
                    "-0 --null -o --open-tty -p --interactive -r --no-run-if-empty -t --verbose -x --exit",
                    default_command=("echo",),
                    optional_values=frozenset({"-e", "--eof", "-i", "--replace", "-l", "--max-lines"})),
-    "strace": _spec("-e -o -p -s -u -E -a -b -I -O -P -S -X",
-                    "-f -F -c -C -d -D -h -i -k -q -qq -r -t -tt -ttt -T -v -V -w -x -xx -y -yy -z -Z",
-                    path_options=frozenset({"-o"})),
+    "strace": _spec("-e -o -p -s -u -E -a -b -I -O -P -S -X --trace --signal --status --output --attach "
+                    "--string-limit --user --env --columns --detach-on --summary-sort-by --const-print-style "
+                    "--absolute-timestamps --timestamps --decode-fds --quiet --silent",
+                    "-f -F -c -C -d -D -h -i -k -q -qq -r -t -tt -ttt -T -v -V -w -x -xx -y -yy -z -Z "
+                    "--follow-forks --output-separately --summary-only --summary --summary-wall-clock "
+                    "--relative-timestamps --syscall-times --instruction-pointer --stack-trace --no-abbrev "
+                    "--successful-only --failed-only --help --version --debug --seccomp-bpf",
+                    path_options=frozenset({"-o", "--output"})),
     "ltrace": _spec("-e -o -p -s -u -a -n -l -x -A -D -F -L",
                     "-b -c -C -f -h -i -r -S -t -tt -ttt -T -V -w", path_options=frozenset({"-o"})),
     "runuser": _spec("-u --user -g --group -G --supp-group", "-l --login -m -p --preserve-environment",
@@ -201,8 +206,8 @@ def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] 
         return link_makers.link(words)
     if key in ("cp", "mv"):
         return link_makers.copy_or_move(key, words)
-    if key in ("ssh",):
-        return [Refusal(R.NESTED_SCRIPT, "ssh runs its command on another machine", _source_text(words))] if len(words) > 2 else []
+    if key == "ssh":
+        return _ssh(words)
     if key == "zip":
         if any((_value(w) or "").startswith(("-TT", "--unzip-command")) for w in words[1:]):
             return [Refusal(R.NESTED_SCRIPT, "zip -TT runs a command", _source_text(words))]
@@ -506,9 +511,18 @@ def _script_command(words: tuple[Word, ...]) -> list[Resolution]:
 
 
 def _alias(words: tuple[Word, ...]) -> list[Resolution]:
-    if any("=" in (w.value or w.source) for w in words[1:]):
-        return [Refusal(R.SHADOWING, "alias makes a name run other commands", _source_text(words))]
-    return []
+    """`alias ll='ls -l'`: where aliases expand (interactive bash, POSIX mode, sh, eval there), a
+    later use of the name runs the value with the use's words after it; those words are checked
+    where they stand. So the value is checked as the script it stands for, in the calling shell
+    (`alias up='cd ..'` moves it), and may run at any later point."""
+    out: list[Resolution] = []
+    for word in words[1:]:
+        if word.value is None:
+            return [Refusal(R.SHADOWING, "alias defines a name known only at run time", word.source)]
+        name, equals, value = word.value.partition("=")
+        if equals:
+            out.append(Script("bash", value, f"alias {name}", same_shell=True, repeats=True))
+    return out
 
 
 def _package_runner(words: tuple[Word, ...]) -> list[Resolution]:
@@ -645,9 +659,16 @@ _TAR_EXEC = ("--checkpoint-action", "--to-command", "--use-compress-program", "-
              "--new-volume-script", "-I", "-F")
 
 
+# Long options that are whole names of their own, though a program-running option starts with them
+# (GNU getopt takes an exact name before an abbreviation): `--checkpoint=1000` only counts.
+_TAR_EXACT = frozenset({"--checkpoint"})
+
+
 def _tar(words: tuple[Word, ...]) -> list[Resolution]:
     for word in words[1:]:
         value = word.value or ""
+        if value.split("=")[0] in _TAR_EXACT:
+            continue
         if any(value == opt or value.startswith(opt + "=") or (opt.startswith("--") and len(value) > 6 and opt.startswith(value.split("=")[0])) for opt in _TAR_EXEC):
             return [Refusal(R.NESTED_SCRIPT, "tar option runs a program", value)]
     # -C applies to the names after it; the archive named before it stays where the caller is
@@ -688,13 +709,87 @@ def directory_options(words: tuple[Word, ...], name: str, short: tuple[str, ...]
 def _editor(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     for word in words[1:]:
         value = word.value or ""
+        if re.fullmatch(r"\+\d*", value):
+            continue  # vim +42 f, emacs +42 f: open at a line
         if value in ("-c", "--cmd", "-S", "--eval", "-l", "--load", "-x") or value.startswith("+") or value.startswith("--eval="):
             return [Refusal(R.INLINE_CODE, f"{key} runs editor commands given on its command line", value)]
     return []
 
 
+SSH_VALUE = frozenset("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -P -p -Q -R -S -W -w".split())
+SSH_FLAGS = frozenset("-4 -6 -A -a -C -f -G -g -K -k -M -N -n -q -s -T -t -V -v -X -x -Y -y".split())
+# ssh_config keys that run a program here, or read more configuration that may.
+SSH_LOCAL_PROGRAM_KEYS = frozenset({"proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand",
+                                    "match", "include", "securitykeyprovider", "pkcs11provider",
+                                    "remotecommand"})  # (a remote command the check would not see)
+
+
+def _ssh(words: tuple[Word, ...]) -> list[Resolution]:
+    """`ssh [options] destination [command...]`: the command words, joined with spaces, are a
+    script the remote user's shell runs; it is checked as bash, with this policy (what may not run
+    here may not run there either). Options are read as OpenSSH reads them, also after the
+    destination. An option that makes ssh run a program here (`-o ProxyCommand=...`) or read a
+    configuration file that may (`-F`) is refused; key, log and socket files are paths."""
+    spec = WrapperSpec(SSH_VALUE, SSH_FLAGS)
+    out: list[Resolution] = []
+    destination_seen = False
+    i = 1
+    while i < len(words):
+        word = words[i]
+        value = word.value
+        if value is None:
+            if destination_seen:
+                break
+            return [Refusal(R.DYNAMIC_COMMAND, "ssh: an option or the destination is not a literal", word.source)]
+        if value == "--" and not destination_seen:
+            i += 1
+            continue
+        if not value.startswith("-") or value == "-":
+            if destination_seen:
+                break
+            destination_seen = True
+            i += 1
+            continue
+        cluster = _short_cluster(value, spec)
+        if cluster is None:
+            return [Refusal(R.WRAPPER_OPTION, f"ssh: unknown option {value!r}", value)]
+        option, attached = cluster
+        argument: Word | None = None
+        if option in SSH_VALUE:
+            argument = Word(attached, attached) if attached else (words[i + 1] if i + 1 < len(words) else None)
+            i += 1 if attached else 2
+        else:
+            i += 1
+        if argument is None:
+            continue
+        if argument.value is None:
+            return [Refusal(R.DYNAMIC_COMMAND, f"ssh {option}: its value is not a literal", argument.source)]
+        if option == "-F":
+            return [Refusal(R.NESTED_SCRIPT, "ssh -F reads a configuration file, which may name programs to run "
+                            "here (ProxyCommand, LocalCommand)", argument.source)]
+        if option == "-o" and re.split(r"[\s=]", argument.value.strip(), maxsplit=1)[0].lower() in SSH_LOCAL_PROGRAM_KEYS:
+            key = argument.value.split("=")[0].split()[0]
+            return [Refusal(R.NESTED_SCRIPT, f"ssh -o {key} runs a program this check cannot see (here, or as "
+                            "the remote command)", argument.source)]
+        if option in ("-i", "-E", "-S"):
+            out.append(PathUse(argument, f"ssh {option}"))
+    remote = words[i:]
+    if remote:
+        out.append(_joined_script("bash", remote, "ssh remote command"))
+    return out
+
+
 WSL_VALUE = frozenset({"-d", "--distribution", "-u", "--user", "--cd", "--shell-type"})
 WSL_FLAGS = frozenset({"--system"})
+# Management options: they run nothing inside Linux. name -> how many words follow (the words
+# that are Windows paths are checked as paths). --unregister, --install, --mount and --manage
+# delete, install or attach whole file systems: not among them.
+WSL_MANAGEMENT: dict[str, tuple[int, tuple[int, ...]]] = {
+    "-l": (0, ()), "--list": (0, ()), "--status": (0, ()), "--version": (0, ()), "-v": (0, ()), "--help": (0, ()),
+    "--shutdown": (0, ()), "--update": (0, ()), "-t": (1, ()), "--terminate": (1, ()), "-s": (1, ()),
+    "--set-default": (1, ()), "--set-version": (2, ()), "--set-default-version": (1, ()),
+    "--export": (2, (1,)), "--import": (3, (1, 2)), "--import-in-place": (2, (1,)),
+}
 
 
 def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
@@ -715,6 +810,18 @@ def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
         if value in WSL_FLAGS:
             i += 1
             continue
+        if value.lower() in WSL_MANAGEMENT:
+            count, paths = WSL_MANAGEMENT[value.lower()]
+            operands = words[i + 1: i + 1 + count]
+            if any(w.value is None for w in operands):
+                return [Refusal(R.DYNAMIC_COMMAND, f"wsl {value}: argument is not a literal", value)]
+            extra = [w.value for w in words[i + 1 + count:]]
+            for index, item in enumerate(extra):
+                if item is None or not (item.startswith("-") or index > 0 and extra[index - 1] in (
+                        "--version", "--format")):
+                    return [Refusal(R.WRAPPER_OPTION, f"wsl {value}: unexpected argument {item!r}",
+                                    words[i + 1 + count + index].source)]
+            return [PathUse(operands[p], f"wsl {value}") for p in paths if p < len(operands)]
         if value.startswith("-"):
             return [Refusal(R.WRAPPER_OPTION, f"wsl: option {value!r} is not a way to run a command", value)]
         break
