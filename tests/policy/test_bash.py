@@ -392,7 +392,6 @@ ALLOWED = [
     "[ \"$a\" != b -a ! -d src ] || echo no",
     "echo $(git rev-parse HEAD && date)",
     "diff <(cd src && ls) <(ls)",
-    "echo ${v:+is set $v}",
     "xargs -0n1 echo",
     "xargs -I{} echo {}",
     "echo x | xargs -i echo {}",
