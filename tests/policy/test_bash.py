@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.policy.conftest import B, D, P, U, N, F, X, V, S, I, W, C, assert_allowed, assert_denied, check
+from secure_shell.shells import ShellKind
+from tests.policy.conftest import (B, D, P, U, N, F, X, V, S, I, W, C, CONFIG, assert_allowed, assert_denied, build_config,
+                                  check)
 
 
 DENIED = [
@@ -297,16 +299,6 @@ DENIED = [
     ("vim '+!rm x' f.txt", I),
     ("tar --checkp=exec=x -cf a.tar .", N),
     ("alias x='rm -rf src'", B),
-    ("ssh user@example.com rm -rf src", B),
-    ("ssh host 'echo $(rm x)'", B),
-    ("ssh -t host \"cd /tmp && rm x\"", B),
-    ("ssh -o 'ProxyCommand rm x' host", N),
-    ("ssh -oProxyCommand=x host", N),
-    ("ssh -o RemoteCommand=rm host", N),
-    ("ssh -F cfg host", N),
-    ("ssh host $CMD", N),
-    ("ssh $HOST ls", D),
-    ("rsync -e 'ssh -o ProxyCommand=x' a h:b", N),
     ("alias x=\"$(cat f)\"", S),
     ("strace -o out.txt --follow-forks rm x", B),
     ("vi +'!rm x' f", I),
@@ -563,12 +555,6 @@ ALLOWED = [
     "tar --checkpoint=.1000 -cf out.tar src",
     "alias ll='ls -l'",
     "strace --summary-only ls",
-    "ssh -p 2222 user@example.com",
-    "ssh -qND 9999 user@example.com",
-    "ssh -t user@example.com 'ls -la'",
-    "ssh user@example.com -C -c aes128-ctr -X",
-    "ssh -o StrictHostKeyChecking=no host uptime",
-    "rsync -av -e 'ssh -p 8888' src/ user@remote:dest",
     "printf 'a\\nb\\n' | sort -r",
     "echo hi >&2",
     "exec 2>&1",
@@ -637,3 +623,39 @@ def test_gitbash_denies(command: str, rule: str) -> None:
 @pytest.mark.parametrize("command", GITBASH_ALLOWED)
 def test_gitbash_allows(command: str) -> None:
     assert_allowed(check("gitbash", command), command)
+
+
+# ssh under a policy that does not block ssh or rsync themselves (the shipped default does): the remote command
+# is checked as bash, and options that run a program here are refused.
+SSH_POLICY = build_config(restrictions__blockedCommands=[
+    c for c in CONFIG.shells[ShellKind.BASH].blocked_commands if c not in ("ssh", "rsync")]).shells[ShellKind.BASH]
+SSH_DENIED = [
+    ("ssh user@example.com rm -rf src", B),
+    ("ssh host 'echo $(rm x)'", B),
+    ("ssh -t host \"cd /tmp && rm x\"", B),
+    ("ssh -o 'ProxyCommand rm x' host", N),
+    ("ssh -oProxyCommand=x host", N),
+    ("ssh -o RemoteCommand=rm host", N),
+    ("ssh -F cfg host", N),
+    ("ssh host $CMD", N),
+    ("ssh $HOST ls", D),
+    ("rsync -e 'ssh -o ProxyCommand=x' a h:b", N),
+]
+SSH_ALLOWED = [
+    "ssh -p 2222 user@example.com",
+    "ssh -qND 9999 user@example.com",
+    "ssh -t user@example.com 'ls -la'",
+    "ssh user@example.com -C -c aes128-ctr -X",
+    "ssh -o StrictHostKeyChecking=no host uptime",
+    "rsync -av -e 'ssh -p 8888' src/ user@remote:dest",
+]
+
+
+@pytest.mark.parametrize(("command", "rule"), SSH_DENIED)
+def test_ssh_checks_the_remote_command_and_refuses_local_programs(command: str, rule: str) -> None:
+    assert_denied(check("bash", command, SSH_POLICY), rule, command)
+
+
+@pytest.mark.parametrize("command", SSH_ALLOWED)
+def test_ssh_allows_ordinary_sessions_and_commands(command: str) -> None:
+    assert_allowed(check("bash", command, SSH_POLICY), command)

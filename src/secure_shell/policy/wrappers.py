@@ -252,20 +252,13 @@ def _by_spec(name: str, spec: WrapperSpec, words: tuple[Word, ...], command: Sim
                 return out
             if option in spec.script_options:
                 script_word = Word(attached, attached) if eq else (words[i + 1] if i + 1 < len(words) else None)
-                if script_word is None:
-                    out.append(Refusal(R.WRAPPER_OPTION, f"{name} {option} without its script", value))
-                    return out
-                out.append(_word_script(spec.script_options[option], script_word, f"{name} {option}"))
-                return out
+                return out + [_script_option(name, option, script_word, value, spec)]
             if option in spec.optional_values or value[:2] in spec.optional_values and not value.startswith("--"):
                 i += 1  # `-i` alone is a flag; `-i{}` and `--replace=R` carry their value
                 continue
             if option in spec.value_options:
                 value_word = Word(attached, attached) if eq else (words[i + 1] if i + 1 < len(words) else None)
-                if value_word is not None and option in spec.path_options:
-                    out.append(PathUse(value_word, f"{name} {option}"))
-                if value_word is not None and option in spec.directory_options:
-                    out.append(WorkingDirectory(value_word, shell=False, role=f"{name} {option}"))
+                out += _value_uses(name, option, value_word, spec)
                 i += 1 if eq else 2
                 continue
             if value in spec.flags:
@@ -280,18 +273,11 @@ def _by_spec(name: str, spec: WrapperSpec, words: tuple[Word, ...], command: Sim
                 if option in spec.script_options:
                     script_word = Word(attached_value, attached_value) if attached_value else (
                         words[i + 1] if i + 1 < len(words) else None)
-                    if script_word is None:
-                        out.append(Refusal(R.WRAPPER_OPTION, f"{name} {option} without its script", value))
-                        return out
-                    out.append(_word_script(spec.script_options[option], script_word, f"{name} {option}"))
-                    return out
+                    return out + [_script_option(name, option, script_word, value, spec)]
                 if option in spec.value_options:
                     value_word = Word(attached_value, attached_value) if attached_value else (
                         words[i + 1] if i + 1 < len(words) else None)
-                    if value_word is not None and option in spec.path_options:
-                        out.append(PathUse(value_word, f"{name} {option}"))
-                    if value_word is not None and option in spec.directory_options:
-                        out.append(WorkingDirectory(value_word, shell=False, role=f"{name} {option}"))
+                    out += _value_uses(name, option, value_word, spec)
                     i += 1 if attached_value else 2
                     continue
                 i += 1
@@ -314,6 +300,25 @@ def _by_spec(name: str, spec: WrapperSpec, words: tuple[Word, ...], command: Sim
         piped = command.stdin_piped if name not in ("xargs",) else False
         out.append(Inner(tuple(inner), name, command.stdin_text, piped))
     return out
+
+
+def _script_option(name: str, option: str, script_word: Word | None, value: str, spec: WrapperSpec) -> Resolution:
+    """`flock -c SCRIPT`, `env -S"..."`: the script the option carries, or why there is none."""
+    if script_word is None:
+        return Refusal(R.WRAPPER_OPTION, f"{name} {option} without its script", value)
+    return _word_script(spec.script_options[option], script_word, f"{name} {option}")
+
+
+def _value_uses(name: str, option: str, value_word: Word | None, spec: WrapperSpec) -> list[Resolution]:
+    """What an option's value is to the policy: a path, or the directory the command runs in."""
+    if value_word is None:
+        return []
+    uses: list[Resolution] = []
+    if option in spec.path_options:
+        uses.append(PathUse(value_word, f"{name} {option}"))
+    if option in spec.directory_options:
+        uses.append(WorkingDirectory(value_word, shell=False, role=f"{name} {option}"))
+    return uses
 
 
 def _short_cluster(value: str, spec: WrapperSpec) -> tuple[str, str] | None:
