@@ -146,7 +146,7 @@ DENIED = [
     ("'x' > C:\\Windows\\x.txt", P),
     ("Get-Content ~\\secret.txt", P),
     ("Get-Content \"$env:USERPROFILE\\secret.txt\"", P),
-    ("Get-Content $env:USERPROFILE\\secret.txt", F),
+    ("Get-Content $env:USERPROFILE\\secret.txt", P),
     ("Get-ChildItem HKLM:\\Software", U),
     ("Get-Item Registry::HKEY_LOCAL_MACHINE", U),
     ("Get-Content \\\\server\\share\\x", P),

@@ -113,12 +113,14 @@ class FlowPass:
 
     def reach(self, flow: Flow, start: Directories) -> Directories:
         """Every directory the shell may be in after the script (and each command's starts)."""
-        for _ in range(MAX_ROUNDS):
+        for round_number in range(MAX_ROUNDS):
             before = (dict(self.seen), dict(self.ambient), dict(self.lasting))
             _, after = self._run(flow, start)
             if (subsumed(self.seen, before[0], self.depth) and subsumed(self.ambient, before[1], self.depth)
                     and subsumed(self.lasting, before[2], self.depth)):
                 return after
+            if round_number == 0:
+                continue  # the first round starts from nothing: what it found is not yet growth
             # a function that keeps moving the shell: what it reached below the start stands for
             # everything below the start
             self.seen = widen(self.seen, start, self.depth)

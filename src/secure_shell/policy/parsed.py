@@ -26,6 +26,7 @@ class Word:
     prefix: str = ""
     dynamic_reason: str = ""
     path_safe: bool = False  # dynamic, but can only name something below the working directory
+    joined: bool = False  # another element of the argument before it (PowerShell's `a, b` is one argument)
 
     @property
     def is_literal(self) -> bool:

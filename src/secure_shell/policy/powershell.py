@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from dataclasses import replace
 from typing import Iterator
 
 import tree_sitter_powershell
@@ -40,6 +41,7 @@ from secure_shell.policy.parsed import (
     sequence,
 )
 from secure_shell.policy.paths import PROVIDER_PATH
+from secure_shell.policy.powershell_grammar import GrammarView, grammar_view
 from secure_shell.policy.syntax_tree import ascii_mask, descendants, inside
 from secure_shell.policy.powershell_names import ALIASES, PURE_METHODS, PURE_TYPES
 from secure_shell.policy.wrappers import dangerous_variable
@@ -193,12 +195,14 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     # The grammar does not know numeric multipliers (1MB); the value is the same number.
     text = _MULTIPLIER.sub(lambda m: str(int(float(m.group(1)) * _MULTIPLIERS[m.group(2).lower()])), text)
     data = text.encode("utf-8")
-    tree = Parser(_LANGUAGE).parse(ascii_mask(data))  # see syntax_tree.ascii_mask: the same guard
+    # see syntax_tree.ascii_mask: the same guard; the view rewrites what the grammar misreads
+    view = grammar_view(ascii_mask(data).decode("ascii"))
+    tree = Parser(_LANGUAGE).parse(view.text.encode("ascii"))
     if tree.root_node.has_error:
         return Failed("syntax error")
-    walker = _Walker(data, limits)
+    walker = _Walker(data, limits, view)
     walker.walk(tree.root_node)
-    flow = _straight_line_flow(tree.root_node, walker.spans)
+    flow = _straight_line_flow(tree.root_node, walker.spans, view)
     return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings), flow=flow)
 
 
@@ -212,9 +216,10 @@ CONTROL_KINDS = frozenset({
 })
 
 
-def _straight_line_flow(root: Node, spans: list[tuple[int, int, int]]) -> Flow | None:
+def _straight_line_flow(root: Node, spans: list[tuple[int, int, int]], view: GrammarView) -> Flow | None:
     """Statements in order, `&&` and `||` chains, pipelines (whose stages interleave in one runspace,
-    so they count as repeated); None when the script has any other control flow."""
+    so they count as repeated), `statement &` in a job of its own; None when the script has any
+    other control flow."""
     if any(node.type in CONTROL_KINDS for node in descendants(root)):
         return None
     statements: list[Flow] = []
@@ -242,9 +247,17 @@ def _straight_line_flow(root: Node, spans: list[tuple[int, int, int]]) -> Flow |
                     current = chain if current is None else Flow(OR if operator == "||" else AND, (current, chain))
                 elif child.type == "&":
                     current = Flow(APART, (current,)) if current is not None else None
+            if current is not None and _runs_in_background(statement, view):
+                current = Flow(APART, (current,))
             if current is not None:
                 statements.append(current)
     return sequence(statements)
+
+
+def _runs_in_background(statement: Node, view: GrammarView) -> bool:
+    """`statement &`: a background `&` (a `;` in the view) follows the statement, only blanks between."""
+    end = statement.end_byte
+    return any(offset >= end and not view.text[end:offset].strip() for offset in view.background)
 
 
 parse = never_raises(_parse)
@@ -252,13 +265,18 @@ parse.__doc__ = "Parse PowerShell text into every command it would run; never ra
 
 
 class _Walker:
-    def __init__(self, data: bytes, limits: Limits) -> None:
+    """Reads the tree of the grammar's view (same offsets) and takes every text from `data`."""
+
+    def __init__(self, data: bytes, limits: Limits, view: GrammarView) -> None:
         self.data = data
         self.limits = limits
+        self.commas = view.commas
         self.commands: list[SimpleCommand] = []
         self.operators: set[str] = set()
         self.findings: list[Finding] = []
         self.spans: list[tuple[int, int, int]] = []  # (start, end, command number) of each command's node
+        if view.background:
+            self.operators.add("&")
 
     def _add(self, node: Node, command: SimpleCommand) -> None:
         self.spans.append((node.start_byte, node.end_byte, len(self.commands)))
@@ -361,16 +379,24 @@ class _Walker:
         words.append(self._name_word(name_node, invocation))
         elements = next((c for c in node.named_children if c.type == "command_elements"), None)
         if elements is not None:
+            previous_end, after_value = name_node.end_byte, False
             for element in elements.named_children:
                 if element.type == "command_argument_sep":
                     continue
                 if element.type == "redirection":
                     redirects.append(self._redirect(element))
+                    after_value = False
                     continue
                 if element.type == "redirections":
                     redirects.extend(self._redirect(r) for r in element.named_children if r.type == "redirection")
+                    after_value = False
                     continue
-                words.extend(self._argument_words(element))
+                found = list(self._argument_words(element))
+                if found and after_value and any(previous_end <= c < element.start_byte for c in self.commas):
+                    found[0] = replace(found[0], joined=True)  # `a, b`: the next element of one argument
+                words.extend(found)
+                previous_end = element.end_byte
+                after_value = _unwrap(element).type != "command_parameter"
         self._add(node, SimpleCommand(tuple(words), tuple(redirects), via=via, stdin_piped=self._piped(node)))
 
     def _piped(self, node: Node) -> bool:
@@ -412,7 +438,7 @@ class _Walker:
             if value[:1] in DASHES:
                 value = "-" + value[1:]
             if "$" in value:
-                yield Word(source, None, value.split("$", 1)[0], "a variable")
+                yield self._expand(value, source)  # a bare word expands its variables like a string
                 return
             value = re.sub(r"`(.)", r"\1", value)
             if value == "~" or value.startswith(("~\\", "~/")):
@@ -425,8 +451,9 @@ class _Walker:
             yield Word(source, value)
             return
         if node.type == "array_literal_expression" and len(node.named_children) > 1:
-            for item in node.named_children:
-                yield from self._argument_words(item)
+            for index, item in enumerate(node.named_children):
+                for word in self._argument_words(item):
+                    yield replace(word, joined=True) if index else word
             return
         yield self._value_word(node, source)
 
@@ -447,8 +474,9 @@ class _Walker:
             if resolved is not None:
                 return Word(source, resolved)
             return Word(source, None, "", f"variable {text}")
-        if kind == "script_block_expression":
-            return Word(source, None, "", "script block", path_safe=True)
+        if kind in ("script_block_expression", "hash_literal_expression"):
+            # an object, not a name: as a path it would be its type's name (System.Collections.Hashtable)
+            return Word(source, None, "", kind.replace("_", " "), path_safe=True)
         return Word(source, None, "", f"{kind.replace('_', ' ')}")
 
     def _expand(self, body: str, source: str) -> Word:
@@ -646,35 +674,55 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
     return None
 
 
-def _bind(words: tuple[Word, ...], parameters: dict[str, str], positional: tuple[str, ...]) -> dict[str, Word]:
+def is_parameter(word: Word) -> bool:
+    """`-Name` written bare: a quoted `'-c'` or an array element (`a, -c`) is a value."""
+    value = word.value
+    return (value is not None and len(value) > 1 and value[:1] in "-" + DASHES and word.source[:1] not in "'\""
+            and not word.joined)
+
+
+def _bind(words: tuple[Word, ...], parameters: dict[str, str], positional: tuple[str, ...]) -> dict[str, list[Word]]:
     """PowerShell's parameter binding, as far as the engine needs it: `parameters` maps each name
     and alias that takes a value (lower case, no dash) to its canonical name, and a name may be cut
-    to any prefix only it has; any other parameter is a switch (`-Force`). Words left over bind to
-    `positional` in order."""
-    bound: dict[str, Word] = {}
-    loose: list[Word] = []
+    to any prefix only it has; any other parameter is a switch (`-Force`). Arguments left over bind
+    to `positional` in order. An argument is a word with the array elements joined to it
+    (`-Path a, b` binds both)."""
+    bound: dict[str, list[Word]] = {}
+    loose: list[list[Word]] = []
     i = 1
     while i < len(words):
         word = words[i]
-        value = word.value
-        if value is not None and len(value) > 1 and value[:1] in "-" + DASHES and word.source[:1] not in "'\"":
+        if is_parameter(word):
+            value = word.value or ""
             name, colon, attached = _normalise_parameter(value)[1:].lower().partition(":")
             candidates = {canonical for alias, canonical in parameters.items() if alias.startswith(name)}
             canonical = parameters.get(name) or (candidates.pop() if len(candidates) == 1 else None)
+            i += 1
             if canonical is not None:
                 if colon and attached:
                     given = value.split(":", 1)[1]
-                    bound.setdefault(canonical, Word(given, given))
-                elif i + 1 < len(words):
-                    bound.setdefault(canonical, words[i + 1])
-                    i += 1
-            i += 1
+                    argument = [Word(given, given)]
+                elif i < len(words):
+                    argument, i = _argument(words, i)
+                else:
+                    continue
+                bound.setdefault(canonical, argument)
             continue
-        loose.append(word)
-        i += 1
-    for name, word in zip(positional, loose):
-        bound.setdefault(name, word)
+        argument, i = _argument(words, i)
+        loose.append(argument)
+    for name, argument in zip(positional, loose):
+        bound.setdefault(name, argument)
     return bound
+
+
+def _argument(words: tuple[Word, ...], i: int) -> tuple[list[Word], int]:
+    """The argument starting at `i`: its word and the array elements joined to it."""
+    argument = [words[i]]
+    i += 1
+    while i < len(words) and words[i].joined:
+        argument.append(words[i])
+        i += 1
+    return argument, i
 
 
 _PATH_PARAMETERS = {"path": "path", "literalpath": "path", "lp": "path", "pspath": "path", "credential": "credential",
@@ -687,13 +735,14 @@ def _links(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     one: the names they may turn into links, and the target a new link stores."""
     if key == "move-item":
         bound = _bind(words, {**_PATH_PARAMETERS, "destination": "destination"}, ("path", "destination"))
-        return [Link(bound.get("destination", Word(".", ".")), role="Move-Item")]
+        return [Link(destination, role="Move-Item") for destination in bound.get("destination", [Word(".", ".")])]
     if key == "rename-item":
         bound = _bind(words, {**_PATH_PARAMETERS, "newname": "newname"}, ("path", "newname"))
-        path, new = bound.get("path"), bound.get("newname")
-        if path is None or new is None:
+        paths, names = bound.get("path", []), bound.get("newname", [])
+        if not paths or not names:
             return []
-        if path.value is None or new.value is None:
+        path, new = paths[0], names[0]
+        if len(paths) > 1 or len(names) > 1 or path.value is None or new.value is None:
             return [Link(Word(f"{path.source}\\{new.source}", None, "", "a name known only at run time"),
                          role="Rename-Item")]
         folder = path.value.replace("/", "\\").rstrip("\\").rpartition("\\")[0]
@@ -701,22 +750,31 @@ def _links(key: str, words: tuple[Word, ...]) -> list[Resolution]:
         return [Link(Word(text, text), role="Rename-Item")]
     bound = _bind(words, {"path": "path", "name": "name", "itemtype": "itemtype", "type": "itemtype",
                           "value": "value", "target": "value", "credential": "credential"}, ("path",))
-    kind = bound.get("itemtype")
-    if kind is None or (kind.value is not None and not any(
+    kinds = bound.get("itemtype", [])
+    kind = kinds[0] if kinds else None
+    if kind is None or (len(kinds) == 1 and kind.value is not None and not any(
             t.startswith(kind.value.casefold()) for t in _LINK_TYPES if kind.value)):
         return []  # a file or a directory
-    path, name = bound.get("path", Word(".", ".")), bound.get("name")
-    if name is not None:
-        if path.value is None or name.value is None:
-            path = Word(f"{path.source}\\{name.source}", None, "", "a name known only at run time")
-        else:
-            joined = path.value.rstrip("\\/") + "\\" + name.value
-            path = Word(joined, joined)
+    names = bound.get("name", [])
+    if len(names) > 1:
+        return [Link(Word(" ".join(n.source for n in names), None, "", "several names at once"), role="New-Item")]
     hard = kind.value is not None and "hardlink".startswith(kind.value.casefold())
-    target = None if hard else bound.get("value")
-    # Windows PowerShell resolves a relative target from the current location; PowerShell 7 keeps
-    # the text, which then resolves from the link's directory
-    return [Link(path, target, "both", "New-Item")]
+    targets = [] if hard else bound.get("value", [])
+    if len(targets) > 1:
+        return [Link(Word(" ".join(t.source for t in targets), None, "", "several link targets"), role="New-Item")]
+    out: list[Resolution] = []
+    for path in bound.get("path", [Word(".", ".")]):
+        if names:
+            name = names[0]
+            if path.value is None or name.value is None:
+                path = Word(f"{path.source}\\{name.source}", None, "", "a name known only at run time")
+            else:
+                joined = path.value.rstrip("\\/") + "\\" + name.value
+                path = Word(joined, joined)
+        # Windows PowerShell resolves a relative target from the current location; PowerShell 7
+        # keeps the text, which then resolves from the link's directory
+        out.append(Link(path, targets[0] if targets else None, "both", "New-Item"))
+    return out
 
 
 def _location(key: str, words: tuple[Word, ...]) -> WorkingDirectory:
@@ -815,7 +873,7 @@ def _start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
         word = words[i]
         value = (word.value or "")
         lowered = value.lower()
-        if word.value is not None and lowered.startswith("-"):
+        if is_parameter(word):
             name = lowered.split(":", 1)[0]
             if "-verb".startswith(name) and len(name) >= 3 or name == "-verb":
                 verb = (words[i + 1].value or "").lower() if i + 1 < len(words) else ""
@@ -828,14 +886,11 @@ def _start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
                 i += 2
                 continue
             if "-argumentlist".startswith(name) and len(name) >= 2 or name == "-args":
-                j = i + 1
-                if j < len(words):
-                    arguments.append(words[j])  # the value, even when it starts with a dash
-                    j += 1
-                while j < len(words) and not (words[j].value or "").startswith("-"):
-                    arguments.append(words[j])
-                    j += 1
-                i = j
+                if i + 1 < len(words):
+                    given, i = _argument(words, i + 1)  # the value, even when it starts with a dash
+                    arguments.extend(given)
+                else:
+                    i += 1
                 continue
             if "-scriptblock".startswith(name) and len(name) >= 2:
                 i += 2  # the block's commands are checked where they stand
@@ -851,7 +906,10 @@ def _start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
                     paths.append(PathUse(words[i + 1], f"{key} {name}"))
                 i += 2
                 continue
-            i += 1 if ":" in value or name in ("-wait", "-nonewwindow", "-passthru", "-usenewenvironment") else 2
+            if ":" in value or name in ("-wait", "-nonewwindow", "-passthru", "-usenewenvironment") or i + 1 >= len(words):
+                i += 1
+            else:
+                i = _argument(words, i + 1)[1]
             continue
         if file_word is None:
             file_word = word
@@ -862,13 +920,53 @@ def _start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
         return paths
     if file_word.value is None:
         return [Refusal(R.DYNAMIC_COMMAND, "Start-Process: the program is not a literal", file_word.source)]
-    split_args: list[Word] = []
-    for word in arguments:
-        if word.value is not None and " " in word.value and len(arguments) == 1:
-            split_args.extend(Word(part, part) for part in word.value.split())
+    if all(word.value is not None for word in arguments):
+        # Start-Process joins the arguments with spaces into one command line, which the program splits
+        line = " ".join(word.value or "" for word in arguments)
+        arguments = [Word(part, part) for part in windows_argv(line)]
+    return paths + [Inner((file_word, *arguments), "Start-Process")]
+
+
+def windows_argv(line: str) -> list[str]:
+    """The arguments a program's C runtime reads from a command line (CommandLineToArgvW's rules:
+    quotes group, `\\"` is a quote, backslashes double before a quote, `""` inside quotes is one)."""
+    args: list[str] = []
+    current: list[str] = []
+    quoted = started = False
+    i = 0
+    while i < len(line):
+        ch = line[i]
+        if ch == "\\":
+            j = i
+            while j < len(line) and line[j] == "\\":
+                j += 1
+            count = j - i
+            if j < len(line) and line[j] == '"':
+                current.append("\\" * (count // 2))
+                if count % 2:
+                    current.append('"')
+                    j += 1
+            else:
+                current.append("\\" * count)
+            i, started = j, True
+            continue
+        if ch == '"':
+            if quoted and line[i + 1:i + 2] == '"':
+                current.append('"')
+                i += 2
+                continue
+            quoted, started = not quoted, True
+        elif ch in " \t" and not quoted:
+            if started:
+                args.append("".join(current))
+                current, started = [], False
         else:
-            split_args.append(word)
-    return paths + [Inner((file_word, *split_args), "Start-Process")]
+            current.append(ch)
+            started = True
+        i += 1
+    if started:
+        args.append("".join(current))
+    return args
 
 
 LAUNCHER_VALUE = frozenset({"-windowstyle", "-w", "-executionpolicy", "-ex", "-ep", "-inputformat", "-inp", "-if",
