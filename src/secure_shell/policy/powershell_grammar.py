@@ -36,6 +36,14 @@ _GRAMMAR_PARAMETER = re.compile(r"-[A-Za-z_?][A-Za-z_?-]*(:.*)?", re.DOTALL)
 _VARIABLE = re.compile(r"\$(?:[A-Za-z_][\w]*:)?[A-Za-z_][\w]*")
 _WORD_END = frozenset(" \t\r\n;,|&(){}")
 _HASH_KEY = re.compile(r"[A-Za-z_][\w-]*")
+_NAME = re.compile(r"[A-Za-z_][\w-]*")
+_TOKEN = re.compile(r"[\w-]+")
+_LINE_END = re.compile(r"[ \t]*[\r\n]")
+_STATEMENT_END = re.compile(r"[ \t]*($|[\r\n;)}])")
+_COMMENT_NEXT = re.compile(r"[ \t]*#")
+_REDIRECTION = re.compile(r"(\*|\d)?(>>|>|<)(&\d)?")
+_ASSIGNS = re.compile(r"[ \t]*=(?!=)")
+_KEYWORD_METHOD = re.compile(r"\.(foreach|where)(?=\s*[({])", re.IGNORECASE)
 _ATTRIBUTE = re.compile(r"\[\s*[A-Za-z_][\w.]*\s*\(.*\)\s*\]", re.DOTALL)
 
 
@@ -138,7 +146,7 @@ class _Scanner:
         if ch == "." and i + 1 < len(text) and text[i + 1] in " \t":
             frame.state = "name"  # dot-sourcing
             return i + 1
-        word = re.match(r"[A-Za-z_][\w-]*", text[i:])
+        word = _NAME.match(text, i)
         if word and (text[i + len(word.group(0)):i + len(word.group(0)) + 1] or " ") in _WORD_END | {"("}:
             lowered = word.group(0).casefold()
             if lowered in _STATEMENT_KEYWORDS:
@@ -191,7 +199,7 @@ class _Scanner:
         text = self.text
         ch = text[i]
         if ch == ",":
-            if text[i + 1:].lstrip(" \t")[:1] in ("\r", "\n"):
+            if _LINE_END.match(text, i + 1):
                 raise _Lost  # the array goes on past the line break; the grammar would end the statement
             self.commas.add(i)
             self.view[i] = " "
@@ -214,9 +222,7 @@ class _Scanner:
 
     def _ampersand(self, i: int) -> int:
         """`statement &` (PowerShell 7) runs the statement as a background job."""
-        rest = self.text[i + 1:]
-        following = rest.lstrip(" \t")[:1]
-        if following in ("", "\r", "\n", ";", ")", "}"):
+        if _STATEMENT_END.match(self.text, i + 1):
             self.background.add(i)
             self.view[i] = ";"
             self.frames[-1].state = "start"
@@ -224,7 +230,7 @@ class _Scanner:
         raise _Lost
 
     def _redirection(self, i: int) -> int:
-        match = re.match(r"(\*|\d)?(>>|>|<)(&\d)?", self.text[i:])
+        match = _REDIRECTION.match(self.text, i)
         return i + (len(match.group(0)) if match else 1)
 
     def _variable_argument(self, i: int) -> int:
@@ -247,7 +253,7 @@ class _Scanner:
         """`@{ Content-Type = 'x' }`: a bare key may hold hyphens; the grammar takes only names."""
         text, frame = self.text, self.frames[-1]
         match = _HASH_KEY.match(text, i)
-        if match and "-" in match.group(0) and re.match(r"[ \t]*=(?!=)", text[match.end():]):
+        if match and "-" in match.group(0) and _ASSIGNS.match(text, match.end()):
             for j in range(i, match.end()):
                 if text[j] == "-":
                     self.view[j] = "_"
@@ -273,7 +279,7 @@ class _Scanner:
         if ch == "&" and frame.kind != "index" and not text.startswith("&&", i):
             return self._ampersand(i)
         if ch == "." and frame.state == "expression":
-            member = re.match(r"\.(foreach|where)(?=\s*[({])", text[i:], re.IGNORECASE)
+            member = _KEYWORD_METHOD.match(text, i)
             if member:
                 self.view[i + len(member.group(0)) - 1] = "X"  # a keyword to the grammar, a method here
                 return i + len(member.group(0))
@@ -282,7 +288,7 @@ class _Scanner:
         if ch == "$":
             match = _VARIABLE.match(text, i)
             return match.end() if match else i + 1
-        word = re.match(r"[\w-]+", text[i:])
+        word = _TOKEN.match(text, i)
         if word and frame.state == "keyword" and word.group(0).casefold() in _PIPELINE_KEYWORDS:
             frame.state = "start"
         return i + (len(word.group(0)) if word else 1)
@@ -345,8 +351,7 @@ class _Scanner:
     def _param_body(self, i: int) -> None:
         text = self.text
         if i < len(text) and text[i] in " \t":
-            rest = text[i:].lstrip(" \t")
-            if rest and rest[0] not in "\r\n;#)}":
+            if not _STATEMENT_END.match(text, i) and not _COMMENT_NEXT.match(text, i):
                 self.view[i] = "\n"
                 self.frames[-1].state = "start"
 
@@ -365,7 +370,7 @@ class _Scanner:
                 j = self._string(j)
                 continue
             j += 1
-        return min(j, len(text))
+        return max(min(j, len(text)), i + 1)  # a separator where a word was due is one character
 
     def _string(self, i: int) -> int:
         return skip_string(self.text, i)
