@@ -47,7 +47,7 @@ DENIED = [
     ("Get-Item x, C:\\Windows\\win.ini", P),
     ("Get-Item x,..\\..\\secret", P),
     ("Copy-Item a.txt, C:\\Windows\\x .", P),
-    ("Get-ChildItem -Include x, $env:NOWHERE", U),
+    ("Get-Item -Path x, $env:NOWHERE", U),
     # Start-Process joins -ArgumentList's elements into the command line the program reads
     ("Start-Process pwsh -ArgumentList '-NoProfile','-c','Remove-Item x'", B),
     ("Start-Process -FilePath pwsh -ArgumentList '-NoProfile', '-c', 'Remove-Item x'", B),

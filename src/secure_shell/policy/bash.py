@@ -50,6 +50,7 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.wrappers import NUMBERED_PYTHON
 from secure_shell.policy.syntax_tree import ascii_mask, descendants, inside
+from secure_shell.policy.text_arguments import text_arguments as text_arguments  # the dialect's model of them
 
 DIALECT = "bash"
 _LANGUAGE = Language(tree_sitter_bash.language())
@@ -573,6 +574,8 @@ class _Walker:
                 name = self.text(name_node) if name_node else ""
                 words.append(Word(self.text(child), None if self._dynamic_value(child) else self.text(child)))
                 self._dangerous_name(name, child, environment=exported)
+            elif child.type == "variable_name":  # `unset DISPLAY`, `export PATH`: a name, spelled out
+                words.append(Word(self.text(child), self.text(child)))
             else:
                 words.append(self.word(child))
         self._add(node, SimpleCommand(tuple(words), via=via))

@@ -109,6 +109,11 @@ def dynamic_arguments_may_be_paths(key: str) -> bool:
     return key not in PATHLESS_COMMANDS
 
 
+def text_arguments(key: str, words: tuple[Word, ...]) -> list[Word]:
+    """No cmd program is modelled this way: its switches (`/C:text`) are never paths already."""
+    return []
+
+
 def raw_key(word: str) -> str:
     """The key a blockedCommands entry is compared on."""
     return command_key(word)

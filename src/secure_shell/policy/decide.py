@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
+from urllib.parse import unquote
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Mapping
@@ -59,8 +60,10 @@ MAX_DIRECTORY_LENGTH = 1024  # a working directory deeper than this is not follo
 MAX_LINKS = 256  # link names, and paths that go up (..), remembered per decision
 
 URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+FILE_URL = re.compile(r"^file:", re.IGNORECASE)  # a URL that names a file on this machine
 # Options whose value is prose (commit messages, titles): a run-time value there is not a path.
-TEXT_OPTIONS = frozenset({"-m", "--message", "--body", "--title", "--description", "--notes", "--subject", "--comment"})
+TEXT_OPTIONS = frozenset({"-m", "--message", "--body", "--title", "--description", "--notes", "--subject", "--comment",
+                          "--date", "--author"})
 
 
 STARTING_DIRECTORY = "the starting directory"
@@ -473,6 +476,7 @@ class _Engine:
             windows_program = names_program_file(first.value)
             texts = {id(item.word) for item in resolutions if isinstance(item, Text)}
             texts |= {id(item.target) for item in resolutions if isinstance(item, Link) and item.target is not None}
+            texts |= {id(word) for word in module.text_arguments(key, simple.words)}
             self._check_argument_paths(tuple(w for w in simple.words[1:] if id(w) not in texts), dialect, program,
                                        windows_program,
                                        module.dynamic_arguments_may_be_paths(key))
@@ -561,6 +565,9 @@ class _Engine:
             if word.value is None:
                 if after_text_option or word.path_safe or not dynamic_may_be_path:
                     continue
+                option, glued, _ = word.prefix.partition("=")
+                if (URL.match(word.prefix) and not FILE_URL.match(word.prefix)) or (glued and option in TEXT_OPTIONS):
+                    continue  # `https://host/$path`, `--date="$(date)"`: a URL or prose, whatever the value
                 if word.dynamic_reason == "glob pattern" and ".." not in word.source and word.prefix.startswith("/"):
                     # a glob cannot leave the directory its literal part names: check that one
                     self.check_path(Word(word.prefix, posixpath.dirname(word.prefix) or "/"), "argument", bases)
@@ -773,8 +780,22 @@ def _path_candidates(value: str, dialect: Dialect) -> list[str] | None:
         if expanded is None:
             return None
         words.extend(expanded)
+    words = [file_url_path(word) if FILE_URL.match(word) else word for word in words]
     return [word for word in words if word and not URL.match(word) and not re.match(r"^[\w.-]+@[\w.-]+:", word)
             and dialect.looks_like_path(word)]
+
+
+def file_url_path(url: str) -> str:
+    """The file a `file:` URL names, percent-decoded as curl, wget and git decode it:
+    file:///etc/x and file://localhost/etc/x are /etc/x, file:///C:/x is C:/x, file://host/x
+    the network path //host/x."""
+    rest = unquote(url[len("file:"):])
+    if rest.startswith("//"):
+        host, _, path = rest[2:].partition("/")
+        if host.casefold() not in ("", "localhost"):
+            return f"//{host}/{path}"
+        rest = "/" + path
+    return rest[1:] if re.match(r"^/[A-Za-z]:", rest) else rest
 
 
 # The words a program may take as a command name inside one argument: split where a shell, an

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from secure_shell.policy.parsed import CrossCheck, Finding, Limits, ParseOutcome, Parsed, SimpleCommand
+from secure_shell.policy.parsed import CrossCheck, Finding, Limits, ParseOutcome, Parsed, SimpleCommand, Word
 from secure_shell.policy.resolution import Resolution
 
 
@@ -50,6 +50,10 @@ class Dialect(Protocol):
     def may_run_arguments(self, key: str) -> bool:
         """Whether a program no resolver models may run a program its arguments name (the closed
         world: presumed so unless it is known not to)."""
+
+    def text_arguments(self, key: str, words: tuple[Word, ...]) -> list[Word]:
+        """The words of a command line its program reads as text (a count, a delimiter, a pattern),
+        never as file names: not checked as paths."""
 
     def dynamic_arguments_may_be_paths(self, key: str) -> bool:
         """Whether a run-time value among this command's arguments may be a path."""

@@ -14,6 +14,9 @@ class Options:
     flags: frozenset[str]  # short letters and full long names seen
     operands: tuple[Word, ...]
     values: dict[str, list[Word]] = field(default_factory=dict)  # each option that took a value -> its values
+    # each option that took a value -> the command-line words its values were read from (the
+    # option's own word when the value is glued on: `-d/`, `--lines=5`)
+    carriers: dict[str, list[Word]] = field(default_factory=dict)
 
     def value(self, *names: str) -> Word | None:
         """The last value given to any of `names` (later options win)."""
@@ -36,11 +39,20 @@ def read_options(words: tuple[Word, ...], short_with_value: str = "", long_optio
     flags: set[str] = set()
     operands: list[Word] = []
     values: dict[str, list[Word]] = {}
+    carriers: dict[str, list[Word]] = {}
     options_done = False
     i = 1
     while i < len(words):
         word = words[i]
         value = word.value
+        if value is None and not options_done:
+            option = _option_of_dynamic(word, short_with_value, long_options)
+            if option is not None:  # `--lines=$N`, `-n$N`: the option is spelled out, only its value is not
+                flags.add(option)
+                values.setdefault(option, []).append(Word(word.source, None, "", word.dynamic_reason))
+                carriers.setdefault(option, []).append(word)
+                i += 1
+                continue
         if value is None or options_done or not value.startswith("-") or value == "-":
             operands.append(word)
             options_done = options_done or not permute
@@ -52,9 +64,11 @@ def read_options(words: tuple[Word, ...], short_with_value: str = "", long_optio
             flags.add(option)
             if equals:
                 values.setdefault(option, []).append(Word(attached, attached))
+                carriers.setdefault(option, []).append(word)
             elif option in long_with_value and i + 1 < len(words):
                 i += 1
                 values.setdefault(option, []).append(words[i])
+                carriers.setdefault(option, []).append(words[i])
         else:
             for position, letter in enumerate(value[1:], start=1):
                 flags.add(letter)
@@ -62,9 +76,26 @@ def read_options(words: tuple[Word, ...], short_with_value: str = "", long_optio
                     rest = value[position + 1:]
                     if rest:
                         values.setdefault(letter, []).append(Word(rest, rest))
+                        carriers.setdefault(letter, []).append(word)
                     elif i + 1 < len(words):
                         i += 1
                         values.setdefault(letter, []).append(words[i])
+                        carriers.setdefault(letter, []).append(words[i])
                     break
         i += 1
-    return Options(frozenset(flags), tuple(operands), values)
+    return Options(frozenset(flags), tuple(operands), values, carriers)
+
+
+def _option_of_dynamic(word: Word, short_with_value: str, long_options: tuple[str, ...]) -> str | None:
+    """The option a run-time word carries when its literal start names it and the value that
+    follows: `--name=` then anything, or short flags up to one that takes a value (`-n$N`)."""
+    prefix = word.prefix
+    if prefix.startswith("--") and "=" in prefix:
+        return long_option(prefix.partition("=")[0], long_options)
+    if prefix.startswith("-") and not prefix.startswith("--"):
+        for letter in prefix[1:]:
+            if letter in short_with_value:
+                return letter
+            if not letter.isalnum():
+                return None
+    return None

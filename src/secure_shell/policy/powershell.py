@@ -777,6 +777,37 @@ def _links(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     return out
 
 
+# Parameters whose value is text to every cmdlet that has them: a pattern, content, a count, a
+# format, a URL. Only full names: an abbreviation (`-P`) may stand for -Path in another cmdlet.
+TEXT_PARAMETERS = frozenset({
+    "pattern", "value", "message", "filter", "include", "exclude", "encoding", "delimiter", "property",
+    "expandproperty", "uri", "method", "format", "uformat", "first", "last", "skip", "count", "totalcount", "tail",
+    "head", "depth", "algorithm", "object", "separator", "foregroundcolor", "backgroundcolor", "seconds",
+    "milliseconds", "id", "context", "replace", "newline", "contenttype", "useragent", "activity", "status",
+})
+
+
+def text_arguments(key: str, words: tuple[Word, ...]) -> list[Word]:
+    """The values of TEXT_PARAMETERS (`Select-String -Pattern '/api'`, `Set-Content -Value 'C:\\x'`):
+    text to the cmdlet, not paths."""
+    found: list[Word] = []
+    i = 1
+    while i < len(words):
+        word = words[i]
+        i += 1
+        if not is_parameter(word):
+            continue
+        name, colon, _ = _normalise_parameter(word.value or "")[1:].casefold().partition(":")
+        if name not in TEXT_PARAMETERS:
+            continue
+        if colon:
+            found.append(word)
+        elif i < len(words):
+            value, i = _argument(words, i)
+            found.extend(value)
+    return found
+
+
 def _location(key: str, words: tuple[Word, ...]) -> WorkingDirectory:
     """Set-Location / Push-Location [-Path|-LiteralPath] DIR, Pop-Location; `-` and `+` step through
     the location history. Set-Location alone goes home (PowerShell 7)."""

@@ -1,0 +1,144 @@
+"""Under path rules, arguments a program reads as text (counts, delimiters, patterns, ids, names)
+are not paths; the files the same commands read or write still are."""
+
+from __future__ import annotations
+
+import pytest
+
+from secure_shell.policy.decide import decide
+from secure_shell.policy.parsed import Word
+from secure_shell.policy.text_arguments import MODELS, text_arguments
+from secure_shell.shells import ShellKind
+from tests.policy.conftest import ENV, P, U, assert_allowed, assert_denied, build_config, check, cwd_for
+
+BASH_ALLOWED = [
+    "head -n $N f", "head -n5 f", "tail -n +2 f", "tail --lines=$N f", "fold -w \"$WIDTH\" f",
+    "cut -d/ -f2 f", "cut -d / -f 2 f", "cut --delimiter=/ -f2 f", "sort -t/ -k2 f", "tr / _ < f", "tr -d /",
+    "uniq -f $N f", "paste -d/ a b", "expand -t $N f", "shuf -n $N f", "du -d $N .", "ls -I /x", "ls --hide=/x",
+    "grep -r /usr/bin src", "grep -e /usr f", "grep --regexp=/usr f", "grep -rn 'x' --include=/x .",
+    "egrep '/api/(v1|v2)' src/app.js", "rg /api/v1 src", "rg -g '/x' y", "awk -F/ '{print $1}' f",
+    "awk -v dir=/usr '{print dir}' f", "kill -9 $PID", "kill -s TERM $PID", "unset DISPLAY", "unset -v DISPLAY",
+    "find . -mtime $N", "find . -mtime -$N -name x", "find . -name '/x'", "find . -size +$SIZE -print",
+    "find . -maxdepth $D -type f", "find . -printf '/%p\\n'", "find . -newermt '2024-01-01 /x'",
+    "csplit input.txt '/PATTERN/' '{*}'", "csplit -f part- -b '%02d.txt' input.txt /^#/",
+    "ssh-keygen -t ed25519 -C \"$USER@$HOSTNAME\" -N '' -f key", "tail --lines=$N f",
+    "git commit --date=\"$(date -R)\" -m x", "git commit --author=\"$AUTHOR\" -m x",
+    "git clone https://example.com/$REPO.git", "git clone file:///home/u/proj/.git copy",
+]
+
+# the shipped policy blocks curl and wget themselves; these rows are about their arguments
+NETWORK_POLICY = build_config(restrictions__blockedCommands=["rm"]).shells[ShellKind.BASH]
+NETWORK_ALLOWED = [
+    "wget https://example.com/files-{1..15}.tar.bz2", "curl \"https://example.com/$path?x=1\"",
+    "curl file:///home/u/proj/data.json", "curl -o out.json \"https://example.com/api?page=$N\"",
+]
+NETWORK_DENIED = [
+    ("curl file:///etc/passwd", P), ("wget file:///etc/passwd", P), ("curl -o $OUT https://example.com", U),
+]
+
+BASH_DENIED = [
+    ("head -n $N /etc/passwd", P),
+    ("head -n5 /etc/passwd", P),
+    ("tail -n $N $LOG", U),
+    ("cut -d: -f1 /etc/passwd", P),
+    ("sort -o /etc/x f", P),
+    ("sort --output=/etc/x f", P),
+    ("sort -T /tmp f", P),
+    ("shuf -o /etc/x f", P),
+    ("grep x /etc/passwd", P),
+    ("grep -e x /etc/passwd", P),
+    ("grep -f /etc/patterns x", P),
+    ("grep --file=/etc/patterns x", P),
+    ("grep -e x -- /etc/passwd", P),
+    ("grep -rn x /", P),
+    ("rg x /etc", P),
+    ("rg --ignore-file /etc/x y", P),
+    ("du --exclude-from=/etc/x .", P),
+    ("awk -f /etc/prog.awk f", P),
+    ("awk '{print}' /etc/passwd", P),
+    ("find / -name x", P),
+    ("find . -newer /etc/passwd", P),
+    ("find . -fprint /etc/x", P),
+    ("find . -fprintf /etc/x '%p'", P),
+    ("find . -name -name /etc/x", P),
+    ("ls -I x /etc", P),
+    ("csplit /etc/passwd '/x/'", P),
+    ("csplit -f /etc/part f '/x/'", P),
+    ("ssh-keygen -f /etc/ssh/key", P),
+    ("ssh-keygen key -C /etc/x", P),  # OpenSSH's getopt stops at the first operand
+    # a file: URL names a file here
+    ("curl file:///etc/passwd", P),
+    ("curl FILE:/etc/passwd", P),
+    ("curl file://localhost/etc/%70asswd", P),
+    ("git clone file:///etc/repo", P),
+    ("curl file:///$X", U),
+    ("curl file://server/share/x", U),
+]
+
+POWERSHELL_ALLOWED = [
+    "Select-String -Path *.ps1 -Pattern '/usr'",
+    "Set-Content -Path out.txt -Value 'C:\\Windows'",
+    "Get-ChildItem -Filter *.py -Include a, b",
+    "Get-Content README.md -TotalCount $n",
+]
+
+POWERSHELL_DENIED = [
+    ("Get-Content -Path C:\\x -TotalCount 5", P),
+    ("Set-Content -Value x -Path C:\\Windows\\x", P),
+    ("Select-String -Pattern x -Path C:\\Windows\\x", P),
+    ("Select-String -Pat C:\\Windows\\x x", P),  # an abbreviation may be another cmdlet's -Path
+    ("Invoke-RestMethod file:///C:/Windows/win.ini", P),
+]
+
+
+@pytest.mark.parametrize("command", BASH_ALLOWED)
+def test_bash_text_arguments_are_not_paths(command: str) -> None:
+    assert_allowed(check("bash", command), command)
+
+
+@pytest.mark.parametrize("command, rule", BASH_DENIED, ids=[c for c, _ in BASH_DENIED])
+def test_bash_files_of_the_same_commands_are_checked(command: str, rule: str) -> None:
+    assert_denied(check("bash", command), rule, command)
+
+
+@pytest.mark.parametrize("command", NETWORK_ALLOWED)
+def test_urls_are_not_paths(command: str) -> None:
+    assert_allowed(decide(command, NETWORK_POLICY, cwd_for("bash"), ENV), command)
+
+
+@pytest.mark.parametrize("command, rule", NETWORK_DENIED, ids=[c for c, _ in NETWORK_DENIED])
+def test_file_urls_and_output_files_are_paths(command: str, rule: str) -> None:
+    assert_denied(decide(command, NETWORK_POLICY, cwd_for("bash"), ENV), rule, command)
+
+
+@pytest.mark.parametrize("command", POWERSHELL_ALLOWED)
+def test_powershell_text_parameters_are_not_paths(command: str) -> None:
+    assert_allowed(check("powershell", command), command)
+
+
+@pytest.mark.parametrize("command, rule", POWERSHELL_DENIED, ids=[c for c, _ in POWERSHELL_DENIED])
+def test_powershell_path_parameters_are_checked(command: str, rule: str) -> None:
+    assert_denied(check("powershell", command), rule, command)
+
+
+def words(*values: str) -> tuple[Word, ...]:
+    return tuple(Word(value, value) for value in values)
+
+
+def test_a_glued_value_marks_its_option_word() -> None:
+    line = words("cut", "-sd/", "-f2", "file")
+    assert [w.value for w in text_arguments("cut", line)] == ["-sd/", "-f2"]
+
+
+def test_path_values_and_later_operands_stay_paths() -> None:
+    line = words("grep", "-e", "x", "-f", "pats", "--", "file")
+    assert [w.value for w in text_arguments("grep", line)] == ["x"]
+    line = words("sort", "-k2", "-o", "out", "in")
+    assert [w.value for w in text_arguments("sort", line)] == ["-k2"]
+
+
+def test_every_path_value_is_an_option_of_its_model() -> None:
+    for name, model in MODELS.items():
+        options = set(model.short_values) | set(model.long_values)
+        assert model.path_values <= options, name
+        assert model.pattern_options <= options, name
