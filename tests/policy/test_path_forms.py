@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from secure_shell.policy.sed import ScriptError, ed_effects, sed_effects
-from tests.policy.conftest import denied_then_run, I, P, assert_allowed, assert_denied, check
+from tests.policy.conftest import denied_then_run, I, N, P, S, U, assert_allowed, assert_denied, check
 
 TWINS = [
     # a path glued to its option
@@ -23,6 +23,21 @@ TWINS = [
     ("bash", "foo -I/etc", P, "foo -Iinclude"),
     ("powershell", "Get-Content -Path:..\\..\\x", P, "Get-Content -Path:src\\x"),
     ("cmd", "tool /out:..\\..\\x", P, "tool /out:build\\x"),
+    # a Windows program's wildcard matches names in one directory: that directory is checked
+    ("cmd", "type ..\\*.txt", P, "type src\\*.txt"),
+    ("cmd", "copy C:\\Windows\\*.ini .", P, "copy src\\* dst\\"),
+    ("cmd", "dir src\\..\\..\\*", P, "dir C:\\Users\\u\\proj\\*"),
+    ("cmd", "type *\\x", U, "type build\\?.log"),
+    ("powershell", "Get-Content C:\\Windows\\*.log", P, "Get-Content src\\*.txt"),
+    # the PowerShell session's own drives hold variables, functions and aliases, not files
+    ("powershell", "Get-ChildItem HKCU:\\Software", U, "Get-ChildItem Env:\\"),
+    ("powershell", "Get-Content Env:\\..\\..\\x", U, "Get-Item Variable:\\PSVersionTable"),
+    ("powershell", "Set-Item Function:\\Get-ChildItem -Value { 1 }", S, "Get-ChildItem Function:\\"),
+    ("powershell", "New-Item -Path Alias:\\ls -Value Get-Date", S, "Get-Item Alias:\\ls"),
+    # cmd: start opens a web page in the browser; another scheme's handler may be any program
+    ("cmd", "start ms-settings:", N, "start https://example.com/?q=1"),
+    # cmd: set's value is a string, not a path
+    ("cmd", "set /p X=<C:\\Windows\\win.ini", P, "for /f %a in ('git rev-parse HEAD') do set REV=%a"),
     # sed: e and s///e run commands; r R w W and s///w name files, with or without a space
     ("bash", "sed '1e rm x' f", I, "sed '1d' f"),
     ("bash", "sed 's/x/y/e' f", I, "sed 's/x/y/g' f"),

@@ -44,7 +44,8 @@ INTERNAL = frozenset(
     "ver verify vol".split()
 )
 # Their arguments are text, never files (`type` is not here: in cmd it prints a file).
-PATHLESS_COMMANDS = frozenset({"echo", "rem", "title", "color", "ver", "cls", "whoami", "hostname", "where", "pause"})
+PATHLESS_COMMANDS = frozenset({"echo", "rem", "title", "color", "ver", "cls", "whoami", "hostname", "where", "pause",
+                               "set"})
 # Their arguments are scripts, checked in the script's own dialect, not paths.
 SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "bash", "sh", "for", "if", "call", "start"})
 
@@ -613,6 +614,8 @@ def _start(words: tuple[Word, ...]) -> list[Resolution]:
     if not rest:
         return out
     target = rest[0].value or ""
+    if re.match(r"^https?://", target, re.I):
+        return out  # the web browser opens it
     if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) and not re.match(r"^[a-z]:[\\/]", target, re.I):
         return out + [Refusal(R.NESTED_SCRIPT, f"start opens {target!r} with whatever program handles it", target)]
     return out + [Inner(rest, "start")]

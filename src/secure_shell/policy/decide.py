@@ -36,7 +36,7 @@ from secure_shell.policy.parsed import (  # noqa: F401 - CrossCheckResult: the n
     Word,
 )
 from secure_shell.policy.program_name import names_program_file
-from secure_shell.policy.paths import PROVIDER_PATH, PathSpace, Realpath
+from secure_shell.policy.paths import SESSION_DRIVE, PROVIDER_PATH, PathSpace, Realpath
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
 from secure_shell.policy.dialect import Dialect
@@ -583,6 +583,11 @@ class _Engine:
                           word.source[:80])
                 continue
             for candidate in candidates:
+                directory = None if self.posix else _wildcard_directory(candidate)
+                if directory is not None:
+                    # `src\*.tmp`: the program matches names inside src, and only there
+                    self.check_path(Word(candidate, directory), "argument", bases)
+                    continue
                 self.check_path(Word(candidate, candidate), "argument", bases)
 
     def _expanded(self, word: Word, dialect: str) -> list[Word]:
@@ -614,6 +619,8 @@ class _Engine:
         raw = word.value
         if self.space.is_device(raw):
             return {}
+        if SESSION_DRIVE.match(raw) and not self.posix and ":" not in raw.split(":", 1)[1] and ".." not in raw:
+            return {}  # a PowerShell variable, function or alias, not a file
         if PROVIDER_PATH.match(raw):
             self.deny(R.PATH_UNRESOLVABLE, f"{role} {raw!r} is a registry or provider path, not a file", raw)
             return {}
@@ -783,6 +790,15 @@ def _path_candidates(value: str, dialect: Dialect) -> list[str] | None:
     words = [file_url_path(word) if FILE_URL.match(word) else word for word in words]
     return [word for word in words if word and not URL.match(word) and not re.match(r"^[\w.-]+@[\w.-]+:", word)
             and dialect.looks_like_path(word)]
+
+
+def _wildcard_directory(path: str) -> str | None:
+    """The directory a Windows program's wildcard (`*`, `?`) in the last component of `path`
+    matches in; None when `path` has none, or has one in a directory component (not one directory)."""
+    head, separator, last = path.replace("/", "\\").rpartition("\\")
+    if not separator or not re.search(r"[*?]", last) or re.search(r"[*?]", head):
+        return None
+    return head + "\\" if not head or head.endswith(":") else head
 
 
 def file_url_path(url: str) -> str:

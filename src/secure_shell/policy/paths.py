@@ -44,7 +44,10 @@ class ExpressedPath:
 
 
 # PowerShell provider paths (registry, certificates, variables ...): names, but not of files.
-PROVIDER_PATH = re.compile(r"^(hklm|hkcu|hkcr|hku|hkcc|registry|cert|wsman|function|alias|variable)::?", re.I)
+PROVIDER_PATH = re.compile(r"^(hklm|hkcu|hkcr|hku|hkcc|registry|cert|wsman|function|alias|variable|env)::?", re.I)
+# Of those, the drives of the PowerShell session's own state: reading them reads no file; writing
+# them is checked as what it changes (a variable, a function or alias that shadows a command).
+SESSION_DRIVE = re.compile(r"^(env|variable|function|alias):", re.I)
 
 
 def looks_like_windows(text: str) -> bool:

@@ -621,6 +621,9 @@ def _item_state(key: str, words: tuple[Word, ...]) -> list[Resolution]:
         value = word.value
         if value is None:
             continue
+        if re.match(r"^(function|alias):", value, re.I):
+            return [Refusal(R.SHADOWING, f"{words[0].source} on the {value.split(':')[0]}: drive defines or renames "
+                            "a function or alias, which may shadow a command", value)]
         drive = re.match(r"^(env|variable):\\?([\w?]+)$", value, re.I)
         if drive:
             refusal = state_variable_refusal(drive.group(1), drive.group(2), value)
