@@ -85,9 +85,17 @@ def test_unknown_operator_is_an_error() -> None:
     assert "global.restrictions.blockedOperators[1]: unknown operator '@@'" in message
 
 
-def test_command_names_cannot_hold_arguments() -> None:
-    [message] = errors_of("global:\n  restrictions:\n    blockedCommands: ['rm -rf /']\n")
-    assert "is not a command name" in message
+@pytest.mark.parametrize("entry", ["'rm  -rf'", "' git status'", "'git status '", "\"git\\tstatus\"", "''",
+                                   "'" + " ".join(["w"] * 17) + "'"])
+def test_command_entries_are_words_one_space_apart(entry: str) -> None:
+    [message] = errors_of(f"global:\n  restrictions:\n    blockedCommands: [{entry}]\n")
+    assert "is not a command entry" in message or "more than 16 words" in message
+
+
+def test_command_entries_may_name_a_form() -> None:
+    config = load_text("global:\n  restrictions:\n    blockedCommands: ['git push --force']\n"
+                       "    allowedCommands: ['git status', 'npm run test']\n    askCommands: ['git push']\n", "t.yaml")
+    assert config.global_.restrictions.allowed_commands == ["git status", "npm run test"]
 
 
 def test_every_error_is_reported_at_once() -> None:
@@ -133,7 +141,7 @@ def test_shell_type_must_match_its_key() -> None:
 
 
 def test_replace_list_entries_are_validated() -> None:
-    text = "shells:\n  bash:\n    overrides:\n      restrictions:\n        blockedCommands: {replace: ['a b']}\n"
+    text = "shells:\n  bash:\n    overrides:\n      restrictions:\n        blockedCommands: {replace: ['a  b']}\n"
     [message] = errors_of(text)
     assert message.startswith("test.yaml:5: shells.bash.overrides.restrictions.blockedCommands.replace[0]:")
 

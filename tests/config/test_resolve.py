@@ -190,3 +190,19 @@ def test_policy_records_its_source() -> None:
 def test_relative_start_dir_is_a_config_error() -> None:
     with pytest.raises(ConfigError):
         resolved("", start="relative")
+
+
+def test_every_list_entry_says_where_it_comes_from() -> None:
+    text = ("global:\n  restrictions:\n    blockedCommands: [shutdown]\nshells:\n  bash:\n    overrides:\n"
+            "      restrictions:\n        blockedCommands: [rm]\n        blockedOperators: ['|']\n"
+            "  powershell:\n    overrides:\n      restrictions:\n        blockedCommands: {replace: [Remove-Item]}\n")
+    config = resolve(load_text(text, "t.yaml"), "t.yaml", "/home/u/proj")
+    cmd = config.shells[ShellKind.CMD].to_dict()["origins"]
+    assert cmd["blockedCommands"] == {"shutdown": "global", "del": "shell default", "rd": "shell default",
+                                      "rmdir": "shell default"}
+    assert set(cmd["blockedArguments"].values()) == {"global default"}
+    bash = config.shells[ShellKind.BASH].to_dict()["origins"]
+    assert bash["blockedCommands"] == {"shutdown": "global", "rm": "shell"}
+    assert bash["blockedOperators"] == {"|": "shell"}
+    powershell = config.shells[ShellKind.POWERSHELL].to_dict()["origins"]
+    assert powershell["blockedCommands"] == {"Remove-Item": "shell"}

@@ -163,9 +163,11 @@ def _resolve_shell(
 
     restr = glob.restrictions
     restr_over = overrides.restrictions if overrides is not None else None
+    origins = _ListOrigins(restr, restr_over)
     shell_blocked = getattr(restr_over, "blocked_commands", None)
     if shell_blocked is None:
         shell_blocked = list(WCLI0_SHELL_BLOCKED_COMMANDS.get(kind.value, ()))
+        origins.shell_defaults["blocked_commands"] = shell_blocked
     blocked_commands = _extend(restr.blocked_commands, shell_blocked)
     blocked_arguments = _extend(restr.blocked_arguments, getattr(restr_over, "blocked_arguments", None))
     ask_commands = _extend(restr.ask_commands, getattr(restr_over, "ask_commands", None))
@@ -248,7 +250,50 @@ def _resolve_shell(
         allowed_paths=tuple(allowed),
         initial_dir=initial_dir,
         skipped_paths=tuple(skipped),
+        list_origins=origins.table({
+            "blocked_commands": blocked_commands, "allowed_commands": allowed_commands or (),
+            "blocked_arguments": blocked_arguments, "blocked_operators": blocked_operators,
+            "ask_commands": ask_commands,
+        }),
     )
+
+
+# Where a list entry comes from, as config show and get_config name it (README: "Where an entry
+# comes from").
+GLOBAL_ORIGIN = "global"  # the file's global list
+GLOBAL_DEFAULT_ORIGIN = "global default"  # the built-in default of a global list the file leaves out
+SHELL_ORIGIN = "shell"  # the shell's overrides
+SHELL_DEFAULT_ORIGIN = "shell default"  # wcli0's per-shell default (cmd: del rd rmdir; Git Bash: rm)
+
+
+class _ListOrigins:
+    """Where each entry of a shell's lists comes from: the file's global list, the built-in default
+    standing in for a list the file leaves out, the shell's overrides, or a built-in per-shell
+    default (wcli0's cmd and Git Bash lists)."""
+
+    def __init__(self, restrictions: BaseModel, overrides: BaseModel | None) -> None:
+        self.restrictions = restrictions
+        self.overrides = overrides
+        self.shell_defaults: dict[str, list[str]] = {}
+
+    def table(self, lists: dict[str, Any]) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+        out = []
+        for name, entries in lists.items():
+            shell_value = getattr(self.overrides, name, None)
+            shell_entries = (shell_value.replace if isinstance(shell_value, BaseModel) else shell_value) or []
+            global_origin = GLOBAL_ORIGIN if name in self.restrictions.model_fields_set else GLOBAL_DEFAULT_ORIGIN
+            global_entries = [] if isinstance(shell_value, BaseModel) else (getattr(self.restrictions, name) or [])
+            found: dict[str, str] = {}
+            for entry in global_entries:
+                found.setdefault(entry, global_origin)
+            for entry in shell_entries:
+                found.setdefault(entry, SHELL_ORIGIN)
+            for entry in self.shell_defaults.get(name, []):
+                found.setdefault(entry, SHELL_DEFAULT_ORIGIN)
+            if name in ("blocked_operators", "allowed_commands") and shell_value is not None:
+                found = {entry: SHELL_ORIGIN for entry in shell_entries}  # these replace the global value
+            out.append((name, tuple((entry, found.get(entry, global_origin)) for entry in entries)))
+        return tuple(out)
 
 
 def _extend(global_list: list[str], shell_value: Any) -> tuple[str, ...]:

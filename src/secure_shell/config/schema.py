@@ -34,11 +34,20 @@ _MODEL_CONFIG = ConfigDict(
 )
 
 
+MAX_COMMAND_ENTRY_WORDS = 16
+
+
 def _command_name(value: str) -> str:
-    if not value or value != value.strip() or any(ch.isspace() for ch in value):
+    """A program name, or a program and the words that lead its arguments (`git status`), one
+    space apart."""
+    words = value.split(" ")
+    if not value or any(not word or any(ch.isspace() for ch in word) for word in words):
         raise ValueError(
-            f"{value!r} is not a command name (no spaces; put arguments in blockedArguments)"
+            f"{value!r} is not a command entry: a program name, or a program and its leading words "
+            "one space apart (`git status`); put arguments to refuse anywhere in blockedArguments"
         )
+    if len(words) > MAX_COMMAND_ENTRY_WORDS:
+        raise ValueError(f"{value!r} has more than {MAX_COMMAND_ENTRY_WORDS} words")
     return value
 
 
@@ -117,7 +126,9 @@ WCLI0_BLOCKED_OPERATORS = ("&", "|", ";", "`")
 class Restrictions(Section):
     blocked_commands: list[CommandName] = Field(
         default_factory=lambda: list(WCLI0_BLOCKED_COMMANDS),
-        description="Command names that never run (basename; case-insensitive and extension-free on Windows shells).",
+        description="Commands that never run: a name (basename; case-insensitive and extension-free on Windows "
+        "shells; * ? [ ] wildcards), or a name and its leading words after the program's global options "
+        "(`git push --force`: the words before the first option lead, the rest appear anywhere after them).",
     )
     blocked_arguments: list[ArgumentEntry] = Field(
         default_factory=lambda: list(WCLI0_BLOCKED_ARGUMENTS),
@@ -129,11 +140,13 @@ class Restrictions(Section):
         description="Shell operators that are refused where the grammar says they are operators.",
     )
     allowed_commands: Optional[list[CommandName]] = Field(
-        None, description="When present, default-deny: only these command names may run."
+        None, description="When present, default-deny: only these commands may run. An entry of several words "
+        "allows only that form (`git status`: git whose arguments begin with status, after git's global options)."
     )
     ask_commands: list[CommandName] = Field(
         default_factory=list,
-        description="Command names that run only after the user confirms through MCP elicitation.",
+        description="Commands that run only after the user confirms through MCP elicitation (names or forms, "
+        "matched as blockedCommands matches).",
     )
 
 

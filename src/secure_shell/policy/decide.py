@@ -8,7 +8,6 @@ wrappers; this module applies the policy to what they report.
 
 from __future__ import annotations
 
-import fnmatch
 import posixpath
 import re
 from urllib.parse import unquote
@@ -19,6 +18,7 @@ from typing import Mapping
 import regex
 
 from secure_shell.policy.arguments import argument_pattern
+from secure_shell.policy.command_rules import allows, catches, compile_rules, names_program
 from secure_shell.policy import verdict as R
 from secure_shell.policy.operators import blocked_operator_tokens
 from secure_shell.policy.parsed import (  # noqa: F401 - CrossCheckResult: the name callers import from here
@@ -116,16 +116,6 @@ def check_directory(path: str, policy: ShellPolicy, *, realpath: Realpath | None
         return DirectoryCheck(path, resolved, True, f"inside {root}")
     allowed = ", ".join(policy.allowed_paths) or "none configured"
     return DirectoryCheck(path, resolved, False, f"outside the allowed paths ({allowed})")
-
-
-@lru_cache(maxsize=256)
-def _command_matchers(entries: tuple[str, ...], dialect: str) -> tuple[tuple[str, bool], ...]:
-    module = DIALECTS[dialect]
-    out = []
-    for entry in entries:
-        wildcard = any(ch in entry for ch in "*?[")
-        out.append((entry.casefold() if wildcard else module.raw_key(entry), wildcard))
-    return tuple(out)
 
 
 @lru_cache(maxsize=256)
@@ -452,7 +442,7 @@ class _Engine:
             return
         key = module.command_key(first.value)
         self.commands.append(CommandSeen(key, tuple(w.shown() for w in simple.words), dialect, via))
-        self._check_names((key, module.raw_key(first.value)), first.value, dialect, via, probe)
+        self._check_names((key, module.raw_key(first.value)), simple.words, dialect, via, probe)
         resolutions = self._resolutions(simple, dialect)
         if probe:
             for item in resolutions:
@@ -517,31 +507,54 @@ class _Engine:
 
     def _presumed_runner(self, program: str, words: tuple[Word, ...], dialect: str, via: tuple[str, ...]) -> None:
         """A program nobody modelled may run what its arguments name (numactl, firejail, expect -c,
-        a debugger's -ex): an argument, or a word inside one, naming a blocked command denies."""
-        matchers = _command_matchers(self.policy.blocked_commands, dialect)
-        if not matchers:
-            return
+        a debugger's -ex): an argument, or a word inside one, naming a blocked program denies (for
+        an entry such as `git push`, naming git: what follows may be push)."""
         module = DIALECTS[dialect]
+        rules = compile_rules(self.policy.blocked_commands, module.raw_key)
+        if not rules:
+            return
         where = f" (in {' > '.join(via)})" if via else ""
         for word in words:
             for token in _RUNNABLE_TOKEN.findall(word.value or ""):
                 token = token.lstrip("@+!")
-                if token and _matches((module.command_key(token), module.raw_key(token)), matchers):
+                keys = (module.command_key(token), module.raw_key(token))
+                rule = next((rule for rule in rules if names_program(rule, keys)), None) if token else None
+                if rule is not None:
+                    blocked = f"{token!r} is a blocked command" if not rule.words else (
+                        f"{token!r} may run as {rule.entry!r}, a blocked command")
                     self.deny(R.MAY_RUN_BLOCKED, f"{program!r} is not known to this policy and may run the programs "
-                              f"its arguments name; {token!r} is a blocked command{where}. Run the tool without "
+                              f"its arguments name; {blocked}{where}. Run the tool without "
                               "naming a blocked command, or ask for the command to be allowed", token)
                     return
 
-    def _check_names(self, keys: tuple[str, ...], name: str, dialect: str, via: tuple[str, ...], probe: bool) -> None:
+    def _check_names(self, keys: tuple[str, ...], words: tuple[Word, ...], dialect: str, via: tuple[str, ...],
+                     probe: bool) -> None:
+        """The command lists (policy/command_rules.py): blocked, then ask, then allowed."""
         where = f" (in {' > '.join(via)})" if via else ""
-        if _matches(keys, _command_matchers(self.policy.blocked_commands, dialect)):
-            self.deny(R.BLOCKED_COMMAND, f"{name!r} is a blocked command{where}", name)
+        name = words[0].value or words[0].source
+        key = DIALECTS[dialect].raw_key
+        blocked = next((r for r in compile_rules(self.policy.blocked_commands, key) if catches(r, keys, words)), None)
+        if blocked is not None:
+            shown = name if not blocked.words else " ".join(w.shown() for w in words)[:80]
+            also = f" (blockedCommands entry {blocked.entry!r})" if blocked.words else ""
+            self.deny(R.BLOCKED_COMMAND, f"{shown!r} is a blocked command{also}{where}", name)
             return
-        if not probe and not self.confirmed and _matches(keys, _command_matchers(self.policy.ask_commands, dialect)):
-            self.deny(R.ASK_COMMAND, f"{name!r} runs only after the user confirms{where}", name, Decision.ASK)
+        ask = None if probe or self.confirmed else next(
+            (r for r in compile_rules(self.policy.ask_commands, key) if catches(r, keys, words)), None)
+        if ask is not None:
+            shown = name if not ask.words else " ".join(w.shown() for w in words)[:80]
+            also = f" (askCommands entry {ask.entry!r})" if ask.words else ""
+            self.deny(R.ASK_COMMAND, f"{shown!r} runs only after the user confirms{also}{where}", name, Decision.ASK)
         if probe or self.policy.allowed_commands is None:
             return
-        if _matches(keys, _command_matchers(self.policy.allowed_commands, dialect)):
+        rules = compile_rules(self.policy.allowed_commands, key)
+        if any(allows(r, keys, words) for r in rules):
+            return
+        forms = [r.entry for r in rules if r.words and names_program(r, keys)]
+        if forms:
+            shown = " ".join(w.shown() for w in words)[:80]
+            self.deny(R.NOT_ALLOWED_COMMAND, f"{shown!r} is none of the allowed forms of {name} "
+                      f"({', '.join(forms)}){where}", name)
             return
         self.deny(R.NOT_ALLOWED_COMMAND, f"{name!r} is not in allowedCommands{where}", name)
 
@@ -742,14 +755,6 @@ def _shown(path: str) -> str:
         return "a directory not known here"
     levels, root = split_below(path)
     return f"somewhere below {root}" if path.startswith(BELOW) else root
-
-
-def _matches(keys: tuple[str, ...], matchers: tuple[tuple[str, bool], ...]) -> bool:
-    for pattern, wildcard in matchers:
-        for key in keys:
-            if fnmatch.fnmatchcase(key, pattern) if wildcard else key == pattern:
-                return True
-    return False
 
 
 DASHES = str.maketrans({"\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-"})

@@ -8,6 +8,11 @@ from typing import Any
 from secure_shell.shells import PathDialect, ShellKind
 
 
+_CAMEL = {"blocked_commands": "blockedCommands", "allowed_commands": "allowedCommands",
+          "blocked_arguments": "blockedArguments", "blocked_operators": "blockedOperators",
+          "ask_commands": "askCommands"}
+
+
 @dataclass(frozen=True, slots=True)
 class SkippedPath:
     """A configured path that does not apply to this shell, and why."""
@@ -38,6 +43,8 @@ class ShellPolicy:
     skipped_paths: tuple[SkippedPath, ...] = ()
     ask_commands: tuple[str, ...] = ()
     ask_timeout: int = 120
+    # per list setting (blocked_commands, ...): each entry and where it comes from (config/resolve.py)
+    list_origins: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The policy as plain data, in the config file's vocabulary (for config show / get_config)."""
@@ -60,6 +67,7 @@ class ShellPolicy:
                 "blockedOperators": list(self.blocked_operators),
                 "askCommands": list(self.ask_commands),
             },
+            "origins": {_CAMEL[name]: dict(entries) for name, entries in self.list_origins if entries},
             "paths": {
                 "allowedPaths": list(self.allowed_paths),
                 "initialDir": self.initial_dir,
