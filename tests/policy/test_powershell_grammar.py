@@ -32,6 +32,8 @@ ALLOWED = [
     "Get-Date &",
     "(1..3).ForEach({ $_ * 2 })",
     "$list.ForEach({ Write-Output $_ })",
+    "$names.ForEach('ToUpper')",
+    "$numbers.ForEach([string])",
     "function f { param($x) Write-Output $x }; f 1",
     "[CmdletBinding()] param($x) Write-Output $x",
     "ConvertTo-Json -InputObject @{ Content-Type = 'application/json'; X-Count = 2 }",
@@ -67,6 +69,9 @@ DENIED = [
     ("gcc -O2 (Remove-Item x)", B),
     ("@{ X-My = (Remove-Item x) }", B),
     ("(1..3).ForEach({ Remove-Item $_ })", B),
+    ("(Get-ChildItem).ForEach('Delete')", "may-run-blocked-command"),  # the method of each element
+    ("$files.ForEach(\"Delete\")", "may-run-blocked-command"),
+    ("$files.ForEach($name)", "dynamic-command-word"),
     ("[CmdletBinding()] param($x) Remove-Item $x", B),
     ("function f { param($x) Remove-Item $x }; f 1", B),
     ("./build.ps1; Remove-Item x", B),

@@ -12,18 +12,18 @@ from secure_shell.shells import ShellKind
 from tests.policy.conftest import ENV, P, U, assert_allowed, assert_denied, build_config, check, cwd_for
 
 BASH_ALLOWED = [
-    "head -n $N f", "head -n5 f", "tail -n +2 f", "tail --lines=$N f", "fold -w \"$WIDTH\" f",
+    "head -n \"$N\" f", "head -n5 f", "tail -n +2 f", "tail --lines=\"$N\" f", "fold -w \"$WIDTH\" f",
     "cut -d/ -f2 f", "cut -d / -f 2 f", "cut --delimiter=/ -f2 f", "sort -t/ -k2 f", "tr / _ < f", "tr -d /",
-    "uniq -f $N f", "paste -d/ a b", "expand -t $N f", "shuf -n $N f", "du -d $N .", "ls -I /x", "ls --hide=/x",
+    "uniq -f \"$N\" f", "paste -d/ a b", "expand -t \"$N\" f", "shuf -n \"$N\" f", "du -d \"$N\" .", "ls -I /x", "ls --hide=/x",
     "grep -r /usr/bin src", "grep -e /usr f", "grep --regexp=/usr f", "grep -rn 'x' --include=/x .",
     "egrep '/api/(v1|v2)' src/app.js", "rg /api/v1 src", "rg -g '/x' y", "awk -F/ '{print $1}' f",
-    "awk -v dir=/usr '{print dir}' f", "kill -9 $PID", "kill -s TERM $PID", "unset DISPLAY", "unset -v DISPLAY",
-    "find . -mtime $N", "find . -mtime -$N -name x", "find . -name '/x'", "find . -size +$SIZE -print",
-    "find . -maxdepth $D -type f", "find . -printf '/%p\\n'", "find . -newermt '2024-01-01 /x'",
+    "awk -v dir=/usr '{print dir}' f", "kill -9 \"$PID\"", "kill -s TERM \"$PID\" \"$(cat pidfile)\"", "unset DISPLAY", "unset -v DISPLAY",
+    "find . -mtime \"$N\"", "find . -mtime -\"$N\" -name x", "find . -name '/x'", "find . -size +\"$SIZE\" -print",
+    "find . -maxdepth \"$D\" -type f", "find . -printf '/%p\\n'", "find . -newermt '2024-01-01 /x'",
     "csplit input.txt '/PATTERN/' '{*}'", "csplit -f part- -b '%02d.txt' input.txt /^#/",
-    "ssh-keygen -t ed25519 -C \"$USER@$HOSTNAME\" -N '' -f key", "tail --lines=$N f",
+    "ssh-keygen -t ed25519 -C \"$USER@$HOSTNAME\" -N '' -f key", "tail --lines=\"$N\" f",
     "git commit --date=\"$(date -R)\" -m x", "git commit --author=\"$AUTHOR\" -m x",
-    "git clone https://example.com/$REPO.git", "git clone file:///home/u/proj/.git copy",
+    "git clone \"https://example.com/$REPO.git\"", "git clone file:///home/u/proj/.git copy",
 ]
 
 # the shipped policy blocks curl and wget themselves; these rows are about their arguments
@@ -37,6 +37,18 @@ NETWORK_DENIED = [
 ]
 
 BASH_DENIED = [
+    # a run-time value the shell splits or globs may bring in more words: file names nobody saw
+    ("head -n $N /dev/null", U),
+    ("N='1 /etc/passwd'; head -n $N", U),
+    ("head -n $(echo 1 /etc/passwd)", U),
+    ("grep /etc/p* notes.txt", P),
+    ("grep $PATTERN notes.txt", U),
+    ("grep \"$@\" notes.txt", U),
+    ("kill $(cat pidfile)", U),
+    ("find . -mtime $N", U),
+    ("git commit --date=$(date) -m x", U),
+    ("git clone https://example.com/$REPO", U),  # REPO='x /etc/y' clones into /etc/y
+    ("curl https://example.com/{a,$X}", U),
     ("head -n $N /etc/passwd", P),
     ("head -n5 /etc/passwd", P),
     ("tail -n $N $LOG", U),
@@ -88,6 +100,8 @@ POWERSHELL_DENIED = [
     ("Select-String -Pattern x -Path C:\\Windows\\x", P),
     ("Select-String -Pat C:\\Windows\\x x", P),  # an abbreviation may be another cmdlet's -Path
     ("Invoke-RestMethod file:///C:/Windows/win.ini", P),
+    ("Invoke-WebRequest -Uri file:///C:/Windows/win.ini -OutFile x", P),
+    ("Get-ChildItem -Path . -Filter ..\\..\\Windows\\*", P),  # a filter that names a directory
 ]
 
 

@@ -203,6 +203,32 @@ def dynamic_arguments_may_be_paths(key: str) -> bool:
     return key not in PATHLESS_COMMANDS
 
 
+def stays_one_word(key: str, word: Word) -> bool:
+    """Whether bash passes the word as one argument: a literal, or every expansion inside double
+    quotes (not `"$@"` or `"${a[@]}"`, which make several). Unquoted, bash splits and globs it."""
+    if word.value is not None:
+        return True
+    text = word.source
+    if re.search(r"\$@|\$\{[^}]*\[[@*]\]|\$\{!", text):
+        return False
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif ch == "\\":
+            i += 1
+        elif quote == '"':
+            quote = "" if ch == '"' else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "$`*?[{":
+            return False
+        i += 1
+    return True
+
+
 def raw_key(word: str) -> str:
     """The key a blockedCommands entry is compared on."""
     return command_key(word)

@@ -110,6 +110,11 @@ def dynamic_arguments_may_be_paths(key: str) -> bool:
     return key not in PATHLESS_COMMANDS
 
 
+def stays_one_word(key: str, word: Word) -> bool:
+    """cmd substitutes %VAR% into the line before it splits it: a run-time value may be several words."""
+    return word.value is not None
+
+
 def text_arguments(key: str, words: tuple[Word, ...]) -> list[Word]:
     """No cmd program is modelled this way: its switches (`/C:text`) are never paths already."""
     return []

@@ -466,10 +466,12 @@ class _Engine:
             windows_program = names_program_file(first.value)
             texts = {id(item.word) for item in resolutions if isinstance(item, Text)}
             texts |= {id(item.target) for item in resolutions if isinstance(item, Link) and item.target is not None}
-            texts |= {id(word) for word in module.text_arguments(key, simple.words)}
+            text_words = module.text_arguments(key, simple.words)
+            texts |= {id(word) for word in text_words if module.stays_one_word(key, word)}
+            split = {id(word) for word in text_words if not module.stays_one_word(key, word)}
             self._check_argument_paths(tuple(w for w in simple.words[1:] if id(w) not in texts), dialect, program,
                                        windows_program,
-                                       module.dynamic_arguments_may_be_paths(key))
+                                       module.dynamic_arguments_may_be_paths(key), split, key)
         for item in resolutions:
             if isinstance(item, WorkingDirectory):
                 target = self._target(item) or self._inherited_previous(item)
@@ -570,7 +572,11 @@ class _Engine:
     # --- paths -------------------------------------------------------------------------------
 
     def _check_argument_paths(self, words: tuple[Word, ...], dialect: str, bases: Directories,
-                              windows_program: bool = False, dynamic_may_be_path: bool = True) -> None:
+                              windows_program: bool = False, dynamic_may_be_path: bool = True,
+                              split: set[int] | None = None, key: str = "") -> None:
+        """Every path-like argument against the allowed paths. `split`: text arguments (a count, a
+        pattern) whose run-time value the shell may split into several words."""
+        module = DIALECTS[dialect]
         previous: str | None = None
         for word in words:
             after_text_option = previous in TEXT_OPTIONS
@@ -579,11 +585,19 @@ class _Engine:
                 if after_text_option or word.path_safe or not dynamic_may_be_path:
                     continue
                 option, glued, _ = word.prefix.partition("=")
-                if (URL.match(word.prefix) and not FILE_URL.match(word.prefix)) or (glued and option in TEXT_OPTIONS):
-                    continue  # `https://host/$path`, `--date="$(date)"`: a URL or prose, whatever the value
+                # a brace expansion of literal text makes words that all begin with the prefix
+                static_braces = word.dynamic_reason == "brace expansion" and not re.search(r"[$`*?\[]", word.source)
+                if ((URL.match(word.prefix) and not FILE_URL.match(word.prefix)) or (glued and option in TEXT_OPTIONS)) and (
+                        static_braces or module.stays_one_word(key, word)):
+                    continue  # `"https://host/$path"`, `--date="$(date)"`: a URL or prose, whatever the value
                 if word.dynamic_reason == "glob pattern" and ".." not in word.source and word.prefix.startswith("/"):
                     # a glob cannot leave the directory its literal part names: check that one
                     self.check_path(Word(word.prefix, posixpath.dirname(word.prefix) or "/"), "argument", bases)
+                    continue
+                if split and id(word) in split:
+                    self.deny(R.PATH_UNRESOLVABLE, f"argument {word.source!r} is only known at run time and the shell "
+                              "may split it into several words, which the path rule cannot check; quote it "
+                              f"(\"{word.source}\") to pass it as one word", word.source)
                     continue
                 self.deny(R.PATH_UNRESOLVABLE, f"argument {word.source!r} is only known at run time "
                           f"({word.dynamic_reason}); the path rule cannot check it", word.source)

@@ -55,5 +55,9 @@ class Dialect(Protocol):
         """The words of a command line its program reads as text (a count, a delimiter, a pattern),
         never as file names: not checked as paths."""
 
+    def stays_one_word(self, key: str, word: Word) -> bool:
+        """Whether the program receives the word as one argument, whatever its run-time value (a
+        value the shell may split or glob may bring in file names the check never saw)."""
+
     def dynamic_arguments_may_be_paths(self, key: str) -> bool:
         """Whether a run-time value among this command's arguments may be a path."""

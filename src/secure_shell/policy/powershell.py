@@ -368,6 +368,22 @@ class _Walker:
         if method not in PURE_METHODS:
             self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT, f"method call .{self.text(member) if member else '?'}() "
                                          "is not known to be side-effect free", self.text(node)[:80]))
+        elif method == "foreach":
+            self._foreach_member(node)
+
+    def _foreach_member(self, node: Node) -> None:
+        """`.ForEach('Delete')` calls that method of every element, as `ForEach-Object Delete` does;
+        `.ForEach({...})` runs a block (walked where it stands), `.ForEach([type])` converts."""
+        arguments = next((c for c in node.named_children if c.type == "argument_list"), None)
+        listed = next((c for c in arguments.named_children if c.type == "argument_expression_list"), None) if (
+            arguments is not None) else None
+        first = _unwrap(listed.named_children[0]) if listed is not None and listed.named_children else None
+        if first is None or first.type in ("script_block_expression", "type_literal"):
+            return
+        word = self._value_word(first, self.text(first))
+        refusal = member_call_refusal(word, ".ForEach")
+        if refusal is not None:
+            self.findings.append(Finding(refusal.rule, refusal.message, refusal.text))
 
     def _command(self, node: Node, via: tuple[str, ...]) -> None:
         words: list[Word] = []
@@ -783,16 +799,20 @@ def _links(key: str, words: tuple[Word, ...]) -> list[Resolution]:
 # Parameters whose value is text to every cmdlet that has them: a pattern, content, a count, a
 # format, a URL. Only full names: an abbreviation (`-P`) may stand for -Path in another cmdlet.
 TEXT_PARAMETERS = frozenset({
-    "pattern", "value", "message", "filter", "include", "exclude", "encoding", "delimiter", "property",
-    "expandproperty", "uri", "method", "format", "uformat", "first", "last", "skip", "count", "totalcount", "tail",
-    "head", "depth", "algorithm", "object", "separator", "foregroundcolor", "backgroundcolor", "seconds",
-    "milliseconds", "id", "context", "replace", "newline", "contenttype", "useragent", "activity", "status",
+    "pattern", "value", "message", "encoding", "delimiter", "property", "expandproperty", "method", "format",
+    "uformat", "first", "last", "skip", "count", "totalcount", "tail", "head", "depth", "algorithm", "object",
+    "separator", "foregroundcolor", "backgroundcolor", "seconds", "milliseconds", "id", "context",
+    "contenttype", "useragent", "activity", "status",
 })
+# Name patterns applied inside -Path: text while they name no directory (`-Filter ..\x\*` may leave it).
+NAME_PATTERN_PARAMETERS = frozenset({"filter", "include", "exclude"})
 
 
 def text_arguments(key: str, words: tuple[Word, ...]) -> list[Word]:
     """The values of TEXT_PARAMETERS (`Select-String -Pattern '/api'`, `Set-Content -Value 'C:\\x'`):
-    text to the cmdlet, not paths."""
+    text to a cmdlet, not paths. A program's parameters mean what the program makes of them."""
+    if not is_cmdlet(key) or names_program_file(words[0].value or ""):
+        return []
     found: list[Word] = []
     i = 1
     while i < len(words):
@@ -801,14 +821,41 @@ def text_arguments(key: str, words: tuple[Word, ...]) -> list[Word]:
         if not is_parameter(word):
             continue
         name, colon, _ = _normalise_parameter(word.value or "")[1:].casefold().partition(":")
-        if name not in TEXT_PARAMETERS:
+        if name not in TEXT_PARAMETERS and name not in NAME_PATTERN_PARAMETERS:
             continue
-        if colon:
-            found.append(word)
-        elif i < len(words):
-            value, i = _argument(words, i)
-            found.extend(value)
+        values = [word] if colon else []
+        if not colon and i < len(words):
+            values, i = _argument(words, i)
+        if name in NAME_PATTERN_PARAMETERS:
+            values = [v for v in values if v.value is not None and not re.search(r"[\\/:]|\.\.", v.value)]
+        found.extend(values)
     return found
+
+
+def stays_one_word(key: str, word: Word) -> bool:
+    """PowerShell never splits a value: a cmdlet binds even an array to the one parameter. A native
+    program receives a bare variable holding an array as several arguments; a string (`"$x\\y"`,
+    `$HOME\\x`) is one."""
+    return (word.value is not None or is_cmdlet(key) or word.source[:1] in "'\""
+            or not word.source.startswith(("$", "@")))
+
+
+# The approved verbs cmdlets are named with (Get-Verb), those agents meet; a name with another verb
+# is taken for a program.
+CMDLET_VERBS = frozenset(
+    "add clear close copy enter exit find format get hide join lock move new open optimize pop push redo remove "
+    "rename reset resize search select set show skip split step switch undo unlock watch connect disconnect read "
+    "receive send write backup checkpoint compare compress convert convertfrom convertto dismount edit expand "
+    "export group import initialize limit merge mount out publish restore save sync unpublish update approve "
+    "assert build complete confirm deny deploy disable enable install invoke register request restart resume "
+    "start stop submit suspend uninstall unregister wait debug measure ping repair resolve test trace "
+    "block grant protect revoke unblock unprotect use tee foreach where sort".split())
+
+
+def is_cmdlet(key: str) -> bool:
+    """A Verb-Noun name with an approved verb (aliases already resolved by command_key)."""
+    verb, dash, noun = key.partition("-")
+    return bool(dash and noun) and verb in CMDLET_VERBS
 
 
 def _location(key: str, words: tuple[Word, ...]) -> WorkingDirectory:
@@ -876,13 +923,19 @@ def _member_call(words: tuple[Word, ...]) -> list[Resolution]:
         break
     if member is None:
         return []
+    refusal = member_call_refusal(member, "ForEach-Object")
+    return [refusal] if refusal is not None else []
+
+
+def member_call_refusal(member: Word, caller: str) -> Refusal | None:
+    """ForEach-Object NAME and .ForEach('NAME') call that method of each object."""
     if member.value is None:
-        return [Refusal(R.DYNAMIC_COMMAND, "ForEach-Object: the member it calls is not a literal", member.source)]
+        return Refusal(R.DYNAMIC_COMMAND, f"{caller}: the member it calls is not a literal", member.source)
     if member.value.casefold() in SIDE_EFFECT_MEMBERS:
-        return [Refusal(R.MAY_RUN_BLOCKED, f"ForEach-Object {member.value} calls the {member.value}() method of each "
-                        "object, which changes files or processes; use the cmdlet for it, which the policy checks",
-                        member.value)]
-    return []
+        return Refusal(R.MAY_RUN_BLOCKED, f"{caller} {member.value} calls the {member.value}() method of each "
+                       "object, which changes files or processes; use the cmdlet for it, which the policy checks",
+                       member.value)
+    return None
 
 
 def _invoke_command(words: tuple[Word, ...]) -> list[Resolution]:
