@@ -156,3 +156,21 @@ def test_every_path_value_is_an_option_of_its_model() -> None:
         options = set(model.short_values) | set(model.long_values)
         assert model.path_values <= options, name
         assert model.pattern_options <= options, name
+
+
+# adb's device side is another machine: its paths are not this one's; the local side is checked
+ADB = [
+    ("adb push notes.txt /sdcard/notes.txt", True),
+    ("adb -s emulator-5554 pull /sdcard/DCIM/photo.jpg photos/", True),
+    ("adb pull /sdcard/log.txt", True),
+    ("adb shell ls /sdcard/", True),
+    ("adb push /etc/passwd /sdcard/x", False),
+    ("adb pull /sdcard/x /etc/x", False),
+    ("adb install /tmp/app.apk", False),
+    ("adb shell rm /sdcard/x", False),  # rm is blocked: adb may run what it names
+]
+
+
+@pytest.mark.parametrize("command, allowed", ADB, ids=[c for c, _ in ADB])
+def test_adb_device_paths(command: str, allowed: bool) -> None:
+    assert check("bash", command).allowed is allowed

@@ -102,10 +102,37 @@ def _find(words: tuple[Word, ...]) -> list[Word]:
     return found
 
 
+_ADB_VALUES = frozenset({"-s", "-t", "-H", "-P", "-L"})
+# adb subcommands whose operands are the device's paths or commands, not this machine's files
+_ADB_DEVICE_SIDE = frozenset({"shell", "exec-out", "logcat", "uninstall", "forward", "reverse", "root", "unroot",
+                              "reboot", "get-state", "get-serialno", "devices", "wait-for-device"})
+
+
+def _adb(words: tuple[Word, ...]) -> list[Word]:
+    """adb [-s SERIAL] push LOCAL... REMOTE, pull REMOTE... [LOCAL], shell COMMAND: REMOTE and
+    COMMAND name the device's files and programs (another machine's); LOCAL is checked here."""
+    i = 1
+    while i < len(words) and (words[i].value or "").startswith("-"):
+        i += 2 if words[i].value in _ADB_VALUES else 1
+    if i >= len(words) or words[i].value is None:
+        return []
+    subcommand, rest = words[i].value, words[i + 1:]
+    operands = [w for w in rest if not (w.value or "").startswith("-")]
+    if subcommand in _ADB_DEVICE_SIDE:
+        return list(rest)
+    if subcommand == "push" and operands:
+        return operands[-1:]
+    if subcommand == "pull" and operands:
+        return operands[:-1] if len(operands) > 1 else operands
+    return []
+
+
 def text_arguments(key: str, words: tuple[Word, ...]) -> list[Word]:
     """The words of `words` (a command line) that `key` reads as text, not as file names."""
     if key == "find":
         return _find(words)
+    if key == "adb":
+        return _adb(words)
     model = MODELS.get(key)
     if model is None:
         return []
