@@ -619,7 +619,7 @@ def _start(words: tuple[Word, ...]) -> list[Resolution]:
     if not rest:
         return out
     target = rest[0].value or ""
-    if re.match(r"^https?://", target, re.I):
+    if re.match(r"^https?://", target, re.I) and len(rest) == 1:
         return out  # the web browser opens it
     if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) and not re.match(r"^[a-z]:[\\/]", target, re.I):
         return out + [Refusal(R.NESTED_SCRIPT, f"start opens {target!r} with whatever program handles it", target)]

@@ -815,7 +815,7 @@ def _wildcard_directory(path: str) -> str | None:
     """The directory a Windows program's wildcard (`*`, `?`) in the last component of `path`
     matches in; None when `path` has none, or has one in a directory component (not one directory)."""
     head, separator, last = path.replace("/", "\\").rpartition("\\")
-    if not separator or not re.search(r"[*?]", last) or re.search(r"[*?]", head):
+    if not separator or not re.search(r"[*?]", last) or re.search(r"[*?]", head) or ":" in last:
         return None
     return head + "\\" if not head or head.endswith(":") else head
 
