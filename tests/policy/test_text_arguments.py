@@ -105,34 +105,28 @@ POWERSHELL_DENIED = [
 ]
 
 
-@pytest.mark.parametrize("command", BASH_ALLOWED)
-def test_bash_text_arguments_are_not_paths(command: str) -> None:
-    assert_allowed(check("bash", command), command)
+ALLOWED = ([("bash", c) for c in BASH_ALLOWED] + [("powershell", c) for c in POWERSHELL_ALLOWED])
+DENIED = ([("bash", c, r) for c, r in BASH_DENIED] + [("powershell", c, r) for c, r in POWERSHELL_DENIED])
 
 
-@pytest.mark.parametrize("command, rule", BASH_DENIED, ids=[c for c, _ in BASH_DENIED])
-def test_bash_files_of_the_same_commands_are_checked(command: str, rule: str) -> None:
-    assert_denied(check("bash", command), rule, command)
+@pytest.mark.parametrize("shell, command", ALLOWED, ids=[f"{s}: {c}" for s, c in ALLOWED])
+def test_text_arguments_are_not_paths(shell: str, command: str) -> None:
+    assert_allowed(check(shell, command), command)
 
 
-@pytest.mark.parametrize("command", NETWORK_ALLOWED)
-def test_urls_are_not_paths(command: str) -> None:
-    assert_allowed(decide(command, NETWORK_POLICY, cwd_for("bash"), ENV), command)
+@pytest.mark.parametrize("shell, command, rule", DENIED, ids=[f"{s}: {c}" for s, c, _ in DENIED])
+def test_the_files_of_the_same_commands_are_checked(shell: str, command: str, rule: str) -> None:
+    assert_denied(check(shell, command), rule, command)
 
 
-@pytest.mark.parametrize("command, rule", NETWORK_DENIED, ids=[c for c, _ in NETWORK_DENIED])
-def test_file_urls_and_output_files_are_paths(command: str, rule: str) -> None:
-    assert_denied(decide(command, NETWORK_POLICY, cwd_for("bash"), ENV), rule, command)
-
-
-@pytest.mark.parametrize("command", POWERSHELL_ALLOWED)
-def test_powershell_text_parameters_are_not_paths(command: str) -> None:
-    assert_allowed(check("powershell", command), command)
-
-
-@pytest.mark.parametrize("command, rule", POWERSHELL_DENIED, ids=[c for c, _ in POWERSHELL_DENIED])
-def test_powershell_path_parameters_are_checked(command: str, rule: str) -> None:
-    assert_denied(check("powershell", command), rule, command)
+@pytest.mark.parametrize("command, rule", [(c, None) for c in NETWORK_ALLOWED] + NETWORK_DENIED,
+                         ids=NETWORK_ALLOWED + [c for c, _ in NETWORK_DENIED])
+def test_urls_are_not_paths_unless_they_name_a_file_here(command: str, rule: str | None) -> None:
+    verdict = decide(command, NETWORK_POLICY, cwd_for("bash"), ENV)
+    if rule is None:
+        assert_allowed(verdict, command)
+    else:
+        assert_denied(verdict, rule, command)
 
 
 def words(*values: str) -> tuple[Word, ...]:
