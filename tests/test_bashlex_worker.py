@@ -34,7 +34,8 @@ def test_worker_reports_parse_errors(worker: BashlexWorker) -> None:
     assert result.status == "error" and "NotImplementedError" in result.message
 
 
-@pytest.mark.parametrize("text", ["echo '${'x", "sed 's/${//'g f", "echo 'a${b'c"])
+@pytest.mark.parametrize("text", ["echo '${'x", "sed 's/${//'g f", "echo 'a${b'c", "echo a'${'", "echo $'${'x",
+                                  "echo a'${ b c'"])
 def test_known_loops_are_answered_without_waiting(worker: BashlexWorker, text: str) -> None:
     assert would_loop(text)
     started = time.monotonic()
@@ -43,12 +44,22 @@ def test_known_loops_are_answered_without_waiting(worker: BashlexWorker, text: s
 
 
 def test_a_hang_is_killed_at_the_deadline_and_the_next_request_works(worker: BashlexWorker) -> None:
-    text = "echo  a'${')`(}"  # loops in bashlex but is not caught by the static screen
+    text = "echo $'${${a'"  # loops in bashlex but is not caught by the static screen
     assert not would_loop(text)
     started = time.monotonic()
     assert worker(text).status == "timeout"
     assert time.monotonic() - started < 1.5
     assert worker("ls").names == ("ls",)
+
+
+@pytest.mark.parametrize("text", [
+    "echo ${v:+is set $v}", 'echo "${v:-default value}"', "x=${1:-a b c}; echo \"$x\"", "grep -n '${' f",
+    "echo '${x}'y", "printf '%s${' a", "echo ${v// /_}", "echo '${' '}'",
+])
+def test_texts_bashlex_reads_pass_the_screen(worker: BashlexWorker, text: str) -> None:
+    assert not would_loop(text)
+    assert worker(text).status != "timeout"
+    assert decide(text, policy_for("bash"), cwd_for("bash"), ENV, cross_check=worker).allowed
 
 
 def test_cross_check_denies_what_bashlex_sees_and_tree_sitter_does_not(worker: BashlexWorker) -> None:
