@@ -12,7 +12,7 @@ from secure_shell.policy.powershell import parse, windows_argv
 from secure_shell.policy.powershell_grammar import grammar_view
 from secure_shell.policy.parsed import Limits
 from secure_shell.shells import ShellKind
-from tests.policy.conftest import B, ENV, F, P, U, X, assert_allowed, assert_denied, build_config, check, cwd_for
+from tests.policy.conftest import B, ENV, F, P, U, X, assert_allowed, assert_denied, build_config, check, cwd_for, policy_for
 
 ALLOWED = [
     "Select-Object Name, Length",
@@ -159,3 +159,13 @@ def test_background_ampersand_is_an_operator() -> None:
 ])
 def test_windows_command_line_split(line: str, argv: list[str]) -> None:
     assert windows_argv(line) == argv
+
+
+def test_home_is_the_windows_profile_never_a_posix_home() -> None:
+    policy = policy_for("powershell")
+    posix_only = {"HOME": "/home/u"}
+    verdict = decide('Get-Content "$HOME\\proj\\x"', policy, cwd_for("powershell"), posix_only)
+    assert verdict.rules == ("path-unresolvable",)
+    both = {"USERPROFILE": "C:\\Users\\u", "HOME": "/home/u"}
+    assert decide('Get-Content "$HOME\\proj\\x"', policy, cwd_for("powershell"), both).allowed
+    assert decide("Get-Content ~\\proj\\x", policy, cwd_for("powershell"), both).allowed

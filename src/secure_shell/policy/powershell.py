@@ -40,7 +40,7 @@ from secure_shell.policy.parsed import (
     never_raises,
     sequence,
 )
-from secure_shell.policy.paths import PROVIDER_PATH
+from secure_shell.policy.paths import PROVIDER_PATH, looks_like_windows
 from secure_shell.policy.powershell_grammar import GrammarView, grammar_view
 from secure_shell.policy.syntax_tree import ascii_mask, descendants, inside
 from secure_shell.policy.powershell_names import ALIASES, PURE_METHODS, PURE_TYPES
@@ -459,7 +459,7 @@ class _Walker:
             value = re.sub(r"`(.)", r"\1", value)
             if value == "~" or value.startswith(("~\\", "~/")):
                 env = {k.upper(): v for k, v in self.limits.env.items()}
-                home = env.get("USERPROFILE") or env.get("HOME")
+                home = _home(env)
                 if home is None:
                     yield Word(source, None, "", "~ without a known home directory")
                     return
@@ -529,7 +529,7 @@ class _Walker:
         if lowered.startswith("env:"):
             return env.get(name[4:].upper())
         if lowered in ("home",):
-            return env.get("USERPROFILE") or env.get("HOME")
+            return _home(env)
         if lowered == "pwd":
             return env.get("PWD")
         if lowered in ("true", "false", "null"):
@@ -551,6 +551,13 @@ class _Walker:
             return Redirect(op_text, None)
         words = list(self._argument_words(value_nodes[0]))
         return Redirect(op_text, words[0] if words else None)
+
+
+def _home(env: dict[str, str]) -> str | None:
+    """$HOME and `~` on Windows: USERPROFILE (a POSIX HOME, from a server checking on another
+    system, is not a Windows directory)."""
+    home = env.get("USERPROFILE") or env.get("HOME")
+    return home if home is not None and looks_like_windows(home) else None
 
 
 _BACKTICK = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "v": "\v"}
