@@ -94,8 +94,11 @@ def build_invocation(kind: ShellKind, command: str, executable: str, args: tuple
     if kind is ShellKind.CMD:
         switches = [a for a in args if a.lower() not in ("/c", "/k")]
         first_switch = next((i for i, a in enumerate(switches) if a.startswith("/")), len(switches))
-        for required in ("/s", "/d"):  # /d: no AutoRun from the registry; /s: the text is taken as-is
-            if required not in (a.lower() for a in switches):
+        # /d: no AutoRun from the registry; /s: the text is taken as-is; /v:off: no delayed expansion,
+        # whatever the DelayedExpansion registry value says (with it, `del! x` would run del)
+        for required in ("/v:off", "/s", "/d"):
+            present = [a.lower() for a in switches]
+            if required not in present and not (required == "/v:off" and any(a.startswith("/v") for a in present)):
                 switches.insert(first_switch, required)
         argv = (executable, *switches, "/c", command)
         if host_is_windows:

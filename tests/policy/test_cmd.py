@@ -77,8 +77,14 @@ DENIED = [
     ("set x=de&& set y=l&& call %x%%y% notes.txt", D),
     ("call %x% y", D),
     ("!x! y", D),
-    ("cmd /v:on /c \"set x=del&& !x! y\"", X),
-    ("setlocal enabledelayedexpansion & echo", X),
+    ("cmd /v:on /c \"set x=del&& !x! y\"", N),  # the outer cmd may expand `!` first: unreadable
+    ("setlocal enabledelayedexpansion & set x=del& !x! y", D),
+    # delayed expansion (/v:on, setlocal, or the registry in a nested cmd) removes a lone `!`
+    ("del! x", D),
+    ("d!x!el x", D),
+    ("cmd /c del! x", N),
+    ("cmd /c \"d^!el x\"", N),
+    ("type ..!\\x", U),  # `..!` may be `..`
     ("for %i in (del) do %i x", D),
     ("for %i in (del) do (%i x)", D),
     # nested execution
@@ -139,6 +145,9 @@ DENIED = [
 ]
 
 ALLOWED = [
+    "cmd /v:on",
+    "setlocal enabledelayedexpansion & echo !date!",
+    "echo Done!",
     "doskey /macros",
     "doskey /history",
     "assoc .txt",

@@ -4,7 +4,7 @@ Phase 1 expands `%VAR%` (with `:~a,b` substrings and `:a=b` replacements) from t
 the shell would see; an undefined variable stays literal text, as cmd leaves it on a `/c` line.
 Phase 2 handles `^` escapes, `"` quoting, the operators `& && | ||`, parentheses and redirection.
 A command word that depends on `%...%` or `!...!` is not a literal (`set x=del&& call %x% f`),
-`call` with `%` in its line and delayed expansion are refused, and `for /f ('cmd')`, `cmd /c`,
+`call` with `%` in its line is refused, a word with `!` is run-time text (delayed expansion), and `for /f ('cmd')`, `cmd /c`,
 `start`, `if ... cmd` and `forfiles /c` are followed into the commands they run.
 """
 
@@ -77,7 +77,11 @@ def looks_like_path(value: str) -> bool:
 SYNONYMS = {"erase": "del", "rmdir": "rd", "mkdir": "md", "rename": "ren", "chdir": "cd"}
 # `%=C:%` (each drive's current directory) and `%=ExitCode%` are cmd's own hidden variables
 _VAR = re.compile(r"%([^%\s=:]+(?::[^%]*)?)%|%%|%[0-9*]|%~[a-zA-Z]*[0-9]|%=[^%\s]*%")
-_DELAYED = re.compile(r"![^!\s]+!")
+# Delayed expansion (`cmd /v:on`, `setlocal enabledelayedexpansion`, or the DelayedExpansion value
+# in the registry, which a nested `cmd /c` obeys) rewrites every token that holds a `!`: `!x!`
+# expands, a lone `!` is removed (`del! x` runs del), carets are taken once more. Such a token is
+# run-time text wherever it stands; a token without `!` is never touched.
+_DELAYED = re.compile(r"!")
 _INTERNAL_GLUED = re.compile(r"^(cd|chdir|dir|echo|md|mkdir|rd|rmdir|type|del|erase|copy|move|ren|rename|pushd|popd|cls|ver|vol|set|title|color)([./\\:+\[\]].*)$", re.I)
 
 
@@ -216,8 +220,6 @@ class _Tokenizer:
             return Failed("control characters and line breaks are not accepted in cmd commands", R.CONTROL_CHARACTER)
         if not self.source.strip():
             return Failed("empty command", R.EMPTY_COMMAND)
-        if re.search(r"(^|[\s&|(])setlocal\s+.*enabledelayedexpansion", self.source, re.I) or re.search(r"/v:on", self.source, re.I):
-            self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT, "delayed expansion (!VAR!) is not analysed", "/v:on"))
         pieces = expand_percent(self.source, self.limits.env)
         chars: list[tuple[str, bool]] = [(ch, piece.dynamic) for piece in pieces for ch in piece.text]
         self._split(chars)
@@ -385,7 +387,8 @@ class _Tokenizer:
                     break
                 if not (ch == '"' and quoted):
                     prefix += ch
-            reason = "a %VARIABLE% whose value is not known" if dynamic else "a delayed !VARIABLE!"
+            reason = ("a %VARIABLE% whose value is not known" if dynamic
+                      else "a `!`, which delayed expansion rewrites (`!x!` expands, a lone `!` is removed)")
             return Word(source, None, prefix, reason)
         return Word(source, value, value)
 
@@ -507,9 +510,6 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
         if not query:
             return [Refusal(R.SHADOWING, f"{key} makes names or files run other programs", text)]
         return []
-    if key == "setlocal":
-        if any((v or "").lower() == "enabledelayedexpansion" for v in values):
-            return [Refusal(R.UNSUPPORTED_CONSTRUCT, "delayed expansion (!VAR!) is not analysed", "enabledelayedexpansion")]
         return []
     if key == "wmic":
         lowered = [(v or "").lower() for v in values]
@@ -743,9 +743,8 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
         if lowered.startswith(("/c", "/k", "/r")) and len(lowered) > 2 and lowered[2] not in ":":
             text = source[2:]
             return [Script(DIALECT, text.strip('"'), f"cmd {lowered[:2]}")]
-        if lowered.startswith("/v:on"):
-            return [Refusal(R.UNSUPPORTED_CONSTRUCT, "delayed expansion (!VAR!) is not analysed", source)]
-        if CMD_FLAGS.match(lowered):
+        if CMD_FLAGS.match(lowered) or lowered in ("/v:on", "/v:off", "/v"):
+            # delayed expansion: every word with a `!` is already taken as run-time text
             i += 1
             continue
         return [Refusal(R.WRAPPER_OPTION, f"cmd: unknown option {source!r}", source)]
