@@ -331,10 +331,10 @@ def test_cmd_exit_code_and_escapes_under_wine(wine: dict[str, str], tmp_path: Pa
     assert out.text("stdout").strip() == "a & b"
 
 
-def test_cmd_invocation_keeps_d_and_s_switches() -> None:
+def test_cmd_invocation_keeps_d_s_and_v_off_switches() -> None:
     invocation = build_invocation(ShellKind.CMD, "dir", "cmd.exe", ("/c",), "C:\\x", host_is_windows=True)
-    assert invocation.argv == ("cmd.exe", "/d", "/s", "/c", "dir")
-    assert invocation.command_line == '"cmd.exe" /d /s /c "dir"'
+    assert invocation.argv == ("cmd.exe", "/d", "/s", "/v:off", "/c", "dir")
+    assert invocation.command_line == '"cmd.exe" /d /s /v:off /c "dir"'
 
 
 def test_windows_directories_map_to_wine_drive_z_only() -> None:

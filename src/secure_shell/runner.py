@@ -42,7 +42,8 @@ from secure_shell.sandbox import confine, kernel
 from secure_shell.sandbox.containment import ruleset_for
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
-from secure_shell.shells import Invocation, ShellKind, build_invocation, find_executable, host_directory
+from secure_shell.executables import find_executable
+from secure_shell.shells import Invocation, ShellKind, build_invocation, host_directory
 
 # Pagers and colour codes make no sense for a reader that is a program.
 FIXED_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}

@@ -36,7 +36,8 @@ from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
 from secure_shell.replies import cap_bytes, format_line, line_dict, visible, visible_fields
 from secure_shell.runner import Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
-from secure_shell.shells import SHELL_FACTS, ShellKind, find_executable
+from secure_shell.executables import find_executable
+from secure_shell.shells import SHELL_FACTS, ShellKind
 
 SERVER_NAME = "secure-shell"
 PROGRESS_EVERY = 1.0

@@ -6,7 +6,6 @@ import base64
 import re
 import enum
 import os
-import shutil
 from dataclasses import dataclass
 
 
@@ -111,13 +110,6 @@ def build_invocation(kind: ShellKind, command: str, executable: str, args: tuple
             rest = ["--cd", cwd, *rest]
         return Invocation((executable, *rest, command), None)
     return Invocation((executable, *args, command), cwd)
-
-
-def find_executable(executable: str) -> str | None:
-    """The executable's full path, or None when this host does not have it."""
-    if os.path.isabs(executable) or os.sep in executable:
-        return executable if os.path.isfile(executable) and os.access(executable, os.X_OK) else None
-    return shutil.which(executable)
 
 
 def host_directory(dialect: PathDialect, cwd: str | None, host_is_windows: bool = os.name == "nt") -> str | None:

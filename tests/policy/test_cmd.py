@@ -6,7 +6,7 @@ import pytest
 
 from secure_shell.policy import cmd
 from secure_shell.policy.parsed import Limits
-from tests.policy.conftest import B, D, P, U, N, F, X, V, S, W, C, assert_allowed, assert_denied, check
+from tests.policy.conftest import B, D, P, U, N, F, V, S, W, C, assert_allowed, assert_denied, check
 
 
 DENIED = [

@@ -34,6 +34,7 @@ from secure_shell.config.schema import (
     Transport,
 )
 from secure_shell.errors import ConfigError, ConfigIssue
+from secure_shell.executables import default_executable
 from secure_shell.policy.paths import (
     PathSyntaxError,
     express_path,
@@ -233,7 +234,7 @@ def _resolve_shell(
         shell=kind,
         source=source,
         enabled=shell.enabled,
-        executable=executable.command if executable is not None else facts.default_command,
+        executable=executable.command if executable is not None else default_executable(kind),
         executable_args=tuple(executable.args) if executable is not None else facts.default_args,
         path_dialect=dialect,
         mount_point=mount_point,

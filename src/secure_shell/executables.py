@@ -1,0 +1,158 @@
+"""Where a shell's program is: an absolute path, found without ever looking in the working directory.
+
+On Windows, CreateProcess, `shutil.which` (before Python 3.12) and cmd search the current directory
+before PATH (NeedCurrentDirectoryForExePathW), so a `cmd.exe` the agent planted in the project would
+run in place of the shell the policy was written for. The shells Windows ships live at fixed places
+below %SystemRoot%, PowerShell 7 below %ProgramFiles%; Git for Windows records its install
+directory in the registry (and `git --exec-path` names it); anything else is searched for in PATH's
+absolute entries only. A relative PATH entry
+(`.`, an empty entry) and a configured executable with a relative path are never used.
+"""
+
+from __future__ import annotations
+
+import ntpath
+import os
+import posixpath
+import subprocess
+from typing import Callable, Mapping
+
+from secure_shell.shells import SHELL_FACTS, ShellKind
+
+# (hive, key, value name) -> the registry string, or None; injected where no registry exists.
+Registry = Callable[[str, str, str], "str | None"]
+Exists = Callable[[str], bool]
+# argv -> stdout, or None when the program cannot run
+Run = Callable[[list[str]], "str | None"]
+
+GIT_FOR_WINDOWS_KEY = r"SOFTWARE\GitForWindows"
+
+
+def find_executable(executable: str, *, host_is_windows: bool = os.name == "nt",
+                    env: Mapping[str, str] | None = None, exists: Exists | None = None) -> str | None:
+    """The absolute path of `executable` (a configured path or a bare name), or None when this host
+    does not have it. A relative path is refused: it would name a file in the working directory."""
+    env = os.environ if env is None else env
+    exists = exists or _is_executable_file
+    path = ntpath if host_is_windows else posixpath
+    if path.isabs(executable):
+        return executable if exists(executable) else None
+    if "/" in executable or (host_is_windows and "\\" in executable):
+        return None
+    if host_is_windows:
+        known = windows_system_shell(executable, env, exists)
+        if known is not None:
+            return known
+    return search_path(executable, env, host_is_windows, exists)
+
+
+def search_path(name: str, env: Mapping[str, str], host_is_windows: bool, exists: Exists) -> str | None:
+    """`name` in PATH's absolute directories, with PATHEXT's extensions on Windows."""
+    path = ntpath if host_is_windows else posixpath
+    separator = ";" if host_is_windows else ":"
+    entries = _get(env, "PATH", host_is_windows).split(separator)
+    extensions = [""]
+    if host_is_windows and not path.splitext(name)[1]:
+        extensions = [e for e in _get(env, "PATHEXT", True).lower().split(";") if e] or [".exe", ".cmd", ".bat"]
+    for entry in entries:
+        entry = entry.strip().strip('"')
+        if not entry or not path.isabs(entry):
+            continue  # `.` or an empty entry is the working directory
+        for extension in extensions:
+            candidate = path.join(entry, name + extension)
+            if exists(candidate):
+                return candidate
+    return None
+
+
+def windows_system_shell(name: str, env: Mapping[str, str], exists: Exists) -> str | None:
+    """Where Windows and PowerShell 7 put the shells this server starts (Git Bash: `git_bash`)."""
+    lowered = name.lower().removesuffix(".exe")
+    system_root = _get(env, "SystemRoot", True) or _get(env, "windir", True) or "C:\\Windows"
+    system32 = ntpath.join(system_root, "System32")
+    candidates: list[str] = []
+    if lowered == "cmd":
+        candidates = [ntpath.join(system32, "cmd.exe")]
+    elif lowered == "wsl":
+        candidates = [ntpath.join(system32, "wsl.exe")]
+    elif lowered == "powershell":
+        candidates = [ntpath.join(system32, "WindowsPowerShell", "v1.0", "powershell.exe")]
+    elif lowered == "pwsh":
+        candidates = _pwsh_locations(env)
+    return next((c for c in candidates if exists(c)), None)
+
+
+def _pwsh_locations(env: Mapping[str, str]) -> list[str]:
+    program_files = _get(env, "ProgramFiles", True) or "C:\\Program Files"
+    return [ntpath.join(program_files, "PowerShell", "7", "pwsh.exe")]
+
+
+def git_bash(env: Mapping[str, str], exists: Exists, registry: Registry, run: Run) -> str | None:
+    """Git for Windows' bash.exe, never another bash (System32's bash.exe is WSL's)."""
+    return next((c for c in git_bash_locations(env, exists, registry, run) if exists(c)), None)
+
+
+def git_bash_locations(env: Mapping[str, str], exists: Exists, registry: Registry, run: Run) -> list[str]:
+    """Git for Windows' bash: from its InstallPath in the registry, from `git --exec-path` (the
+    git found in PATH's absolute entries), then the default install directory."""
+    found = []
+    for hive in ("HKLM", "HKCU"):
+        root = registry(hive, GIT_FOR_WINDOWS_KEY, "InstallPath")
+        if root:
+            found.append(ntpath.join(root, "bin", "bash.exe"))
+    git = search_path("git.exe", env, True, exists)
+    if git is not None:
+        exec_path = run([git, "--exec-path"])
+        if exec_path:
+            # <root>/mingw64/libexec/git-core (or clangarm64, mingw32): the root is three levels up
+            root = ntpath.dirname(ntpath.dirname(ntpath.dirname(exec_path.strip().replace("/", "\\"))))
+            if root:
+                found.append(ntpath.join(root, "bin", "bash.exe"))
+    program_files = _get(env, "ProgramFiles", True) or "C:\\Program Files"
+    found.append(ntpath.join(program_files, "Git", "bin", "bash.exe"))
+    return found
+
+
+def default_executable(kind: ShellKind, host_is_windows: bool = os.name == "nt") -> str:
+    """What a shell runs when the configuration names no executable: Windows' own locations there,
+    the plain name elsewhere (where a Windows shell is missing unless configured)."""
+    default = SHELL_FACTS[kind].default_command
+    if not host_is_windows:
+        return default
+    if kind is ShellKind.GITBASH:
+        return git_bash(os.environ, _is_executable_file, _registry, _run) or default
+    return find_executable(default) or default
+
+
+def _get(env: Mapping[str, str], name: str, fold: bool) -> str:
+    if not fold:
+        return env.get(name, "")
+    lowered = name.lower()
+    return next((value for key, value in env.items() if key.lower() == lowered), "")
+
+
+def _is_executable_file(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def _registry(hive: str, key: str, value: str) -> str | None:  # pragma: no cover - Windows only
+    try:
+        import winreg
+    except ImportError:
+        return None
+    root = {"HKLM": winreg.HKEY_LOCAL_MACHINE, "HKCU": winreg.HKEY_CURRENT_USER}[hive]
+    try:
+        with winreg.OpenKey(root, key) as handle:
+            found, _ = winreg.QueryValueEx(handle, value)
+    except OSError:
+        return None
+    return found if isinstance(found, str) else None
+
+
+def _run(argv: list[str]) -> str | None:  # pragma: no cover - Windows only
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False,
+                              cwd=os.path.dirname(argv[0]))
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
