@@ -309,26 +309,81 @@ def wine(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     subprocess.run([server, "-k"], env=env, timeout=30)
 
 
-def cmd(command: str, cwd: str) -> Invocation:
-    invocation = build_invocation(ShellKind.CMD, command, WINE, ("cmd", "/d", "/s", "/c"), cwd)
-    return Invocation(invocation.argv, host_directory(PathDialect.WINDOWS, cwd), None)
+@pytest.fixture(scope="module")
+def rawspawn(wine: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> str:
+    """tests/fakes/rawspawn.c built for Windows: it starts RAWSPAWN_LINE as CreateProcessW's
+    lpCommandLine, so cmd reads exactly the line the executor builds (Wine re-quotes argv)."""
+    compiler = shutil.which("x86_64-w64-mingw32-gcc")
+    if compiler is None:
+        if os.environ.get("CI"):
+            pytest.fail("the mingw-w64 cross compiler is required in CI (.ci/run installs gcc-mingw-w64-x86-64)")
+        pytest.skip("mingw-w64 is not installed (apt-get install --no-install-recommends gcc-mingw-w64-x86-64)")
+    target = tmp_path_factory.mktemp("rawspawn") / "rawspawn.exe"
+    subprocess.run([compiler, "-O2", "-o", str(target), str(FAKES / "rawspawn.c")], check=True, timeout=120)
+    return str(target)
 
 
-def test_cmd_runs_under_wine(wine: dict[str, str], tmp_path: Path) -> None:
-    windows_cwd = "Z:" + str(tmp_path).replace("/", "\\")
+def cmd(command: str, cwd: str, rawspawn: str, wine: dict[str, str],
+        args: tuple[str, ...] = ("/d", "/s", "/c")) -> tuple[Invocation, dict[str, str]]:
+    """What the executor would start on Windows, started through that very command line."""
+    windows = build_invocation(ShellKind.CMD, command, "C:\\windows\\system32\\cmd.exe", args, cwd,
+                               host_is_windows=True)
+    assert windows.command_line is not None
+    return (Invocation((WINE, rawspawn), host_directory(PathDialect.WINDOWS, cwd), None),
+            {**wine, "RAWSPAWN_LINE": windows.command_line})
+
+
+def windows_directory(path: Path) -> str:
+    return "Z:" + str(path).replace("/", "\\")
+
+
+def test_cmd_runs_under_wine(wine: dict[str, str], rawspawn: str, tmp_path: Path) -> None:
     out = Collected()
-    outcome = execute(cmd("echo one & echo two & cd", windows_cwd), wine, 60, out)
+    invocation, env = cmd("echo one & echo two & cd", windows_directory(tmp_path), rawspawn, wine)
+    outcome = execute(invocation, env, 60, out)
     lines = [line.strip() for line in out.text("stdout").splitlines()]
     assert outcome.exit_code == 0
-    assert lines == ["one", "two", windows_cwd]
+    assert lines == ["one", "two", windows_directory(tmp_path)]
 
 
-def test_cmd_exit_code_and_escapes_under_wine(wine: dict[str, str], tmp_path: Path) -> None:
-    windows_cwd = "Z:" + str(tmp_path).replace("/", "\\")
+def test_cmd_exit_code_and_escapes_under_wine(wine: dict[str, str], rawspawn: str, tmp_path: Path) -> None:
     out = Collected()
-    outcome = execute(cmd("echo a ^& b & exit /b 7", windows_cwd), wine, 60, out)
+    invocation, env = cmd("echo a ^& b & exit /b 7", windows_directory(tmp_path), rawspawn, wine)
+    outcome = execute(invocation, env, 60, out)
     assert outcome.exit_code == 7
     assert out.text("stdout").strip() == "a & b"
+
+
+# Documented cmd behaviour on a /c line (the same under Wine for these): /s takes the text between
+# the first and the last quote as it stands; ^ escapes; an undefined %VAR% stays as written.
+@pytest.mark.parametrize("command, expected", [
+    ('echo "a b" "c"', ['"a b" "c"']),
+    ("echo a ^| b ^> c", ["a | b > c"]),
+    ("echo %SECURE_SHELL_UNDEFINED%", ["%SECURE_SHELL_UNDEFINED%"]),
+    ("echo 1 & ver > nul && echo 2", ["1", "2"]),
+])
+def test_cmd_reads_the_executors_command_line_as_validated(wine: dict[str, str], rawspawn: str, tmp_path: Path,
+                                                            command: str, expected: list[str]) -> None:
+    out = Collected()
+    invocation, env = cmd(command, windows_directory(tmp_path), rawspawn, wine)
+    assert execute(invocation, env, 60, out).exit_code == 0
+    assert [line.strip() for line in out.text("stdout").splitlines()] == expected
+
+
+def test_the_executor_starts_cmd_with_delayed_expansion_off(wine: dict[str, str], rawspawn: str,
+                                                             tmp_path: Path) -> None:
+    # With delayed expansion on (cmd /v:on, or the DelayedExpansion registry value, which real
+    # Windows honours and Wine does not), `!b!` expands; Windows also drops a lone `!` (`del! x`
+    # runs del), which Wine does not: that half is checked on real Windows (.github/workflows).
+    line = "set b=X& echo a!b!c"
+    out = Collected()
+    invocation, env = cmd(line, windows_directory(tmp_path), rawspawn, wine, ("/v:on", "/d", "/s", "/c"))
+    execute(invocation, env, 60, out)
+    assert out.text("stdout").strip() == "aXc"
+    out = Collected()
+    invocation, env = cmd(line, windows_directory(tmp_path), rawspawn, wine)
+    execute(invocation, env, 60, out)
+    assert out.text("stdout").strip() == "a!b!c"
 
 
 def test_cmd_invocation_keeps_d_s_and_v_off_switches() -> None:
