@@ -396,3 +396,49 @@ def test_windows_directories_map_to_wine_drive_z_only() -> None:
     assert host_directory(PathDialect.WINDOWS, "Z:\\tmp\\x", host_is_windows=False) == "/tmp/x"
     assert host_directory(PathDialect.WINDOWS, "C:\\x", host_is_windows=False) is None
     assert host_directory(PathDialect.POSIX, "/x", host_is_windows=False) == "/x"
+
+
+def msys_arguments(line: str) -> list[str]:
+    """The MSYS2 runtime's reading of a Windows command line (its MSVCRT-like parser: `"` and `'`
+    quote, backslashes count only before a quote, `""` in quotes is a quote), and whether each
+    argument started with an unquoted `@` (which the runtime replaces by a file's contents)."""
+    args, i = [], 0
+    while i < len(line):
+        while i < len(line) and line[i] in " \t":
+            i += 1
+        if i >= len(line):
+            break
+        out, quote, backslashes, first_quoted = [], "", 0, line[i] in "\"'"
+        while i < len(line) and (quote or line[i] not in " \t"):
+            ch = line[i]
+            i += 1
+            if ch == "\\":
+                backslashes += 1
+                continue
+            at_quote = (ch == quote) if quote else ch in "\"'"
+            out.append("\\" * (backslashes // 2 if at_quote else backslashes))
+            if at_quote and backslashes % 2 == 0:
+                if quote and i < len(line) and line[i] == quote:
+                    out.append(ch)
+                    i += 1
+                else:
+                    quote = "" if quote else ch
+            else:
+                out.append(ch)
+            backslashes = 0
+        out.append("\\" * backslashes)
+        text = "".join(out)
+        assert first_quoted or not text.startswith("@"), f"{text!r} would be read as an @file"
+        args.append(text)
+    return args
+
+
+@pytest.mark.parametrize("command", [
+    "true&&echo*", "echo 'a b' \"c d\"", 'printf "%s\\n" "a\\"b" \'c\\\\d\'', "echo {a,b} [x] ?", "@/etc/passwd",
+    "cd 'C:\\Program Files\\' && ls", "echo \\\\server\\share\\", 'echo ""', "", "echo é ü 中", "a\\",
+])
+def test_git_bash_receives_exactly_the_validated_text(command: str) -> None:
+    invocation = build_invocation(ShellKind.GITBASH, command, "C:\\Program Files\\Git\\bin\\bash.exe",
+                                  ("--noprofile", "--norc", "-c"), "C:\\x", host_is_windows=True)
+    assert invocation.command_line is not None
+    assert msys_arguments(invocation.command_line) == list(invocation.argv)

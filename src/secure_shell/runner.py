@@ -203,6 +203,9 @@ class Runner:
             for key, value in chosen.env.items():
                 env[key] = _PROFILE_VARIABLE.sub(lambda m: os.environ.get(m.group(1), ""), value)
         env.update(FIXED_ENVIRONMENT)
+        if shell is ShellKind.GITBASH:
+            # the MSYS2 runtime globs unquoted arguments of a program a Windows process starts
+            env["MSYS"] = " ".join(dict.fromkeys([*env.get("MSYS", "").split(), "noglob"]))
         if self.config.sandbox[shell].mode != "off" and os.name != "nt":
             env.update(TMPDIR=self.tmpdir, TMP=self.tmpdir, TEMP=self.tmpdir)
         return env

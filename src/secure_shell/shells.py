@@ -80,7 +80,9 @@ def build_invocation(kind: ShellKind, command: str, executable: str, args: tuple
                      host_is_windows: bool = os.name == "nt") -> Invocation:
     """The process that runs exactly the validated `command` in shell `kind` from `cwd`.
 
-    bash and Git Bash get the text after `-c`; WSL gets `--cd DIR` and the text after `bash -c`;
+    bash and Git Bash get the text after `-c` (on Windows Git Bash gets a command line whose every
+    argument is quoted for the MSYS2 runtime, see quote_for_msys); WSL gets `--cd DIR` and the
+    text after `bash -c`;
     PowerShell gets it UTF-16LE base64-encoded after -EncodedCommand, so no quoting layer can
     change it; cmd gets `/d /s /c "TEXT"` as a raw command line, which /s makes cmd read as TEXT.
     """
@@ -109,7 +111,31 @@ def build_invocation(kind: ShellKind, command: str, executable: str, args: tuple
         if cwd is not None:
             rest = ["--cd", cwd, *rest]
         return Invocation((executable, *rest, command), None)
-    return Invocation((executable, *args, command), cwd)
+    argv = (executable, *args, command)
+    if kind is ShellKind.GITBASH and host_is_windows:
+        return Invocation(argv, cwd, " ".join(quote_for_msys(arg) for arg in argv))
+    return Invocation(argv, cwd)
+
+
+def quote_for_msys(argument: str) -> str:
+    """One argument for the MSYS2 runtime's command-line parser, always in double quotes: it reads
+    `"` and `'` as quotes and backslashes as the C runtime does, globs an unquoted word (also
+    `{a,b}`; off anyway with MSYS=noglob) and replaces a word that starts with an unquoted `@` by a
+    file's contents. Inside double quotes `'`, `*`, `{` and `@` are plain; a `"` is `\\"`, and
+    backslashes are doubled where they come before a quote."""
+    out = ['"']
+    backslashes = 0
+    for ch in argument:
+        if ch == "\\":
+            backslashes += 1
+            continue
+        if ch == '"':
+            out.append("\\" * (2 * backslashes + 1) + '"')
+        else:
+            out.append("\\" * backslashes + ch)
+        backslashes = 0
+    out.append("\\" * (2 * backslashes) + '"')
+    return "".join(out)
 
 
 def host_directory(dialect: PathDialect, cwd: str | None, host_is_windows: bool = os.name == "nt") -> str | None:
