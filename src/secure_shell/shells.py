@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import base64
-import re
 import enum
 import os
+import re
+import subprocess
 from dataclasses import dataclass
 
 
@@ -115,6 +116,37 @@ def build_invocation(kind: ShellKind, command: str, executable: str, args: tuple
     if kind is ShellKind.GITBASH and host_is_windows:
         return Invocation(argv, cwd, " ".join(quote_for_msys(arg) for arg in argv))
     return Invocation(argv, cwd)
+
+
+# What one command can be, as the operating system and the shell take it.
+CREATE_PROCESS_MAX = 32766  # CreateProcess: lpCommandLine in UTF-16 code units, its terminating NUL not counted
+CMD_LINE_MAX = 8191  # cmd.exe reads at most this many characters of a command line
+LINUX_ARGUMENT_MAX = 131071  # Linux's MAX_ARG_STRLEN: the bytes of one argument, its NUL not counted
+WSL_WRAPPER_MARGIN = 4096  # room for --cd DIR and the in-distribution confinement's own arguments
+
+
+def command_line_problem(kind: ShellKind, command: str, executable: str, args: tuple[str, ...],
+                         cwd: str | None) -> str | None:
+    """Why `command` cannot reach the shell whole, or None: cmd reads 8191 characters of a line,
+    CreateProcess takes 32766 (PowerShell's -EncodedCommand is 8/3 of the text), Linux 131071 bytes
+    in one argument (`bash -c TEXT`, also inside WSL)."""
+    utf8 = len(command.encode("utf-8", "surrogatepass"))
+    if kind in (ShellKind.BASH, ShellKind.WSL) and utf8 > LINUX_ARGUMENT_MAX:
+        return (f"the command is {utf8} bytes in UTF-8, and Linux passes at most {LINUX_ARGUMENT_MAX} in one "
+                "argument; split it into several commands")
+    if kind is ShellKind.BASH:
+        return None
+    invocation = build_invocation(kind, command, executable, args, cwd or "C:\\", host_is_windows=True)
+    line = invocation.command_line or subprocess.list2cmdline(invocation.argv)
+    units = len(line.encode("utf-16-le", "surrogatepass")) // 2
+    limit = CMD_LINE_MAX if kind is ShellKind.CMD else CREATE_PROCESS_MAX
+    if kind is ShellKind.WSL:
+        limit -= WSL_WRAPPER_MARGIN
+    if units <= limit:
+        return None
+    how = " (PowerShell gets it base64-encoded, 8/3 as long)" if kind is ShellKind.POWERSHELL else ""
+    return (f"the command cannot be passed to {kind.value} whole: its command line would be {units} characters"
+            f"{how}, and at most {limit} fit; split it into several commands")
 
 
 def quote_for_msys(argument: str) -> str:

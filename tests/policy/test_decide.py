@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import subprocess
 
 import pytest
 
@@ -177,3 +178,29 @@ def test_brace_expansion_of_a_huge_nested_argument_is_linear_not_quadratic() -> 
     assert path_words("{" * 30000 + "}" * 30000) == ["{" * 30000 + "}" * 30000]
     assert path_words("{a," * 20000) == ["{a," * 20000]  # unmatched: no expansion
     assert time.thread_time() - started < 1.0
+
+
+@pytest.mark.parametrize("shell, fits, too_long", [
+    ("cmd", 8_000, 8_200),  # cmd reads 8191 characters of a line
+    ("powershell", 12_000, 12_400),  # -EncodedCommand: 8/3 of the text, within CreateProcess's 32766
+    ("gitbash", 32_000, 33_000),
+    ("wsl", 28_000, 29_000),  # CreateProcess, less room for --cd and the confinement's arguments
+])
+def test_a_command_that_cannot_reach_the_shell_whole_is_refused(shell: str, fits: int, too_long: int) -> None:
+    policy = with_rules(shell, security__maxCommandLength=65536)
+    assert "command-too-long" not in decide("echo " + "a" * fits, policy, cwd_for(shell), ENV).rules
+    verdict = decide("echo " + "a" * too_long, policy, cwd_for(shell), ENV)
+    assert verdict.rules == ("command-too-long",)
+    assert f"cannot be passed to {shell} whole" in verdict.reasons[0].message
+
+
+def test_bash_takes_what_linux_passes_in_one_argument() -> None:
+    """131071 bytes is what the kernel passes (one more fails with E2BIG: checked with real exec)."""
+    policy = with_rules("bash", security__maxCommandLength=65536)
+    fits = ": " + "\U0001f600" * 32_767 + "a"  # 131071 bytes in UTF-8
+    assert decide(fits, policy, cwd_for("bash"), ENV).allowed
+    assert subprocess.run(["bash", "-c", fits]).returncode == 0
+    too_long = fits + "a"
+    assert decide(too_long, policy, cwd_for("bash"), ENV).rules == ("command-too-long",)
+    with pytest.raises(OSError):
+        subprocess.run(["bash", "-c", too_long])

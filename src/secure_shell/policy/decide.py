@@ -38,6 +38,7 @@ from secure_shell.policy.parsed import (  # noqa: F401 - CrossCheckResult: the n
 from secure_shell.policy.program_name import names_program_file
 from secure_shell.policy.paths import SESSION_DRIVE, PROVIDER_PATH, PathSpace, Realpath
 from secure_shell.policy.shell_policy import ShellPolicy
+from secure_shell.shells import command_line_problem
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
 from secure_shell.policy.dialect import Dialect
 from secure_shell.policy.registry import DIALECTS, SHELL_DIALECT, launch
@@ -176,6 +177,10 @@ class _Engine:
             self.deny(R.COMMAND_TOO_LONG,
                       f"the command has {len(command)} characters; the limit is {policy.max_command_length}",
                       command[:60])
+            return
+        problem = command_line_problem(policy.shell, command, policy.executable, policy.executable_args, cwd)
+        if problem is not None:
+            self.deny(R.COMMAND_TOO_LONG, problem, command[:60])
             return
         start = self._start_directory(cwd)
         self.script(command, SHELL_DIALECT[policy.shell], (), 0, start=start)
