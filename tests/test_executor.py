@@ -276,6 +276,24 @@ def test_wsl_invocation_maps_mounted_drives(tmp_path: Path) -> None:
     assert out.text("stdout").splitlines() == [str(tmp_path / "c" / "Users" / "u"), "bash"]
 
 
+WINDOWS_SIDE = {"TEMP": "C:\\Users\\u\\AppData\\Local\\Temp", "PROJECT": "C:\\Users\\u\\proj",
+                "TOOLS": "C:\\a;D:\\b", "TOKEN": "secret", "ONLY_OUT": "x",
+                "WSLENV": "PROJECT/p:TOOLS/l:TOKEN:ONLY_OUT/w"}
+
+
+def test_wsl_passes_only_what_wslenv_lists_and_the_checker_expands_the_same() -> None:
+    from secure_shell.shells import wsl_environment
+
+    command = 'printf "%s|" "$TEMP" "$PROJECT" "$TOOLS" "$TOKEN" "$ONLY_OUT"'
+    invocation = build_invocation(ShellKind.WSL, command, str(FAKES / "wsl.py"),
+                                  ("-e", "bash", "--noprofile", "--norc", "-c"), None)
+    out = Collected()
+    execute(invocation, {**os.environ, **WINDOWS_SIDE}, 10, out)
+    assert out.text("stdout") == "|/mnt/c/Users/u/proj|/mnt/c/a:/mnt/d/b|secret||"
+    assert wsl_environment(WINDOWS_SIDE) == {"PROJECT": "/mnt/c/Users/u/proj", "TOOLS": "/mnt/c/a:/mnt/d/b",
+                                             "TOKEN": "secret"}
+
+
 # --- PowerShell through the recording stand-in ----------------------------------------------------
 
 

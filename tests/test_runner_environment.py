@@ -28,3 +28,28 @@ def test_git_bash_gets_globbing_off_whatever_msys_holds(tmp_path: Path) -> None:
     finally:
         runner.shutdown()
         checker.close()
+
+
+def test_the_fixed_variables_reach_wsl_commands_through_wslenv(tmp_path: Path) -> None:
+    text = (f"global:\n  paths:\n    allowedPaths: [{tmp_path}]\n"
+            "  environment:\n    set:\n      WSLENV: PROJECT/p:PAGER\n")
+    runner, checker = runner_for(tmp_path, text)
+    try:
+        assert runner.environment(None, ShellKind.WSL)["WSLENV"] == "PROJECT/p:PAGER:GIT_PAGER:TERM"
+    finally:
+        runner.shutdown()
+        checker.close()
+
+
+def test_wsl_paths_are_checked_with_the_variables_wsl_passes(tmp_path: Path) -> None:
+    """`rm -rf $TEMP/x`: TEMP is the Windows side's, but inside WSL it is the distribution's own."""
+    text = "global:\n  paths:\n    allowedPaths: ['/mnt/c/Users/u/proj']\n  restrictions:\n    blockedCommands: []\n"
+    config = resolve(load_text(text, "t.yaml"), "t.yaml", str(tmp_path))
+    windows = {"TEMP": "C:\\Users\\u\\proj\\tmp", "PROJECT": "C:\\Users\\u\\proj"}
+    with Checker(config) as checker:
+        verdict = checker.check(ShellKind.WSL, "cat $TEMP/x", "/mnt/c/Users/u/proj", windows)
+        assert verdict.rules == ("path-unresolvable",)
+        passed = {**windows, "WSLENV": "PROJECT/p"}
+        assert checker.check(ShellKind.WSL, "cat $PROJECT/x", "/mnt/c/Users/u/proj", passed).allowed
+        verdict = checker.check(ShellKind.WSL, "cat $PROJECT/../x", "/mnt/c/Users/u/proj", passed)
+        assert verdict.rules == ("path-outside-allowed",)

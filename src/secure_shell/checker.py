@@ -14,7 +14,7 @@ from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.policy.decide import DirectoryCheck, check_directory, decide
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import Verdict
-from secure_shell.shells import PathDialect, ShellKind
+from secure_shell.shells import PathDialect, ShellKind, wsl_environment
 
 
 class Checker:
@@ -28,6 +28,8 @@ class Checker:
     def check(self, shell: ShellKind, command: str, cwd: str | None = None,
               env: Mapping[str, str] | None = None, confirmed: bool = False) -> Verdict:
         policy = self.policy(shell)
+        if shell is ShellKind.WSL:  # the command sees only what WSLENV passes into the distribution
+            env = wsl_environment(env or {}, policy.mount_point)
         return decide(command, policy, cwd, env, cross_check=self._worker, realpath=_realpath_for(policy),
                       confirmed=confirmed)
 

@@ -203,6 +203,10 @@ class Runner:
             for key, value in chosen.env.items():
                 env[key] = _PROFILE_VARIABLE.sub(lambda m: os.environ.get(m.group(1), ""), value)
         env.update(FIXED_ENVIRONMENT)
+        if shell is ShellKind.WSL:  # wsl.exe passes into the distribution only what WSLENV lists
+            listed = [entry for entry in env.get("WSLENV", "").split(":") if entry]
+            names = {entry.partition("/")[0] for entry in listed}
+            env["WSLENV"] = ":".join([*listed, *(name for name in FIXED_ENVIRONMENT if name not in names)])
         if shell is ShellKind.GITBASH:
             # the MSYS2 runtime globs unquoted arguments of a program a Windows process starts
             env["MSYS"] = " ".join(dict.fromkeys([*env.get("MSYS", "").split(), "noglob"]))

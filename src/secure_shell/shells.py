@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass
+from typing import Mapping
 
 
 class ShellKind(str, enum.Enum):
@@ -168,6 +169,37 @@ def quote_for_msys(argument: str) -> str:
         backslashes = 0
     out.append("\\" * (2 * backslashes) + '"')
     return "".join(out)
+
+
+def wsl_environment(windows_env: Mapping[str, str], mount_point: str = "/mnt/") -> dict[str, str]:
+    """What a command inside WSL sees of the Windows environment wsl.exe is started with: only the
+    variables WSLENV lists (NAME, NAME/p a path, NAME/l a list of paths, NAME/u only into WSL,
+    NAME/w only out of it). Everything else inside (HOME, PATH, TEMP, ...) is the distribution's
+    own, unknown here."""
+    folded = {name.upper(): value for name, value in windows_env.items()}
+    out: dict[str, str] = {}
+    for entry in folded.get("WSLENV", "").split(":"):
+        name, _, flags = entry.partition("/")
+        if not name or "w" in flags.lower() and "u" not in flags.lower():
+            continue
+        value = next((v for k, v in windows_env.items() if k == name), folded.get(name.upper()))
+        if value is None:
+            continue
+        if "l" in flags.lower():
+            value = ":".join(_wsl_path(part, mount_point) for part in value.split(";") if part)
+        elif "p" in flags.lower():
+            value = _wsl_path(value, mount_point)
+        out[name] = value
+    return out
+
+
+def _wsl_path(windows: str, mount_point: str) -> str:
+    """`C:\\x\\y` as WSL mounts it (`/mnt/c/x/y`); anything else as it is."""
+    match = re.match(r"^([A-Za-z]):[\\/]?(.*)$", windows)
+    if match is None:
+        return windows.replace("\\", "/")
+    rest = match.group(2).replace("\\", "/").strip("/")
+    return mount_point.rstrip("/") + "/" + match.group(1).lower() + ("/" + rest if rest else "")
 
 
 def host_directory(dialect: PathDialect, cwd: str | None, host_is_windows: bool = os.name == "nt") -> str | None:
