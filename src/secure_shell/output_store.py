@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterator
+from typing import BinaryIO, Callable, Iterator, Mapping, Protocol
 
 import regex
 
@@ -153,6 +153,12 @@ class _Block:
         return self.first + self.count - 1
 
 
+class Decoder(Protocol):
+    """Bytes of one stream to text, a chunk at a time (codecs' incremental decoders are ones)."""
+
+    def decode(self, data: bytes, final: bool = False) -> str: ...
+
+
 class OutputBuffer:
     """One execution's lines: a head file on disk, a tail ring in memory, the middle counted.
 
@@ -160,7 +166,8 @@ class OutputBuffer:
     so hundreds of megabytes pass through at the speed of the pipe.
     """
 
-    def __init__(self, path: Path, limits: StoreLimits, encoding: str = "utf-8") -> None:
+    def __init__(self, path: Path, limits: StoreLimits, encoding: str = "utf-8",
+                 decoders: Mapping[str, Decoder] | None = None) -> None:
         self.path = path
         self.limits = limits
         self.encoding = encoding
@@ -168,8 +175,10 @@ class OutputBuffer:
         self._file: BinaryIO | None = None  # the spill file, once the head outgrows memory
         self._head_memory = bytearray()  # the head until then
         self._on_disk = False
-        self._decoders = {STDOUT: codecs.getincrementaldecoder(encoding)("replace"),
-                          STDERR: codecs.getincrementaldecoder(encoding)("replace")}
+        # decoders: how the shell's bytes become text (console_output.output_decoders), else `encoding`
+        self._decoders: Mapping[str, Decoder] = decoders or {
+            STDOUT: codecs.getincrementaldecoder(encoding)("replace"),
+            STDERR: codecs.getincrementaldecoder(encoding)("replace")}
         self._partial = {STDOUT: "", STDERR: ""}
         self.head_lines = 0
         self.head_bytes = 0
@@ -675,11 +684,12 @@ class OutputStore:
             if candidate not in self._executions:
                 return candidate
 
-    def start(self, shell: str, command: str, cwd: str | None, encoding: str = "utf-8") -> Execution:
+    def start(self, shell: str, command: str, cwd: str | None, encoding: str = "utf-8",
+              decoders: Mapping[str, Decoder] | None = None) -> Execution:
         with self._lock:
             self._evict(incoming=1)
             execution_id = self.new_id()
-            buffer = OutputBuffer(self.directory / f"{execution_id}.log", self.limits, encoding)
+            buffer = OutputBuffer(self.directory / f"{execution_id}.log", self.limits, encoding, decoders)
             execution = Execution(execution_id, shell, command, cwd, time.time(), buffer)
             self._executions[execution_id] = execution
             return execution

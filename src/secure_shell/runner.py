@@ -42,6 +42,7 @@ from secure_shell.sandbox import confine, kernel
 from secure_shell.sandbox.containment import ruleset_for
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
+from secure_shell.console_output import output_decoders
 from secure_shell.executables import find_executable
 from secure_shell.shells import Invocation, ShellKind, build_invocation, host_directory
 
@@ -295,7 +296,7 @@ class Runner:
             raise
         cgroup = None
         try:
-            execution = self.store.start(shell.value, command, prepared.directory)
+            execution = self.store.start(shell.value, command, prepared.directory, decoders=output_decoders(shell))
             try:
                 confinement = prepared.confinement
                 if confinement is not None and prepared.max_processes is not None and self.host.pids is not None:
