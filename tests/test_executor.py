@@ -460,3 +460,41 @@ def test_git_bash_receives_exactly_the_validated_text(command: str) -> None:
                                   ("--noprofile", "--norc", "-c"), "C:\\x", host_is_windows=True)
     assert invocation.command_line is not None
     assert msys_arguments(invocation.command_line) == list(invocation.argv)
+
+
+# --- the Windows branch's contracts, exercised where they can run -----------------------------------
+
+
+def test_the_thread_reader_path_never_feeds_the_sink_after_it_returns() -> None:
+    """Windows reads each pipe in a thread; a child that outlives the run and keeps a pipe (here a
+    background sleep) must not feed the sink once the run has returned (the store is finished)."""
+    calls: list[tuple[str, bytes]] = []
+    returned = threading.Event()
+
+    def sink(name: str, data: bytes) -> None:
+        assert not returned.is_set(), f"sink called after the run returned: {data!r}"
+        calls.append((name, data))
+
+    invocation = bash("echo now; (sleep 0.6; echo late) &")
+    outcome = executor._execute_with_threads(invocation, os.environ, 10, sink, None, None, None)
+    returned.set()
+    time.sleep(1.0)  # the late echo happens now, into a closed gate and a closed pipe
+    assert outcome.exit_code == 0
+    assert b"".join(data for _, data in calls) == b"now\n"
+
+
+def test_win32_calls_get_pointer_sized_handles() -> None:
+    import ctypes
+    from ctypes import wintypes
+
+    class Library:
+        def __getattr__(self, name: str) -> object:
+            function = type("Function", (), {})()
+            setattr(self, name, function)
+            return function
+
+    kernel32, ntdll = Library(), Library()
+    executor._declare(kernel32, ntdll)
+    assert kernel32.AssignProcessToJobObject.argtypes == [wintypes.HANDLE, wintypes.HANDLE]
+    assert ctypes.sizeof(kernel32.CreateJobObjectW.restype) == ctypes.sizeof(ctypes.c_void_p)
+    assert ntdll.NtResumeProcess.restype is wintypes.LONG  # an NTSTATUS, checked for < 0

@@ -45,6 +45,8 @@ KILL_WAIT = 5.0  # after SIGKILL; only a process stuck in the kernel takes longe
 READ_CHUNK = 1 << 18
 POLL = 0.05  # how often a blocking run looks at its stop event; the Windows wait loop's step
 READER_LINGER = 0.1  # after the process ends, how long its pipes may stay open (escaped children)
+CREATE_SUSPENDED = 0x00000004
+CREATE_NO_WINDOW = 0x08000000
 DRAIN_READS = 64  # reads of what is already in the pipes after a cancellation, at most
 READS_PER_WAKE = 8  # bounds how long one busy pipe holds the event loop
 EXITED, TIMED_OUT, STOPPED = "exited", "timed out", "stopped"
@@ -545,7 +547,8 @@ def _execute_with_threads(invocation: Invocation, env: Mapping[str, str], timeou
     """Windows pipes cannot be polled, so a thread reads each one; the job object ends them."""
     started = time.monotonic()
     process, job = _spawn(invocation, env, limits, registration)
-    readers = [threading.Thread(target=_read_blocking, args=(stream, name, sink), daemon=True)
+    gate = _Gate(sink)
+    readers = [threading.Thread(target=_read_blocking, args=(stream, name, gate), daemon=True)
                for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))]
     for reader in readers:
         reader.start()
@@ -570,9 +573,31 @@ def _execute_with_threads(invocation: Invocation, env: Mapping[str, str], timeou
         process.wait()
         for reader in readers:
             reader.join(READER_LINGER)
+        gate.close()  # a reader still blocked now writes nowhere: the caller is about to finish the store
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
         if job is not None:
             job.close()
     return _outcome(process, timed_out, cancelled, started)
+
+
+class _Gate:
+    """The sink until closed: output a reader brings after the run ended is dropped, never stored late."""
+
+    def __init__(self, sink: Sink) -> None:
+        self._sink = sink
+        self._lock = threading.Lock()
+        self._open = True
+
+    def __call__(self, name: str, data: bytes) -> None:
+        with self._lock:
+            if self._open:
+                self._sink(name, data)
+
+    def close(self) -> None:
+        with self._lock:
+            self._open = False
 
 
 def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None,
@@ -592,7 +617,10 @@ def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None
     kwargs: dict[str, object] = dict(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      cwd=invocation.cwd, env=dict(env))
     if os.name == "nt":
-        kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP | 0x00000004  # CREATE_SUSPENDED
+        # suspended until it is in the job; no console window of its own to flash up. Not a new
+        # process group: nothing sends it Ctrl+Break (a hidden console is out of the server's
+        # reach), and such a group starts with Ctrl+C disabled for every program in it.
+        kwargs["creationflags"] = CREATE_SUSPENDED | CREATE_NO_WINDOW
         args: object = invocation.command_line or list(invocation.argv)
     else:
         kwargs["start_new_session"] = True
@@ -643,15 +671,39 @@ def _launch(launcher: Launcher, invocation: Invocation, env: Mapping[str, str], 
 
 
 def _read_blocking(stream: object, name: str, sink: Sink) -> None:
-    fd = stream.fileno()  # type: ignore[attr-defined]
+    raw = stream.raw if hasattr(stream, "raw") else stream  # type: ignore[attr-defined]
     while True:
-        data = os.read(fd, READ_CHUNK)  # the job object's kill closes the pipe: EOF ends this
+        try:
+            data = raw.read(READ_CHUNK)  # the job object's kill closes the pipe: EOF ends this
+        except (OSError, ValueError):
+            return  # the run closed the pipe under a reader a lingering child kept busy
         if not data:
             return
         sink(name, data)
 
 
 _signal_group = process_tree.signal_group
+
+
+def _declare(kernel32: object, ntdll: object) -> None:
+    """Argument and result types of the Win32 calls the job uses: a HANDLE is pointer-sized, never a
+    C int (ctypes' default would cut a 64-bit handle)."""
+    import ctypes
+    from ctypes import wintypes
+
+    signatures = {
+        (kernel32, "CreateJobObjectW"): ([ctypes.c_void_p, wintypes.LPCWSTR], wintypes.HANDLE),
+        (kernel32, "SetInformationJobObject"): ([wintypes.HANDLE, ctypes.c_int, ctypes.c_void_p, wintypes.DWORD],
+                                                wintypes.BOOL),
+        (kernel32, "AssignProcessToJobObject"): ([wintypes.HANDLE, wintypes.HANDLE], wintypes.BOOL),
+        (kernel32, "TerminateJobObject"): ([wintypes.HANDLE, wintypes.UINT], wintypes.BOOL),
+        (kernel32, "CloseHandle"): ([wintypes.HANDLE], wintypes.BOOL),
+        (ntdll, "NtResumeProcess"): ([wintypes.HANDLE], wintypes.LONG),
+    }
+    for (library, name), (argtypes, restype) in signatures.items():
+        function = getattr(library, name)
+        function.argtypes = argtypes
+        function.restype = restype
 
 
 class _Job:
@@ -662,6 +714,8 @@ class _Job:
         from ctypes import wintypes
 
         self._kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+        self._ntdll = ctypes.WinDLL("ntdll")  # type: ignore[attr-defined]
+        _declare(self._kernel32, self._ntdll)
         self._handle = self._kernel32.CreateJobObjectW(None, None)
         if not self._handle:
             raise SpawnError(f"CreateJobObject failed: {ctypes.get_last_error()}")  # type: ignore[attr-defined]
@@ -695,8 +749,10 @@ class _Job:
         if not self._kernel32.AssignProcessToJobObject(self._handle, handle):
             process.kill()
             raise SpawnError(f"AssignProcessToJobObject failed: {ctypes.get_last_error()}")  # type: ignore[attr-defined]
-        ntdll = ctypes.WinDLL("ntdll")  # type: ignore[attr-defined]
-        ntdll.NtResumeProcess(handle)
+        status = self._ntdll.NtResumeProcess(handle)
+        if status < 0:  # an NTSTATUS error: the process never ran; end it rather than leave it suspended
+            self.terminate()
+            raise SpawnError(f"NtResumeProcess failed: NTSTATUS {status & 0xFFFFFFFF:#010x}")
 
     def terminate(self) -> None:
         self._kernel32.TerminateJobObject(self._handle, 1)
