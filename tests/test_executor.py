@@ -498,3 +498,41 @@ def test_win32_calls_get_pointer_sized_handles() -> None:
     assert kernel32.AssignProcessToJobObject.argtypes == [wintypes.HANDLE, wintypes.HANDLE]
     assert ctypes.sizeof(kernel32.CreateJobObjectW.restype) == ctypes.sizeof(ctypes.c_void_p)
     assert ntdll.NtResumeProcess.restype is wintypes.LONG  # an NTSTATUS, checked for < 0
+
+
+def test_a_wsl_run_ends_with_its_tag_killed_inside_the_distribution(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ending wsl.exe does not end the Linux processes it started (microsoft/WSL#2496): the run's tag
+    goes in through WSLENV, and when the run ends a second wsl.exe is asked to kill what carries it."""
+    killed: list[str] = []
+    monkeypatch.setattr(executor, "kill_remote_tree", lambda invocation, env, tag: killed.append(tag))
+    invocation = build_invocation(ShellKind.WSL, 'echo "$SECURE_SHELL_RUN"', str(FAKES / "wsl.py"),
+                                  ("-e", "bash", "--noprofile", "--norc", "-c"), None)
+    out = Collected()
+    execute(invocation, {**os.environ, "WSLENV": "KEEP"}, 10, out)
+    assert killed and out.text("stdout") == killed[0] + "\n"  # the tag reached the command, and the killer
+
+
+def test_the_wsl_tree_killer_kills_every_process_carrying_the_tag(tmp_path: Path) -> None:
+    marker = f"{time.time_ns() % 10**6}.75"
+    tag = f"t{time.time_ns()}"
+    sleeper = subprocess.Popen(["sleep", marker], env={**os.environ, "SECURE_SHELL_RUN": tag},
+                               start_new_session=True)
+    other = subprocess.Popen(["sleep", marker], env={**os.environ, "SECURE_SHELL_RUN": tag + "x"},
+                             start_new_session=True)
+    try:
+        invocation = build_invocation(ShellKind.WSL, "true", str(FAKES / "wsl.py"), ("-e", "bash", "-c"), None)
+        executor.kill_remote_tree(invocation, os.environ, tag)
+        assert sleeper.wait(timeout=5) == -9
+        assert other.poll() is None  # another run's tag: left alone
+    finally:
+        for process in (sleeper, other):
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+def test_the_wsl_tag_reaches_the_distribution_only_through_wslenv() -> None:
+    tagged = executor.tagged({"WSLENV": "A/p:B"}, "abc", build_invocation(
+        ShellKind.WSL, "true", "wsl.exe", ("-e", "bash", "-c"), None))
+    assert tagged["WSLENV"] == "A/p:B:SECURE_SHELL_RUN" and tagged["SECURE_SHELL_RUN"] == "abc"
+    assert "WSLENV" not in executor.tagged({}, "abc", bash("true"))

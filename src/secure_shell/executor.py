@@ -45,6 +45,7 @@ KILL_WAIT = 5.0  # after SIGKILL; only a process stuck in the kernel takes longe
 READ_CHUNK = 1 << 18
 POLL = 0.05  # how often a blocking run looks at its stop event; the Windows wait loop's step
 READER_LINGER = 0.1  # after the process ends, how long its pipes may stay open (escaped children)
+REMOTE_KILL_WAIT = 10.0  # the WSL tree killer's own limit
 CREATE_SUSPENDED = 0x00000004
 CREATE_NO_WINDOW = 0x08000000
 DRAIN_READS = 64  # reads of what is already in the pipes after a cancellation, at most
@@ -295,7 +296,7 @@ async def _execute_posix(invocation: Invocation, env: Mapping[str, str], timeout
                          registration: _Running | None, confinement: Confinement | None = None) -> Outcome:
     started = time.monotonic()
     tag = secrets.token_hex(8)
-    process, _ = _spawn(invocation, {**env, RUN_TAG: tag}, limits, registration, confinement)
+    process, _ = _spawn(invocation, tagged(env, tag, invocation), limits, registration, confinement)
     child = _Child(process, tag)
     ended = EXITED
     try:
@@ -319,7 +320,32 @@ async def _execute_posix(invocation: Invocation, env: Mapping[str, str], timeout
         raise
     finally:
         child.close()
+        if invocation.tree_killer:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(kill_remote_tree, invocation, env, tag)
     return _outcome(process, ended == TIMED_OUT, ended == STOPPED, started)
+
+
+def tagged(env: Mapping[str, str], tag: str, invocation: Invocation) -> dict[str, str]:
+    """The environment with the run's tag, which WSL passes on only when WSLENV lists it."""
+    out = {**env, RUN_TAG: tag}
+    if invocation.tree_killer:
+        listed = [entry for entry in out.get("WSLENV", "").split(":") if entry]
+        if RUN_TAG not in (entry.partition("/")[0] for entry in listed):
+            out["WSLENV"] = ":".join([*listed, RUN_TAG])
+    return out
+
+
+def kill_remote_tree(invocation: Invocation, env: Mapping[str, str], tag: str) -> None:
+    """End what the command left where this server's signals do not reach (inside WSL): every
+    process carrying the run's tag. Bounded; a failure leaves nothing worse than before."""
+    environment = {key: value for key, value in env.items() if key != RUN_TAG}
+    try:
+        subprocess.run([*invocation.tree_killer, tag], env=environment, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=REMOTE_KILL_WAIT,
+                       creationflags=CREATE_NO_WINDOW if os.name == "nt" else 0)
+    except (OSError, subprocess.SubprocessError):
+        pass
 
 
 def _sink_error(exc: BaseException) -> Exception | None:
@@ -546,7 +572,8 @@ def _execute_with_threads(invocation: Invocation, env: Mapping[str, str], timeou
                           registration: _Running | None) -> Outcome:
     """Windows pipes cannot be polled, so a thread reads each one; the job object ends them."""
     started = time.monotonic()
-    process, job = _spawn(invocation, env, limits, registration)
+    tag = secrets.token_hex(8)
+    process, job = _spawn(invocation, tagged(env, tag, invocation), limits, registration)
     gate = _Gate(sink)
     readers = [threading.Thread(target=_read_blocking, args=(stream, name, gate), daemon=True)
                for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))]
@@ -579,6 +606,8 @@ def _execute_with_threads(invocation: Invocation, env: Mapping[str, str], timeou
                 stream.close()
         if job is not None:
             job.close()
+        if invocation.tree_killer:
+            kill_remote_tree(invocation, env, tag)
     return _outcome(process, timed_out, cancelled, started)
 
 

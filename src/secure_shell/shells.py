@@ -76,6 +76,18 @@ class Invocation:
     argv: tuple[str, ...]
     cwd: str | None
     command_line: str | None = None  # Windows only: passed to CreateProcess verbatim
+    # WSL: argv that, given the run's tag, kills what the command left inside the distribution
+    # (ending wsl.exe does not end the Linux processes it started)
+    tree_killer: tuple[str, ...] = ()
+
+
+# Inside WSL: kill every process whose environment carries the run's tag ($1), a few rounds (what
+# a killed process forked meanwhile carries it too). The tag reaches WSL through WSLENV.
+WSL_KILL_SCRIPT = (
+    'for round in 1 2 3; do for d in /proc/[0-9]*; do '
+    'if tr "\\000" "\\n" < "$d/environ" 2>/dev/null | grep -qx "SECURE_SHELL_RUN=$1"; '
+    'then kill -KILL "${d#/proc/}" 2>/dev/null; fi; done; done; exit 0'
+)
 
 
 def build_invocation(kind: ShellKind, command: str, executable: str, args: tuple[str, ...], cwd: str | None,
@@ -112,7 +124,8 @@ def build_invocation(kind: ShellKind, command: str, executable: str, args: tuple
         rest = list(args)
         if cwd is not None:
             rest = ["--cd", cwd, *rest]
-        return Invocation((executable, *rest, command), None)
+        return Invocation((executable, *rest, command), None,
+                          tree_killer=(executable, "-e", "sh", "-c", WSL_KILL_SCRIPT, "secure-shell-kill"))
     argv = (executable, *args, command)
     if kind is ShellKind.GITBASH and host_is_windows:
         return Invocation(argv, cwd, " ".join(quote_for_msys(arg) for arg in argv))
