@@ -1,0 +1,87 @@
+"""Real cmd.exe through the exact command line the executor builds."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+import winreg
+from pathlib import Path
+
+import pytest
+
+from secure_shell.executables import find_executable
+from secure_shell.shells import ShellKind
+from tests.windows.conftest import Run
+
+CMD = find_executable("cmd.exe") or "cmd.exe"
+COMMAND_PROCESSOR = r"Software\Microsoft\Command Processor"
+
+
+def lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("command, expected", [
+    ('echo "a b" "c"', ['"a b" "c"']),
+    ("echo a ^& b ^| c", ["a & b | c"]),
+    ("echo %SECURE_SHELL_UNDEFINED%", ["%SECURE_SHELL_UNDEFINED%"]),
+    ("set Q=2& echo %Q%", ["%Q%"]),  # the line is expanded before set runs
+    ("echo 1 && echo 2 || echo 3", ["1", "2"]),
+    ("echo a,b;c=d", ["a,b;c=d"]),
+    ("echo héllo wörld", ["héllo wörld"]),  # the console's code page, decoded
+])
+def test_cmd_reads_the_line_as_documented(run_shell: Run, tmp_path: Path, command: str, expected: list[str]) -> None:
+    outcome, out = run_shell(ShellKind.CMD, command, CMD, str(tmp_path))
+    assert outcome.exit_code == 0, out
+    assert lines(out["stdout"]) == expected
+
+
+@pytest.fixture
+def delayed_expansion_on():  # noqa: ANN201
+    """The DelayedExpansion registry value that turns delayed expansion on for every cmd."""
+    key = winreg.CreateKey(winreg.HKEY_CURRENT_USER, COMMAND_PROCESSOR)
+    try:
+        previous = winreg.QueryValueEx(key, "DelayedExpansion")
+    except OSError:
+        previous = None
+    winreg.SetValueEx(key, "DelayedExpansion", 0, winreg.REG_DWORD, 1)
+    yield
+    if previous is None:
+        winreg.DeleteValue(key, "DelayedExpansion")
+    else:
+        winreg.SetValueEx(key, "DelayedExpansion", 0, previous[1], previous[0])
+    winreg.CloseKey(key)
+
+
+def test_delayed_expansion_stays_off_whatever_the_registry_says(run_shell: Run, tmp_path: Path,
+                                                                 delayed_expansion_on: None) -> None:
+    outcome, out = run_shell(ShellKind.CMD, "set b=X& echo a!b!c del! x", CMD, str(tmp_path))
+    assert lines(out["stdout"]) == ["a!b!c del! x"]
+    # a nested cmd obeys the registry: `!b!` expands and a lone `!` goes (why the policy takes a
+    # word with `!` for run-time text)
+    outcome, out = run_shell(ShellKind.CMD, 'cmd /d /c "set b=X& echo a!b!c del! x"', CMD, str(tmp_path))
+    assert lines(out["stdout"]) == ["aXc del x"]
+
+
+def test_a_timeout_ends_start_b_grandchildren(run_shell: Run, tmp_path: Path) -> None:
+    marker = f"{time.time_ns() % 1000 + 1000}"
+    command = f"start /b ping -n {marker} 127.0.0.1 > nul & ping -n {marker} 127.0.0.1 > nul"
+    outcome, _ = run_shell(ShellKind.CMD, command, CMD, str(tmp_path), timeout=3)
+    assert outcome.timed_out
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        listed = subprocess.run(["wmic", "process", "where", "name='PING.EXE'", "get", "CommandLine"],
+                                capture_output=True, text=True).stdout
+        if f"-n {marker}" not in listed:
+            break
+        time.sleep(0.5)
+    assert f"-n {marker}" not in listed
+
+
+def test_a_planted_cmd_exe_in_the_working_directory_is_never_the_shell(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    planted = tmp_path / "cmd.exe"
+    planted.write_bytes(Path(os.environ["SystemRoot"], "System32", "whoami.exe").read_bytes())
+    monkeypatch.chdir(tmp_path)
+    assert find_executable("cmd.exe") == os.path.join(os.environ["SystemRoot"], "System32", "cmd.exe")
