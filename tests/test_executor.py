@@ -53,6 +53,16 @@ def processes_named(marker: str) -> list[int]:
     return found
 
 
+def gone(marker: str, within: float = 2.0) -> bool:
+    """Whether every process whose command line holds `marker` is gone, polled until `within`."""
+    deadline = time.monotonic() + within
+    while processes_named(marker):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def test_output_exit_code_and_streams() -> None:
     out = Collected()
     outcome = execute(bash("echo hi; echo oops >&2; exit 3"), os.environ, 10, out)
@@ -80,8 +90,7 @@ def test_timeout_kills_background_grandchildren() -> None:
     elapsed = time.monotonic() - started
     assert outcome.timed_out and outcome.status == "timed out"
     assert elapsed < 2.5
-    time.sleep(0.1)
-    assert processes_named(marker) == []
+    assert gone(marker)
 
 
 def test_timeout_holds_even_when_term_is_ignored() -> None:
@@ -103,18 +112,14 @@ def test_cancellation_kills_the_tree() -> None:
 
     elapsed = anyio.run(scenario)
     assert elapsed < 1.5
-    deadline = time.monotonic() + 2
-    while processes_named(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert processes_named(marker) == []
+    assert gone(marker)
 
 
 def test_background_children_do_not_outlive_a_finished_command() -> None:
     marker = f"leftover-{os.getpid()}-{time.monotonic_ns()}"
     outcome = execute(bash(f"(exec -a {marker} sleep 300 &) ; echo started"), os.environ, 10, Collected())
     assert outcome.exit_code == 0
-    time.sleep(0.1)
-    assert processes_named(marker) == []
+    assert gone(marker)
 
 
 def test_missing_executable_is_a_clear_error() -> None:

@@ -24,7 +24,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, StrictBool, StrictInt
+from pydantic import BaseModel, Field, StrictBool, StrictInt, ValidationError
 
 from secure_shell import __version__
 from secure_shell.config.resolve import ResolvedConfig
@@ -38,6 +38,7 @@ from secure_shell.runner import Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.executables import find_executable
 from secure_shell.shells import SHELL_FACTS, ShellKind
+from secure_shell.tool_arguments import checked_arguments, invalid_message
 
 SERVER_NAME = "secure-shell"
 PROGRESS_EVERY = 1.0
@@ -113,6 +114,26 @@ def available_shells(config: ResolvedConfig) -> tuple[list[ShellKind], list[str]
     return found, missing
 
 
+class CheckedArgumentsServer(MCPServer):
+    """The SDK's server, with each call's arguments read as agents send them (tool_arguments.py)."""
+
+    _schemas: dict[str, dict[str, Any]] | None = None
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self._schemas is None:
+            self._schemas = {tool.name: dict(tool.input_schema) for tool in await self.list_tools()}
+        schema = self._schemas.get(name)
+        if schema is None:
+            return await super().call_tool(name, arguments, context)
+        checked = checked_arguments(name, schema, arguments)
+        try:
+            return await super().call_tool(name, checked, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(invalid_message(name, schema, exc.__cause__.errors(), checked)) from None
+            raise
+
+
 def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]) -> MCPServer:
     """An MCPServer whose tools serve `config`; descriptions and enums come from the policy."""
     checker = runner.checker
@@ -121,7 +142,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
     names = [kind.value for kind in shells]
     first = config.shells[shells[0]] if shells else None
     sessions = Sessions(first.initial_dir if first is not None else None)
-    server = MCPServer(
+    server = CheckedArgumentsServer(
         SERVER_NAME,
         version=__version__,
         instructions=(
