@@ -173,7 +173,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             refusal = await ask_user(ctx, kind, command, checked.verdict, policy.ask_timeout)
             if refusal is not None:
                 runner.record_denial(origin_of(ctx), kind, command, cwd, refusal)
-                return denial(refusal)
+                return denial(refusal, kind)
             confirmed = True
         if background_run:
             return await start_background(ctx, kind, command, cwd, seconds, profile, confirmed)
@@ -212,16 +212,15 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         if result is None:  # the HTTP client went away: the command's tree has been killed
             raise ToolError("the client disconnected before the reply; the command was stopped")
         if result.execution is None:
-            return denial(result.verdict)
+            return denial(result.verdict, kind)
         if result.outcome is None:
             raise ToolError(f"{result.execution.id} failed: {result.execution.error}; the command was stopped")
         return command_reply(result.execution, result.outcome, lines_wanted, seconds,
                              containment_note(result.execution, result.outcome, result.confinement))
 
-    def denial(verdict: Verdict) -> CallToolResult:
-        text = "Denied by the policy; nothing ran.\n" + "\n".join(
-            visible(f"- {r.rule}: {r.message}" + (f" [{r.text}]" if r.text else "")) for r in verdict.reasons
-        )
+    def denial(verdict: Verdict, shell: ShellKind) -> CallToolResult:
+        explained = verdict.explain(config.shells[shell].allowed_paths).split("\n", 1)[1]
+        text = "Denied by the policy; nothing ran.\n" + visible(explained)
         data = ExecuteResult(exitCode=None, durationMs=0, executionId=None, status="denied", totalLines=0,
                              returnedLines=0, truncated=False, timedOut=False, allowed=False,
                              reasons=[r.to_dict() for r in verdict.reasons])
@@ -234,7 +233,8 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         window = buffer.line_range(-lines_wanted, None, lines_wanted, logging_settings.max_return_bytes)
         shown = list(window.lines)
         if outcome.timed_out:
-            status = f"timed out after {seconds} s (the process tree was killed)"
+            status = (f"timed out after {seconds} s (the process tree was killed); for a longer run, pass a larger "
+                      "timeout (up to 3600) or background: true and read it with get_command_output")
         elif outcome.cancelled:
             status = "stopped"
         else:
@@ -266,7 +266,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         origin = origin_of(ctx)
         if prepared.invocation is None:
             runner.record_denial(origin, kind, command, cwd, prepared.verdict)
-            return denial(prepared.verdict)
+            return denial(prepared.verdict, kind)
         try:
             execution = runner.start_background(prepared, kind, command, seconds, origin).execution
         except SecureShellError as exc:
