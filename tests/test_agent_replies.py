@@ -35,3 +35,31 @@ async def test_a_timeout_says_how_to_run_longer(tmp_path: Path) -> None:
         result = await client.call_tool("execute_command", {"shell": "bash", "command": "sleep 30", "timeout": 1})
     assert result.is_error and result.structured_content["timedOut"]
     assert "pass a larger timeout (up to 3600) or background: true" in result.content[0].text
+
+
+@pytest.mark.anyio
+async def test_small_contract_points(tmp_path: Path) -> None:
+    async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
+        missing = await client.call_tool("execute_command", {"shell": "bash", "command": "pwd",
+                                                             "workingDir": str(tmp_path / "nowhere")})
+        ran = await client.call_tool("execute_command", {"shell": "bash", "command": "seq 1 5"})
+        run_id = ran.structured_content["executionId"]
+        backwards = await client.call_tool("get_command_output", {"executionId": run_id, "startLine": 4,
+                                                                  "endLine": 2})
+        empty = await client.call_tool("get_command_output", {"executionId": run_id, "search": ""})
+        started = await client.call_tool("execute_command", {"shell": "bash", "command": "true", "background": True})
+        background_id = started.structured_content["executionId"]
+        for _ in range(100):
+            listed = await client.call_tool("list_commands", {})
+            if "running" not in listed.content[0].text:
+                break
+        stopped = await client.call_tool("stop_command", {"executionId": background_id})
+        template = f"cli://logs/commands/{run_id}?startLine=x"
+        with pytest.raises(Exception) as bad_template:
+            await client.read_resource(template)
+    assert missing.is_error and "working directory" in missing.content[0].text
+    assert "no such executable" not in missing.content[0].text
+    assert backwards.is_error and backwards.content[0].text.endswith("startLine 4 comes after endLine 2")
+    assert empty.is_error and "'search' is empty" in empty.content[0].text
+    assert "already ended" in stopped.content[0].text
+    assert "startLine and endLine must be integers" in str(bad_template.value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
 import time
 import sys
 from pathlib import Path
@@ -334,3 +335,39 @@ def test_resource_limits_apply_to_every_process(tmp_path: Path) -> None:
     too_big = run("--config", str(conf), "run", "--shell", "bash", "--",
                   "head -c 2000000 /dev/zero > big.bin", cwd=tmp_path)
     assert too_big.returncode != 0 and (tmp_path / "big.bin").stat().st_size <= 1048576
+
+
+def test_validate_dirs_reads_relative_directories_from_where_it_runs(tmp_path: Path) -> None:
+    conf = str(check_config(tmp_path))
+    (tmp_path / "sub").mkdir()
+    result = run("--config", conf, "validate-dirs", "--shell", "bash", ".", "sub", "..", cwd=tmp_path)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"allowed  {tmp_path}") and lines[1].startswith(f"allowed  {tmp_path / 'sub'}")
+    assert lines[2].startswith(f"denied  {tmp_path.parent}")
+
+
+def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path: Path) -> None:
+    conf = str(check_config(tmp_path))
+    base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
+    base.update(state_env(tmp_path))
+    lines = json.dumps({"shell": "bash", "command": "ls"}) + "\n"
+    writer = subprocess.Popen([sys.executable, "-m", "secure_shell", "--config", conf, "check", "--batch"],
+                              cwd=tmp_path, env=base, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    assert writer.stdin is not None and writer.stdout is not None and writer.stderr is not None
+
+    def feed() -> None:
+        try:
+            for _ in range(5000):
+                writer.stdin.write(lines)  # type: ignore[union-attr]
+            writer.stdin.close()  # type: ignore[union-attr]
+        except (BrokenPipeError, ValueError):
+            pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    writer.stdout.readline()
+    writer.stdout.close()  # like `| head -1`
+    assert writer.wait(timeout=120) in (0, 1)
+    err = writer.stderr.read()
+    assert "BrokenPipeError" not in err and "Traceback" not in err

@@ -50,6 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = getattr(args, "handler", None) or run_serve
     try:
         return int(handler(args))
+    except BrokenPipeError:
+        # the reader went away (`secure-shell check ... | head`): stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except ConfigError as exc:
         print(f"secure-shell: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -362,7 +366,11 @@ def run_validate_dirs(args: argparse.Namespace) -> int:
     shells = [enabled_shell(config, args.shell)] if args.shell else [p.shell for p in config.enabled_shells]
     all_allowed = True
     with Checker(config) as checker:
-        for directory in args.directories:
+        for given in args.directories:
+            # a relative directory is the one it names from where the command runs (POSIX paths only:
+            # a Windows-shaped path keeps its own meaning)
+            directory = given if os.path.isabs(given) or re.match(r"^[A-Za-z]:|^\\\\", given) else (
+                os.path.normpath(os.path.join(os.getcwd(), given)))
             parts: list[str] = []
             allowed = True
             for kind in shells:

@@ -643,6 +643,9 @@ def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None
         return launched, None
     if confinement is not None and confinement.applies:
         raise SpawnError("this command must run contained, and no launcher is running to contain it")
+    if invocation.cwd is not None and not os.path.isdir(invocation.cwd):
+        # Popen would report a missing directory as a missing program
+        raise SpawnError(f"working directory {invocation.cwd!r} does not exist or is not a directory")
     kwargs: dict[str, object] = dict(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      cwd=invocation.cwd, env=dict(env))
     if os.name == "nt":

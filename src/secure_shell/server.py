@@ -335,6 +335,11 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             raise ToolError(str(exc)) from None
         limit = min(maxLines or logging_settings.max_return_lines, logging_settings.max_return_lines)
         buffer = execution.buffer
+        if search is not None and not search:
+            raise ToolError("get_command_output: argument 'search' is empty; give a pattern, or leave it out to read "
+                            "a line range")
+        if startLine is not None and endLine is not None and (startLine > 0) == (endLine > 0) and startLine > endLine:
+            raise ToolError(f"get_command_output: startLine {startLine} comes after endLine {endLine}")
         if search is not None:
             try:
                 pattern = compile_pattern(search)
@@ -387,9 +392,13 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             except ExecutionNotFound as exc:
                 raise ToolError(str(exc)) from None
             raise ToolError(f"{executionId} is not a background command")
+        was_running = entry.execution.status == "running"
         entry.cancel.set()
         entry.thread.join(5)
-        return visible_fields(entry.execution.summary())
+        summary = visible_fields(entry.execution.summary())
+        if not was_running:
+            summary["note"] = f"it had already ended ({entry.execution.status}); nothing was stopped"
+        return summary
 
     server.add_tool(stop_command, name="stop_command",
                     description="Stop a background command: its whole process tree is killed.",
@@ -471,11 +480,15 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
 
     @server.resource("cli://logs/commands/{id}{?startLine,endLine,search}", mime_type="text/plain",
                      description="One execution's output: a line range or a search")
-    def log_resource(id: str, startLine: int = 1, endLine: int = -1, search: str = "") -> str:
+    def log_resource(id: str, startLine: str = "1", endLine: str = "-1", search: str = "") -> str:
         try:
             execution = store.get(id)
         except ExecutionNotFound as exc:
             raise ResourceNotFoundError(str(exc)) from None
+        try:
+            start, end = int(startLine), int(endLine)
+        except ValueError:
+            raise ResourceNotFoundError(f"startLine and endLine must be integers (got {startLine!r}, {endLine!r})") from None
         buffer = execution.buffer
         if search:
             try:
@@ -485,7 +498,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                 raise ResourceNotFoundError(str(exc)) from None
             lines = cap_bytes(list(found.matches), logging_settings.max_return_bytes)
         else:
-            lines = list(buffer.line_range(startLine, endLine, logging_settings.max_return_lines,
+            lines = list(buffer.line_range(start, end, logging_settings.max_return_lines,
                                            logging_settings.max_return_bytes).lines)
         return "\n".join(f"{l.number}: {format_line(l)}" for l in lines)
 
