@@ -33,7 +33,7 @@ def tree_rss_kib(root: int) -> int:
             continue
         pid = int(entry.name)
         children.setdefault(int(fields[1]), []).append(pid)
-        rss[pid] = next((int(l.split()[1]) for l in status.splitlines() if l.startswith("VmRSS:")), 0)
+        rss[pid] = next((int(row.split()[1]) for row in status.splitlines() if row.startswith("VmRSS:")), 0)
     total, stack = 0, [root]
     while stack:
         pid = stack.pop()

@@ -112,7 +112,7 @@ def test_streams_are_remembered_per_line(store: OutputStore) -> None:
     execution.buffer.feed("stderr", b"err 1\n")
     execution.buffer.feed("stdout", b"out 3\n")
     store.finish(execution, "completed", 0)
-    assert [(l.stream, l.text) for l in execution.buffer.line_range(1, None, 10, 1 << 20).lines] == [
+    assert [(line.stream, line.text) for line in execution.buffer.line_range(1, None, 10, 1 << 20).lines] == [
         ("stdout", "out 1"), ("stdout", "out 2"), ("stderr", "err 1"), ("stdout", "out 3"),
     ]
 
@@ -123,7 +123,7 @@ def test_partial_lines_and_split_characters_are_joined(store: OutputStore) -> No
     for i in range(len(data)):
         execution.buffer.feed("stdout", data[i:i + 1])
     store.finish(execution, "completed", 0)
-    assert [l.text for l in execution.buffer.line_range(1, None, 10, 1 << 20).lines] == ["€uro", "last"]
+    assert [line.text for line in execution.buffer.line_range(1, None, 10, 1 << 20).lines] == ["€uro", "last"]
 
 
 def test_binary_output_is_summarised_not_stored(store: OutputStore) -> None:
@@ -185,7 +185,7 @@ def test_log_directory_survives_a_restart(tmp_path: Path) -> None:
     again = OutputStore(limits, tmp_path)
     restored = again.get(execution.id)
     assert restored.status == "completed" and restored.buffer.total_lines == 5000
-    assert [l.text for l in restored.buffer.line_range(4999, 5000, 10, 1 << 20).lines] == ["4999", "5000"]
+    assert [line.text for line in restored.buffer.line_range(4999, 5000, 10, 1 << 20).lines] == ["4999", "5000"]
     assert search(restored, "^4321$").total_matches == 1
 
 
@@ -233,7 +233,7 @@ def test_the_head_line_index_survives_a_restart(tmp_path: Path) -> None:
     restored = OutputStore(limits, tmp_path).get(execution.id)
     for pattern in ("49999", "1234"):
         before, after = search(execution, pattern, max_lines=1000), search(restored, pattern, max_lines=1000)
-        assert [(l.number, l.text) for l in after.matches] == [(l.number, l.text) for l in before.matches]
+        assert [(line.number, line.text) for line in after.matches] == [(line.number, line.text) for line in before.matches]
         assert all(line.text == str(line.number) for line in after.matches)
     store.close()
 
@@ -292,14 +292,14 @@ def test_a_small_head_stays_in_memory_and_spills_to_its_file_past_the_threshold(
         assert on_disk == (written > HEAD_IN_MEMORY)
         last = buffer.line_range(-1, None, 1, 1 << 20).lines[0]
         assert (last.number, last.text) == (n, str(n))  # readable at every step, before and after
-        assert [l.number for l in search(execution, f"^{n - 250}$", max_lines=5).matches] == [n - 250]
+        assert [line.number for line in search(execution, f"^{n - 250}$", max_lines=5).matches] == [n - 250]
     store.finish(execution, "completed", 0)
-    assert [l.text for l in buffer.line_range(1, 3, 10, 1 << 20).lines] == ["1", "2", "3"]
+    assert [line.text for line in buffer.line_range(1, 3, 10, 1 << 20).lines] == ["1", "2", "3"]
     small = store.start("bash", "echo", None)
     small.buffer.feed("stdout", b"hi\n")
     store.finish(small, "completed", 0)
     assert not small.buffer.path.exists()  # a temporary store never writes a small head
-    assert [l.text for l in search(small, "hi").matches] == ["hi"]
+    assert [line.text for line in search(small, "hi").matches] == ["hi"]
     store.close()
 
 
@@ -311,4 +311,4 @@ def test_a_log_directory_writes_even_a_small_head_to_disk(tmp_path: Path) -> Non
     assert (tmp_path / f"{execution.id}.log").read_bytes() == b"kept\n"
     assert (tmp_path / f"{execution.id}.log").stat().st_mode & 0o777 == 0o600
     restored = OutputStore(StoreLimits(), tmp_path).get(execution.id)
-    assert [l.text for l in restored.buffer.line_range(1, None, 10, 1 << 20).lines] == ["kept"]
+    assert [line.text for line in restored.buffer.line_range(1, None, 10, 1 << 20).lines] == ["kept"]

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import codecs
 import html
-import os
 import re
+import sys
 from typing import Mapping
 
 from secure_shell.output_store import Decoder
@@ -27,7 +27,7 @@ CLIXML_MARK = b"#< CLIXML"
 
 def console_code_page() -> str:
     """The codec of this console's OEM code page (what cmd writes to a pipe); cp437 off Windows."""
-    if os.name == "nt":  # pragma: no cover - Windows only
+    if sys.platform == "win32":  # pragma: no cover - Windows only
         import ctypes
 
         get_oem_cp = ctypes.windll.kernel32.GetOEMCP
@@ -79,7 +79,7 @@ class ClixmlDecoder:
         if self.state == "text":
             return self.inner.decode(data, final)
         self.held += data
-        out = []
+        out: list[str] = []
         while self.held:
             if self.state == "start":
                 stripped = self.held.lstrip()

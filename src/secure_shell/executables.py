@@ -15,6 +15,7 @@ import ntpath
 import os
 import posixpath
 import subprocess
+import sys
 from typing import Callable, Mapping
 
 from secure_shell.shells import SHELL_FACTS, ShellKind
@@ -59,7 +60,7 @@ def search_path(name: str, env: Mapping[str, str], host_is_windows: bool, exists
         if not entry or not path.isabs(entry):
             continue  # `.` or an empty entry is the working directory
         for extension in extensions:
-            candidate = path.join(entry, name + extension)
+            candidate: str = path.join(entry, name + extension)
             if exists(candidate):
                 return candidate
     return None
@@ -136,10 +137,10 @@ def _is_executable_file(path: str) -> bool:
 
 
 def _registry(hive: str, key: str, value: str) -> str | None:  # pragma: no cover - Windows only
-    try:
-        import winreg
-    except ImportError:
+    if sys.platform != "win32":
         return None
+    import winreg
+
     root = {"HKLM": winreg.HKEY_LOCAL_MACHINE, "HKCU": winreg.HKEY_CURRENT_USER}[hive]
     try:
         with winreg.OpenKey(root, key) as handle:

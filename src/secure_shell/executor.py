@@ -25,7 +25,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Callable, Iterator, Mapping, Union
+from typing import Any, Callable, Iterator, Mapping, Union
 
 import anyio
 import anyio.to_thread
@@ -34,8 +34,8 @@ from secure_shell import process_tree
 from secure_shell.errors import SpawnError
 from secure_shell.sandbox.launcher_client import Confinement, LaunchedProcess, Launcher, LauncherError
 
-if sys.version_info < (3, 11):
-    from exceptiongroup import BaseExceptionGroup
+if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
+    from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found, unused-ignore]
 from secure_shell.shells import Invocation
 
 Sink = Callable[[str, bytes], None]
@@ -474,7 +474,7 @@ def become_subreaper() -> bool:
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
-    _SUBREAPER = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    _SUBREAPER = bool(libc.prctl(36, 1, 0, 0, 0) == 0)  # PR_SET_CHILD_SUBREAPER
     return _SUBREAPER
 
 
@@ -539,7 +539,7 @@ def _pidfd(pid: int) -> int | None:
     if opener is None:
         return None
     try:
-        return opener(pid)
+        return int(opener(pid))
     except OSError:
         return None
 
@@ -574,6 +574,7 @@ def _execute_with_threads(invocation: Invocation, env: Mapping[str, str], timeou
     started = time.monotonic()
     tag = secrets.token_hex(8)
     process, job = _spawn(invocation, tagged(env, tag, invocation), limits, registration)
+    assert isinstance(process, subprocess.Popen)  # no launcher on this path: it serves Linux only
     gate = _Gate(sink)
     readers = [threading.Thread(target=_read_blocking, args=(stream, name, gate), daemon=True)
                for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))]
@@ -702,8 +703,8 @@ def _launch(launcher: Launcher, invocation: Invocation, env: Mapping[str, str], 
         raise SpawnError(f"cannot start {invocation.argv[0]!r}: the launcher failed ({exc})") from None
 
 
-def _read_blocking(stream: object, name: str, sink: Sink) -> None:
-    raw = stream.raw if hasattr(stream, "raw") else stream  # type: ignore[attr-defined]
+def _read_blocking(stream: Any, name: str, sink: Sink) -> None:
+    raw = stream.raw if hasattr(stream, "raw") else stream
     while True:
         try:
             data = raw.read(READ_CHUNK)  # the job object's kill closes the pipe: EOF ends this

@@ -84,13 +84,13 @@ class StoreLimits:
     retention_seconds: float = 24 * 3600
 
     @classmethod
-    def from_logging(cls, logging: object) -> StoreLimits:
+    def from_logging(cls, logging: LoggingSettings) -> StoreLimits:
         """The store's caps from the config's global.logging section."""
-        head = int(getattr(logging, "max_log_size"))
-        retention = (getattr(logging, "log_retention_days") or 0) * 86400 or getattr(logging, "log_retention_minutes") * 60
+        head = int(logging.max_log_size)
+        retention = (logging.log_retention_days or 0) * 86400 or logging.log_retention_minutes * 60
         return cls(head_bytes=head, tail_bytes=max(64 << 10, min(4 << 20, head // 4)),
-                   max_executions=int(getattr(logging, "max_stored_logs")),
-                   max_total_bytes=int(getattr(logging, "max_total_storage_size")), retention_seconds=float(retention))
+                   max_executions=int(logging.max_stored_logs),
+                   max_total_bytes=int(logging.max_total_storage_size), retention_seconds=float(retention))
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +151,16 @@ class _Block:
     @property
     def last(self) -> int:
         return self.first + self.count - 1
+
+
+class LoggingSettings(Protocol):
+    """What the store reads of the config's global.logging section (config/schema.py: Logging)."""
+
+    max_log_size: int
+    log_retention_days: int | None
+    log_retention_minutes: int
+    max_stored_logs: int
+    max_total_storage_size: int
 
 
 class Decoder(Protocol):
@@ -485,7 +495,6 @@ class OutputBuffer:
                 head = ((None, chunk) for chunk in self._head_chunks())
             next_head_line = 1
             for known_first, text in itertools.chain(head, blocks):
-                is_head_map = text is mapped
                 newline = "\n" if isinstance(text, str) else b"\n"
                 first = known_first if known_first is not None else next_head_line
                 position, line = 0, first
@@ -494,8 +503,8 @@ class OutputBuffer:
                     total += 1
                     if returned >= max_lines:
                         continue  # only counted: line numbers are needed for returned lines alone
-                    if is_head_map:
-                        line = self._head_line_at(text, begin)  # type: ignore[arg-type]
+                    if isinstance(text, mmap.mmap):
+                        line = self._head_line_at(text, begin)
                     else:
                         line += text.count(newline, position, begin)  # type: ignore[arg-type]
                         position = begin
@@ -519,7 +528,7 @@ class OutputBuffer:
                         found.setdefault(number + distance, Line(number + distance, self.stream_of(number + distance),
                                                                  _text(text[after + 1:stop])))
                         after = stop
-                if known_first is None and returned < max_lines:
+                if known_first is None and returned < max_lines and not isinstance(text, mmap.mmap):
                     next_head_line = first + text.count(newline)  # type: ignore[arg-type]
         for line_ in self._lines_at(sorted(missing - found.keys())):
             found[line_.number] = line_

@@ -220,7 +220,7 @@ class Runner:
         settings = self.config.sandbox[ShellKind.WSL]
         if settings.mode == "off":
             return policy.executable_args
-        spec = {"mode": settings.mode, "network": settings.network, "max_processes": settings.max_processes,
+        spec: dict[str, object] = {"mode": settings.mode, "network": settings.network, "max_processes": settings.max_processes,
                 "write": [*policy.allowed_paths, *settings.writable_paths], "read": list(settings.readable_paths)}
         wrapped = confine.wrap(policy.executable_args, spec)
         if wrapped is None:

@@ -277,7 +277,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                              returnedLines=0, truncated=False, timedOut=False)
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump())
 
-    ShellName = Literal[tuple(names)] if names else str  # type: ignore[valid-type]
+    ShellName = Literal[tuple(names)] if names else str
     shell_lines = "\n".join(
         f"- {k.value}: paths like {SHELL_FACTS[k].path_format}; timeout {config.shells[k].command_timeout} s"
         + (f"; working directories in {', '.join(config.shells[k].allowed_paths)}"
@@ -350,7 +350,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             head = (f"{found.total_matches} matching lines of {buffer.total_lines} (status: {execution.status})"
                     + (f"; showing the first {sum(1 for _ in lines)}" if found.truncated else ""))
             data = OutputResult(executionId=executionId, status=execution.status, totalLines=buffer.total_lines,
-                                returnedLines=len(lines), lines=[line_dict(l) for l in lines],
+                                returnedLines=len(lines), lines=[line_dict(line) for line in lines],
                                 totalMatches=found.total_matches, truncated=found.truncated)
         else:
             window = buffer.line_range(startLine, endLine, limit, logging_settings.max_return_bytes)
@@ -362,9 +362,9 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             if window.truncated:
                 head += f"; cut to {len(lines)} lines by maxLines/maxReturnBytes"
             data = OutputResult(executionId=executionId, status=execution.status, totalLines=buffer.total_lines,
-                                returnedLines=len(lines), lines=[line_dict(l) for l in lines], truncated=window.truncated,
+                                returnedLines=len(lines), lines=[line_dict(line) for line in lines], truncated=window.truncated,
                                 droppedLines=list(window.dropped) if window.dropped else None)
-        text = "\n".join([head, *(f"{l.number}: {format_line(l)}" for l in lines)])
+        text = "\n".join([head, *(f"{line.number}: {format_line(line)}" for line in lines)])
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump())
 
     server.add_tool(get_command_output, name="get_command_output",
@@ -406,7 +406,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
 
     # --- policy and directories ------------------------------------------------------------
 
-    Shells = Literal[tuple(p.shell.value for p in config.enabled_shells)] if config.enabled_shells else str  # type: ignore[valid-type]
+    Shells = Literal[tuple(p.shell.value for p in config.enabled_shells)] if config.enabled_shells else str
 
     async def get_config(
         shell: Annotated[Optional[Shells], Field(description="Only this shell's effective policy.")] = None,  # type: ignore[valid-type]
@@ -500,7 +500,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         else:
             lines = list(buffer.line_range(start, end, logging_settings.max_return_lines,
                                            logging_settings.max_return_bytes).lines)
-        return "\n".join(f"{l.number}: {format_line(l)}" for l in lines)
+        return "\n".join(f"{line.number}: {format_line(line)}" for line in lines)
 
     log.debug("server built with shells %s", names)
     return server
@@ -562,7 +562,7 @@ def progress_requested(ctx: Context) -> bool:
     """Whether the client sent a progress token with this request (without one, progress is
     dropped by the SDK anyway, so no task is started to produce it)."""
     meta = ctx.request_context.meta
-    return bool(meta) and meta.get("progress_token") is not None
+    return meta is not None and meta.get("progress_token") is not None
 
 
 def origin_of(ctx: Context) -> str:

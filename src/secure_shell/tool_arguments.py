@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -40,7 +40,7 @@ def unknown_message(tool: str, unknown: list[str], known: list[str]) -> str:
     return f"{tool}: unknown {noun} {', '.join(hints)}; it takes: {', '.join(known)}"
 
 
-def invalid_message(tool: str, schema: Mapping[str, Any], errors: list[Mapping[str, Any]],
+def invalid_message(tool: str, schema: Mapping[str, Any], errors: Sequence[Mapping[str, Any]],
                     arguments: Mapping[str, Any]) -> str:
     """One sentence for the first invalid argument (pydantic's errors, read back against the schema)."""
     properties: Mapping[str, Any] = schema.get("properties", {})

@@ -16,9 +16,9 @@ from secure_shell.errors import ConfigError
 MIB = 1 << 20
 LOL = ", ".join(["lol"] * 9)
 ALIAS_BOMB = "a: &a [" + LOL + "]\n" + "".join(
-    f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi"))
+    f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi", strict=True))
 MERGE_BOMB = "a: &a {x: 1, y: 2}\n" + "".join(
-    f"{n}: &{n} {{<<: [{', '.join([f'*{p}'] * 9)}]}}\n" for p, n in zip("abcdefgh", "bcdefghi"))
+    f"{n}: &{n} {{<<: [{', '.join([f'*{p}'] * 9)}]}}\n" for p, n in zip("abcdefgh", "bcdefghi", strict=True))
 
 HOSTILE = {
     "alias bomb (under 1 KB)": (ALIAS_BOMB, False),

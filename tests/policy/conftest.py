@@ -21,7 +21,7 @@ from secure_shell.shells import ShellKind
 # Short names for reason ids, so decision tables stay one row per line.
 B, D, P, U = "blocked-command", "dynamic-command-word", "path-outside-allowed", "path-unresolvable"
 N, F, X, V = "nested-script-unreadable", "parse-failed", "unsupported-construct", "dangerous-variable"
-S, I, W, C = "command-shadowing", "inline-code", "unknown-wrapper-option", "control-character"
+S, I, W, C = "command-shadowing", "inline-code", "unknown-wrapper-option", "control-character"  # noqa: E741
 
 POSIX_PROJECT = "/home/u/proj"
 WINDOWS_PROJECT = "C:\\Users\\u\\proj"

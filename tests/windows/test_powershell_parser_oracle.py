@@ -43,7 +43,7 @@ def listed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     done = subprocess.run([POWERSHELL, "-NoProfile", "-NonInteractive", "-File", str(folder / "list.ps1"),
                            str(folder / "rows.json")], capture_output=True, text=True, timeout=300, check=True)
     names = json.loads(done.stdout)
-    return dict(zip(ROWS, [n if isinstance(n, list) else [n] for n in names]))
+    return dict(zip(ROWS, [n if isinstance(n, list) else [n] for n in names], strict=True))
 
 
 def key(name: str) -> str:

@@ -15,7 +15,7 @@ import json
 import types
 import typing
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -84,13 +84,16 @@ class _PythonParser(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser
         yaml.parser.Parser.__init__(self)
 
 
+_Parser: Any  # libyaml's scanner and parser in C where the wheel has it, else the pure-Python one
 try:
-    from yaml._yaml import CParser as _Parser  # libyaml: scanner and parser in C
+    from yaml._yaml import CParser
+
+    _Parser = CParser
 except ImportError:  # pragma: no cover - PyYAML wheels ship libyaml
     _Parser = _PythonParser
 
 
-class _BoundedLoader(_Parser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):  # type: ignore[misc]
+class _BoundedLoader(_Parser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
     """A safe loader whose composer counts as it goes: depth, nodes, and the nodes each alias stands for."""
 
     def __init__(self, text: str, source: str) -> None:
@@ -110,7 +113,7 @@ class _BoundedLoader(_Parser, yaml.constructor.SafeConstructor, yaml.resolver.Re
             node = self._compose(0)
             self.get_event()  # document end
         if not self.check_event(yaml.StreamEndEvent):
-            event = self.get_event()
+            event: Any = self.get_event()
             raise self._refusal("a config file holds one YAML document, not several", event.start_mark)
         self.get_event()
         return node
@@ -126,12 +129,14 @@ class _BoundedLoader(_Parser, yaml.constructor.SafeConstructor, yaml.resolver.Re
         return ConfigError([ConfigIssue(self.source, "", message, line)])
 
     def _compose(self, depth: int) -> yaml.Node:
-        event = self.peek_event()
+        # PyYAML's events and resolver are loosely typed (a C parser stands behind them)
+        event: Any = self.peek_event()
+        resolver: Any = self
         if depth > MAX_NESTING:
             raise self._refusal(f"nested more than {MAX_NESTING} levels deep", event.start_mark)
         if isinstance(event, yaml.AliasEvent):
             self.get_event()
-            target = self._anchors.get(event.anchor)
+            target = self._anchors.get(event.anchor or "")
             if target is None:
                 raise self._refusal(f"alias *{event.anchor} names no anchor before it", event.start_mark)
             size = self._sizes.get(id(target))
@@ -144,26 +149,26 @@ class _BoundedLoader(_Parser, yaml.constructor.SafeConstructor, yaml.resolver.Re
         node: yaml.Node
         if isinstance(event, yaml.ScalarEvent):
             self.get_event()
-            tag = event.tag if event.tag not in (None, "!") else self.resolve(yaml.ScalarNode, event.value,
+            tag = event.tag if event.tag not in (None, "!") else resolver.resolve(yaml.ScalarNode, event.value,
                                                                              event.implicit)
             node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
         elif isinstance(event, yaml.SequenceStartEvent):
             self.get_event()
-            tag = event.tag if event.tag not in (None, "!") else self.resolve(yaml.SequenceNode, None, event.implicit)
+            tag = event.tag if event.tag not in (None, "!") else resolver.resolve(yaml.SequenceNode, None, event.implicit)
             node = yaml.SequenceNode(tag, [], event.start_mark, None, flow_style=event.flow_style)
             self._anchor(event, node)
             while not self.check_event(yaml.SequenceEndEvent):
                 node.value.append(self._compose(depth + 1))
-            node.end_mark = self.get_event().end_mark
+            node.end_mark = cast(Any, self.get_event()).end_mark
         elif isinstance(event, yaml.MappingStartEvent):
             self.get_event()
-            tag = event.tag if event.tag not in (None, "!") else self.resolve(yaml.MappingNode, None, event.implicit)
+            tag = event.tag if event.tag not in (None, "!") else resolver.resolve(yaml.MappingNode, None, event.implicit)
             node = yaml.MappingNode(tag, [], event.start_mark, None, flow_style=event.flow_style)
             self._anchor(event, node)
             while not self.check_event(yaml.MappingEndEvent):
                 key = self._compose(depth + 1)
                 node.value.append((key, self._compose(depth + 1)))
-            node.end_mark = self.get_event().end_mark
+            node.end_mark = cast(Any, self.get_event()).end_mark
         else:
             raise self._refusal(f"unexpected {type(event).__name__}", event.start_mark)
         if isinstance(event, yaml.ScalarEvent):

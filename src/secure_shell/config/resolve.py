@@ -281,7 +281,7 @@ class _ListOrigins:
         out = []
         for name, entries in lists.items():
             shell_value = getattr(self.overrides, name, None)
-            shell_entries = (shell_value.replace if isinstance(shell_value, BaseModel) else shell_value) or []
+            shell_entries = (_replacement(shell_value) if isinstance(shell_value, BaseModel) else shell_value) or []
             global_origin = GLOBAL_ORIGIN if name in self.restrictions.model_fields_set else GLOBAL_DEFAULT_ORIGIN
             global_entries = [] if isinstance(shell_value, BaseModel) else (getattr(self.restrictions, name) or [])
             found: dict[str, str] = {}
@@ -297,11 +297,17 @@ class _ListOrigins:
         return tuple(out)
 
 
+def _replacement(value: BaseModel) -> list[str]:
+    """The list of a `{replace: [...]}` override (its model is made by schema.py per setting)."""
+    replaced: list[str] = getattr(value, "replace")  # noqa: B009 - a model made at run time: no attribute to type
+    return replaced
+
+
 def _extend(global_list: list[str], shell_value: Any) -> tuple[str, ...]:
     if shell_value is None:
         return tuple(dict.fromkeys(global_list))
     if isinstance(shell_value, BaseModel):  # {replace: [...]}
-        return tuple(dict.fromkeys(shell_value.replace))
+        return tuple(dict.fromkeys(_replacement(shell_value)))
     return tuple(dict.fromkeys([*global_list, *shell_value]))
 
 

@@ -10,7 +10,7 @@ wcli0 config.json gives the same policy or a stricter one.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union, cast
 
 import regex
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
@@ -298,7 +298,7 @@ def partial_of(model: type[Section], name: str, replaceable: tuple[str, ...] = (
                 f"Replace{to_camel(field_name)[0].upper()}{to_camel(field_name)[1:]}",
                 __base__=Section,
                 __doc__="`{replace: [...]}`: this list replaces the global one instead of extending it.",
-                replace=(info.annotation, ...),
+                replace=(cast(Any, info.annotation), ...),
             )
             annotation = Annotated[
                 Union[Annotated[annotation, Tag(LIST_TAG)], Annotated[replace_list, Tag(REPLACE_TAG)]],

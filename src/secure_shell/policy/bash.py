@@ -177,7 +177,7 @@ def _brace_list(text: str) -> tuple[int, int, list[str]] | None:
         return None
     start, end, commas = min(lists)
     cuts = [start, *commas, end]
-    return start, end, [text[a + 1:b] for a, b in zip(cuts, cuts[1:])]
+    return start, end, [text[a + 1:b] for a, b in zip(cuts, cuts[1:], strict=False)]
 
 
 # Programs known not to run what their arguments name (text and file tools, and tools whose words
@@ -616,7 +616,7 @@ class _Walker:
             return
         name = self.text(name_node)
         prefix = node.parent is not None and node.parent.type == "command"
-        if not (prefix and name == "IFS" and self._ifs_stays_local(node.parent)):
+        if not (prefix and name == "IFS" and node.parent is not None and self._ifs_stays_local(node.parent)):
             # A prefix assignment (`X=1 cmd`) is exported to the command; a plain one is bash's own.
             self._dangerous_name(name, node, environment=prefix)
         if name_node.type == "variable_name":
@@ -891,7 +891,7 @@ class _Walker:
         else:
             yield f"{kind}", DYNAMIC
 
-    def _unquoted(self, raw: str, node: Node) -> Iterator[tuple[str, bool]]:
+    def _unquoted(self, raw: str, node: Node) -> Iterator[tuple[str, int]]:
         out: list[str] = []
         i = 0
         while i < len(raw):

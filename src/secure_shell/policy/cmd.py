@@ -492,7 +492,8 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
             return [Refusal(R.DANGEROUS_VARIABLE, f"set {name} changes which program runs", text)]
         return []
     if key == "path" and len(words) > 1:
-        return [Refusal(R.DANGEROUS_VARIABLE, "path changes where programs are found", " ".join(values[1:] if all(values[1:]) else []))]
+        shown = " ".join(value or "" for value in values[1:])
+        return [Refusal(R.DANGEROUS_VARIABLE, "path changes where programs are found", shown)]
     if key in ("doskey", "assoc", "ftype"):
         # Queries (`assoc .txt`, `ftype`, `doskey /macros`, `doskey /history`) only print; a
         # definition (`name=...`) or a macro file makes names or files run other programs.

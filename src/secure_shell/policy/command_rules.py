@@ -95,7 +95,7 @@ def allows(rule: CommandRule, keys: tuple[str, ...], words: tuple[Word, ...]) ->
         return True
     rest = _exact_reading(keys[0], words[1:])
     return rest is not None and len(rest) >= len(rule.words) and all(
-        word.value == wanted for word, wanted in zip(rest, rule.words))
+        word.value == wanted for word, wanted in zip(rest, rule.words, strict=False))
 
 
 def catches(rule: CommandRule, keys: tuple[str, ...], words: tuple[Word, ...]) -> bool:
@@ -165,7 +165,7 @@ def _may_be(wanted: tuple[str, ...], rest: tuple[Word, ...] | None) -> bool:
         lead += 1
     if len(rest) < lead:
         return False
-    if not all(_same(word, text) for word, text in zip(rest, wanted[:lead])):
+    if not all(_same(word, text) for word, text in zip(rest, wanted[:lead], strict=False)):
         return False
     after = rest[lead:]
     return all(any(_same(word, text) or _carries(word, text) for word in after) for text in wanted[lead:])

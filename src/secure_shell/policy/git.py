@@ -131,7 +131,7 @@ def _subcommand(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
         out.extend(option_scripts(args, ("-x", "--extcmd"), "bash", "git difftool --extcmd"))
         out.extend(_clustered(args, "x", "git difftool -x"))
     elif sub == "grep":
-        for j, word in enumerate(args):
+        for word in args:
             value = word.value or ""
             if value == "-O" or value.startswith(("-O", "--open-files-in-pager")):
                 program = value.partition("=")[2] if "=" in value else value[2:] if value.startswith("-O") else ""

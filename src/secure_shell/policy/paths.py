@@ -184,10 +184,10 @@ def express_path(entry: str, dialect: PathDialect, mount_point: str = "/mnt/") -
         if dialect in (PathDialect.POSIX, PathDialect.WSL):
             return ExpressedPath(posix)
         if dialect is PathDialect.GITBASH:
-            win = gitbash_to_windows(posix)
-            if win is None:
+            drive_path = gitbash_to_windows(posix)
+            if drive_path is None:
                 return ExpressedPath(None, "POSIX path outside Git Bash's drive notation /c/...")
-            return ExpressedPath(win)
+            return ExpressedPath(drive_path)
         return ExpressedPath(None, "POSIX path; this shell uses Windows paths")
     raise PathSyntaxError(f"not an absolute path (write /abs/path or C:\\abs\\path): {entry!r}")
 

@@ -736,7 +736,7 @@ def _bind(words: tuple[Word, ...], parameters: dict[str, str], positional: tuple
             continue
         argument, i = _argument(words, i)
         loose.append(argument)
-    for name, argument in zip(positional, loose):
+    for name, argument in zip(positional, loose, strict=False):  # more arguments than positions: an error there
         bound.setdefault(name, argument)
     return bound
 
