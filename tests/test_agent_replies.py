@@ -63,3 +63,14 @@ async def test_small_contract_points(tmp_path: Path) -> None:
     assert empty.is_error and "'search' is empty" in empty.content[0].text
     assert "already ended" in stopped.content[0].text
     assert "startLine and endLine must be integers" in str(bad_template.value)
+
+
+@pytest.mark.anyio
+async def test_get_config_text_is_a_summary_and_the_policy_comes_once(tmp_path: Path) -> None:
+    async with Client(server(tmp_path, "serve")) as client:
+        result = await client.call_tool("get_config", {})
+    text = result.content[0].text
+    assert len(text) < 4000, len(text)
+    assert "bash: " in text and f"paths: only inside {tmp_path}" in text and "blocked commands: " in text
+    assert result.structured_content["shells"]["bash"]["restrictions"]["blockedCommands"]  # the whole policy
+    assert '"blockedArguments"' not in text  # not the JSON a second time

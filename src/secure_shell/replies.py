@@ -48,3 +48,44 @@ def cap_bytes(lines: list[Line], limit: int) -> list[Line]:
             break
         kept.append(line)
     return kept
+
+
+def policy_summary(policy: dict[str, Any]) -> str:
+    """get_config's text: a few lines per shell (what runs, where, what is refused); the whole
+    policy is the structured content and the cli://config resource."""
+    lines = [f"Policy from {policy.get('source', '?')} (read-only; the full policy is in the structured content "
+             "and the cli://config resource)."]
+    for name, shell in policy.get("shells", {}).items():
+        security = shell.get("security", {})
+        restrictions = shell.get("restrictions", {})
+        paths = shell.get("paths", {})
+        lines.append(f"{name}: {shell.get('executable', {}).get('command', '?')}, timeout "
+                     f"{security.get('commandTimeout', '?')} s, commands up to {security.get('maxCommandLength', '?')} "
+                     "characters")
+        allowed_paths = paths.get("allowedPaths") or []
+        if security.get("restrictWorkingDirectory"):
+            lines.append("  paths: only inside " + (", ".join(allowed_paths) or "nothing (none configured)"))
+        else:
+            lines.append("  paths: not restricted")
+        allowed = restrictions.get("allowedCommands")
+        if allowed is not None:
+            lines.append(f"  only these commands run: {', '.join(allowed) or 'none'}")
+        blocked = restrictions.get("blockedCommands") or []
+        shown = ", ".join(blocked[:12]) + (f" and {len(blocked) - 12} more" if len(blocked) > 12 else "")
+        lines.append(f"  blocked commands: {shown or 'none'}")
+        if restrictions.get("askCommands"):
+            lines.append("  ask the user first: " + ", ".join(restrictions["askCommands"]))
+        operators = restrictions.get("blockedOperators") or []
+        if operators and security.get("enableInjectionProtection"):
+            lines.append("  blocked operators: " + " ".join(operators))
+        if restrictions.get("blockedArguments"):
+            lines.append(f"  blocked arguments: {len(restrictions['blockedArguments'])} entries")
+        containment = shell.get("containment")
+        if isinstance(containment, dict):
+            missing = containment.get("notEnforced") or []
+            lines.append("  sandbox: " + (f"filesystem {containment.get('filesystem')}, network denied "
+                                          f"{containment.get('networkDenied')}"
+                                          + (f"; not enforced: {', '.join(missing)}" if missing else "")))
+    for notice in policy.get("notices", []):
+        lines.append(f"note: {notice}")
+    return visible("\n".join(lines))

@@ -33,7 +33,7 @@ from secure_shell.executor import Outcome
 from secure_shell.http import client_gone
 from secure_shell.output_store import SEARCH_SECONDS, Execution, compile_pattern
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
-from secure_shell.replies import cap_bytes, format_line, line_dict, visible, visible_fields
+from secure_shell.replies import cap_bytes, format_line, line_dict, policy_summary, visible, visible_fields
 from secure_shell.runner import Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.executables import find_executable
@@ -410,11 +410,12 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
 
     async def get_config(
         shell: Annotated[Optional[Shells], Field(description="Only this shell's effective policy.")] = None,  # type: ignore[valid-type]
-    ) -> dict[str, Any]:
+    ) -> CallToolResult:
         data = config.to_dict(ShellKind(shell) if shell is not None else None)
         for name, shown in data["shells"].items():
             shown["containment"] = runner.enforcement(ShellKind(name)).to_dict()
-        return data
+        # the text is a summary; the whole policy is sent once, as structured content
+        return CallToolResult(content=[TextContent(type="text", text=policy_summary(data))], structured_content=data)
 
     server.add_tool(get_config, name="get_config",
                     description="The effective policy (global settings and each enabled shell's merged rules) and the "
