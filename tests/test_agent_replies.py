@@ -3,8 +3,10 @@ why, what is allowed, and one next step; a timeout says how to get a longer run.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 
@@ -49,10 +51,12 @@ async def test_small_contract_points(tmp_path: Path) -> None:
         empty = await client.call_tool("get_command_output", {"executionId": run_id, "search": ""})
         started = await client.call_tool("execute_command", {"shell": "bash", "command": "true", "background": True})
         background_id = started.structured_content["executionId"]
-        for _ in range(100):
-            listed = await client.call_tool("list_commands", {})
-            if "running" not in listed.content[0].text:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            status = await client.call_tool("get_command_output", {"executionId": background_id})
+            if status.structured_content["status"] != "running":
                 break
+            await anyio.sleep(0.05)
         stopped = await client.call_tool("stop_command", {"executionId": background_id})
         template = f"cli://logs/commands/{run_id}?startLine=x"
         with pytest.raises(Exception) as bad_template:
