@@ -371,3 +371,22 @@ def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path: Path) -> None
     assert writer.wait(timeout=120) in (0, 1)
     err = writer.stderr.read()
     assert "BrokenPipeError" not in err and "Traceback" not in err
+
+
+def test_a_shell_this_host_cannot_run_is_named_as_such(tmp_path: Path) -> None:
+    conf = str(REPO / "config" / "wcli0-example.json")
+    ran = run("--config", conf, "run", "--shell", "cmd", "--", "dir", cwd=tmp_path)
+    assert ran.returncode != 0 and "shell 'cmd' is not available on this host: cmd.exe not found" in ran.stderr
+    checked = run("config", "check", conf, cwd=tmp_path)
+    assert "shells enabled and available here: bash; not available on this host: " in checked.stdout
+    assert "cmd (cmd.exe not found)" in checked.stdout
+
+
+def test_start_up_names_the_shells_this_host_lacks_in_one_line(tmp_path: Path) -> None:
+    conf = str(REPO / "config" / "wcli0-example.json")
+    base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
+    base.update(state_env(tmp_path))
+    served = subprocess.run([sys.executable, "-m", "secure_shell", "--config", conf, "serve"], cwd=tmp_path,
+                            env=base, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    lines = [line for line in served.stderr.splitlines() if "not available" in line]
+    assert len(lines) == 1 and "cmd (cmd.exe not found)" in lines[0] and "gitbash (" in lines[0]

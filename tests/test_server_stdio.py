@@ -54,13 +54,22 @@ async def test_get_config_returns_the_effective_policy(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_get_config_for_one_shell(tmp_path: Path) -> None:
-    conf = REPO / "config" / "wcli0-example.json"
+async def test_get_config_for_one_shell_and_only_shells_this_host_can_run(tmp_path: Path) -> None:
+    conf = REPO / "config" / "wcli0-example.json"  # enables bash, cmd, PowerShell and Git Bash
     async with Client(server(tmp_path, "--config", str(conf))) as client:
-        result = await client.call_tool("get_config", {"shell": "cmd"})
+        result = await client.call_tool("get_config", {"shell": "bash"})
+        everything = await client.call_tool("get_config", {})
+        absent = await client.call_tool("get_config", {"shell": "cmd"})
         bad = await client.call_tool("get_config", {"shell": "zsh"})
-    assert list(result.structured_content["shells"]) == ["cmd"]
-    assert bad.is_error and "shell" in bad.content[0].text
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert list(result.structured_content["shells"]) == ["bash"]
+    assert list(everything.structured_content["shells"]) == ["bash"]
+    unavailable = everything.structured_content["unavailableShells"]
+    assert set(unavailable) == {"cmd", "powershell", "gitbash"} and "not found" in unavailable["cmd"]
+    assert "not available on this host: " in everything.content[0].text
+    assert absent.is_error and bad.is_error and "shell" in bad.content[0].text
+    shell_schema = tools["validate_directories"].input_schema["properties"]["shell"]
+    assert "cmd" not in str(shell_schema)
 
 
 @pytest.mark.anyio

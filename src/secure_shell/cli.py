@@ -181,7 +181,8 @@ def run_serve(args: argparse.Namespace) -> int:
     from secure_shell.checker import Checker
     from secure_shell.executor import become_subreaper
     from secure_shell.runner import Runner
-    from secure_shell.server import available_shells, build_server
+    from secure_shell.executables import available_shells
+    from secure_shell.server import build_server
 
     become_subreaper()  # escaped descendants of commands are adopted, found and killed
 
@@ -211,6 +212,10 @@ def run_serve(args: argparse.Namespace) -> int:
             else:
                 from secure_shell import stdio_wire
 
+                if sys.stdin.isatty():
+                    print("secure-shell: serving MCP on stdin and stdout; this terminal is not an MCP client. Start "
+                          "the server from one (README, \"Use it from an MCP client\"), or press Ctrl+C.",
+                          file=sys.stderr, flush=True)
                 stdio_wire.serve(server)
         finally:
             runner.shutdown()
@@ -218,7 +223,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def print_startup_summary(location: ConfigLocation, config: ResolvedConfig, shells: list[ShellKind],
-                          missing: list[str], host: HostSupport) -> None:
+                          missing: dict[ShellKind, str], host: HostSupport) -> None:
     lines = [f"secure-shell {__version__}: config {config.source} ({location.found_by})"]
     for kind in shells:
         policy = config.shells[kind]
@@ -226,7 +231,8 @@ def print_startup_summary(location: ConfigLocation, config: ResolvedConfig, shel
         restricted = "" if policy.restrict_working_directory else " [working directory not restricted]"
         lines.append(f"  {kind.value}: {policy.executable}; allowed paths: {paths}{restricted}")
         lines.append(f"    sandbox: {describe_enforcement(config.sandbox[kind], host, kind)}")
-    lines += [f"  not available: {line}" for line in missing]
+    if missing:
+        lines.append("  not available on this host: " + ", ".join(f"{kind.value} ({why})" for kind, why in missing.items()))
     lines += [f"  note: {notice}" for notice in config.notices]
     lines += [f"  note: {path} is not read (a policy in the working directory would be the agent's to rewrite); "
               "name a config file outside the project with --config" for path in ignored_local_files(Path.cwd())]
@@ -319,7 +325,7 @@ def run_run(args: argparse.Namespace) -> int:
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not args.shell or not command:
         raise UsageError("usage: secure-shell run --shell SHELL [--cwd DIR] [--timeout T] -- COMMAND")
-    shell = enabled_shell(config, args.shell)
+    shell = enabled_shell(config, args.shell, runs_here=True)
     timeout = args.timeout if args.timeout is not None else config.shells[shell].command_timeout
     if not 1 <= timeout <= 3600:
         raise UsageError(f"--timeout must be 1..3600 seconds, got {timeout}")
@@ -393,10 +399,17 @@ def run_validate_dirs(args: argparse.Namespace) -> int:
     return EXIT_OK if all_allowed else EXIT_FAILED
 
 
-def enabled_shell(config: ResolvedConfig, name: str) -> ShellKind:
+def enabled_shell(config: ResolvedConfig, name: str, runs_here: bool = False) -> ShellKind:
+    """The shell `name`, enabled in `config`; with `runs_here`, also one this host has the program for."""
     kind = ShellKind(name)
     if not config.shells[kind].enabled:
         raise UsageError(f"shell {name!r} is disabled in {config.source}")
+    if runs_here:
+        from secure_shell.executables import available_shells
+
+        _, missing = available_shells(config)
+        if kind in missing:
+            raise UsageError(f"shell {name!r} is not available on this host: {missing[kind]}")
     return kind
 
 
@@ -523,8 +536,13 @@ def run_config_check(args: argparse.Namespace) -> int:
     if problems:
         print(ConfigError([ConfigIssue(str(path), "", problem) for problem in problems]), file=sys.stderr)
         return EXIT_FAILED
-    enabled = ", ".join(p.shell.value for p in resolved.enabled_shells) or "none"
-    print(f"{path}: OK (shells enabled: {enabled})")
+    from secure_shell.executables import available_shells
+
+    found, missing = available_shells(resolved)
+    here = ", ".join(kind.value for kind in found) or "none"
+    absent = "; not available on this host: " + ", ".join(
+        f"{kind.value} ({why})" for kind, why in missing.items()) if missing else ""
+    print(f"{path}: OK (shells enabled and available here: {here}{absent})")
     return EXIT_OK
 
 

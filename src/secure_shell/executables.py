@@ -16,9 +16,12 @@ import os
 import posixpath
 import subprocess
 import sys
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from secure_shell.shells import SHELL_FACTS, ShellKind
+
+if TYPE_CHECKING:
+    from secure_shell.config.resolve import ResolvedConfig
 
 # (hive, key, value name) -> the registry string, or None; injected where no registry exists.
 Registry = Callable[[str, str, str], "str | None"]
@@ -112,6 +115,19 @@ def git_bash_locations(env: Mapping[str, str], exists: Exists, registry: Registr
     program_files = _get(env, "ProgramFiles", True) or "C:\\Program Files"
     found.append(ntpath.join(program_files, "Git", "bin", "bash.exe"))
     return found
+
+
+def available_shells(config: ResolvedConfig) -> tuple[list[ShellKind], dict[ShellKind, str]]:
+    """The enabled shells whose program this host has, and why each other enabled shell is not
+    available here. The server offers, reports and checks directories for the first only."""
+    found: list[ShellKind] = []
+    missing: dict[ShellKind, str] = {}
+    for policy in config.enabled_shells:
+        if find_executable(policy.executable) is None:
+            missing[policy.shell] = f"{policy.executable} not found"
+        else:
+            found.append(policy.shell)
+    return found, missing
 
 
 def default_executable(kind: ShellKind, host_is_windows: bool = os.name == "nt") -> str:

@@ -36,7 +36,7 @@ from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
 from secure_shell.replies import cap_bytes, format_line, line_dict, policy_summary, visible, visible_fields
 from secure_shell.runner import Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
-from secure_shell.executables import find_executable
+from secure_shell.executables import available_shells
 from secure_shell.shells import SHELL_FACTS, ShellKind
 from secure_shell.tool_arguments import checked_arguments, invalid_message
 
@@ -103,17 +103,6 @@ class Sessions:
         return self.default
 
 
-def available_shells(config: ResolvedConfig) -> tuple[list[ShellKind], list[str]]:
-    """Enabled shells whose executable exists here, and a line for each one that is missing."""
-    found, missing = [], []
-    for policy in config.enabled_shells:
-        if find_executable(policy.executable) is None:
-            missing.append(f"{policy.shell.value}: executable {policy.executable!r} not found; left out")
-        else:
-            found.append(policy.shell)
-    return found, missing
-
-
 class CheckedArgumentsServer(MCPServer):
     """The SDK's server, with each call's arguments read as agents send them (tool_arguments.py)."""
 
@@ -134,8 +123,11 @@ class CheckedArgumentsServer(MCPServer):
             raise
 
 
-def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]) -> MCPServer:
-    """An MCPServer whose tools serve `config`; descriptions and enums come from the policy."""
+def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind] | None = None) -> MCPServer:
+    """An MCPServer whose tools serve `config`'s shells that this host can run (executables.available_shells);
+    descriptions and enums come from the policy."""
+    found, missing = available_shells(config)
+    shells = found if shells is None else shells
     checker = runner.checker
     store = runner.store
     logging_settings = config.logging
@@ -406,12 +398,15 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
 
     # --- policy and directories ------------------------------------------------------------
 
-    Shells = Literal[tuple(p.shell.value for p in config.enabled_shells)] if config.enabled_shells else str
+    Shells = Literal[tuple(kind.value for kind in shells)] if shells else str
 
     async def get_config(
         shell: Annotated[Optional[Shells], Field(description="Only this shell's effective policy.")] = None,  # type: ignore[valid-type]
     ) -> CallToolResult:
         data = config.to_dict(ShellKind(shell) if shell is not None else None)
+        data["shells"] = {name: shown for name, shown in data["shells"].items() if ShellKind(name) in shells}
+        if shell is None:
+            data["unavailableShells"] = {kind.value: why for kind, why in missing.items()}
         for name, shown in data["shells"].items():
             shown["containment"] = runner.enforcement(ShellKind(name)).to_dict()
         # the text is a summary; the whole policy is sent once, as structured content
@@ -426,7 +421,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         directories: Annotated[list[Annotated[str, Field(max_length=4096)]], Field(min_length=1, max_length=100)],
         shell: Annotated[Optional[Shells], Field(description="Check for this shell (default: all enabled).")] = None,  # type: ignore[valid-type]
     ) -> dict[str, Any]:
-        kinds = [ShellKind(shell)] if shell is not None else [p.shell for p in config.enabled_shells]
+        kinds = [ShellKind(shell)] if shell is not None else list(shells)
         results = []
         for directory in directories:
             per_shell = {k.value: checker.check_directory(k, directory) for k in kinds}
@@ -449,7 +444,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
     def set_current_directory(
         path: Annotated[str, Field(min_length=1, max_length=4096, description="An allowed directory.")], ctx: Context,
     ) -> dict[str, Any]:
-        verdicts = {p.shell.value: checker.check_directory(p.shell, path) for p in config.enabled_shells}
+        verdicts = {kind.value: checker.check_directory(kind, path) for kind in shells}
         allowed = [name for name, r in verdicts.items() if r.allowed]
         if not allowed:
             reasons = "; ".join(f"{name}: {r.reason}" for name, r in verdicts.items())
