@@ -11,9 +11,12 @@ work on them, only the reply is escaped.
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
 from typing import Any
 
-from secure_shell.output_store import Line
+from secure_shell.errors import SecureShellError
+from secure_shell.output_store import SEARCH_SECONDS, Execution, Line, compile_pattern
 
 _CONTROLS = [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]
 _BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
@@ -92,3 +95,53 @@ def policy_summary(policy: dict[str, Any]) -> str:
     for notice in policy.get("notices", []):
         lines.append(f"note: {notice}")
     return visible("\n".join(lines))
+
+
+class OutputQueryError(SecureShellError):
+    """A line range or search that cannot be answered as asked (say why, in one sentence)."""
+
+
+@dataclass(frozen=True)
+class OutputView:
+    """What get_command_output and the cli://logs resource answer: a head line, the lines, and the
+    counts behind them."""
+
+    head: str
+    lines: list[Line]
+    truncated: bool
+    total_matches: int | None = None
+    dropped: tuple[int, int] | None = None
+
+    def text(self) -> str:
+        """The tool's text: the head line, then the numbered lines."""
+        return "\n".join([self.head, *(f"{line.number}: {format_line(line)}" for line in self.lines)])
+
+    def lines_text(self) -> str:
+        """The resource's text: the numbered lines alone."""
+        return "\n".join(f"{line.number}: {format_line(line)}" for line in self.lines)
+
+
+def query_output(execution: Execution, start: int | None, end: int | None, search: str | None, context: int,
+                 limit: int, max_bytes: int) -> OutputView:
+    """A line range (negative numbers count from the end) or a regex search with context, of one
+    execution's stored output; the one query behind the tool and the resource."""
+    buffer = execution.buffer
+    if search is not None and not search:
+        raise OutputQueryError("'search' is empty; give a pattern, or leave it out to read a line range")
+    if start is not None and end is not None and (start > 0) == (end > 0) and start > end:
+        raise OutputQueryError(f"startLine {start} comes after endLine {end}")
+    if search is not None:
+        found = buffer.search(compile_pattern(search), context, limit, time.monotonic() + SEARCH_SECONDS)
+        lines = cap_bytes(list(found.matches), max_bytes)
+        head = (f"{found.total_matches} matching lines of {buffer.total_lines} (status: {execution.status})"
+                + (f"; showing the first {len(lines)}" if found.truncated else ""))
+        return OutputView(head, lines, found.truncated, total_matches=found.total_matches)
+    window = buffer.line_range(start, end, limit, max_bytes)
+    lines = list(window.lines)
+    head = f"lines {window.start}-{window.end} of {buffer.total_lines} (status: {execution.status})"
+    if window.dropped is not None:
+        head += (f"; lines {window.dropped[0]}-{window.dropped[1]} were dropped to keep memory bounded "
+                 f"(the first {buffer.head_lines} and the latest lines are kept)")
+    if window.truncated:
+        head += f"; cut to {len(lines)} lines by maxLines/maxReturnBytes"
+    return OutputView(head, lines, window.truncated, dropped=window.dropped)

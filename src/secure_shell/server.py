@@ -31,9 +31,9 @@ from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import ExecutionNotFound, SecureShellError
 from secure_shell.executor import Outcome
 from secure_shell.http import client_gone
-from secure_shell.output_store import SEARCH_SECONDS, Execution, compile_pattern
+from secure_shell.output_store import Execution
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
-from secure_shell.replies import cap_bytes, format_line, line_dict, policy_summary, visible, visible_fields
+from secure_shell.replies import format_line, line_dict, policy_summary, query_output, visible, visible_fields
 from secure_shell.runner import Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.executables import available_shells
@@ -326,38 +326,15 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         except ExecutionNotFound as exc:
             raise ToolError(str(exc)) from None
         limit = min(maxLines or logging_settings.max_return_lines, logging_settings.max_return_lines)
-        buffer = execution.buffer
-        if search is not None and not search:
-            raise ToolError("get_command_output: argument 'search' is empty; give a pattern, or leave it out to read "
-                            "a line range")
-        if startLine is not None and endLine is not None and (startLine > 0) == (endLine > 0) and startLine > endLine:
-            raise ToolError(f"get_command_output: startLine {startLine} comes after endLine {endLine}")
-        if search is not None:
-            try:
-                pattern = compile_pattern(search)
-                found = buffer.search(pattern, context, limit, time.monotonic() + SEARCH_SECONDS)
-            except SecureShellError as exc:
-                raise ToolError(str(exc)) from None
-            lines = cap_bytes(list(found.matches), logging_settings.max_return_bytes)
-            head = (f"{found.total_matches} matching lines of {buffer.total_lines} (status: {execution.status})"
-                    + (f"; showing the first {sum(1 for _ in lines)}" if found.truncated else ""))
-            data = OutputResult(executionId=executionId, status=execution.status, totalLines=buffer.total_lines,
-                                returnedLines=len(lines), lines=[line_dict(line) for line in lines],
-                                totalMatches=found.total_matches, truncated=found.truncated)
-        else:
-            window = buffer.line_range(startLine, endLine, limit, logging_settings.max_return_bytes)
-            lines = list(window.lines)
-            head = f"lines {window.start}-{window.end} of {buffer.total_lines} (status: {execution.status})"
-            if window.dropped is not None:
-                head += (f"; lines {window.dropped[0]}-{window.dropped[1]} were dropped to keep memory bounded "
-                         f"(the first {buffer.head_lines} and the latest lines are kept)")
-            if window.truncated:
-                head += f"; cut to {len(lines)} lines by maxLines/maxReturnBytes"
-            data = OutputResult(executionId=executionId, status=execution.status, totalLines=buffer.total_lines,
-                                returnedLines=len(lines), lines=[line_dict(line) for line in lines], truncated=window.truncated,
-                                droppedLines=list(window.dropped) if window.dropped else None)
-        text = "\n".join([head, *(f"{line.number}: {format_line(line)}" for line in lines)])
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump())
+        try:
+            view = query_output(execution, startLine, endLine, search, context, limit, logging_settings.max_return_bytes)
+        except SecureShellError as exc:
+            raise ToolError(f"get_command_output: {exc}") from None
+        data = OutputResult(executionId=executionId, status=execution.status, totalLines=execution.buffer.total_lines,
+                            returnedLines=len(view.lines), lines=[line_dict(line) for line in view.lines],
+                            totalMatches=view.total_matches, truncated=view.truncated,
+                            droppedLines=list(view.dropped) if view.dropped else None)
+        return CallToolResult(content=[TextContent(type="text", text=view.text())], structured_content=data.model_dump())
 
     server.add_tool(get_command_output, name="get_command_output",
                     description="Read stored output of a command: a line range (negative counts from the end) or a "
@@ -485,18 +462,12 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
             start, end = int(startLine), int(endLine)
         except ValueError:
             raise ResourceNotFoundError(f"startLine and endLine must be integers (got {startLine!r}, {endLine!r})") from None
-        buffer = execution.buffer
-        if search:
-            try:
-                found = buffer.search(compile_pattern(search), 0, logging_settings.max_return_lines,
-                                      time.monotonic() + SEARCH_SECONDS)
-            except SecureShellError as exc:
-                raise ResourceNotFoundError(str(exc)) from None
-            lines = cap_bytes(list(found.matches), logging_settings.max_return_bytes)
-        else:
-            lines = list(buffer.line_range(start, end, logging_settings.max_return_lines,
-                                           logging_settings.max_return_bytes).lines)
-        return "\n".join(f"{line.number}: {format_line(line)}" for line in lines)
+        try:
+            view = query_output(execution, start, end, search or None, 0, logging_settings.max_return_lines,
+                                logging_settings.max_return_bytes)
+        except SecureShellError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        return view.lines_text()
 
     log.debug("server built with shells %s", names)
     return server
