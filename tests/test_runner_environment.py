@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from secure_shell.checker import Checker
 from secure_shell.config.loader import load_text
@@ -12,33 +14,28 @@ from secure_shell.sandbox.host import HostSupport
 from secure_shell.shells import ShellKind
 
 
-def runner_for(tmp_path: Path, text: str) -> tuple[Runner, Checker]:
+@contextmanager
+def runner_setting(tmp_path: Path, name: str, value: str) -> Iterator[Runner]:
+    """A runner whose config sets the environment variable `name` for every command."""
+    text = f"global:\n  paths:\n    allowedPaths: [{tmp_path}]\n  environment:\n    set:\n      {name}: {value}\n"
     config = resolve(load_text(text, "t.yaml"), "t.yaml", str(tmp_path))
-    checker = Checker(config)
-    return Runner(config, checker, host=HostSupport(linux=False, landlock_abi=0, seccomp=False)), checker
+    with Checker(config) as checker:
+        runner = Runner(config, checker, host=HostSupport(linux=False, landlock_abi=0, seccomp=False))
+        try:
+            yield runner
+        finally:
+            runner.shutdown()
 
 
 def test_git_bash_gets_globbing_off_whatever_msys_holds(tmp_path: Path) -> None:
-    text = (f"global:\n  paths:\n    allowedPaths: [{tmp_path}]\n"
-            "  environment:\n    set:\n      MSYS: winsymlinks:nativestrict\n")
-    runner, checker = runner_for(tmp_path, text)
-    try:
+    with runner_setting(tmp_path, "MSYS", "winsymlinks:nativestrict") as runner:
         assert runner.environment(None, ShellKind.GITBASH)["MSYS"] == "winsymlinks:nativestrict noglob"
         assert runner.environment(None, ShellKind.BASH)["MSYS"] == "winsymlinks:nativestrict"
-    finally:
-        runner.shutdown()
-        checker.close()
 
 
 def test_the_fixed_variables_reach_wsl_commands_through_wslenv(tmp_path: Path) -> None:
-    text = (f"global:\n  paths:\n    allowedPaths: [{tmp_path}]\n"
-            "  environment:\n    set:\n      WSLENV: PROJECT/p:PAGER\n")
-    runner, checker = runner_for(tmp_path, text)
-    try:
+    with runner_setting(tmp_path, "WSLENV", "PROJECT/p:PAGER") as runner:
         assert runner.environment(None, ShellKind.WSL)["WSLENV"] == "PROJECT/p:PAGER:GIT_PAGER:TERM"
-    finally:
-        runner.shutdown()
-        checker.close()
 
 
 def test_wsl_paths_are_checked_with_the_variables_wsl_passes(tmp_path: Path) -> None:
