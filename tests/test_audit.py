@@ -58,3 +58,19 @@ def test_a_long_field_is_cut_before_it_is_masked(tmp_path: Path) -> None:
     record = next(iter(read_records(tmp_path / "audit.jsonl", 0)))
     assert record["command"].startswith("echo --token=*** x") and record["command"].endswith("...[cut]")
     assert len(record["command"]) < 9000
+
+
+def test_records_say_which_policy_and_project_they_belong_to(tmp_path: Path) -> None:
+    conf = str(run_config(tmp_path))
+    run("--config", conf, "run", "--shell", "bash", "--", "echo one", cwd=tmp_path)
+    records = [json.loads(line) for line in audit_file(tmp_path).read_text().splitlines()]
+    assert records[0]["config"] == conf and str(tmp_path) in records[0]["allowedPaths"]
+    # another project's record in the same trail
+    other = dict(records[0], cwd="/srv/other", allowedPaths=["/srv/other"], config="/etc/other.yaml", command="x")
+    with audit_file(tmp_path).open("a") as trail:
+        trail.write(json.dumps(other) + "\n")
+    everything = run("--config", conf, "audit", cwd=tmp_path).stdout
+    mine = run("--config", conf, "audit", "--project", ".", cwd=tmp_path).stdout
+    same_config = run("--config", conf, "audit", "--this-config", cwd=tmp_path).stdout
+    assert "/srv/other" in everything and "/srv/other" not in mine and "/srv/other" not in same_config
+    assert mine.count("\n") == 2 and same_config.count("\n") == 2

@@ -133,6 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--denied", action="store_true", help="only denials")
     audit.add_argument("--since", metavar="T", help="only records since T (ISO time, or 30m, 2h, 1d ago)")
     audit.add_argument("--json", action="store_true", help="print the records as JSON lines")
+    audit.add_argument("--project", metavar="DIR",
+                       help="only records of commands in DIR (the working directory or an allowed path within it)")
+    audit.add_argument("--this-config", action="store_true",
+                       help="only records written under the config this command loads")
     audit.set_defaults(handler=run_audit)
 
     sandbox = commands.add_parser("sandbox", parents=[common],
@@ -438,8 +442,13 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.tail is not None and args.tail < 1:
         raise UsageError("--tail takes a positive number")
     selected: deque[dict[str, Any]] = deque(maxlen=args.tail)
+    project = os.path.normpath(os.path.join(os.getcwd(), args.project)) if args.project else None
     for record in read_records(path, settings.backups):
         if args.denied and record.get("allowed") is not False and record.get("event") != "refused":
+            continue
+        if args.this_config and record.get("config") != config.source:
+            continue
+        if project is not None and not _in_project(record, project):
             continue
         if since is not None:
             try:
@@ -451,6 +460,14 @@ def run_audit(args: argparse.Namespace) -> int:
     for record in selected:
         print(json.dumps(record) if args.json else describe(record))
     return EXIT_OK
+
+
+def _in_project(record: dict[str, Any], project: str) -> bool:
+    """Whether an audit record's command ran in `project`: its working directory, or one of its
+    allowed paths, lies within it (records written before those fields carry only the first)."""
+    places = [record.get("cwd"), *(record.get("allowedPaths") or [])]
+    return any(isinstance(place, str) and (place == project or place.startswith(project.rstrip("/\\") + os.sep))
+               for place in places)
 
 
 def run_config_show(args: argparse.Namespace) -> int:

@@ -154,6 +154,8 @@ class Runner:
         fields: dict[str, object] = {
             "session": origin, "shell": shell.value, "cwd": cwd, "command": command, "allowed": verdict.allowed,
             "reasons": [r.to_dict() for r in verdict.reasons if not verdict.allowed],
+            # which policy and project the record belongs to: one trail may serve several
+            "config": self.config.source, "allowedPaths": list(self.config.shells[shell].allowed_paths),
         }
         if execution is not None:
             fields["executionId"] = execution.id
