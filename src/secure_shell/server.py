@@ -10,6 +10,7 @@ search of up to a second, the file system, waiting for a stopped command) are pl
 which the SDK runs in a worker thread.
 """
 
+import inspect
 import json
 import logging
 import os
@@ -289,24 +290,20 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
     BackgroundFlag = Annotated[StrictBool, Field(description="Start it and return at once; poll with get_command_output.")]
 
     if shells:
-        if config.profiles:
-            ProfileName = Literal[tuple(config.profiles)]  # type: ignore[valid-type]
+        ProfileName = Literal[tuple(config.profiles)] if config.profiles else str
 
-            async def execute_command(
-                shell: Annotated[ShellName, Field(description="Which shell runs the command.")],  # type: ignore[valid-type]
-                command: Command, ctx: Context, workingDir: WorkingDir = None, timeout: Timeout = None,
-                maxOutputLines: MaxLines = None, background: BackgroundFlag = False,
-                profile: Annotated[Optional[ProfileName], Field(description="Environment profile.")] = None,  # type: ignore[valid-type]
-            ) -> Annotated[CallToolResult, ExecuteResult]:
-                return await run_command(ctx, shell, command, workingDir, timeout, maxOutputLines, background, profile)
-        else:
+        async def execute_command(
+            shell: Annotated[ShellName, Field(description="Which shell runs the command.")],  # type: ignore[valid-type]
+            command: Command, ctx: Context, workingDir: WorkingDir = None, timeout: Timeout = None,
+            maxOutputLines: MaxLines = None, background: BackgroundFlag = False,
+            profile: Annotated[Optional[ProfileName], Field(description="Environment profile.")] = None,  # type: ignore[valid-type]
+        ) -> Annotated[CallToolResult, ExecuteResult]:
+            return await run_command(ctx, shell, command, workingDir, timeout, maxOutputLines, background, profile)
 
-            async def execute_command(  # type: ignore[misc]
-                shell: Annotated[ShellName, Field(description="Which shell runs the command.")],  # type: ignore[valid-type]
-                command: Command, ctx: Context, workingDir: WorkingDir = None, timeout: Timeout = None,
-                maxOutputLines: MaxLines = None, background: BackgroundFlag = False,
-            ) -> Annotated[CallToolResult, ExecuteResult]:
-                return await run_command(ctx, shell, command, workingDir, timeout, maxOutputLines, background, None)
+        if not config.profiles:  # no profile to choose: the argument is not offered at all
+            signature = inspect.signature(execute_command)
+            execute_command.__signature__ = signature.replace(  # type: ignore[attr-defined]
+                parameters=[p for p in signature.parameters.values() if p.name != "profile"])
 
         server.add_tool(execute_command, name="execute_command", description=execute_description,
                         annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True))
