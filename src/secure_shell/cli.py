@@ -30,7 +30,7 @@ from secure_shell.config.discovery import (
 from secure_shell.config.loader import load_file, load_text
 from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.config.schema import SHELL_NAMES, json_schema
-from secure_shell.errors import ConfigError, ConfigIssue, SecureShellError
+from secure_shell.errors import ConfigError, ConfigIssue, SecureShellError, UsageError
 from secure_shell.shells import ShellKind
 from secure_shell.sandbox.containment import SandboxSettings
 from secure_shell.sandbox.host import HostSupport, enforcement
@@ -60,10 +60,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SecureShellError as exc:
         print(f"secure-shell: {exc}", file=sys.stderr)
         return EXIT_USAGE
-
-
-class UsageError(SecureShellError):
-    """A command line that cannot be carried out as given."""
 
 
 def build_parser() -> argparse.ArgumentParser:

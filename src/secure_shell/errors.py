@@ -2,11 +2,18 @@
 
     SecureShellError
      ├── ConfigError        a config file or setting that cannot be used (names file, line, key path)
+     ├── UsageError         a command line (of the secure-shell CLI) that cannot be carried out as given
      ├── SpawnError         a shell executable that cannot be started
      │    └── TooManyCommands   every concurrent-command slot is taken (executor.py)
      ├── ExecutionNotFound  an executionId the output store does not know
+     ├── OutputQueryError   a line range or search of stored output that cannot be answered as asked
+     │    ├── BadPattern        a search pattern that is not a valid regular expression
+     │    └── SearchTimeout     a search that ran past its time limit (catastrophic backtracking)
      ├── AuditError         the audit trail cannot be written: nothing may run
      └── StorageError       a command's output cannot be stored (head file, logDirectory)
+
+Tool errors reach the agent as one sentence (MCP `isError` results); protocol errors stay JSON-RPC
+errors (jsonrpc_errors.py).
 
 A policy denial is not an exception: the policy engine returns a Verdict for every command text.
 """
@@ -59,3 +66,19 @@ class AuditError(SecureShellError):
 
 class StorageError(SecureShellError):
     """An execution's output or metadata cannot be written; names the file and the OS error."""
+
+
+class UsageError(SecureShellError):
+    """A command line that cannot be carried out as given."""
+
+
+class OutputQueryError(SecureShellError):
+    """A line range or search that cannot be answered as asked (says why, in one sentence)."""
+
+
+class BadPattern(OutputQueryError):
+    """A search pattern that is not a valid regular expression."""
+
+
+class SearchTimeout(OutputQueryError):
+    """A regular expression that took longer than its time limit (catastrophic backtracking)."""

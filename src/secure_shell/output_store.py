@@ -31,7 +31,7 @@ from typing import BinaryIO, Callable, Iterator, Mapping, Protocol
 
 import regex
 
-from secure_shell.errors import ExecutionNotFound, SecureShellError, StorageError
+from secure_shell.errors import BadPattern, ExecutionNotFound, SearchTimeout, StorageError
 
 STDOUT, STDERR = "stdout", "stderr"
 TAIL_SLACK_DIVISOR = 4  # the tail may hold a quarter more than tail_bytes before a block is cut
@@ -43,14 +43,6 @@ LINE_MARK_BYTES = 4096  # the head's line index: the line count at every such of
 BINARY_SAMPLE = 8192
 _O_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation
 MAX_STREAM_RUNS = 100_000
-
-
-class SearchTimeout(SecureShellError):
-    """A regular expression that took longer than its time limit (catastrophic backtracking)."""
-
-
-class BadPattern(SecureShellError):
-    """A search pattern that is not a valid regular expression."""
 
 
 MAX_PATTERN_CHARS = 1000

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from secure_shell.errors import SecureShellError
+from secure_shell.errors import OutputQueryError
 from secure_shell.output_store import SEARCH_SECONDS, Execution, Line, compile_pattern
 
 _CONTROLS = [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]
@@ -95,10 +95,6 @@ def policy_summary(policy: dict[str, Any]) -> str:
     for notice in policy.get("notices", []):
         lines.append(f"note: {notice}")
     return visible("\n".join(lines))
-
-
-class OutputQueryError(SecureShellError):
-    """A line range or search that cannot be answered as asked (say why, in one sentence)."""
 
 
 @dataclass(frozen=True)
