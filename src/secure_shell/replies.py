@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
+
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
 
 from secure_shell.errors import OutputQueryError
+from secure_shell.executor import Outcome
 from secure_shell.output_store import SEARCH_SECONDS, Execution, Line, compile_pattern
+from secure_shell.policy.verdict import Verdict
 
 _CONTROLS = [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]
 _BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
@@ -141,3 +146,70 @@ def query_output(execution: Execution, start: int | None, end: int | None, searc
     if window.truncated:
         head += f"; cut to {len(lines)} lines by maxLines/maxReturnBytes"
     return OutputView(head, lines, window.truncated, dropped=window.dropped)
+
+
+class ExecuteResult(BaseModel):
+    exitCode: Optional[int]
+    durationMs: int
+    executionId: Optional[str]
+    status: str
+    totalLines: int
+    returnedLines: int
+    truncated: bool
+    timedOut: bool
+    allowed: bool = True
+    reasons: list[dict[str, Any]] = []
+
+
+class OutputResult(BaseModel):
+    executionId: str
+    status: str
+    totalLines: int
+    returnedLines: int
+    lines: list[dict[str, Any]]
+    totalMatches: Optional[int] = None
+    truncated: bool = False
+    droppedLines: Optional[list[int]] = None
+
+
+def denial_reply(verdict: Verdict, allowed_paths: tuple[str, ...]) -> CallToolResult:
+    """A refused command: what was refused and why, what is allowed, one next step (Verdict.explain)."""
+    explained = verdict.explain(allowed_paths).split("\n", 1)[1]
+    text = "Denied by the policy; nothing ran.\n" + visible(explained)
+    data = ExecuteResult(exitCode=None, durationMs=0, executionId=None, status="denied", totalLines=0,
+                         returnedLines=0, truncated=False, timedOut=False, allowed=False,
+                         reasons=[r.to_dict() for r in verdict.reasons])
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump(),
+                          is_error=True)
+
+
+def execution_reply(execution: Execution, outcome: Outcome, lines_wanted: int, seconds: int, max_bytes: int,
+                    note: Optional[str] = None) -> CallToolResult:
+    """A finished command: its status, its last lines, and how to read the rest."""
+    buffer = execution.buffer
+    window = buffer.line_range(-lines_wanted, None, lines_wanted, max_bytes)
+    shown = list(window.lines)
+    if outcome.timed_out:
+        status = (f"timed out after {seconds} s (the process tree was killed); for a longer run, pass a larger "
+                  "timeout (up to 3600) or background: true and read it with get_command_output")
+    elif outcome.cancelled:
+        status = "stopped"
+    else:
+        status = f"exit code {outcome.exit_code}"
+    head = f"{status} · {outcome.duration * 1000:.0f} ms · {buffer.total_lines} lines"
+    body = "\n".join(format_line(line) for line in shown)
+    truncated = len(shown) < buffer.total_lines
+    parts = [head, body] if body else [head]
+    if truncated:
+        parts.append(
+            f"[showing the last {len(shown)} of {buffer.total_lines} lines; get the rest with get_command_output "
+            f"executionId={execution.id} (startLine/endLine, or search)]"
+        )
+    if note:
+        parts.append(note)
+    data = ExecuteResult(exitCode=outcome.exit_code, durationMs=int(outcome.duration * 1000),
+                         executionId=execution.id, status=outcome.status, totalLines=buffer.total_lines,
+                         returnedLines=len(shown), truncated=truncated, timedOut=outcome.timed_out)
+    return CallToolResult(content=[TextContent(type="text", text="\n".join(parts))],
+                          structured_content=data.model_dump(),
+                          is_error=outcome.timed_out or (outcome.exit_code not in (0, None)))

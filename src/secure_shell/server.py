@@ -34,7 +34,16 @@ from secure_shell.executor import Outcome
 from secure_shell.http import client_gone
 from secure_shell.output_store import Execution
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
-from secure_shell.replies import format_line, line_dict, policy_summary, query_output, visible, visible_fields
+from secure_shell.replies import (
+    ExecuteResult,
+    OutputResult,
+    denial_reply,
+    execution_reply,
+    line_dict,
+    policy_summary,
+    query_output,
+    visible_fields,
+)
 from secure_shell.runner import Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.executables import available_shells
@@ -44,30 +53,6 @@ from secure_shell.tool_arguments import checked_arguments, invalid_message
 SERVER_NAME = "secure-shell"
 PROGRESS_EVERY = 1.0
 log = logging.getLogger(__name__)
-
-
-class ExecuteResult(BaseModel):
-    exitCode: Optional[int]
-    durationMs: int
-    executionId: Optional[str]
-    status: str
-    totalLines: int
-    returnedLines: int
-    truncated: bool
-    timedOut: bool
-    allowed: bool = True
-    reasons: list[dict[str, Any]] = []
-
-
-class OutputResult(BaseModel):
-    executionId: str
-    status: str
-    totalLines: int
-    returnedLines: int
-    lines: list[dict[str, Any]]
-    totalMatches: Optional[int] = None
-    truncated: bool = False
-    droppedLines: Optional[list[int]] = None
 
 
 @dataclass
@@ -212,43 +197,11 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
                              containment_note(result.execution, result.outcome, result.confinement))
 
     def denial(verdict: Verdict, shell: ShellKind) -> CallToolResult:
-        explained = verdict.explain(config.shells[shell].allowed_paths).split("\n", 1)[1]
-        text = "Denied by the policy; nothing ran.\n" + visible(explained)
-        data = ExecuteResult(exitCode=None, durationMs=0, executionId=None, status="denied", totalLines=0,
-                             returnedLines=0, truncated=False, timedOut=False, allowed=False,
-                             reasons=[r.to_dict() for r in verdict.reasons])
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump(),
-                              is_error=True)
+        return denial_reply(verdict, config.shells[shell].allowed_paths)
 
     def command_reply(execution: Execution, outcome: Outcome, lines_wanted: int, seconds: int,
                       note: Optional[str] = None) -> CallToolResult:
-        buffer = execution.buffer
-        window = buffer.line_range(-lines_wanted, None, lines_wanted, logging_settings.max_return_bytes)
-        shown = list(window.lines)
-        if outcome.timed_out:
-            status = (f"timed out after {seconds} s (the process tree was killed); for a longer run, pass a larger "
-                      "timeout (up to 3600) or background: true and read it with get_command_output")
-        elif outcome.cancelled:
-            status = "stopped"
-        else:
-            status = f"exit code {outcome.exit_code}"
-        head = f"{status} · {outcome.duration * 1000:.0f} ms · {buffer.total_lines} lines"
-        body = "\n".join(format_line(line) for line in shown)
-        truncated = len(shown) < buffer.total_lines
-        parts = [head, body] if body else [head]
-        if truncated:
-            parts.append(
-                f"[showing the last {len(shown)} of {buffer.total_lines} lines; get the rest with get_command_output "
-                f"executionId={execution.id} (startLine/endLine, or search)]"
-            )
-        if note:
-            parts.append(note)
-        data = ExecuteResult(exitCode=outcome.exit_code, durationMs=int(outcome.duration * 1000),
-                             executionId=execution.id, status=outcome.status, totalLines=buffer.total_lines,
-                             returnedLines=len(shown), truncated=truncated, timedOut=outcome.timed_out)
-        return CallToolResult(content=[TextContent(type="text", text="\n".join(parts))],
-                              structured_content=data.model_dump(),
-                              is_error=outcome.timed_out or (outcome.exit_code not in (0, None)))
+        return execution_reply(execution, outcome, lines_wanted, seconds, logging_settings.max_return_bytes, note)
 
     async def start_background(ctx: Context, kind: ShellKind, command: str, cwd: Optional[str], seconds: int,
                                profile: Optional[str], confirmed: bool) -> CallToolResult:
