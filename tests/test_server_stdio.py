@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any, Callable
 
 import anyio
 import pytest
@@ -139,6 +140,16 @@ async def test_bad_arguments_name_the_argument_and_range(params: StdioServerPara
     assert result.is_error and "timeout" in text and "an integer from 1 to 3600" in text
 
 
+async def until(client: Client, execution_id: str, done: Callable[[Any], bool], seconds: float = 20) -> Any:
+    """get_command_output for `execution_id`, polled until `done` holds of it or `seconds` pass."""
+    deadline = time.monotonic() + seconds
+    while True:
+        output = await client.call_tool("get_command_output", {"executionId": execution_id})
+        if done(output) or time.monotonic() > deadline:
+            return output
+        await anyio.sleep(0.05)
+
+
 @pytest.mark.anyio
 async def test_background_start_poll_stop(params: StdioServerParameters) -> None:
     marker = f"bg-marker-{time.monotonic_ns()}"
@@ -146,7 +157,7 @@ async def test_background_start_poll_stop(params: StdioServerParameters) -> None
         started = await client.call_tool("execute_command", {
             "shell": "bash", "command": f"echo started; exec -a {marker} sleep 300", "background": True})
         execution_id = started.structured_content["executionId"]
-        await anyio.sleep(0.5)
+        output = await until(client, execution_id, lambda out: bool(out.structured_content["lines"]))
         running = await client.call_tool("list_commands", {"status": "running"})
         assert execution_id in [c["executionId"] for c in running.structured_content["commands"]]
         output = await client.call_tool("get_command_output", {"executionId": execution_id})
@@ -363,7 +374,8 @@ async def test_tool_calls_are_audited(params: StdioServerParameters, tmp_path: P
         await client.call_tool("execute_command", {"shell": "bash", "command": "echo audited"})
         await client.call_tool("execute_command", {"shell": "bash", "command": "sudo true"})
         started = await client.call_tool("execute_command", {"shell": "bash", "command": "true", "background": True})
-        await anyio.sleep(0.5)
+        await until(client, started.structured_content["executionId"],
+                    lambda out: out.structured_content["status"] != "running")
     log = audit_file(tmp_path)
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["event"], r["session"]) for r in records] == [
