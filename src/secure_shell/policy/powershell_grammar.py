@@ -133,8 +133,8 @@ class _Scanner:
             return self._operand(i, command_name=True)
         if frame.state == "arguments":
             return self._argument(i)
-        if frame.state == "keyword":
-            return self._keyword_part(i)
+        # "keyword" (after `if`, `function f`, `catch [T]`, `} else`: conditions and blocks, no
+        # command mode) and "expression" read the same tokens
         return self._expression_token(i)
 
     def _statement_start(self, i: int) -> int:
@@ -161,14 +161,10 @@ class _Scanner:
             frame.state = "arguments"
             if text.startswith("./", i):
                 self.view[i + 1] = "\\"  # `./x` is `.\x` to PowerShell; the grammar knows only the second
-            return self._bare_word(i)
+            return self._word_end(i)
         if ch in "({[" or text.startswith(("$(", "@(", "@{"), i):
             return self._open(i)  # the statement is an expression, unless this is an attribute
         frame.state = "expression"
-        return self._expression_token(i)
-
-    def _keyword_part(self, i: int) -> int:
-        """After `if`, `function f`, `catch [T]`, `} else`: conditions and blocks, no command mode."""
         return self._expression_token(i)
 
     def _param_block(self, i: int) -> int:
@@ -186,14 +182,14 @@ class _Scanner:
         """A string, variable, group or bare word in command mode."""
         ch = self.text[i]
         if ch in "'\"" or self.text.startswith(("@'", '@"'), i):
-            return self._string(i)
+            return self._skip_string(i)
         if ch in "({" or self.text.startswith(("$(", "@(", "@{"), i):
             return self._open(i)
         if ch == "$":
             return self._variable_argument(i)
         if command_name and self.text.startswith("./", i):
             self.view[i + 1] = "\\"
-        return self._bare_word(i)
+        return self._word_end(i)
 
     def _argument(self, i: int) -> int:
         text = self.text
@@ -270,7 +266,7 @@ class _Scanner:
         text, frame = self.text, self.frames[-1]
         ch = text[i]
         if ch in "'\"" or text.startswith(("@'", '@"'), i):
-            return self._string(i)
+            return self._skip_string(i)
         if ch in "({[" or text.startswith(("$(", "@(", "@{"), i):
             return self._open(i)
         if ch == "=" and frame.kind != "index" and frame.kind != "param" and not text.startswith("==", i):
@@ -355,8 +351,8 @@ class _Scanner:
                 self.view[i] = "\n"
                 self.frames[-1].state = "start"
 
-    def _bare_word(self, i: int) -> int:
-        return self._word_end(i)
+    def _skip_string(self, i: int) -> int:
+        return skip_string(self.text, i)
 
     def _word_end(self, i: int) -> int:
         """The end of a bare word in command mode; quoted parts belong to it (`a"b c"d`)."""
@@ -367,13 +363,11 @@ class _Scanner:
                 j += 2
                 continue
             if text[j] in "'\"":
-                j = self._string(j)
+                j = self._skip_string(j)
                 continue
             j += 1
         return max(min(j, len(text)), i + 1)  # a separator where a word was due is one character
 
-    def _string(self, i: int) -> int:
-        return skip_string(self.text, i)
 
 
 def skip_string(text: str, i: int) -> int:
