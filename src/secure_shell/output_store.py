@@ -145,6 +145,50 @@ class _Block:
         return self.first + self.count - 1
 
 
+class TailRing:
+    """The latest lines of one execution, in memory, bounded by characters: whole blocks are dropped
+    from the old end, and a cut inside a block only past the slack, so a chunk's newlines are
+    counted once, not twice."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.blocks: deque[_Block] = deque()
+        self.chars = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.blocks)
+
+    def __iter__(self) -> Iterator[_Block]:
+        return iter(self.blocks)
+
+    @property
+    def first_line(self) -> int | None:
+        return self.blocks[0].first if self.blocks else None
+
+    def add(self, block: _Block) -> None:
+        self.blocks.append(block)
+        self.chars += len(block.text)
+        self._trim()
+
+    def _trim(self) -> None:
+        limit = self.limit
+        while len(self.blocks) > 1 and self.chars - len(self.blocks[0].text) >= limit:
+            self.chars -= len(self.blocks.popleft().text)
+        if self.chars <= limit + limit // TAIL_SLACK_DIVISOR:
+            return
+        oldest = self.blocks[0]
+        excess = self.chars - limit
+        cut = oldest.text.find("\n", excess - 1) + 1
+        if cut <= 0 or cut >= len(oldest.text):
+            return
+        if cut <= len(oldest.text) // 2:
+            dropped = oldest.text.count("\n", 0, cut)
+        else:
+            dropped = oldest.count - oldest.text.count("\n", cut)
+        self.blocks[0] = _Block(oldest.first + dropped, oldest.stream, oldest.text[cut:], oldest.count - dropped)
+        self.chars -= cut
+
+
 class LoggingSettings(Protocol):
     """What the store reads of the config's global.logging section (config/schema.py: Logging)."""
 
@@ -186,8 +230,7 @@ class OutputBuffer:
         self.head_bytes = 0
         self._head_index: list[tuple[int, int]] = []  # (first line, byte offset) of each head block
         self._line_marks = array("q", [0])  # newlines before offset k * LINE_MARK_BYTES of the head
-        self._tail: deque[_Block] = deque()
-        self._tail_chars = 0
+        self._tail = TailRing(limits.tail_bytes)
         self.total_lines = 0
         self.total_bytes = 0
         self.binary = False
@@ -203,7 +246,7 @@ class OutputBuffer:
         buffer.path, buffer.limits, buffer.encoding = path, limits, "utf-8"
         buffer._lock = threading.Lock()
         buffer._partial = {STDOUT: "", STDERR: ""}
-        buffer._tail, buffer._tail_chars = deque(), 0
+        buffer._tail = TailRing(limits.tail_bytes)
         buffer._runs, buffer.binary, buffer.closed = [], False, True
         buffer.storage_error = None
         buffer._file, buffer._head_memory, buffer._on_disk = None, bytearray(), True
@@ -335,29 +378,7 @@ class OutputBuffer:
             if not encoded:
                 return
             text = encoded.decode("utf-8")
-        self._tail.append(_Block(first, stream, text, lines_left))
-        self._tail_chars += len(text)
-        self._trim_tail()
-
-    def _trim_tail(self) -> None:
-        """Drop the oldest tail text past tail_bytes: whole blocks (their line counts are known), and
-        a cut inside a block only past the slack, so a chunk's newlines are counted once, not twice."""
-        limit = self.limits.tail_bytes
-        while len(self._tail) > 1 and self._tail_chars - len(self._tail[0].text) >= limit:
-            self._tail_chars -= len(self._tail.popleft().text)
-        if self._tail_chars <= limit + limit // TAIL_SLACK_DIVISOR:
-            return
-        oldest = self._tail[0]
-        excess = self._tail_chars - limit
-        cut = oldest.text.find("\n", excess - 1) + 1
-        if cut <= 0 or cut >= len(oldest.text):
-            return
-        if cut <= len(oldest.text) // 2:
-            dropped = oldest.text.count("\n", 0, cut)
-        else:
-            dropped = oldest.count - oldest.text.count("\n", cut)
-        self._tail[0] = _Block(oldest.first + dropped, oldest.stream, oldest.text[cut:], oldest.count - dropped)
-        self._tail_chars -= cut
+        self._tail.add(_Block(first, stream, text, lines_left))
 
     def _mark_lines(self, part: bytes, offset: int, lines_before: int) -> int:
         """Newlines in `part`, which lands at head offset `offset`, counted a mark's span at a time
@@ -379,12 +400,12 @@ class OutputBuffer:
 
     @property
     def stored_bytes(self) -> int:
-        return self.head_bytes + self._tail_chars
+        return self.head_bytes + self._tail.chars
 
     def dropped_range(self) -> tuple[int, int] | None:
         """The line numbers that were dropped (first, last), or None when every line is kept."""
         with self._lock:
-            first_tail = self._tail[0].first if self._tail else self.total_lines + 1
+            first_tail = self._tail.first_line or self.total_lines + 1
             if first_tail > self.head_lines + 1:
                 return (self.head_lines + 1, first_tail - 1)
             return None
