@@ -284,6 +284,13 @@ DENIED = [
     ("ruby -e '`rm x`'", B),
     ("python3 -c \"import subprocess; subprocess.run(['sudo', 'ls'])\"", B),
     ("python3 -c \"open('/etc/passwd').read()\"", P),
+    # every string of inline code is read, however many there are, or the code is refused
+    ("python3 -c \"" + ";".join(f"os.system('ls {i}')" for i in range(70)) + ";os.system('rm x')\"", B),
+    ("python3 -c \"" + "'' " * 257 + ";os.system('rm x')\"", I),
+    # a program nobody modelled may run what the text it reads names, as what its arguments name
+    ("expect <<< 'spawn rm x'", "may-run-blocked-command"),
+    ("psql <<'EOF'\n\\! rm x\nEOF", F),
+    ("psql <<'EOF'\nselect 1;\n\\! rm x\nEOF", "may-run-blocked-command"),
     ("awk 'BEGIN{system(\"rm x\")}'", I),
     ("awk '{print | \"sh\"}' f", I),
     ("awk 'BEGIN { \"id\" | getline x }'", I),

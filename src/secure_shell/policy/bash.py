@@ -824,6 +824,18 @@ class _Walker:
             value = [c for c in node.named_children if c.type != "file_descriptor"]
             return self.word(value[0]).value if value else None
         body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        end = next((c for c in node.children if c.type == "heredoc_end"), None)
+        if start is None or end is None:
+            return None
+        # The grammar can misplace a body's first line (`<<'EOF'` then `\! x`): it is known only
+        # when nothing but the body lies between the end of the redirect's line and the delimiter.
+        line_end = self.data.find(b"\n", start.end_byte)
+        body_start = body.start_byte if body is not None else end.start_byte
+        if line_end < 0 or self.data[line_end + 1: body_start].strip(b"\t"):
+            self.findings.append(Finding(R.PARSE_FAILED, "a here-document's text could not be read exactly",
+                                         self.text(node)[:80]))
+            return None
         if body is None:
             return ""
         if any(c.type != "heredoc_content" for c in body.named_children):

@@ -56,6 +56,8 @@ from secure_shell.policy.resolution import (
 from secure_shell.policy.flow import BELOW, UNKNOWN, Directories, FlowPass, below, join, split_below
 
 MAX_NESTED_SCRIPTS = 64
+# Strings in inline code read as possible commands (probes), per decision: each is cheap, but not free.
+MAX_PROBES = 512
 MAX_MOVES = 512  # directory changes followed per decision, counted per directory they start from
 MAX_DIRECTORY_LENGTH = 1024  # a working directory deeper than this is not followed
 MAX_LINKS = 256  # link names, and paths that go up (..), remembered per decision
@@ -141,6 +143,7 @@ class _Engine:
         self.commands: list[CommandSeen] = []
         self.paths: list[PathChecked] = []
         self.scripts = 0
+        self.probes = 0
         self.reaches = 0
         self.moves = 0
         self.parses: dict[tuple[str, str, str | None], ParseOutcome] = {}
@@ -223,10 +226,14 @@ class _Engine:
 
     def script(self, text: str, dialect: str, via: tuple[str, ...], depth: int, probe: bool = False,
                start: Directories | None = None, repeats: bool = False) -> None:
-        self.scripts += 1
-        if depth > Limits().max_depth or self.scripts > MAX_NESTED_SCRIPTS:
-            if not probe:
-                self.deny(R.TOO_COMPLEX, "shells are nested too deeply to analyse", " > ".join(via))
+        if probe:
+            self.probes += 1
+        else:
+            self.scripts += 1
+        if depth > Limits().max_depth or self.scripts > MAX_NESTED_SCRIPTS or self.probes > MAX_PROBES:
+            # a probe left unread could name a blocked command: too much to read is a refusal too
+            what = "inline code names too many possible commands" if probe else "shells are nested too deeply"
+            self.deny(R.TOO_COMPLEX, f"{what} to analyse", " > ".join(via))
             return
         if len(text) > max(self.policy.max_command_length, 256) * 4:
             if not probe:
@@ -456,7 +463,9 @@ class _Engine:
             return
         self._check_arguments(simple.words[1:], via)
         if not self._resolved(simple, dialect)[1] and module.may_run_arguments(key):
-            self._presumed_runner(first.value, simple.words[1:], dialect, via)
+            # what it may run is named in its arguments or in the text it reads (`expect <<< 'spawn x'`)
+            fed = (Word(simple.stdin_text, simple.stdin_text),) if simple.stdin_text is not None else ()
+            self._presumed_runner(first.value, simple.words[1:] + fed, dialect, via)
         restricted = self.policy.restrict_working_directory
         # where the program works: the shell's directory, or the one an option names (git -C, env -C)
         program = bases

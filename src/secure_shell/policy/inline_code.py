@@ -10,25 +10,31 @@ from __future__ import annotations
 import re
 
 from secure_shell.policy.parsed import Word
-from secure_shell.policy.resolution import PathUse, Resolution, Script
+from secure_shell.policy.resolution import PathUse, Refusal, Resolution, Script
+from secure_shell.policy import verdict as R
 
 _LITERAL = re.compile(r"'''(.*?)'''|\"\"\"(.*?)\"\"\"|'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"|`([^`]*)`", re.S)
-MAX_LITERALS = 64
+# More string literals than this in one piece of code are not read one by one: the code is refused.
+MAX_LITERALS = 256
 
 
-def string_literals(code: str) -> list[str]:
+def string_literals(code: str) -> list[str] | None:
+    """The code's string literals in order; None when there are more than MAX_LITERALS."""
     found = []
     for match in _LITERAL.finditer(code):
-        text = next(group for group in match.groups() if group is not None) if any(match.groups()) else ""
-        found.append(text)
         if len(found) >= MAX_LITERALS:
-            break
+            return None
+        found.append(next((group for group in match.groups() if group is not None), ""))
     return found
 
 
 def scan_inline_code(code: str, label: str) -> list[Resolution]:
+    literals = string_literals(code)
+    if literals is None:  # an unread literal could name anything: never pass it unseen
+        return [Refusal(R.INLINE_CODE, f"{label}: the code holds more than {MAX_LITERALS} string literals, "
+                        "too many to check one by one", code[:80])]
     out: list[Resolution] = []
-    for literal in string_literals(code):
+    for literal in literals:
         stripped = literal.strip()
         if not stripped or "\n" in stripped:
             continue
