@@ -64,7 +64,7 @@ def test_twin_is_allowed(shell: str, command: str, rule: str, twin: str) -> None
 
 def test_the_denial_says_what_it_presumed() -> None:
     message = next(r.message for r in check("bash", "numactl -N 0 rm x").reasons if r.rule == M)
-    assert "'numactl' is not known to this policy and may run the programs its arguments name" in message
+    assert "'numactl' is not known to this policy and may run the programs its arguments or its input name" in message
     assert "'rm' is a blocked command" in message
 
 

@@ -749,6 +749,8 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
             i += 1
             continue
         return [Refusal(R.WRAPPER_OPTION, f"cmd: unknown option {source!r}", source)]
-    if command.stdin_piped or command.stdin_text is not None:
+    if command.stdin_piped:
         return [Script(DIALECT, None, "... | cmd", "a shell reading its commands from a pipe")]
+    if command.stdin_text is not None:  # cmd's prompt loop reads a line at a time, echoing: not followed
+        return [Script(DIALECT, None, "cmd < input", "cmd reading its commands from its standard input")]
     return []

@@ -81,12 +81,17 @@ def decide(
     cross_check: CrossCheck | None = None,
     realpath: Realpath | None = None,
     confirmed: bool = False,
+    session_input: str | None = None,
 ) -> Verdict:
     """The Verdict for running `command` in `policy`'s shell from `cwd`. Never raises.
 
     A command on askCommands gives an ASK verdict unless `confirmed` (the user said yes).
+    `session_input` is the text written to a running command's stdin so far (interactive
+    commands): every program that reads the command's stdin is checked as reading that text, as
+    if it came from a here-document: a shell runs it as its script, an interpreter as code, and a
+    program nobody modelled may run what it names.
     """
-    engine = _Engine(policy, dict(env or {}), cross_check, realpath, confirmed)
+    engine = _Engine(policy, dict(env or {}), cross_check, realpath, confirmed, session_input)
     try:
         engine.run(command, cwd)
     except RecursionError:
@@ -133,8 +138,10 @@ def _argument_matchers(entries: tuple[str, ...]) -> tuple[tuple[str, regex.Patte
 
 class _Engine:
     def __init__(self, policy: ShellPolicy, env: dict[str, str], cross_check: CrossCheck | None,
-                 realpath: Realpath | None, confirmed: bool = False) -> None:
+                 realpath: Realpath | None, confirmed: bool = False, session_input: str | None = None) -> None:
         self.confirmed = confirmed
+        self.session_input = session_input
+        self.reading_input = 0  # > 0 while the session input itself is being checked as a script
         self.policy = policy
         self.env = env
         self.cross_check = cross_check
@@ -226,6 +233,15 @@ class _Engine:
 
     def script(self, text: str, dialect: str, via: tuple[str, ...], depth: int, probe: bool = False,
                start: Directories | None = None, repeats: bool = False) -> None:
+        reading = text is self.session_input
+        self.reading_input += reading
+        try:
+            self._script(text, dialect, via, depth, probe, start, repeats)
+        finally:
+            self.reading_input -= reading
+
+    def _script(self, text: str, dialect: str, via: tuple[str, ...], depth: int, probe: bool,
+                start: Directories | None, repeats: bool) -> None:
         if probe:
             self.probes += 1
         else:
@@ -436,6 +452,11 @@ class _Engine:
     def command(self, simple: SimpleCommand, dialect: str, via: tuple[str, ...], depth: int, probe: bool,
                 bases: Directories) -> None:
         module = DIALECTS[dialect]
+        if self.session_input is not None and not probe and _reads_own_stdin(simple):
+            # a program reading the session's input: what it reads so far is known; inside that
+            # input, a program reading stdin takes the input that follows, which is not known yet
+            simple = (replace(simple, stdin_piped=True) if self.reading_input
+                      else replace(simple, stdin_text=self.session_input))
         if not probe and self.policy.restrict_working_directory:  # path rules off: no target is checked
             for redirect in simple.redirects:
                 if redirect.target is not None:
@@ -539,7 +560,7 @@ class _Engine:
                     blocked = f"{token!r} is a blocked command" if not rule.words else (
                         f"{token!r} may run as {rule.entry!r}, a blocked command")
                     self.deny(R.MAY_RUN_BLOCKED, f"{program!r} is not known to this policy and may run the programs "
-                              f"its arguments name; {blocked}{where}. Run the tool without "
+                              f"its arguments or its input name; {blocked}{where}. Run the tool without "
                               "naming a blocked command, or ask for the command to be allowed", token)
                     return
 
@@ -776,6 +797,16 @@ class _Engine:
 
     def within_allowed(self, path: str) -> bool:
         return self.space.within(path, self.policy.allowed_paths) is not None
+
+
+_STDIN_REDIRECTS = frozenset({"<", "0<", "<<", "<<-", "<<<", "<&", "0<&", "<>", "0<>"})
+
+
+def _reads_own_stdin(simple: SimpleCommand) -> bool:
+    """Whether the command reads the stdin it inherits (not a pipe, a here-document or a file)."""
+    if simple.stdin_piped or simple.stdin_text is not None:
+        return False
+    return not any(r.operator in _STDIN_REDIRECTS for r in simple.redirects)
 
 
 def _shown(path: str) -> str:

@@ -835,21 +835,23 @@ def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
 
 
 def _interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
-    """Inline interpreter code is opaque, but the shell commands and paths it names are not."""
-
+    """Inline interpreter code is opaque, but the shell commands and paths it names are not. Text
+    it reads from stdin may be code too (`python3 -i`, `exec(input())`): it is scanned the same way."""
+    name = words[0].source
+    fed = scan_inline_code(command.stdin_text, f"{name} <<<") if command.stdin_text is not None else []
     for i, word in enumerate(words[1:], start=1):
         value = word.value or ""
         if value in INLINE_CODE_OPTIONS and i + 1 < len(words):
             code = words[i + 1]
-            if code.value is None:
-                return []
-            return scan_inline_code(code.value, f"{words[0].source} {value}")
-        if not value.startswith("-"):
+            return fed + (scan_inline_code(code.value, f"{name} {value}") if code.value is not None else [])
+        if value == "-":
             break
-    if len(words) == 1 or all((w.value or "").startswith("-") for w in words[1:]):
-        if command.stdin_text is not None:
-            return scan_inline_code(command.stdin_text, f"{words[0].source} <<<")
-    return []
+        if not value.startswith("-") or value.startswith("-m"):
+            return fed  # a program file or module (`python -mjson.tool`): what it does is its own
+    if command.stdin_piped:
+        return [Refusal(R.NESTED_SCRIPT, f"{name} reads its program from a stream whose text is not known "
+                        "here; pass the code with -c/-e or as a file", f"... | {name}")]
+    return fed
 
 
 # Builtins that take variable names. bash evaluates a name's subscript as arithmetic and runs a

@@ -1,0 +1,78 @@
+"""Input written to a running command's stdin (send_input) is checked by the program that reads it:
+a shell runs it as a script, an interpreter as code, a program nobody modelled may run what it
+names, an inert program only reads it. The text checked is all the input so far, so a `cd` in an
+earlier line moves the later ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from secure_shell.policy.decide import decide
+from tests.policy.conftest import B, N, P, assert_allowed, assert_denied, cwd_for, policy_for, ENV
+
+MAY_RUN = "may-run-blocked-command"
+
+DENIED = [
+    # shells: the input is their script
+    ("bash", "bash", "rm x\n", B),
+    ("bash", "sh -s", "ls; rm x\n", B),
+    ("bash", "timeout 600 bash", "rm x\n", B),
+    ("bash", "bash -c 'bash'", "rm x\n", B),
+    ("bash", "bash", "cd /etc\ncat passwd\n", P),
+    ("bash", "bash", "cat /etc/passwd\n", P),
+    # inside the input, a program reading stdin takes the input that follows: not known yet
+    ("bash", "bash", "python3\n", N),
+    ("bash", "bash", "bash\n", N),
+    ("bash", "bash", "ls\nsh\n", N),
+    # interpreters: the input is code, scanned as -c code is
+    ("bash", "python3 -i", "import os; os.system('rm -rf x')\n", B),
+    ("bash", "python3", "__import__('subprocess').run(['rm', 'x'])\n", B),
+    ("bash", "python3 manage.py shell", "import os\nos.system('rm x')\n", B),
+    ("bash", "node", "require('child_process').execSync('rm x')\n", B),
+    ("bash", "perl -de0", "system('rm x')\n", B),
+    # programs nobody modelled: presumed to run what their input names
+    ("bash", "psql", "\\! rm x\n", MAY_RUN),
+    ("bash", "expect", "spawn rm x\n", MAY_RUN),
+    # PowerShell and cmd reading their stdin
+    ("powershell", "powershell -Command -", "Remove-Item x\n", B),
+    ("cmd", "cmd", "dir\n", N),
+]
+
+ALLOWED = [
+    ("bash", "bash", "ls -la\n"),
+    ("bash", "bash", "cd src\ncat a.txt\n"),
+    ("bash", "bash", "git status\ngit log -1\n"),
+    ("bash", "python3 -i", "1 + 1\n"),
+    ("bash", "python3 -i", "import json; print(json.dumps({'a': 1}))\n"),
+    ("bash", "node", "console.log([1, 2].map(x => x * 2))\n"),
+    # programs that only read their input as data
+    ("bash", "cat", "rm x\n"),
+    ("bash", "read -p 'Name? ' name; echo \"hello $name\"", "rm x\n"),
+    ("bash", "wc -l", "rm x\nls\n"),
+    # the input is read by nobody: the program's stdin is a file or a here-document
+    ("bash", "cat < notes.txt", "rm x\n"),
+    ("bash", "cat <<'EOF'\nhi\nEOF", "rm x\n"),
+    ("bash", "psql", "select 1;\n"),
+]
+
+
+@pytest.mark.parametrize("shell,command,text,rule", DENIED, ids=[f"{c} <- {t!r}" for _, c, t, _ in DENIED])
+def test_session_input_denied(shell: str, command: str, text: str, rule: str) -> None:
+    policy = policy_for(shell)
+    assert_allowed(decide(command, policy, cwd_for(shell), ENV), command)  # the command itself may run
+    assert_denied(decide(command, policy, cwd_for(shell), ENV, session_input=text), rule, f"{command} <- {text!r}")
+
+
+@pytest.mark.parametrize("shell,command,text", ALLOWED, ids=[f"{c} <- {t!r}" for _, c, t in ALLOWED])
+def test_session_input_allowed(shell: str, command: str, text: str) -> None:
+    assert_allowed(decide(command, policy_for(shell), cwd_for(shell), ENV, session_input=text),
+                   f"{command} <- {text!r}")
+
+
+def test_input_checked_as_the_whole_session() -> None:
+    """A directory change in an earlier input holds for the later ones."""
+    policy = policy_for("bash")
+    first = "cd /tmp\n"
+    assert_denied(decide("bash", policy, cwd_for("bash"), ENV, session_input=first), P, first)
+    inside = "cd ..\n"  # from the project root: outside, so a relative path after it is outside too
+    assert_denied(decide("bash", policy, cwd_for("bash"), ENV, session_input=inside + "cat proj/../x\n"), P, inside)
