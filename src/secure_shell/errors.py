@@ -6,6 +6,7 @@
      ├── SpawnError         a shell executable that cannot be started
      │    └── TooManyCommands   every concurrent-command slot is taken (executor.py)
      ├── ExecutionNotFound  an executionId the output store does not know
+     ├── InputError         input that cannot be written to a running command (send_input)
      ├── OutputQueryError   a line range or search of stored output that cannot be answered as asked
      │    ├── BadPattern        a search pattern that is not a valid regular expression
      │    └── SearchTimeout     a search that ran past its time limit (catastrophic backtracking)
@@ -58,6 +59,11 @@ class SpawnError(SecureShellError):
 
 class ExecutionNotFound(SecureShellError):
     """An executionId that the output store does not hold."""
+
+
+class InputError(SecureShellError):
+    """Input for a running command that cannot be written: not interactive, ended, stdin closed,
+    over a cap, or not read in time (says which, in one sentence)."""
 
 
 class AuditError(SecureShellError):

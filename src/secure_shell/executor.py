@@ -36,7 +36,12 @@ from secure_shell.sandbox.launcher_client import Confinement, LaunchedProcess, L
 
 if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found, unused-ignore]
+from secure_shell.process_input import InputChannel
 from secure_shell.shells import Invocation
+
+if os.name == "posix":
+    import fcntl
+    import termios
 
 Sink = Callable[[str, bytes], None]
 Process = Union["subprocess.Popen[bytes]", LaunchedProcess]
@@ -140,10 +145,11 @@ def execute(invocation: Invocation, env: Mapping[str, str], timeout: float, sink
 
 def _execute_blocking(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
                       cancel: threading.Event | None, limits: Limits | None, registration: _Running | None,
-                      confinement: Confinement | None = None) -> Outcome:
+                      confinement: Confinement | None = None, stdin: InputChannel | None = None) -> Outcome:
     if os.name == "nt":
-        return _execute_with_threads(invocation, env, timeout, sink, cancel, limits, registration)
-    return anyio.run(_execute_posix, invocation, env, timeout, sink, cancel, limits, registration, confinement)
+        return _execute_with_threads(invocation, env, timeout, sink, cancel, limits, registration, stdin)
+    return anyio.run(_execute_posix, invocation, env, timeout, sink, cancel, limits, registration, confinement,
+                     stdin)
 
 
 async def execute_async(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
@@ -168,12 +174,18 @@ async def execute_async(invocation: Invocation, env: Mapping[str, str], timeout:
 
 def execute_tracked(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
                     cancel: threading.Event, limits: Limits | None = None, slot: Slot | None = None,
-                    confinement: Confinement | None = None) -> Outcome:
-    """execute(), registered so that stop_all() (server shutdown) can end it."""
+                    confinement: Confinement | None = None, stdin: InputChannel | None = None) -> Outcome:
+    """execute(), registered so that stop_all() (server shutdown) can end it. With `stdin`, the
+    command reads that channel (an interactive command) instead of /dev/null."""
     with _own_slot(slot, cancel) as registration:
         registration.cancel = cancel
         registration.thread = threading.get_ident()
-        return _execute_blocking(invocation, env, timeout, sink, cancel, limits, registration, confinement)
+        try:
+            return _execute_blocking(invocation, env, timeout, sink, cancel, limits, registration, confinement,
+                                     stdin)
+        finally:
+            if stdin is not None:
+                stdin.dispose()
 
 
 def running_count() -> int:
@@ -293,10 +305,11 @@ def _own_slot(slot: Slot | None, cancel: threading.Event | None) -> Iterator[_Ru
 
 async def _execute_posix(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
                          cancel: threading.Event | None, limits: Limits | None,
-                         registration: _Running | None, confinement: Confinement | None = None) -> Outcome:
+                         registration: _Running | None, confinement: Confinement | None = None,
+                         stdin: InputChannel | None = None) -> Outcome:
     started = time.monotonic()
     tag = secrets.token_hex(8)
-    process, _ = _spawn(invocation, tagged(env, tag, invocation), limits, registration, confinement)
+    process, _ = _spawn(invocation, tagged(env, tag, invocation), limits, registration, confinement, stdin)
     child = _Child(process, tag)
     ended = EXITED
     try:
@@ -363,7 +376,8 @@ class _Child:
     def __init__(self, process: Process, tag: str) -> None:
         self.process = process
         self.tag = tag
-        self.streams = {process.stdout.fileno(): "stdout", process.stderr.fileno(): "stderr"}  # type: ignore[union-attr]
+        self.streams = {stream.fileno(): name for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))
+                        if stream is not None}
         for fd in self.streams:
             os.set_blocking(fd, False)
         self.open = set(self.streams)
@@ -379,6 +393,10 @@ class _Child:
                     data = os.read(fd, READ_CHUNK)
                 except BlockingIOError:
                     break
+                except OSError as exc:  # a terminal whose last user has closed it: its end of file
+                    if exc.errno != errno.EIO:
+                        raise
+                    data = b""
                 if not data:
                     self.open.discard(fd)
                     if not self.open:
@@ -569,11 +587,11 @@ def _outcome(process: Process, timed_out: bool, cancelled: bool, started: float)
 
 def _execute_with_threads(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
                           cancel: threading.Event | None, limits: Limits | None,
-                          registration: _Running | None) -> Outcome:
+                          registration: _Running | None, stdin: InputChannel | None = None) -> Outcome:
     """Windows pipes cannot be polled, so a thread reads each one; the job object ends them."""
     started = time.monotonic()
     tag = secrets.token_hex(8)
-    process, job = _spawn(invocation, tagged(env, tag, invocation), limits, registration)
+    process, job = _spawn(invocation, tagged(env, tag, invocation), limits, registration, None, stdin)
     assert isinstance(process, subprocess.Popen)  # no launcher on this path: it serves Linux only
     gate = _Gate(sink)
     readers = [threading.Thread(target=_read_blocking, args=(stream, name, gate), daemon=True)
@@ -631,14 +649,20 @@ class _Gate:
 
 
 def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None,
-           registration: _Running | None, confinement: Confinement | None = None) -> tuple[Process, _Job | None]:
-    """Start the process (stdin closed, both outputs piped) and register it for stop_all().
+           registration: _Running | None, confinement: Confinement | None = None,
+           stdin: InputChannel | None = None) -> tuple[Process, _Job | None]:
+    """Start the process (stdin closed, or the interactive command's channel; both outputs piped,
+    or its terminal) and register it for stop_all().
 
     On Linux with a launcher in use, the launcher starts it with `confinement` applied; a
     confinement without a launcher is refused, never dropped.
     """
     if _LAUNCHER is not None and os.name != "nt":
-        launched = _launch(_LAUNCHER, invocation, env, limits, confinement or Confinement(no_new_privs=False))
+        launched = _launch(_LAUNCHER, invocation, env, limits, confinement or Confinement(no_new_privs=False), stdin)
+        if stdin is not None:
+            stdin.started()
+            if stdin.output is not None:
+                launched.stdout = os.fdopen(stdin.output, "rb", 0)
         if registration is not None:
             registration.register(launched)
         return launched, None
@@ -649,6 +673,15 @@ def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None
         raise SpawnError(f"working directory {invocation.cwd!r} does not exist or is not a directory")
     kwargs: dict[str, object] = dict(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      cwd=invocation.cwd, env=dict(env))
+    before_exec: list[Callable[[], None]] = []
+    if stdin is not None:
+        if os.name == "nt":
+            kwargs["stdin"] = subprocess.PIPE
+        elif stdin.terminal:
+            kwargs.update(stdin=stdin.child_end, stdout=stdin.child_end, stderr=stdin.child_end)
+            before_exec.append(_take_terminal)
+        else:
+            kwargs["stdin"] = stdin.child_end
     if os.name == "nt":
         # suspended until it is in the job; no console window of its own to flash up. Not a new
         # process group: nothing sends it Ctrl+Break (a hidden console is out of the server's
@@ -666,7 +699,9 @@ def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None
                     raise SpawnError(f"cannot start {args[0]!r}: no such executable")
                 args = [*limits.prlimit_argv(_PRLIMIT), program, *args[1:]]
             else:
-                kwargs["preexec_fn"] = limits.apply  # only setrlimit calls: safe between fork and exec
+                before_exec.append(limits.apply)  # only setrlimit calls: safe between fork and exec
+        if before_exec:
+            kwargs["preexec_fn"] = partial(_run_all, tuple(before_exec))
     try:
         process = subprocess.Popen(args, **kwargs)  # type: ignore[call-overload]
     except FileNotFoundError:
@@ -677,6 +712,14 @@ def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None
         raise SpawnError(f"cannot start {invocation.argv[0]!r}: {exc.strerror}") from None
     except OSError as exc:
         raise SpawnError(f"cannot start {invocation.argv[0]!r}: {exc.strerror or exc}") from None
+    if stdin is not None:
+        if os.name == "nt":
+            stdin.adopt(process.stdin)
+        else:
+            stdin.started()
+            if stdin.output is not None:
+                process.stdout = os.fdopen(stdin.output, "rb", 0)
+                process.stderr = None
     if registration is not None:
         registration.register(process)
     job = None
@@ -686,11 +729,22 @@ def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None
     return process, job
 
 
+def _take_terminal() -> None:
+    """In the child, after setsid: its stdin, a terminal, becomes its controlling terminal."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def _run_all(steps: tuple[Callable[[], None], ...]) -> None:
+    for step in steps:
+        step()
+
+
 def _launch(launcher: Launcher, invocation: Invocation, env: Mapping[str, str], limits: Limits | None,
-            confinement: Confinement) -> LaunchedProcess:
+            confinement: Confinement, stdin: InputChannel | None = None) -> LaunchedProcess:
     values = limits.values() if limits is not None else []
     try:
-        return launcher.spawn(list(invocation.argv), dict(env), invocation.cwd, values, confinement)
+        return launcher.spawn(list(invocation.argv), dict(env), invocation.cwd, values, confinement,
+                              stdin.child_end if stdin is not None else None, stdin is not None and stdin.terminal)
     except LauncherError as exc:
         if exc.step == "exec" and exc.errno == errno.ENOENT:
             raise SpawnError(f"cannot start {invocation.argv[0]!r}: no such executable") from None

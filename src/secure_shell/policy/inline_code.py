@@ -20,7 +20,7 @@ MAX_LITERALS = 256
 
 def string_literals(code: str) -> list[str] | None:
     """The code's string literals in order; None when there are more than MAX_LITERALS."""
-    found = []
+    found: list[str] = []
     for match in _LITERAL.finditer(code):
         if len(found) >= MAX_LITERALS:
             return None

@@ -4,7 +4,8 @@ The server is a large multi-threaded process; forking it per command costs milli
 Python between fork and exec in it is unsafe (another thread may hold a lock the child needs). The
 launcher is started once, as a fresh interpreter that imports only the standard library and
 `kernel`, and for each command it forks itself (a few megabytes, one thread) and in the child: a new
-session, the pipes as stdout and stderr, /dev/null as stdin, the working directory, the resource
+session, the pipes as stdout and stderr, /dev/null as stdin (an interactive command's pipe or
+terminal when it has one), the working directory, the resource
 limits, the cgroup, then no_new_privs, Landlock and the seccomp network filter, and exec.
 
 It is also the child subreaper, so a command's descendants that leave its process group are
@@ -20,6 +21,7 @@ with SCM_RIGHTS. Requests are answered in order, one at a time. A second pair ca
 from __future__ import annotations
 
 import array
+import fcntl
 import gc
 import json
 import os
@@ -27,6 +29,7 @@ import resource
 import select
 import signal
 import socket
+import termios
 import sys
 import time
 from typing import Any, NoReturn
@@ -123,7 +126,8 @@ def _handle(message: dict[str, Any], fds: list[int], leaders: set[int], rulesets
 
 
 def _spawn(message: dict[str, Any], fds: list[int], rulesets: dict[int, int]) -> int:
-    stdout_fd, stderr_fd = fds
+    stdout_fd, stderr_fd, *given = fds
+    stdin_fd = given[0] if given else None  # an interactive command's pipe or terminal
     argv: list[str] = message["argv"]
     env: dict[str, str] = message["env"]
     ruleset_fd = rulesets[int(message["ruleset"])] if message.get("ruleset") is not None else None
@@ -138,7 +142,8 @@ def _spawn(message: dict[str, Any], fds: list[int], rulesets: dict[int, int]) ->
         step = ["setup"]
         try:
             os.close(errors_read)
-            _become_command(message, program, argv, env, stdout_fd, stderr_fd, ruleset_fd, network_filter, step)
+            _become_command(message, program, argv, env, (stdin_fd, stdout_fd, stderr_fd), ruleset_fd,
+                            network_filter, step)
         except BaseException as exc:  # noqa: BLE001 - anything: report and never return into the launcher
             try:
                 number = exc.errno if isinstance(exc, OSError) and exc.errno else 0
@@ -166,17 +171,22 @@ class _SpawnFailure(Exception):
         self.step = str(failure["step"])
 
 
-def _become_command(message: dict[str, Any], program: str, argv: list[str], env: dict[str, str], stdout_fd: int,
-                    stderr_fd: int, ruleset_fd: int | None, network_filter: kernel.NetworkFilter | None,
-                    step: list[str]) -> None:
+def _become_command(message: dict[str, Any], program: str, argv: list[str], env: dict[str, str],
+                    streams: tuple[int | None, int, int], ruleset_fd: int | None,
+                    network_filter: kernel.NetworkFilter | None, step: list[str]) -> None:
     """In the forked child. Every descriptor of the launcher is close-on-exec; dup2 onto 0-2 clears it."""
+    stdin_fd, stdout_fd, stderr_fd = streams
     os.setsid()
     for sig in (signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores these; exec would keep that
         signal.signal(sig, signal.SIG_DFL)
-    null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
-    os.dup2(null, 0)
+    if stdin_fd is None:
+        stdin_fd = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    os.dup2(stdin_fd, 0)
     os.dup2(stdout_fd, 1)
     os.dup2(stderr_fd, 2)
+    if message.get("terminal"):
+        step[0] = "terminal"
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # the new session's controlling terminal: job control, Ctrl+D
     step[0] = "cwd"
     if message.get("cwd"):
         os.chdir(message["cwd"])

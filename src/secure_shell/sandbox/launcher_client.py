@@ -107,13 +107,23 @@ class Launcher:
         return answer
 
     def spawn(self, argv: list[str], env: dict[str, str], cwd: str | None,
-              limits: list[tuple[str, int]], confinement: Confinement) -> LaunchedProcess:
+              limits: list[tuple[str, int]], confinement: Confinement, stdin: int | None = None,
+              terminal: bool = False) -> LaunchedProcess:
+        """Start a command: stdin is /dev/null unless `stdin` is given; with `terminal`, `stdin` is a
+        pseudo-terminal that becomes its controlling terminal and its stdout and stderr too, and the
+        returned process has no output pipes (the caller reads the terminal)."""
         ruleset_id = self._ruleset_id(confinement.ruleset, confinement.abi) if confinement.ruleset else None
+        message = {"op": "spawn", "argv": argv, "env": env, "cwd": cwd, "limits": limits,
+                   **confinement.to_message(ruleset_id)}
+        if terminal:
+            if stdin is None:
+                raise ValueError("a terminal needs its descriptor")
+            answer = self.request({**message, "terminal": True}, (stdin, stdin, stdin))
+            return LaunchedProcess(self, int(answer["pid"]), None, None)
         out_read, out_write = os.pipe2(os.O_CLOEXEC)
         err_read, err_write = os.pipe2(os.O_CLOEXEC)
         try:
-            answer = self.request({"op": "spawn", "argv": argv, "env": env, "cwd": cwd, "limits": limits,
-                                   **confinement.to_message(ruleset_id)}, (out_write, err_write))
+            answer = self.request(message, (out_write, err_write) + ((stdin,) if stdin is not None else ()))
         except BaseException:
             for fd in (out_read, err_read):
                 os.close(fd)
@@ -173,7 +183,7 @@ class Launcher:
 class LaunchedProcess:
     """A command started by the launcher, with what the executor uses of a Popen."""
 
-    def __init__(self, launcher: Launcher, pid: int, stdout: IO[bytes], stderr: IO[bytes]) -> None:
+    def __init__(self, launcher: Launcher, pid: int, stdout: IO[bytes] | None, stderr: IO[bytes] | None) -> None:
         self.launcher = launcher
         self.pid = pid
         self.stdout = stdout
