@@ -78,7 +78,8 @@ async def test_tools_and_their_schemas(params: StdioServerParameters) -> None:
     async with Client(params) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert sorted(tools) == ["execute_command", "get_command_output", "get_config", "get_current_directory",
-                             "list_commands", "set_current_directory", "stop_command", "validate_directories"]
+                             "list_commands", "send_input", "set_current_directory", "stop_command",
+                             "validate_directories"]
     schema = tools["execute_command"].input_schema
     assert schema["required"] == ["shell", "command"]
     assert schema["properties"]["shell"].get("const", schema["properties"]["shell"].get("enum")) in ("bash", ["bash"])

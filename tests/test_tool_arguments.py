@@ -21,7 +21,8 @@ async def test_arguments_as_agents_send_them(tmp_path: Path) -> None:
         typo = await client.call_tool("execute_command", {"shell": "bash", "command": "pwd", "workdir": "/tmp"})
         assert typo.is_error
         assert typo.content[0].text == ("execute_command: unknown argument 'workdir' (did you mean 'workingDir'?); "
-                                        "it takes: shell, command, workingDir, timeout, maxOutputLines, background")
+                                        "it takes: shell, command, workingDir, timeout, maxOutputLines, background, "
+                                        "interactive, pty")
 
         high = await client.call_tool("execute_command", {"shell": "bash", "command": "pwd", "timeout": "99999"})
         assert high.is_error

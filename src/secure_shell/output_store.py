@@ -117,6 +117,9 @@ class Execution:
     finished: float | None = None
     timed_out: bool = False
     error: str | None = None  # set when the server, not the command, failed it (storage)
+    stdin: str | None = None  # an interactive command's stdin: "pipe" or "terminal"
+    stdin_open: bool = False
+    note: str | None = None  # why the server ended it, when not by its timeout or stop_command (idle)
 
     def summary(self) -> dict[str, object]:
         fields: dict[str, object] = {
@@ -128,6 +131,10 @@ class Execution:
         }
         if self.error:
             fields["error"] = self.error
+        if self.stdin is not None:
+            fields.update(interactive=True, stdin=self.stdin, stdinOpen=self.stdin_open)
+        if self.note:
+            fields["note"] = self.note
         return fields
 
 
@@ -295,6 +302,11 @@ class OutputBuffer:
             self._partial[stream] = rest
             if complete:
                 self._append(stream, complete)
+
+    def pending(self) -> str:
+        """The unfinished last line of each stream (a prompt such as `Name? ` or `>>> `), joined."""
+        with self._lock:
+            return "".join(text for text in self._partial.values() if text)
 
     def finish(self, on_disk: bool = False) -> None:
         """No more output: the last partial lines are stored; `on_disk` writes a head still in

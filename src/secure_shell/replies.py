@@ -170,6 +170,55 @@ class OutputResult(BaseModel):
     totalMatches: Optional[int] = None
     truncated: bool = False
     droppedLines: Optional[list[int]] = None
+    pending: Optional[str] = None  # a running command's unfinished last line (a prompt)
+
+
+class InputResult(BaseModel):
+    executionId: str
+    status: str
+    allowed: bool
+    writtenBytes: int
+    stdinOpen: bool
+    totalLines: int
+    returnedLines: int
+    lines: list[dict[str, Any]]
+    pending: Optional[str] = None
+    truncated: bool = False
+    reasons: list[dict[str, Any]] = []
+
+
+def input_reply(execution: Execution, written: str, since: int, max_lines: int, max_bytes: int) -> CallToolResult:
+    """Input was written: the output that followed it (numbered, from line `since` + 1) and the
+    unfinished last line, which is where a program's prompt waits."""
+    buffer = execution.buffer
+    window = buffer.line_range(since + 1, None, max_lines, max_bytes) if buffer.total_lines > since else None
+    lines = list(window.lines) if window is not None else []
+    pending = buffer.pending() if execution.status == "running" else ""
+    head = (f"wrote {len(written.encode('utf-8'))} bytes to {execution.id} ({execution.status}"
+            + ("" if execution.stdin_open else "; stdin closed") + f"); {len(lines)} new lines")
+    parts = [head, *(f"{line.number}: {format_line(line)}" for line in lines)]
+    truncated = window is not None and window.truncated
+    if truncated:
+        parts.append(f"[cut at {len(lines)} lines; read on with get_command_output since={lines[-1].number}]")
+    if pending:
+        parts.append(f"[waiting after: {visible(pending)}]")
+    data = InputResult(executionId=execution.id, status=execution.status, allowed=True,
+                       writtenBytes=len(written.encode("utf-8")), stdinOpen=execution.stdin_open,
+                       totalLines=buffer.total_lines, returnedLines=len(lines), lines=[line_dict(x) for x in lines],
+                       pending=visible(pending) or None, truncated=truncated)
+    return CallToolResult(content=[TextContent(type="text", text="\n".join(parts))], structured_content=data.model_dump())
+
+
+def input_denial_reply(execution: Execution, verdict: Verdict, allowed_paths: tuple[str, ...]) -> CallToolResult:
+    """Refused input: nothing was written, the command keeps running."""
+    explained = verdict.explain(allowed_paths).split("\n", 1)[1]
+    text = (f"Input refused by the policy; nothing was written and {execution.id} is still {execution.status}.\n"
+            + visible(explained))
+    data = InputResult(executionId=execution.id, status=execution.status, allowed=False, writtenBytes=0,
+                       stdinOpen=execution.stdin_open, totalLines=execution.buffer.total_lines, returnedLines=0,
+                       lines=[], reasons=[r.to_dict() for r in verdict.reasons])
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump(),
+                          is_error=True)
 
 
 def denial_reply(verdict: Verdict, allowed_paths: tuple[str, ...]) -> CallToolResult:

@@ -21,7 +21,7 @@ from typing import Callable, Mapping
 from secure_shell.audit import AuditLog, default_path
 from secure_shell.checker import Checker
 from secure_shell.config.resolve import ResolvedConfig
-from secure_shell.errors import AuditError, SecureShellError, SpawnError, StorageError
+from secure_shell.errors import AuditError, InputError, SecureShellError, SpawnError, StorageError
 from secure_shell.executor import (
     Limits,
     Outcome,
@@ -34,8 +34,11 @@ from secure_shell.executor import (
     stop_all,
     use_launcher,
 )
+from secure_shell.interactive import InputSession
 from secure_shell.output_store import Execution, OutputStore, StoreLimits
-from secure_shell.policy.verdict import Decision, Verdict
+from secure_shell.process_input import InputChannel
+from secure_shell.policy import verdict as R
+from secure_shell.policy.verdict import Decision, Reason, Verdict
 from secure_shell.redaction import Redactor
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.sandbox import confine, kernel
@@ -110,12 +113,15 @@ class Started:
 
 @dataclass
 class BackgroundRun:
-    """A command running in its own thread; `cancel` stops it, `outcome` is set when it has ended."""
+    """A command running in its own thread; `cancel` stops it, `outcome` is set when it has ended.
+    An interactive one has `input`, its stdin and everything written to it."""
 
     started: Started
     cancel: threading.Event
     thread: threading.Thread
     outcome: Outcome | None = None
+    input: InputSession | None = None
+    env: Mapping[str, str] | None = None  # what its check saw: input is checked with the same
 
     @property
     def execution(self) -> Execution:
@@ -123,6 +129,7 @@ class BackgroundRun:
 
 
 KILLED_AT_SHUTDOWN = "killed at shutdown"
+IDLE_POLL = 5.0  # how often the idle watch of an interactive command looks, at most
 SHUTDOWN_JOIN = 0.5
 
 
@@ -375,43 +382,144 @@ class Runner:
         return RunResult(prepared.verdict, execution, outcome, started.confinement)
 
     def start_background(self, prepared: Prepared, shell: ShellKind, command: str, timeout: float,
-                         origin: str) -> BackgroundRun:
-        """Start a checked command in its own thread and return once its start is on record."""
+                         origin: str, stdin: str | None = None) -> BackgroundRun:
+        """Start a checked command in its own thread and return once its start is on record.
+
+        `stdin` "pipe" or "terminal" makes it interactive: its stdin stays open for send_input.
+        """
         for finished_id in [i for i, r in self.background.items() if not r.thread.is_alive() and not self.store.has(i)]:
             del self.background[finished_id]  # evicted from the store: nothing left to stop or read
-        running = sum(1 for r in self.background.values() if r.thread.is_alive())
-        cap = self.config.resources.max_background_commands
-        if running >= cap:
-            message = (f"{running} background commands are already running (maxBackgroundCommands {cap}); "
-                       "stop one with stop_command first")
+        running = [r for r in self.background.values() if r.thread.is_alive()]
+        resources = self.config.resources
+        refusal = None
+        if len(running) >= resources.max_background_commands:
+            refusal = ("max-background-commands", f"{len(running)} background commands are already running "
+                       f"(maxBackgroundCommands {resources.max_background_commands}); stop one with stop_command first")
+        elif stdin is not None and sum(r.input is not None for r in running) >= resources.max_interactive_commands:
+            count = sum(r.input is not None for r in running)
+            refusal = ("max-interactive-commands", f"{count} interactive commands are already running "
+                       f"(maxInteractiveCommands {resources.max_interactive_commands}); stop one with stop_command first"
+                       if resources.max_interactive_commands else
+                       "interactive commands are turned off by this policy (maxInteractiveCommands 0)")
+        if refusal is not None:
             self.record("refused", origin, shell, command, prepared.directory, prepared.verdict,
-                        reason="max-background-commands", message=message)
-            raise TooManyCommands(message)
+                        reason=refusal[0], message=refusal[1])
+            raise TooManyCommands(refusal[1])
         if prepared.invocation is None or prepared.env is None:
             raise ValueError("start_background takes an allowed command")
         invocation, env = prepared.invocation, prepared.env
-        started = self.begin(prepared, shell, command, origin)
+        session = None
+        if stdin is not None:
+            try:
+                channel = InputChannel(terminal=stdin == "terminal")
+            except InputError as exc:
+                raise SpawnError(str(exc)) from None
+            session = InputSession(channel, resources.max_input_bytes, resources.max_inputs_per_minute,
+                                   resources.interactive_idle_seconds)
+        try:
+            started = self.begin(prepared, shell, command, origin)
+        except BaseException:
+            if session is not None:
+                session.channel.dispose()
+            raise
         cancel = threading.Event()
+        if session is not None:
+            started.execution.stdin, started.execution.stdin_open = stdin, True
 
         def work() -> None:
             outcome: Outcome | None = None
             status = "failed"
             try:
                 outcome = execute_tracked(invocation, env, timeout, started.execution.buffer.feed, cancel,
-                                          self.limits, started.slot, started.confinement)
+                                          self.limits, started.slot, started.confinement,
+                                          session.channel if session is not None else None)
                 status = outcome.status
             except StorageError:
                 pass  # the store names the error
             except SecureShellError as exc:
                 started.execution.error = str(exc)
             finally:
+                started.execution.stdin_open = False
                 run.outcome = outcome
                 self.end(started, status, outcome)
 
-        run = BackgroundRun(started, cancel, threading.Thread(target=work, daemon=True))
+        run = BackgroundRun(started, cancel, threading.Thread(target=work, daemon=True), input=session, env=env)
         self.background[started.execution.id] = run
         run.thread.start()
+        if session is not None:
+            threading.Thread(target=self._end_when_idle, args=(run, session), daemon=True).start()
         return run
+
+    def _end_when_idle(self, run: BackgroundRun, session: InputSession) -> None:
+        """Stop an interactive command nobody has sent input to for interactiveIdleSeconds."""
+        while run.thread.is_alive():
+            remaining = session.idle_seconds - session.idle_for()
+            if remaining <= 0:
+                session.idle_stopped = True
+                run.execution.note = f"stopped after {session.idle_seconds} s without input (interactiveIdleSeconds)"
+                run.cancel.set()
+                return
+            run.thread.join(min(remaining, IDLE_POLL))
+
+    def send_input(self, execution_id: str, text: str, close_stdin: bool, origin: str,
+                   confirmed: bool = False) -> tuple[Verdict, str]:
+        """Check `text` as input to a running interactive command and, when allowed, write it (then
+        close stdin when asked). Returns the verdict and the text as written; InputError when it
+        cannot be written whatever the policy says. The decision is on record before the write.
+
+        An ASK verdict (the input runs an askCommands entry) is returned unrecorded: the caller asks
+        the user and, on a yes, sends again with `confirmed`."""
+        run = self.background.get(execution_id)
+        if run is None:
+            self.store.get(execution_id)  # ExecutionNotFound names an id nobody knows
+            raise InputError(f"{execution_id} is not a background command; only interactive ones take input")
+        session = run.input
+        if session is None:
+            raise InputError(f"{execution_id} was not started with interactive: true; its stdin is closed")
+        started = run.started
+        with session.lock:  # one input at a time: each is checked after the one before it
+            if not run.thread.is_alive() or started.execution.status != "running":
+                raise InputError(f"{execution_id} has already ended ({started.execution.status})")
+            if not text and close_stdin:  # only the end of input: nothing for the policy to read
+                closed = Verdict.of([Reason(R.ALLOWED, "stdin closed", "", Decision.ALLOW)])
+                self.record("input", origin, started.shell, started.command, started.directory, closed,
+                            started.execution, input="", closeStdin=True)
+                session.channel.close()
+                started.execution.stdin_open = False
+                session.touch()
+                return closed, ""
+            written = session.admit(text)
+            verdict = self._input_verdict(run, session.text + written, confirmed)
+            if verdict.decision is Decision.ASK:
+                return verdict, written
+            try:
+                self.record("input" if verdict.allowed else "input-denied", origin, started.shell, started.command,
+                            started.directory, verdict, started.execution, input=written, closeStdin=close_stdin)
+            except AuditError:
+                if verdict.allowed:
+                    raise  # nothing is written that is not on record
+            if not verdict.allowed:
+                return verdict, written
+            session.write(written)
+            if close_stdin:
+                session.channel.close()
+                started.execution.stdin_open = False
+            return verdict, written
+
+    def _input_verdict(self, run: BackgroundRun, session_text: str, confirmed: bool) -> Verdict:
+        """The command checked with all its input so far; only what the input adds counts (the
+        command itself was allowed, perhaps after the user confirmed it)."""
+        started = run.started
+        before = self.checker.check(started.shell, started.command, started.directory, run.env)
+        after = self.checker.check(started.shell, started.command, started.directory, run.env,
+                                   session_input=session_text)
+        known = set(before.reasons)
+        added = [reason for reason in after.reasons if reason not in known and reason.decision > Decision.ALLOW
+                 and not (confirmed and reason.decision is Decision.ASK)]
+        if added:
+            return Verdict.of(added, after.commands, after.paths)
+        return Verdict.of([Reason(R.ALLOWED, "the input is allowed", "", Decision.ALLOW)], after.commands,
+                          after.paths)
 
     def shutdown(self) -> None:
         """Server shutdown (also from a signal handler): kill every command's tree, write the end

@@ -207,6 +207,18 @@ class Resources(Section):
     max_background_commands: Annotated[int, Field(ge=1, le=1000)] = Field(
         8, description="Background commands running at once per session."
     )
+    max_interactive_commands: Annotated[int, Field(ge=0, le=100)] = Field(
+        4, description="Interactive commands (stdin open for send_input) running at once; 0 turns the feature off."
+    )
+    max_input_bytes: Annotated[int, Field(ge=1, le=1 << 20)] = Field(
+        65536, description="Bytes of one send_input (UTF-8, with its newline)."
+    )
+    max_inputs_per_minute: Annotated[int, Field(ge=1, le=6000)] = Field(
+        120, description="send_input calls per interactive command in any 60 seconds."
+    )
+    interactive_idle_seconds: Annotated[int, Field(ge=5, le=86400)] = Field(
+        600, description="An interactive command that gets no input for this long is stopped."
+    )
     cpu_seconds: Optional[Annotated[int, Field(ge=1, le=1 << 31)]] = Field(
         14400, description="RLIMIT_CPU per process (4 CPU-hours: a build's longest process stays under it)."
     )

@@ -1,0 +1,85 @@
+"""What an interactive command's input may be, before the policy reads it: size, rate, characters.
+
+The policy checks all the text written to a command's stdin so far (decide(session_input=...)),
+so this session keeps that text, bounded. Characters that a terminal would act on instead of
+passing them on (erase, kill-line, literal-next, interrupt, end-of-file) are refused: with them,
+what the program reads would differ from the text that was checked.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from secure_shell.errors import InputError
+from secure_shell.process_input import InputChannel
+
+# All the input one command may receive, in characters: past it, the engine could not follow it.
+MAX_SESSION_INPUT = 256 * 1024
+# A terminal's line discipline keeps at most 4095 characters of an unfinished line and drops the rest.
+MAX_TERMINAL_LINE = 4000
+WRITE_TIMEOUT = 5.0  # for the command to take one input off its pipe or terminal
+RATE_WINDOW = 60.0
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+@dataclass
+class InputSession:
+    """One interactive command's stdin and what has been written to it."""
+
+    channel: InputChannel
+    max_bytes: int
+    max_per_minute: int
+    idle_seconds: int
+    text: str = ""  # everything written so far: what the policy checks the next input with
+    sent: deque[float] = field(default_factory=deque)
+    last_activity: float = field(default_factory=time.monotonic)
+    idle_stopped: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def admit(self, text: str) -> str:
+        """The input as it will be written (a newline added unless it ends in one); InputError when
+        it may not be written at all, whatever the policy says."""
+        if not self.channel.open:
+            raise InputError("its stdin is closed")
+        if text and not text.endswith("\n"):
+            text += "\n"
+        found = _CONTROL.search(text)
+        if found is not None:
+            raise InputError(f"input may hold no control character but tab and newline (found "
+                             f"{found.group()!r} at character {found.start() + 1}); send plain text")
+        size = len(text.encode("utf-8"))
+        if size > self.max_bytes:
+            raise InputError(f"the input is {size} bytes; the limit is {self.max_bytes} (maxInputBytes)")
+        if self.channel.terminal:
+            longest = max((len(line) for line in text.split("\n")), default=0)
+            if longest > MAX_TERMINAL_LINE:
+                raise InputError(f"a line of {longest} characters is longer than a terminal keeps "
+                                 f"({MAX_TERMINAL_LINE}); send it in shorter lines or start the command without pty")
+        if len(self.text) + len(text) > MAX_SESSION_INPUT:
+            raise InputError(f"this command has received {len(self.text)} characters of input; past "
+                             f"{MAX_SESSION_INPUT} the policy cannot follow it; start a new command")
+        now = time.monotonic()
+        while self.sent and now - self.sent[0] > RATE_WINDOW:
+            self.sent.popleft()
+        if len(self.sent) >= self.max_per_minute:
+            wait = RATE_WINDOW - (now - self.sent[0])
+            raise InputError(f"{len(self.sent)} inputs in the last minute (maxInputsPerMinute "
+                             f"{self.max_per_minute}); try again in {wait:.0f} s")
+        return text
+
+    def write(self, text: str) -> None:
+        """Write admitted, allowed input; it joins the text later input is checked with."""
+        self.channel.write(text.encode("utf-8"), WRITE_TIMEOUT)
+        self.text += text
+        self.sent.append(time.monotonic())
+        self.touch()
+
+    def touch(self) -> None:
+        self.last_activity = time.monotonic()
+
+    def idle_for(self) -> float:
+        return time.monotonic() - self.last_activity

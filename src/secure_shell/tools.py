@@ -1,0 +1,436 @@
+"""What each MCP tool does, one method per tool, over the state the server keeps per session.
+
+server.py declares the tools to the SDK (names, argument schemas, descriptions) and calls these;
+the policy, the runs and the store are the core's (Runner, Checker, OutputStore); the replies'
+wording is replies.py's. Errors the agent should read are ToolError, one sentence each.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import anyio
+import anyio.to_thread
+from mcp import MCPError
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.shared.exceptions import NoBackChannelError
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
+
+from secure_shell.config.resolve import ResolvedConfig
+from secure_shell.errors import ExecutionNotFound, SecureShellError
+from secure_shell.executor import Outcome
+from secure_shell.http import client_gone
+from secure_shell.output_store import Execution
+from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
+from secure_shell.replies import (
+    ExecuteResult,
+    OutputResult,
+    denial_reply,
+    execution_reply,
+    input_denial_reply,
+    input_reply,
+    line_dict,
+    policy_summary,
+    query_output,
+    visible,
+    visible_fields,
+)
+from secure_shell.runner import Runner, RunResult
+from secure_shell.sandbox.launcher_client import Confinement
+from secure_shell.shells import ShellKind
+
+PROGRESS_EVERY = 1.0
+OUTPUT_POLL = 0.025  # how often send_input looks for the output its input caused
+OUTPUT_QUIET = 0.15  # output that has paused this long is taken as the answer to the input
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SessionState:
+    cwd: Optional[str]
+
+
+@dataclass
+class Sessions:
+    """The current directory of each MCP session.
+
+    A stdio server has one client, so one state. Over HTTP a 2025-era client carries an
+    Mcp-Session-Id and gets its own state; the 2026-07-28 protocol has no sessions, so such
+    clients share the server's state.
+    """
+
+    initial: Optional[str]
+    default: Optional[SessionState] = None
+    by_id: dict[str, SessionState] = field(default_factory=dict)
+    max_sessions: int = 10000
+
+    def of(self, ctx: Context) -> SessionState:
+        session_id = _session_id(ctx)
+        if session_id:
+            state = self.by_id.get(session_id)
+            if state is None:
+                if len(self.by_id) >= self.max_sessions:
+                    self.by_id.pop(next(iter(self.by_id)))  # oldest first: bounded like the SDK's sessions
+                state = self.by_id[session_id] = SessionState(self.initial)
+            return state
+        if self.default is None:
+            self.default = SessionState(self.initial)
+        return self.default
+
+
+@dataclass
+class ShellTools:
+    """The tools of one server: `shells` are the configured shells this host can run, `missing`
+    the others with the reason."""
+
+    config: ResolvedConfig
+    runner: Runner
+    shells: list[ShellKind]
+    missing: dict[ShellKind, str]
+    sessions: Sessions = field(init=False)
+
+    def __post_init__(self) -> None:
+        first = self.config.shells[self.shells[0]] if self.shells else None
+        self.sessions = Sessions(first.initial_dir if first is not None else None)
+
+    # --- execute_command -------------------------------------------------------------------
+
+    async def execute_command(self, ctx: Context, shell: str, command: str, working_dir: Optional[str],
+                              timeout: Optional[int], max_lines: Optional[int], background: bool,
+                              profile: Optional[str], interactive: bool = False, pty: bool = False) -> CallToolResult:
+        if pty and not interactive:
+            raise ToolError("pty: true is for interactive commands; pass interactive: true too")
+        kind = ShellKind(shell)
+        policy = self.config.shells[kind]
+        session = self.sessions.of(ctx)
+        cwd = working_dir if working_dir is not None else (session.cwd or policy.initial_dir)
+        seconds = timeout if timeout is not None else policy.command_timeout
+        checked = _core(self.runner.prepare, kind, command, cwd, profile)
+        confirmed = False
+        if checked.verdict.decision is Decision.ASK:
+            refusal = await ask_user(ctx, kind, command, checked.verdict, policy.ask_timeout)
+            if refusal is not None:
+                self.runner.record_denial(origin_of(ctx), kind, command, cwd, refusal)
+                return self._denial(refusal, kind)
+            confirmed = True
+        if background or interactive:
+            stdin = ("terminal" if pty else "pipe") if interactive else None
+            return self._start_background(ctx, kind, command, cwd, seconds, profile, confirmed, stdin)
+        lines_wanted = max_lines if max_lines is not None else self.config.logging.max_output_lines
+        result = await self._run_foreground(ctx, kind, command, cwd, seconds, profile, confirmed,
+                                            None if confirmed else checked)
+        if result.execution is None:
+            return self._denial(result.verdict, kind)
+        if result.outcome is None:
+            raise ToolError(f"{result.execution.id} failed: {result.execution.error}; the command was stopped")
+        return execution_reply(result.execution, result.outcome, lines_wanted, seconds,
+                               self.config.logging.max_return_bytes,
+                               containment_note(result.execution, result.outcome, result.confinement))
+
+    async def _run_foreground(self, ctx: Context, kind: ShellKind, command: str, cwd: Optional[str], seconds: int,
+                              profile: Optional[str], confirmed: bool, checked: Any) -> RunResult:
+        """Run to the end, reporting progress when the client asked for it and stopping the tree
+        when an HTTP client goes away. `checked` reuses the check already made (None: check again)."""
+        started = time.monotonic()
+        running: list[Execution] = []
+
+        async def progress() -> None:
+            while True:
+                await anyio.sleep(PROGRESS_EVERY)
+                elapsed = time.monotonic() - started
+                lines = running[0].buffer.total_lines if running else 0
+                await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s, {lines} lines so far")
+
+        async def run() -> RunResult:
+            return await self.runner.run(kind, command, cwd, seconds, None, profile, origin_of(ctx), confirmed,
+                                         checked, on_start=running.append)
+
+        gone = client_gone()
+        result: Optional[RunResult] = None
+        try:
+            if not progress_requested(ctx) and gone is None:
+                result = await run()
+            else:
+                async with anyio.create_task_group() as group:
+                    if progress_requested(ctx):
+                        group.start_soon(progress)
+                    if gone is not None:
+                        group.start_soon(cancel_when_set, gone, group.cancel_scope)
+                    try:
+                        result = await run()
+                    finally:
+                        group.cancel_scope.cancel()
+        except SecureShellError as exc:
+            raise ToolError(str(exc)) from None
+        if result is None:  # the HTTP client went away: the command's tree has been killed
+            raise ToolError("the client disconnected before the reply; the command was stopped")
+        return result
+
+    def _start_background(self, ctx: Context, kind: ShellKind, command: str, cwd: Optional[str], seconds: int,
+                          profile: Optional[str], confirmed: bool, stdin: Optional[str]) -> CallToolResult:
+        prepared = _core(self.runner.prepare, kind, command, cwd, profile, confirmed)
+        origin = origin_of(ctx)
+        if prepared.invocation is None:
+            self.runner.record_denial(origin, kind, command, cwd, prepared.verdict)
+            return self._denial(prepared.verdict, kind)
+        execution = _core(self.runner.start_background, prepared, kind, command, seconds, origin, stdin).execution
+        if stdin is not None:
+            text = (f"started interactively as {execution.id} (stdin: {stdin}); send it input with send_input, "
+                    "read with get_command_output (since=N for new lines), end it with stop_command")
+        else:
+            text = (f"started in the background as {execution.id}; poll with get_command_output or list_commands, "
+                    "end it with stop_command")
+        data = ExecuteResult(exitCode=None, durationMs=0, executionId=execution.id, status="running", totalLines=0,
+                             returnedLines=0, truncated=False, timedOut=False)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump())
+
+    def _denial(self, verdict: Verdict, shell: ShellKind) -> CallToolResult:
+        return denial_reply(verdict, self.config.shells[shell].allowed_paths)
+
+    # --- interactive input -----------------------------------------------------------------
+
+    async def send_input(self, ctx: Context, execution_id: str, text: str, close_stdin: bool,
+                         wait_ms: int) -> CallToolResult:
+        execution = self._execution(execution_id)
+        seen = execution.buffer.total_lines
+        origin = origin_of(ctx)
+        verdict, written = await anyio.to_thread.run_sync(
+            _core, self.runner.send_input, execution_id, text, close_stdin, origin)
+        if verdict.decision is Decision.ASK:
+            shell = ShellKind(execution.shell)
+            refusal = await ask_user(ctx, shell, written, verdict, self.config.shells[shell].ask_timeout)
+            if refusal is None:
+                verdict, written = await anyio.to_thread.run_sync(
+                    _core, self.runner.send_input, execution_id, text, close_stdin, origin, True)
+            else:
+                self.runner.record_denial(origin, shell, execution.command, execution.cwd, refusal)
+                verdict = refusal
+        if not verdict.allowed:
+            return input_denial_reply(execution, verdict, self.config.shells[ShellKind(execution.shell)].allowed_paths)
+        await _await_answer(execution, wait_ms / 1000)
+        return input_reply(execution, written, seen, self.config.logging.max_return_lines,
+                           self.config.logging.max_return_bytes)
+
+    # --- output ----------------------------------------------------------------------------
+
+    def get_command_output(self, execution_id: str, start: Optional[int], end: Optional[int], search: Optional[str],
+                           context: int, max_lines: Optional[int], since: Optional[int]) -> CallToolResult:
+        execution = self._execution(execution_id)
+        if since is not None:
+            if start is not None or search is not None:
+                raise ToolError("get_command_output: 'since' reads the lines after a line number; "
+                                "leave out startLine and search with it")
+            start = since + 1
+        settings = self.config.logging
+        limit = min(max_lines or settings.max_return_lines, settings.max_return_lines)
+        if since is not None and since >= execution.buffer.total_lines:
+            view = None
+        else:
+            try:
+                view = query_output(execution, start, end, search, context, limit, settings.max_return_bytes)
+            except SecureShellError as exc:
+                raise ToolError(f"get_command_output: {exc}") from None
+        pending = execution.buffer.pending() if execution.status == "running" else ""
+        lines = view.lines if view is not None else []
+        text = view.text() if view is not None else (f"no lines after line {since} yet "
+                                                       f"(status: {execution.status})")
+        if pending:
+            text += f"\n[waiting after: {visible(pending)}]"
+        data = OutputResult(executionId=execution_id, status=execution.status, totalLines=execution.buffer.total_lines,
+                            returnedLines=len(lines), lines=[line_dict(line) for line in lines],
+                            totalMatches=view.total_matches if view is not None else None,
+                            truncated=view.truncated if view is not None else False,
+                            droppedLines=list(view.dropped) if view is not None and view.dropped else None,
+                            pending=visible(pending) or None)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump())
+
+    def list_commands(self, status: Optional[str]) -> dict[str, Any]:
+        items = [visible_fields(e.summary()) for e in self.runner.store.list() if status in (None, e.status)]
+        return {"commands": items, "count": len(items)}
+
+    def stop_command(self, execution_id: str) -> dict[str, Any]:
+        entry = self.runner.background.get(execution_id)
+        if entry is None:
+            self._execution(execution_id)
+            raise ToolError(f"{execution_id} is not a background command")
+        was_running = entry.execution.status == "running"
+        entry.cancel.set()
+        entry.thread.join(5)
+        summary = visible_fields(entry.execution.summary())
+        if not was_running:
+            summary["note"] = f"it had already ended ({entry.execution.status}); nothing was stopped"
+        return summary
+
+    def _execution(self, execution_id: str) -> Execution:
+        try:
+            return self.runner.store.get(execution_id)
+        except ExecutionNotFound as exc:
+            raise ToolError(str(exc)) from None
+
+    # --- policy and directories ------------------------------------------------------------
+
+    def get_config(self, shell: Optional[str]) -> CallToolResult:
+        data = self.config.to_dict(ShellKind(shell) if shell is not None else None)
+        data["shells"] = {name: shown for name, shown in data["shells"].items() if ShellKind(name) in self.shells}
+        if shell is None:
+            data["unavailableShells"] = {kind.value: why for kind, why in self.missing.items()}
+        for name, shown in data["shells"].items():
+            shown["containment"] = self.runner.enforcement(ShellKind(name)).to_dict()
+        # the text is a summary; the whole policy is sent once, as structured content
+        return CallToolResult(content=[TextContent(type="text", text=policy_summary(data))], structured_content=data)
+
+    def validate_directories(self, directories: list[str], shell: Optional[str]) -> dict[str, Any]:
+        kinds = [ShellKind(shell)] if shell is not None else list(self.shells)
+        results = []
+        for directory in directories:
+            per_shell = {k.value: self.runner.checker.check_directory(k, directory) for k in kinds}
+            allowed = any(r.allowed for r in per_shell.values())
+            results.append({"directory": directory, "allowed": allowed,
+                            "shells": {k: {"allowed": r.allowed, "reason": r.reason} for k, r in per_shell.items()}})
+        return {"results": results, "allAllowed": all(r["allowed"] for r in results)}
+
+    def get_current_directory(self, ctx: Context) -> dict[str, Any]:
+        return {"currentDirectory": self.sessions.of(ctx).cwd}
+
+    def set_current_directory(self, path: str, ctx: Context) -> dict[str, Any]:
+        verdicts = {kind.value: self.runner.checker.check_directory(kind, path) for kind in self.shells}
+        allowed = [name for name, r in verdicts.items() if r.allowed]
+        if not allowed:
+            reasons = "; ".join(f"{name}: {r.reason}" for name, r in verdicts.items())
+            raise ToolError(f"{path!r} is not an allowed directory ({reasons})")
+        if os.path.isabs(path) and not os.path.isdir(path) and path.startswith("/") == (os.name == "posix"):
+            raise ToolError(f"{path!r} does not exist or is not a directory")
+        self.sessions.of(ctx).cwd = path
+        return {"currentDirectory": path, "allowedFor": allowed}
+
+    # --- resources -------------------------------------------------------------------------
+
+    def config_resource(self) -> str:
+        return json.dumps(self.config.to_dict(), indent=2)
+
+    def shell_resource(self, name: str) -> str:
+        if name not in {k.value for k in ShellKind} or not self.config.shells[ShellKind(name)].enabled:
+            raise ResourceNotFoundError(f"no enabled shell {name!r}")
+        return json.dumps(self.config.to_dict(ShellKind(name)), indent=2)
+
+    def logs_resource(self) -> str:
+        return json.dumps([visible_fields(e.summary()) for e in self.runner.store.list()], indent=2)
+
+    def log_resource(self, execution_id: str, start_line: str, end_line: str, search: str) -> str:
+        try:
+            execution = self.runner.store.get(execution_id)
+        except ExecutionNotFound as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        try:
+            start, end = int(start_line), int(end_line)
+        except ValueError:
+            raise ResourceNotFoundError(f"startLine and endLine must be integers (got {start_line!r}, "
+                                        f"{end_line!r})") from None
+        settings = self.config.logging
+        try:
+            view = query_output(execution, start, end, search or None, 0, settings.max_return_lines,
+                                settings.max_return_bytes)
+        except SecureShellError as exc:
+            raise ResourceNotFoundError(str(exc)) from None
+        return view.lines_text()
+
+
+def _core(function: Any, *args: Any) -> Any:
+    """Call into the core; its errors reach the agent as one sentence."""
+    try:
+        return function(*args)
+    except SecureShellError as exc:
+        raise ToolError(str(exc)) from None
+
+
+async def _await_answer(execution: Execution, seconds: float) -> None:
+    """Wait up to `seconds` for the output input causes: until output has come and then paused,
+    the command has ended, or the time is up."""
+    buffer = execution.buffer
+    deadline = time.monotonic() + seconds
+    before = seen = buffer.total_bytes
+    changed = time.monotonic()
+    while time.monotonic() < deadline and execution.status == "running":
+        await anyio.sleep(OUTPUT_POLL)
+        now, size = time.monotonic(), buffer.total_bytes
+        if size != seen:
+            seen, changed = size, now
+        elif size != before and now - changed >= OUTPUT_QUIET:
+            break
+
+
+class Confirmation(BaseModel):
+    run: bool = Field(description="Run this command?")
+
+
+async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict, timeout: int) -> Optional[Verdict]:
+    """Ask the user through MCP elicitation; None when they confirmed, else the denying Verdict."""
+    why = "; ".join(r.message for r in verdict.reasons if r.decision is Decision.ASK)
+
+    def refused(message: str) -> Verdict:
+        return Verdict.of([Reason(ASK_COMMAND, f"{message} ({why})", command[:200])], verdict.commands, verdict.paths)
+
+    capabilities = ctx.client_capabilities
+    if capabilities is None or getattr(capabilities, "elicitation", None) is None:
+        return refused("this command needs the user's confirmation, and this client cannot ask (no elicitation support)")
+    message = f"The policy asks before running this {kind.value} command:\n\n{command}\n\nWhy: {why}"
+    try:
+        with anyio.fail_after(timeout):
+            answer = await ctx.elicit(message, Confirmation)
+    except TimeoutError:
+        return refused(f"the user did not answer within {timeout} s")
+    except NoBackChannelError:
+        return refused("this command needs the user's confirmation, and this connection cannot ask")
+    except MCPError as exc:
+        return refused(f"asking the user failed: {exc}")
+    if answer.action == "accept" and answer.data.run:
+        return None
+    return refused("the user declined" if answer.action != "cancel" else "the user dismissed the question")
+
+
+DENIAL_SIGNS = ("Permission denied", "Operation not permitted", "Read-only file system", "EACCES", "EPERM")
+
+
+def containment_note(execution: Execution, outcome: Outcome, confinement: Optional[Confinement]) -> Optional[str]:
+    """One line for a contained command that failed with what looks like the kernel's refusal, so the
+    agent knows the refusal came from the sandbox and where it may write."""
+    if confinement is None or confinement.ruleset is None or outcome.exit_code in (0, None):
+        return None
+    tail = execution.buffer.line_range(-50, None, 50, 1 << 16).lines
+    if not any(sign in line.text for line in tail for sign in DENIAL_SIGNS):
+        return None
+    ruleset = confinement.ruleset
+    network = "network is off" if ruleset.deny_network else "network is allowed"
+    return (f"[this command ran contained by the kernel: it may write only beneath {', '.join(ruleset.write)}, "
+            f"read the system directories, PATH and the allowed paths, and {network}; a 'Permission denied' above "
+            "may be that containment (see get_config)]")
+
+
+async def cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
+
+
+def progress_requested(ctx: Context) -> bool:
+    """Whether the client sent a progress token with this request (without one, progress is
+    dropped by the SDK anyway, so no task is started to produce it)."""
+    meta = ctx.request_context.meta
+    return meta is not None and meta.get("progress_token") is not None
+
+
+def _session_id(ctx: Context) -> Optional[str]:
+    headers = ctx.headers or {}
+    return headers.get("mcp-session-id") if hasattr(headers, "get") else None
+
+
+def origin_of(ctx: Context) -> str:
+    """Who asked, for the audit trail: the HTTP session when there is one."""
+    session_id = _session_id(ctx)
+    return f"mcp:{session_id}" if session_id else "mcp"
