@@ -149,6 +149,7 @@ class Runner:
         self._executables: dict[str, str] = {}
         self._open: dict[str, Started] = {}  # a plain dict: the shutdown handler reads it, no lock to deadlock on
         self.background: dict[str, BackgroundRun] = {}
+        self.shutting_down = False
 
     # --- the audit trail -------------------------------------------------------------------
 
@@ -433,7 +434,7 @@ class Runner:
                 outcome = execute_tracked(invocation, env, timeout, started.execution.buffer.feed, cancel,
                                           self.limits, started.slot, started.confinement,
                                           session.channel if session is not None else None)
-                status = outcome.status
+                status = KILLED_AT_SHUTDOWN if self.shutting_down else outcome.status
             except StorageError:
                 pass  # the store names the error
             except SecureShellError as exc:
@@ -524,6 +525,7 @@ class Runner:
     def shutdown(self) -> None:
         """Server shutdown (also from a signal handler): kill every command's tree, write the end
         record each open start is owed, remove the private output files."""
+        self.shutting_down = True
         stop_all()
         for run in list(self.background.values()):
             run.thread.join(SHUTDOWN_JOIN)  # a thread that is writing its own end record gets to finish it
