@@ -54,6 +54,7 @@ from secure_shell.policy.resolution import (
     WorkingDirectory,
 )
 from secure_shell.policy.flow import BELOW, UNKNOWN, Directories, FlowPass, below, join, split_below
+from secure_shell.policy.wrappers import filled_refusal
 
 MAX_NESTED_SCRIPTS = 64
 # Strings in inline code read as possible commands (probes), per decision: each is cheap, but not free.
@@ -475,6 +476,11 @@ class _Engine:
             return
         key = module.command_key(first.value)
         self.commands.append(CommandSeen(key, tuple(w.shown() for w in simple.words), dialect, via))
+        if simple.filled is not None and not probe:
+            refusal = filled_refusal(simple.words, simple.filled, " > ".join(via) or key)
+            if refusal is not None:
+                self.deny(refusal.rule, refusal.message, refusal.text)
+                return
         self._check_names((key, module.raw_key(first.value)), simple.words, dialect, via, probe)
         resolutions = self._resolutions(simple, dialect)
         if probe:
@@ -513,13 +519,18 @@ class _Engine:
                 if item.shell and restricted and target is not None:
                     self.check_word(target, item.role, bases, dialect)
             elif isinstance(item, Inner):
-                inner = SimpleCommand(item.words, via=via, stdin_text=item.stdin_text, stdin_piped=item.stdin_piped)
+                inner = SimpleCommand(item.words, via=via, stdin_text=item.stdin_text, stdin_piped=item.stdin_piped,
+                                      filled=item.filled or simple.filled)
                 inner_bases = program
                 if item.repeats and restricted:
                     inner_bases = self._repeated(inner, dialect, program)
                 self.command(inner, dialect, via + (item.label,), depth, False, inner_bases)
             elif isinstance(item, Script):
-                if item.text is None:
+                if simple.filled is not None and item.text is not None and simple.filled in item.text:
+                    self.deny(R.NESTED_SCRIPT, f"{item.label}: the script {item.text[:60]!r} has text filled in at run "
+                              f"time ({simple.filled}), which runs as code; pass it as an argument ($1) instead",
+                              item.label)
+                elif item.text is None:
                     if not item.probe:
                         self.deny(R.NESTED_SCRIPT, f"{item.label}: {item.why_unknown or 'the script cannot be read'}",
                                   item.label)

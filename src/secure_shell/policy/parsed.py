@@ -52,6 +52,7 @@ class SimpleCommand:
     via: tuple[str, ...] = ()
     stdin_text: str | None = None  # literal here-doc / here-string feeding this command
     stdin_piped: bool = False  # fed by a pipe from an earlier command
+    filled: str | None = None  # text its wrapper replaces at run time (find -exec's {}, xargs -I R)
     changes_directory: bool = False
 
 

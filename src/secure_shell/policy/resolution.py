@@ -23,6 +23,7 @@ class Inner:
     stdin_text: str | None = None
     stdin_piped: bool = False
     repeats: bool = False  # runs any number of times in the same shell (cmd's `for ... do`)
+    filled: str | None = None  # text the wrapper replaces at run time (find's {}, xargs -I R)
 
 
 @dataclass(frozen=True, slots=True)

@@ -298,8 +298,50 @@ def _by_spec(name: str, spec: WrapperSpec, words: tuple[Word, ...], command: Sim
         inner = tuple(Word(w, w) for w in spec.default_command)
     if inner:
         piped = command.stdin_piped if name not in ("xargs",) else False
-        out.append(Inner(tuple(inner), name, command.stdin_text, piped))
+        filled = _xargs_replace(words[1:i]) if name == "xargs" else None
+        out.append(Inner(tuple(inner), name, command.stdin_text, piped, filled=filled))
     return out
+
+
+def _xargs_replace(options: tuple[Word, ...]) -> str | None:
+    """The text xargs replaces with each input line (-I R, -iR, -i, --replace[=R]), if any."""
+    found = None
+    for index, word in enumerate(options):
+        value = word.value or ""
+        if value == "-I" and index + 1 < len(options):
+            found = options[index + 1].value or found
+        elif value.startswith("-I") and len(value) > 2:
+            found = value[2:]
+        elif value == "-i" or value == "--replace":
+            found = "{}"
+        elif value.startswith("-i") and len(value) > 2:
+            found = value[2:]
+        elif value.startswith("--replace="):
+            found = value.partition("=")[2] or "{}"
+    return found
+
+
+# Options whose value is code: a word filled in at run time there is code nobody has read.
+_CODE_OPTIONS = frozenset({*INLINE_CODE_OPTIONS, "-c", "/c", "/k", "/r", "-command", "-encodedcommand", "-ec",
+                           "--command"})
+_SOURCING = frozenset({"eval", "source", ".", "iex", "invoke-expression"})
+
+
+def filled_refusal(words: tuple[Word, ...], filled: str, label: str) -> Refusal | None:
+    """A command find or xargs completes at run time: refused where the text it fills in would be
+    a command or code rather than an argument (`xargs -I{} sh -c {}`, `find -exec {} ;`)."""
+    first = words[0].value or ""
+    if filled in first:
+        return Refusal(R.DYNAMIC_COMMAND, f"{label}: the command word {words[0].source!r} is filled in at run time",
+                       words[0].source)
+    code_next = first.lower() in _SOURCING
+    for word in words[1:]:
+        value = word.value or ""
+        if code_next and filled in value:
+            return Refusal(R.NESTED_SCRIPT, f"{label}: the code {word.source!r} is filled in at run time, so "
+                           "nobody can read it; pass the value as an argument ($1) instead", word.source)
+        code_next = value.lower() in _CODE_OPTIONS or first.lower() in _SOURCING
+    return None
 
 
 def _script_option(name: str, option: str, script_word: Word | None, value: str, spec: WrapperSpec) -> Resolution:
@@ -449,7 +491,7 @@ def _find(words: tuple[Word, ...]) -> list[Resolution]:
             if not inner:
                 out.append(Refusal(R.WRAPPER_OPTION, f"find {value} without a command", value))
             else:
-                out.append(Inner(tuple(inner), f"find {value}"))
+                out.append(Inner(tuple(inner), f"find {value}", filled="{}"))
             i = j + 1
             continue
         if value in ("-fprint", "-fprint0", "-fprintf", "-fls") and i + 1 < len(words):
