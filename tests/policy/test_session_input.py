@@ -30,6 +30,15 @@ DENIED = [
     ("bash", "python3 manage.py shell", "import os\nos.system('rm x')\n", B),
     ("bash", "node", "require('child_process').execSync('rm x')\n", B),
     ("bash", "perl -de0", "system('rm x')\n", B),
+    # an interpreter running a program: its input is data that program may run
+    ("bash", "perl -ne 'system $_'", "rm x\n", MAY_RUN),
+    ("bash", "python3 -c 'import os, sys; [os.system(l) for l in sys.stdin]'", "rm x\n", MAY_RUN),
+    ("bash", "node -e 'process.stdin.pipe(require(\"child_process\").spawn(\"sh\").stdin)'", "rm x\n", MAY_RUN),
+    # pagers, editors and clients whose keystrokes run commands
+    ("bash", "less notes.txt", "!rm x\n", MAY_RUN),
+    ("bash", "vim notes.txt", ":!rm x\n", MAY_RUN),
+    ("bash", "man ls", "!rm x\n", MAY_RUN),
+    ("bash", "mail", "~!rm x\n", MAY_RUN),
     # programs nobody modelled: presumed to run what their input names
     ("bash", "psql", "\\! rm x\n", MAY_RUN),
     ("bash", "expect", "spawn rm x\n", MAY_RUN),
@@ -53,6 +62,8 @@ ALLOWED = [
     ("bash", "cat < notes.txt", "rm x\n"),
     ("bash", "cat <<'EOF'\nhi\nEOF", "rm x\n"),
     ("bash", "psql", "select 1;\n"),
+    ("bash", "less notes.txt", "q\n"),
+    ("bash", "python3 summarize.py", "a,b,c\n"),
 ]
 
 

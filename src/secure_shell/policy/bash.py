@@ -199,6 +199,16 @@ def may_run_arguments(key: str) -> bool:
     return key not in NON_RUNNERS and not NUMBERED_PYTHON.match(key)
 
 
+# Programs whose input (keystrokes, commands) can run a shell command though their arguments cannot.
+INPUT_RUNNERS = frozenset({"less", "more", "most", "pg", "man", "vi", "vim", "nvim", "ex", "view", "vimdiff",
+                           "emacs", "nano", "ftp", "sftp", "mail", "mailx", "mutt", "telnet", "screen", "tmux",
+                           "top", "htop", "info", "lynx", "w3m"})
+
+
+def may_run_input(key: str) -> bool:
+    return key in INPUT_RUNNERS or may_run_arguments(key)
+
+
 def dynamic_arguments_may_be_paths(key: str) -> bool:
     return key not in PATHLESS_COMMANDS
 

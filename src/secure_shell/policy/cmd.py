@@ -110,6 +110,11 @@ def may_run_arguments(key: str) -> bool:
     return key not in NON_RUNNERS and key not in PATHLESS_COMMANDS
 
 
+def may_run_input(key: str) -> bool:
+    """Console programs read their input as data unless they may run their arguments too."""
+    return may_run_arguments(key)
+
+
 def dynamic_arguments_may_be_paths(key: str) -> bool:
     return key not in PATHLESS_COMMANDS
 

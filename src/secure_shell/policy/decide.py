@@ -47,6 +47,7 @@ from secure_shell.policy.resolution import (
     Launch,
     Link,
     PathUse,
+    ReadsInput,
     Refusal,
     Resolution,
     Script,
@@ -489,10 +490,12 @@ class _Engine:
                     self.command(SimpleCommand(item.words, via=via), dialect, via + (item.label,), depth, True, bases)
             return
         self._check_arguments(simple.words[1:], via)
+        fed = (Word(simple.stdin_text, simple.stdin_text),) if simple.stdin_text is not None else ()
         if not self._resolved(simple, dialect)[1] and module.may_run_arguments(key):
             # what it may run is named in its arguments or in the text it reads (`expect <<< 'spawn x'`)
-            fed = (Word(simple.stdin_text, simple.stdin_text),) if simple.stdin_text is not None else ()
             self._presumed_runner(first.value, simple.words[1:] + fed, dialect, via)
+        elif fed and module.may_run_input(key):  # `less <<< '!rm x'`: its keystrokes run commands
+            self._presumed_runner(first.value, fed, dialect, via)
         restricted = self.policy.restrict_working_directory
         # where the program works: the shell's directory, or the one an option names (git -C, env -C)
         program = bases
@@ -537,6 +540,8 @@ class _Engine:
                 else:
                     self.script(item.text, item.dialect, via + (item.label,), depth + 1, probe=item.probe,
                                 start=program, repeats=item.repeats)
+            elif isinstance(item, ReadsInput):
+                self._presumed_runner(item.label, (Word(item.text, item.text),), dialect, via)
             elif isinstance(item, Refusal):
                 self.deny(item.rule, item.message, item.text)
             elif isinstance(item, PathUse):
@@ -564,7 +569,7 @@ class _Engine:
         where = f" (in {' > '.join(via)})" if via else ""
         for word in words:
             for token in _RUNNABLE_TOKEN.findall(word.value or ""):
-                token = token.lstrip("@+!")
+                token = token.lstrip("@+!~")
                 keys = (module.command_key(token), module.raw_key(token))
                 rule = next((rule for rule in rules if names_program(rule, keys)), None) if token else None
                 if rule is not None:

@@ -51,6 +51,11 @@ class Dialect(Protocol):
         """Whether a program no resolver models may run a program its arguments name (the closed
         world: presumed so unless it is known not to)."""
 
+    def may_run_input(self, key: str) -> bool:
+        """Whether a program may run a program the text it reads on stdin names: every program
+        that may run its arguments, and pagers, editors and clients whose keystrokes run commands
+        (`!cmd` in less, `:!cmd` in vim)."""
+
     def text_arguments(self, key: str, words: tuple[Word, ...]) -> list[Word]:
         """The words of a command line its program reads as text (a count, a delimiter, a pattern),
         never as file names: not checked as paths."""

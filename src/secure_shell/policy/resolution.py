@@ -111,4 +111,13 @@ class Launch:
     key: str = ""  # the command name as the caller normalised it
 
 
-Resolution = Union[Inner, Script, Refusal, PathUse, Text, WorkingDirectory, Link, Launch]
+@dataclass(frozen=True, slots=True)
+class ReadsInput:
+    """A program nobody modelled reads this text (an interpreter's program fed stdin): like its
+    arguments, the text may name what it runs, so a word naming a blocked command is refused."""
+
+    text: str
+    label: str
+
+
+Resolution = Union[Inner, Script, Refusal, PathUse, Text, WorkingDirectory, Link, Launch, ReadsInput]

@@ -19,7 +19,17 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.inline_code import scan_inline_code
 from secure_shell.policy.sed import ScriptEffects, ScriptError, ed_effects, sed_effects
-from secure_shell.policy.resolution import Inner, Launch, PathUse, Refusal, Resolution, Script, Text, WorkingDirectory
+from secure_shell.policy.resolution import (
+    Inner,
+    Launch,
+    PathUse,
+    ReadsInput,
+    Refusal,
+    Resolution,
+    Script,
+    Text,
+    WorkingDirectory,
+)
 
 # Assigning these changes which program runs, or makes a program run code of its own.
 DANGEROUS_VARIABLES = frozenset({
@@ -878,18 +888,22 @@ def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
 
 def _interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
     """Inline interpreter code is opaque, but the shell commands and paths it names are not. Text
-    it reads from stdin may be code too (`python3 -i`, `exec(input())`): it is scanned the same way."""
+    it reads from stdin is code for a REPL (`python3 -i`, `node`), scanned the same way; for a
+    program (-c code, a file, a module) it is input that program may run (`exec(input())`,
+    `perl -ne 'system $_'`), held to the closed world as a program nobody modelled."""
     name = words[0].source
-    fed = scan_inline_code(command.stdin_text, f"{name} <<<") if command.stdin_text is not None else []
+    stdin = command.stdin_text
+    fed: list[Resolution] = scan_inline_code(stdin, f"{name} <<<") if stdin is not None else []
+    program_fed: list[Resolution] = [*fed, ReadsInput(stdin, name)] if stdin is not None else []
     for i, word in enumerate(words[1:], start=1):
         value = word.value or ""
         if value in INLINE_CODE_OPTIONS and i + 1 < len(words):
             code = words[i + 1]
-            return fed + (scan_inline_code(code.value, f"{name} {value}") if code.value is not None else [])
+            return program_fed + (scan_inline_code(code.value, f"{name} {value}") if code.value is not None else [])
         if value == "-":
             break
         if not value.startswith("-") or value.startswith("-m"):
-            return fed  # a program file or module (`python -mjson.tool`): what it does is its own
+            return program_fed  # a program file or module (`python -mjson.tool`): what it does is its own
     if command.stdin_piped:
         return [Refusal(R.NESTED_SCRIPT, f"{name} reads its program from a stream whose text is not known "
                         "here; pass the code with -c/-e or as a file", f"... | {name}")]
