@@ -157,9 +157,10 @@ def test_stop_all_ends_a_run_on_an_interrupted_event_loop() -> None:
     assert running_count() == 1
     started = time.monotonic()
     assert stop_all(wait=0) == 1
-    while processes_named(marker) and time.monotonic() - started < 5:  # SIGKILL lands a moment later
+    while processes_named(marker) and time.monotonic() - started < 10:  # SIGKILL lands a moment later
         time.sleep(0.01)
-    assert processes_named(marker) == [] and time.monotonic() - started < 2.0
+    # well before the run's own 60 s timeout: stop_all acted, not the loop (loaded machines are slow)
+    assert processes_named(marker) == [] and time.monotonic() - started < 10
     worker.join(5)
     assert outcomes and outcomes[0].exit_code == 128 + 15 and running_count() == 0
 

@@ -141,7 +141,7 @@ async def test_a_shell_session_follows_its_own_directory_changes(tmp_path: Path)
         up = await client.call_tool("send_input", {"executionId": run, "input": "cat ../../x", "waitMs": 0})
         assert up.is_error  # relative to src, where the session is now: outside the project
         nested = await client.call_tool("send_input", {"executionId": run, "input": "python3", "waitMs": 0})
-        assert nested.is_error and "stream whose text is not known" in text_of(nested)
+        assert nested.is_error and "start it as its own interactive command" in text_of(nested)
 
 
 async def test_input_errors_are_one_clear_sentence(tmp_path: Path) -> None:

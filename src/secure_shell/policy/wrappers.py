@@ -905,8 +905,9 @@ def _interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolu
         if not value.startswith("-") or value.startswith("-m"):
             return program_fed  # a program file or module (`python -mjson.tool`): what it does is its own
     if command.stdin_piped:
-        return [Refusal(R.NESTED_SCRIPT, f"{name} reads its program from a stream whose text is not known "
-                        "here; pass the code with -c/-e or as a file", f"... | {name}")]
+        return [Refusal(R.NESTED_SCRIPT, f"{name} reads its program from stdin (a pipe, or input still to "
+                        "come), whose text is not known here; pass the code with -c/-e or as a file, or start it "
+                        "as its own interactive command", name)]
     return fed
 
 
