@@ -18,8 +18,6 @@ from tests.places import audit_file
 from tests.test_server_stdio import HANDSHAKE, config_for, send, server, wait_for
 from tests.test_server_records import records, start_raw
 
-pytestmark = pytest.mark.anyio
-
 
 def text_of(result: Any) -> str:
     return result.content[0].text
@@ -48,6 +46,7 @@ async def status_of(client: Client, execution_id: str, until: str, seconds: floa
             await anyio.sleep(0.05)
 
 
+@pytest.mark.anyio
 async def test_answer_a_read_prompt(tmp_path: Path) -> None:
     async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
         run = await start(client, "read -r -p 'Name? ' name; echo \"hello $name\"")
@@ -60,6 +59,7 @@ async def test_answer_a_read_prompt(tmp_path: Path) -> None:
         assert entry["exitCode"] == 0 and entry["interactive"] is True and entry["stdinOpen"] is False
 
 
+@pytest.mark.anyio
 async def test_a_prompt_on_a_terminal_is_shown_as_pending(tmp_path: Path) -> None:
     async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
         run = await start(client, "read -r -p 'Name? ' name; echo \"hello $name\"", pty=True)
@@ -78,6 +78,7 @@ async def test_a_prompt_on_a_terminal_is_shown_as_pending(tmp_path: Path) -> Non
 ALLOW_I = "shells:\n  bash:\n    overrides:\n      restrictions:\n        blockedArguments: {replace: []}\n"
 
 
+@pytest.mark.anyio
 async def test_python_session_refused_input_is_not_written_and_the_session_lives(tmp_path: Path) -> None:
     (tmp_path / "victim").write_text("x")
     async with Client(server(tmp_path, "--config", str(config_for(tmp_path, ALLOW_I)))) as client:
@@ -101,6 +102,7 @@ async def test_python_session_refused_input_is_not_written_and_the_session_lives
                          ("input", "print('still here')\n")]
 
 
+@pytest.mark.anyio
 async def test_python_on_a_terminal(tmp_path: Path) -> None:
     async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
         run = await start(client, "python3 -q", pty=True)  # a terminal makes the REPL interactive
@@ -112,6 +114,7 @@ async def test_python_on_a_terminal(tmp_path: Path) -> None:
         assert entry["exitCode"] == 0
 
 
+@pytest.mark.anyio
 async def test_cat_echoes_until_stdin_is_closed(tmp_path: Path) -> None:
     async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
         run = await start(client, "cat")
@@ -128,6 +131,7 @@ async def test_cat_echoes_until_stdin_is_closed(tmp_path: Path) -> None:
         assert nothing_new.structured_content["returnedLines"] == 0 and "no lines after line 2" in text_of(nothing_new)
 
 
+@pytest.mark.anyio
 async def test_a_shell_session_follows_its_own_directory_changes(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.txt").write_text("inside\n")
@@ -144,6 +148,7 @@ async def test_a_shell_session_follows_its_own_directory_changes(tmp_path: Path)
         assert nested.is_error and "start it as its own interactive command" in text_of(nested)
 
 
+@pytest.mark.anyio
 async def test_input_errors_are_one_clear_sentence(tmp_path: Path) -> None:
     conf = config_for(tmp_path, "  resources:\n    maxInputBytes: 100\n")
     async with Client(server(tmp_path, "--config", str(conf))) as client:
@@ -167,6 +172,7 @@ async def test_input_errors_are_one_clear_sentence(tmp_path: Path) -> None:
         await client.call_tool("stop_command", {"executionId": plain_id})
 
 
+@pytest.mark.anyio
 async def test_the_interactive_cap(tmp_path: Path) -> None:
     conf = config_for(tmp_path, "  resources:\n    maxInteractiveCommands: 1\n")
     async with Client(server(tmp_path, "--config", str(conf))) as client:
@@ -176,6 +182,7 @@ async def test_the_interactive_cap(tmp_path: Path) -> None:
         await client.call_tool("stop_command", {"executionId": first})
 
 
+@pytest.mark.anyio
 async def test_an_idle_interactive_command_is_stopped(tmp_path: Path) -> None:
     conf = config_for(tmp_path, "  resources:\n    interactiveIdleSeconds: 5\n")
     async with Client(server(tmp_path, "--config", str(conf))) as client:
@@ -184,6 +191,7 @@ async def test_an_idle_interactive_command_is_stopped(tmp_path: Path) -> None:
         assert "without input (interactiveIdleSeconds)" in entry["note"]
 
 
+@pytest.mark.anyio
 async def test_input_is_masked_in_the_audit_trail(tmp_path: Path) -> None:
     async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
         run = await start(client, "cat")
@@ -220,3 +228,35 @@ def started(tmp_path: Path) -> set[str]:
         return set()
 
 
+
+
+@pytest.mark.anyio
+async def test_the_input_rate_cap(tmp_path: Path) -> None:
+    conf = config_for(tmp_path, "  resources:\n    maxInputsPerMinute: 2\n")
+    async with Client(server(tmp_path, "--config", str(conf))) as client:
+        run = await start(client, "cat")
+        for word in ("a", "b"):
+            sent = await client.call_tool("send_input", {"executionId": run, "input": word, "waitMs": 0})
+            assert not sent.is_error, text_of(sent)
+        third = await client.call_tool("send_input", {"executionId": run, "input": "c", "waitMs": 0})
+        assert third.is_error and "2 inputs in the last minute (maxInputsPerMinute 2)" in text_of(third)
+        await client.call_tool("stop_command", {"executionId": run})
+
+
+def test_a_terminal_line_longer_than_a_terminal_keeps_is_refused() -> None:
+    from secure_shell.errors import InputError
+    from secure_shell.interactive import MAX_TERMINAL_LINE, InputSession
+    from secure_shell.process_input import InputChannel
+
+    channel = InputChannel(terminal=True)
+    try:
+        session = InputSession(channel, 1 << 20, 100, 600)
+        assert session.admit("x" * MAX_TERMINAL_LINE) == "x" * MAX_TERMINAL_LINE + "\n"
+        with pytest.raises(InputError, match="longer than a terminal keeps"):
+            session.admit("x" * (MAX_TERMINAL_LINE + 1))
+    finally:
+        channel.dispose()
+        if channel.output is not None:
+            import os
+
+            os.close(channel.output)
