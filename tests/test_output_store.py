@@ -7,15 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from secure_shell.errors import ExecutionNotFound
-from secure_shell.output_store import (
-    SEARCH_SECONDS,
-    BadPattern,
-    OutputStore,
-    SearchTimeout,
-    StoreLimits,
-    compile_pattern,
-)
+from secure_shell.errors import BadPattern, ExecutionNotFound, SearchTimeout
+from secure_shell.output_search import SEARCH_SECONDS, compile_pattern
+from secure_shell.output_store import OutputStore, StoreLimits
 
 
 def filled(store: OutputStore, lines: int, stream: str = "stdout", chunk: int = 1000):  # noqa: ANN201
@@ -276,7 +270,7 @@ def test_searching_while_the_command_still_writes(tmp_path: Path) -> None:
 
 
 def test_a_small_head_stays_in_memory_and_spills_to_its_file_past_the_threshold(tmp_path: Path) -> None:
-    from secure_shell.output_store import HEAD_IN_MEMORY
+    from secure_shell.output_head import HEAD_IN_MEMORY
 
     store = OutputStore(StoreLimits(head_bytes=1 << 20))  # a temporary store: nothing kept after a restart
     execution = store.start("bash", "seq", None)
