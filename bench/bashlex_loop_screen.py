@@ -62,7 +62,7 @@ def main() -> None:
             counts["false positives" if predicted else "false negatives"] += 1
             shown.append(f"  {'FP' if predicted else 'FN'} {text!r}")
     print(", ".join(f"{name} {value}" for name, value in counts.items()))
-    print("\n".join(shown[:args.show]))
+    print("\n".join(shown[: args.show]))
 
 
 if __name__ == "__main__":

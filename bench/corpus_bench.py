@@ -25,20 +25,22 @@ from secure_shell.shells import ShellKind
 CORPUS = Path(__file__).parent / "corpus" / "commands.jsonl"
 PROJECT = "/home/u/proj"
 WINDOWS_PROJECT = "C:\\Users\\u\\proj"
-ENV = {"HOME": "/home/u", "USER": "u", "USERPROFILE": "C:\\Users\\u", "PATH": "/usr/bin:/bin",
-       "COLUMNS": "80"}
+ENV = {"HOME": "/home/u", "USER": "u", "USERPROFILE": "C:\\Users\\u", "PATH": "/usr/bin:/bin", "COLUMNS": "80"}
 TARGETS = {"bash": 99.6, "cmd": 98.5, "powershell": 98.0}
 
 
 def config(policy: str) -> ResolvedConfig:
-    data: dict[str, Any] = {"global": {
-        "security": {"restrictWorkingDirectory": policy == "paths"},
-        "restrictions": {"blockedCommands": ["shutdown"], "blockedArguments": [], "blockedOperators": []},
-        "paths": {"allowedPaths": [PROJECT, WINDOWS_PROJECT] if policy == "paths" else []},
-    }, "shells": {  # wcli0's per-shell defaults (del, rd, rmdir; rm) set aside: only shutdown is blocked
-        "cmd": {"overrides": {"restrictions": {"blockedCommands": []}}},
-        "gitbash": {"overrides": {"restrictions": {"blockedCommands": []}}},
-    }}
+    data: dict[str, Any] = {
+        "global": {
+            "security": {"restrictWorkingDirectory": policy == "paths"},
+            "restrictions": {"blockedCommands": ["shutdown"], "blockedArguments": [], "blockedOperators": []},
+            "paths": {"allowedPaths": [PROJECT, WINDOWS_PROJECT] if policy == "paths" else []},
+        },
+        "shells": {  # wcli0's per-shell defaults (del, rd, rmdir; rm) set aside: only shutdown is blocked
+            "cmd": {"overrides": {"restrictions": {"blockedCommands": []}}},
+            "gitbash": {"overrides": {"restrictions": {"blockedCommands": []}}},
+        },
+    }
     return resolve(validate(data, f"corpus bench ({policy})", {}), "corpus bench", PROJECT)
 
 
@@ -82,8 +84,10 @@ def main() -> None:
             target = f"{TARGETS[dialect]:.1f}" if policy == "permissive" else "-"
             print(f"{dialect:<11} {total:>8} {allowed[dialect]:>8} {rate:>7.2f} {target:>8}")
         for dialect, reasons in refusals.items():
-            print(f"  {dialect} refusals by reason: "
-                  + ", ".join(f"{reason} {count}" for reason, count in reasons.most_common()))
+            print(
+                f"  {dialect} refusals by reason: "
+                + ", ".join(f"{reason} {count}" for reason, count in reasons.most_common())
+            )
 
 
 if __name__ == "__main__":

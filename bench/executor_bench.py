@@ -55,8 +55,10 @@ def spawn_overhead(rounds: int = 200) -> None:
         bare.append(time.perf_counter() - started)
     store.close()
     a, b, c = (statistics.median(times) * 1000 for times in (on_loop, blocking, bare))
-    print(f"echo hi: executor median {a:.2f} ms on the event loop, {b:.2f} ms blocking; bare subprocess.run "
-          f"median {c:.2f} ms; ratio {a / c:.2f}x (blocking {b / c:.2f}x)")
+    print(
+        f"echo hi: executor median {a:.2f} ms on the event loop, {b:.2f} ms blocking; bare subprocess.run "
+        f"median {c:.2f} ms; ratio {a / c:.2f}x (blocking {b / c:.2f}x)"
+    )
 
 
 def big_output() -> None:
@@ -69,9 +71,11 @@ def big_output() -> None:
     buffer = execution.buffer
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f"400 MB output: {buffer.total_bytes / 1e6:.0f} MB, {buffer.total_lines} lines in {elapsed:.2f} s; "
-          f"kept {buffer.stored_bytes / 2**20:.1f} MiB (dropped lines {buffer.dropped_range()}); "
-          f"peak RSS {peak:.0f} MiB (largest child {children:.0f} MiB)")
+    print(
+        f"400 MB output: {buffer.total_bytes / 1e6:.0f} MB, {buffer.total_lines} lines in {elapsed:.2f} s; "
+        f"kept {buffer.stored_bytes / 2**20:.1f} MiB (dropped lines {buffer.dropped_range()}); "
+        f"peak RSS {peak:.0f} MiB (largest child {children:.0f} MiB)"
+    )
     store.close()
 
 
@@ -86,8 +90,10 @@ def search() -> None:
         started = time.perf_counter()
         result = execution.buffer.search(pattern, 0, 500, time.monotonic() + SEARCH_SECONDS)
         times.append(time.perf_counter() - started)
-    print(f"search '9999' over seq 1 3000000 ({execution.buffer.total_bytes / 1e6:.1f} MB): "
-          f"{result.total_matches} matches, median {statistics.median(times) * 1000:.1f} ms")
+    print(
+        f"search '9999' over seq 1 3000000 ({execution.buffer.total_bytes / 1e6:.1f} MB): "
+        f"{result.total_matches} matches, median {statistics.median(times) * 1000:.1f} ms"
+    )
     store.close()
 
 

@@ -37,8 +37,9 @@ def text():
         if rng.random() < 0.8:
             parts.append(rng.choice(tokens))
         else:
-            parts.append("".join(chr(rng.choice((rng.randint(32, 126), rng.randint(0, 0x2FFF), rng.randint(0, 0x10FFFF))))
-                                 for _ in range(rng.randint(0, 4))))
+            points = (rng.choice((rng.randint(32, 126), rng.randint(0, 0x2FFF), rng.randint(0, 0x10FFFF)))
+                      for _ in range(rng.randint(0, 4)))
+            parts.append("".join(chr(point) for point in points))
     return "".join(parts).encode("utf-8", "replace").decode("utf-8", "replace")
 problems = []
 with open(progress, "w") as log:
@@ -72,11 +73,16 @@ def main() -> None:
         batch_seed = args.seed
         while done < args.inputs:
             count = min(BATCH, args.inputs - done)
-            result = subprocess.run([sys.executable, "-c", script, dialect, str(batch_seed), str(count), str(progress)],
-                                    capture_output=True, text=True)
+            result = subprocess.run(
+                [sys.executable, "-c", script, dialect, str(batch_seed), str(count), str(progress)],
+                capture_output=True,
+                text=True,
+            )
             if result.returncode != 0:
                 crashed = progress.read_text() if progress.exists() else "?"
-                problems.append((f"process died with {result.returncode}", json.loads(crashed) if crashed != "?" else crashed))
+                problems.append(
+                    (f"process died with {result.returncode}", json.loads(crashed) if crashed != "?" else crashed)
+                )
             else:
                 problems.extend(json.loads(result.stdout.strip().splitlines()[-1]))
             done += count

@@ -26,24 +26,52 @@ ENV = {"HOME": "/home/u", "USERPROFILE": "C:\\Users\\u"}
 
 TYPICAL = {
     ShellKind.BASH: [
-        "ls -la", "git status", "git diff HEAD~1 -- src/", "git commit -m 'fix: parser; tests'",
-        "npm run test -- --watch=false", "python -m pytest tests/ -q -x", "cargo build --release",
-        "find . -name '*.py' | xargs grep -n TODO", "cd src && make -j4 2>&1 | tail -20",
-        "echo \"$HOME\" > out.txt", "grep -rn 'def main' src/", "cat README.md | head -50",
-        "for f in *.py; do wc -l \"$f\"; done", "mkdir -p build && cd build && cmake ..",
-        "git log --oneline -n 20", "ls | wc -l", "go test ./...", "npx prettier --write .",
-        "tar -czf out.tar.gz src/", "sed -i 's/foo/bar/g' file.txt",
+        "ls -la",
+        "git status",
+        "git diff HEAD~1 -- src/",
+        "git commit -m 'fix: parser; tests'",
+        "npm run test -- --watch=false",
+        "python -m pytest tests/ -q -x",
+        "cargo build --release",
+        "find . -name '*.py' | xargs grep -n TODO",
+        "cd src && make -j4 2>&1 | tail -20",
+        'echo "$HOME" > out.txt',
+        "grep -rn 'def main' src/",
+        "cat README.md | head -50",
+        'for f in *.py; do wc -l "$f"; done',
+        "mkdir -p build && cd build && cmake ..",
+        "git log --oneline -n 20",
+        "ls | wc -l",
+        "go test ./...",
+        "npx prettier --write .",
+        "tar -czf out.tar.gz src/",
+        "sed -i 's/foo/bar/g' file.txt",
     ],
     ShellKind.CMD: [
-        "dir", "dir /b /s *.py", "type README.md", "cd src && dir", "git status", "npm test",
-        "echo hello > out.txt", "if exist build (echo yes) else (echo no)", "for %i in (*.txt) do echo %i",
-        "findstr /s /i todo *.py", "copy a.txt b.txt", "python -m pytest",
+        "dir",
+        "dir /b /s *.py",
+        "type README.md",
+        "cd src && dir",
+        "git status",
+        "npm test",
+        "echo hello > out.txt",
+        "if exist build (echo yes) else (echo no)",
+        "for %i in (*.txt) do echo %i",
+        "findstr /s /i todo *.py",
+        "copy a.txt b.txt",
+        "python -m pytest",
     ],
     ShellKind.POWERSHELL: [
-        "Get-ChildItem", "Get-ChildItem -Recurse -Filter *.ps1", "Get-Content README.md | Select-Object -First 10",
-        "Get-Process | Sort-Object CPU -Descending | Select-Object -First 5", "git status",
-        "Get-ChildItem | Where-Object { $_.Length -gt 1MB }", "Set-Location src; Get-ChildItem",
-        "npm run build", "Write-Output 'hello'", "Test-Path .\\build",
+        "Get-ChildItem",
+        "Get-ChildItem -Recurse -Filter *.ps1",
+        "Get-Content README.md | Select-Object -First 10",
+        "Get-Process | Sort-Object CPU -Descending | Select-Object -First 5",
+        "git status",
+        "Get-ChildItem | Where-Object { $_.Length -gt 1MB }",
+        "Set-Location src; Get-ChildItem",
+        "npm run build",
+        "Write-Output 'hello'",
+        "Test-Path .\\build",
     ],
 }
 WORST = {
@@ -89,7 +117,9 @@ def main() -> None:
                     times.append((time.perf_counter() - started) * 1000)
             times.sort()
             p99 = times[int(len(times) * 0.99) - 1]
-            print(f"{kind.value:<11} {len(commands):>8} {statistics.median(times):>10.3f} {p99:>8.3f} {times[-1]:>8.2f}")
+            print(
+                f"{kind.value:<11} {len(commands):>8} {statistics.median(times):>10.3f} {p99:>8.3f} {times[-1]:>8.2f}"
+            )
         print()
         print(f"{'worst case':<40} {'ms':>8}  verdict")
         for kind, cases in WORST.items():

@@ -31,8 +31,10 @@ VARIANTS = {
 def config(directory: Path, name: str, sandbox: str) -> Path:
     path = directory / f"{name.replace(' ', '-').replace(',', '').replace('(', '').replace(')', '')}.yaml"
     settings = sandbox or "    mode: auto\n"
-    path.write_text(f"global:\n  paths:\n    allowedPaths: ['{directory / 'project'}']\n"
-                    f"  audit:\n    path: '{directory / 'audit.jsonl'}'\n  sandbox:\n{settings}")
+    path.write_text(
+        f"global:\n  paths:\n    allowedPaths: ['{directory / 'project'}']\n"
+        f"  audit:\n    path: '{directory / 'audit.jsonl'}'\n  sandbox:\n{settings}"
+    )
     return path
 
 
@@ -44,8 +46,11 @@ async def main(calls: int, rounds: int) -> None:
         async with AsyncExitStack() as stack:
             clients = {}
             for name, sandbox in VARIANTS.items():
-                params = StdioServerParameters(command=sys.executable, args=[
-                    "-m", "secure_shell", "--config", str(config(directory, name, sandbox))], cwd=str(directory / "project"))
+                params = StdioServerParameters(
+                    command=sys.executable,
+                    args=["-m", "secure_shell", "--config", str(config(directory, name, sandbox))],
+                    cwd=str(directory / "project"),
+                )
                 clients[name] = await stack.enter_async_context(Client(params))
             for client in clients.values():  # warm up: imports, caches, the first ruleset
                 for _ in range(10):

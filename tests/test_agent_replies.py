@@ -42,12 +42,12 @@ async def test_a_timeout_says_how_to_run_longer(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_small_contract_points(tmp_path: Path) -> None:
     async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
-        missing = await client.call_tool("execute_command", {"shell": "bash", "command": "pwd",
-                                                             "workingDir": str(tmp_path / "nowhere")})
+        missing = await client.call_tool(
+            "execute_command", {"shell": "bash", "command": "pwd", "workingDir": str(tmp_path / "nowhere")}
+        )
         ran = await client.call_tool("execute_command", {"shell": "bash", "command": "seq 1 5"})
         run_id = ran.structured_content["executionId"]
-        backwards = await client.call_tool("get_command_output", {"executionId": run_id, "startLine": 4,
-                                                                  "endLine": 2})
+        backwards = await client.call_tool("get_command_output", {"executionId": run_id, "startLine": 4, "endLine": 2})
         empty = await client.call_tool("get_command_output", {"executionId": run_id, "search": ""})
         started = await client.call_tool("execute_command", {"shell": "bash", "command": "true", "background": True})
         background_id = started.structured_content["executionId"]

@@ -34,8 +34,9 @@ def test_worker_reports_parse_errors(worker: BashlexWorker) -> None:
     assert result.status == "error" and "NotImplementedError" in result.message
 
 
-@pytest.mark.parametrize("text", ["echo '${'x", "sed 's/${//'g f", "echo 'a${b'c", "echo a'${'", "echo $'${'x",
-                                  "echo a'${ b c'"])
+@pytest.mark.parametrize(
+    "text", ["echo '${'x", "sed 's/${//'g f", "echo 'a${b'c", "echo a'${'", "echo $'${'x", "echo a'${ b c'"]
+)
 def test_known_loops_are_answered_without_waiting(worker: BashlexWorker, text: str) -> None:
     assert would_loop(text)
     started = time.monotonic()
@@ -52,10 +53,19 @@ def test_a_hang_is_killed_at_the_deadline_and_the_next_request_works(worker: Bas
     assert worker("ls").names == ("ls",)
 
 
-@pytest.mark.parametrize("text", [
-    "echo ${v:+is set $v}", 'echo "${v:-default value}"', "x=${1:-a b c}; echo \"$x\"", "grep -n '${' f",
-    "echo '${x}'y", "printf '%s${' a", "echo ${v// /_}", "echo '${' '}'",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "echo ${v:+is set $v}",
+        'echo "${v:-default value}"',
+        'x=${1:-a b c}; echo "$x"',
+        "grep -n '${' f",
+        "echo '${x}'y",
+        "printf '%s${' a",
+        "echo ${v// /_}",
+        "echo '${' '}'",
+    ],
+)
 def test_texts_bashlex_reads_pass_the_screen(worker: BashlexWorker, text: str) -> None:
     assert not would_loop(text)
     assert worker(text).status != "timeout"
@@ -83,26 +93,32 @@ def test_cross_check_denies_a_parse_error_outside_those_constructs(worker: Bashl
     assert "parse-failed" in verdict.rules
 
 
-@pytest.mark.parametrize("text", [
-    "[ -f package.json ] && npm install",
-    "if [ -d src ]; then ls src; fi",
-    "[ \"$a\" != b -a ! -d src ] || echo no",
-    "echo $(git rev-parse HEAD && date)",
-    "diff <(cd src && ls) <(ls)",
-    "x=$(a || b)",
-    "echo \"$(echo 'a && b' && ls)\"",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[ -f package.json ] && npm install",
+        "if [ -d src ]; then ls src; fi",
+        '[ "$a" != b -a ! -d src ] || echo no',
+        "echo $(git rev-parse HEAD && date)",
+        "diff <(cd src && ls) <(ls)",
+        "x=$(a || b)",
+        "echo \"$(echo 'a && b' && ls)\"",
+    ],
+)
 def test_cross_check_agrees_on_ordinary_idioms(worker: BashlexWorker, text: str) -> None:
     verdict = decide(text, policy_for("bash"), cwd_for("bash"), ENV, cross_check=worker)
     assert verdict.allowed, (text, [(r.rule, r.message) for r in verdict.reasons])
 
 
-@pytest.mark.parametrize(("text", "rule"), [
-    ("[ -f x ] && rm x", "blocked-command"),
-    ("[ \"$(rm x)\" = y ]", "blocked-command"),
-    ("echo $(ls && rm x)", "blocked-command"),
-    ("cat <(cd x || rm y)", "blocked-command"),
-])
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("[ -f x ] && rm x", "blocked-command"),
+        ('[ "$(rm x)" = y ]', "blocked-command"),
+        ("echo $(ls && rm x)", "blocked-command"),
+        ("cat <(cd x || rm y)", "blocked-command"),
+    ],
+)
 def test_cross_checked_idioms_still_find_what_they_run(worker: BashlexWorker, text: str, rule: str) -> None:
     verdict = decide(text, policy_for("bash"), cwd_for("bash"), ENV, cross_check=worker)
     assert rule in verdict.rules, (text, verdict.rules)

@@ -24,7 +24,11 @@ def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.
     base.update(state_env(cwd))  # the user's own config and audit trail stay out of the tests
     return subprocess.run(
         [sys.executable, "-m", "secure_shell", *args],
-        cwd=cwd, env={**base, **(env or {})}, capture_output=True, text=True, timeout=60,
+        cwd=cwd,
+        env={**base, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -116,19 +120,40 @@ def test_config_option_is_accepted_after_the_subcommand(tmp_path: Path) -> None:
 def test_environment_variable_config_is_used(tmp_path: Path) -> None:
     conf = tmp_path / "env.yaml"
     conf.write_text("global:\n  security: {commandTimeout: 77}\n")
-    result = run("config", "show", "--shell", "bash", "--format", "json", cwd=tmp_path,
-                 env={"SECURE_SHELL_CONFIG": str(conf)})
+    result = run(
+        "config", "show", "--shell", "bash", "--format", "json", cwd=tmp_path, env={"SECURE_SHELL_CONFIG": str(conf)}
+    )
     assert json.loads(result.stdout)["shells"]["bash"]["security"]["commandTimeout"] == 77
 
 
 def test_wcli0_config_shows_the_merged_per_shell_list(tmp_path: Path) -> None:
-    result = run("--config", str(REPO / "config" / "wcli0-example.json"),
-                 "config", "show", "--shell", "bash", "--format", "json", cwd=tmp_path)
+    result = run(
+        "--config",
+        str(REPO / "config" / "wcli0-example.json"),
+        "config",
+        "show",
+        "--shell",
+        "bash",
+        "--format",
+        "json",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     shown = json.loads(result.stdout)
     assert shown["source"] == str(REPO / "config" / "wcli0-example.json")
     assert shown["shells"]["bash"]["restrictions"]["blockedCommands"] == [
-        "format", "shutdown", "restart", "reg", "regedit", "net", "netsh", "takeown", "icacls", "rm", "mkfs", "dd",
+        "format",
+        "shutdown",
+        "restart",
+        "reg",
+        "regedit",
+        "net",
+        "netsh",
+        "takeown",
+        "icacls",
+        "rm",
+        "mkfs",
+        "dd",
     ]
 
 
@@ -169,8 +194,13 @@ def test_config_schema_is_the_loader_schema(tmp_path: Path) -> None:
 def test_serve_says_on_stderr_which_directory_it_allows(tmp_path: Path) -> None:
     base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
     result = subprocess.run(
-        [sys.executable, "-m", "secure_shell", "serve"], cwd=tmp_path, input="", capture_output=True, text=True,
-        timeout=60, env={**base, **state_env(tmp_path)},
+        [sys.executable, "-m", "secure_shell", "serve"],
+        cwd=tmp_path,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**base, **state_env(tmp_path)},
     )
     assert "config embedded default (no config file found)" in result.stderr
     assert f"the start directory {tmp_path} is the one allowed path" in result.stderr
@@ -205,7 +235,9 @@ def test_check_applies_wcli0_default_operators_when_the_file_leaves_them_out(tmp
 
 def test_check_json_has_allowed_and_reasons(tmp_path: Path) -> None:
     conf = str(check_config(tmp_path))
-    result = run("--config", conf, "check", "--shell", "cmd", "--cwd", "C:\\proj", "--json", "--", "d^el x", cwd=tmp_path)
+    result = run(
+        "--config", conf, "check", "--shell", "cmd", "--cwd", "C:\\proj", "--json", "--", "d^el x", cwd=tmp_path
+    )
     verdict = json.loads(result.stdout)
     assert result.returncode == 1
     assert verdict["allowed"] is False and verdict["reasons"][0]["rule"] == "blocked-command"
@@ -229,8 +261,12 @@ def test_check_batch_answers_every_line_in_order(tmp_path: Path) -> None:
         json.dumps({"shell": "cmd", "command": "dir", "cwd": "C:\\proj"}),
     ]
     result = subprocess.run(
-        [sys.executable, "-m", "secure_shell", "--config", conf, "check", "--batch"], input="\n".join(lines) + "\n",
-        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "secure_shell", "--config", conf, "check", "--batch"],
+        input="\n".join(lines) + "\n",
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     verdicts = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(verdicts) == len(lines)
@@ -295,8 +331,19 @@ def test_run_times_out_with_124(tmp_path: Path) -> None:
 
 def test_run_applies_a_profile_and_the_fixed_environment(tmp_path: Path) -> None:
     conf = str(run_config(tmp_path))
-    result = run("--config", conf, "run", "--shell", "bash", "--profile", "greet", "--",
-                 'echo "$GREETING $PAGER $TERM"', cwd=tmp_path, env={"USER_NAME": "ada"})
+    result = run(
+        "--config",
+        conf,
+        "run",
+        "--shell",
+        "bash",
+        "--profile",
+        "greet",
+        "--",
+        'echo "$GREETING $PAGER $TERM"',
+        cwd=tmp_path,
+        env={"USER_NAME": "ada"},
+    )
     assert result.stdout == "hello ada cat dumb\n"
 
 
@@ -313,8 +360,11 @@ def test_commands_see_an_allowlisted_environment_not_the_servers(tmp_path: Path)
     command = 'echo "[$SECRET_TOKEN][$AWS_SECRET_ACCESS_KEY][$OPENED][$MY_VAR_1][$FIXED][${HOME:+home}]"'
     closed = run("--config", str(conf), "run", "--shell", "bash", "--", command, cwd=tmp_path, env=secrets_env)
     assert closed.stdout == "[][][][][][home]\n"
-    conf.write_text(conf.read_text().replace(
-        "global:\n", "global:\n  environment:\n    passthrough: [OPENED, MY_VAR_*]\n    set: {FIXED: 'yes'}\n", 1))
+    conf.write_text(
+        conf.read_text().replace(
+            "global:\n", "global:\n  environment:\n    passthrough: [OPENED, MY_VAR_*]\n    set: {FIXED: 'yes'}\n", 1
+        )
+    )
     opened = run("--config", str(conf), "run", "--shell", "bash", "--", command, cwd=tmp_path, env=secrets_env)
     assert opened.stdout == "[][][o][m][yes][home]\n"
 
@@ -328,12 +378,18 @@ def test_environment_entries_are_validated(tmp_path: Path) -> None:
 
 def test_resource_limits_apply_to_every_process(tmp_path: Path) -> None:
     conf = run_config(tmp_path)
-    conf.write_text(conf.read_text().replace("global:\n", "global:\n  resources:\n    cpuSeconds: 100\n"
-                                             "    fileSizeBytes: 1048576\n    openFiles: 256\n", 1))
+    conf.write_text(
+        conf.read_text().replace(
+            "global:\n",
+            "global:\n  resources:\n    cpuSeconds: 100\n    fileSizeBytes: 1048576\n    openFiles: 256\n",
+            1,
+        )
+    )
     result = run("--config", str(conf), "run", "--shell", "bash", "--", "ulimit -t; ulimit -f; ulimit -n", cwd=tmp_path)
     assert result.stdout.split() == ["100", "1024", "256"]  # bash counts -f in KiB
-    too_big = run("--config", str(conf), "run", "--shell", "bash", "--",
-                  "head -c 2000000 /dev/zero > big.bin", cwd=tmp_path)
+    too_big = run(
+        "--config", str(conf), "run", "--shell", "bash", "--", "head -c 2000000 /dev/zero > big.bin", cwd=tmp_path
+    )
     assert too_big.returncode != 0 and (tmp_path / "big.bin").stat().st_size <= 1048576
 
 
@@ -351,9 +407,15 @@ def test_a_reader_that_goes_away_ends_the_output_quietly(tmp_path: Path) -> None
     base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
     base.update(state_env(tmp_path))
     lines = json.dumps({"shell": "bash", "command": "ls"}) + "\n"
-    writer = subprocess.Popen([sys.executable, "-m", "secure_shell", "--config", conf, "check", "--batch"],
-                              cwd=tmp_path, env=base, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+    writer = subprocess.Popen(
+        [sys.executable, "-m", "secure_shell", "--config", conf, "check", "--batch"],
+        cwd=tmp_path,
+        env=base,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert writer.stdin is not None and writer.stdout is not None and writer.stderr is not None
 
     def feed() -> None:
@@ -386,7 +448,14 @@ def test_start_up_names_the_shells_this_host_lacks_in_one_line(tmp_path: Path) -
     conf = str(REPO / "config" / "wcli0-example.json")
     base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
     base.update(state_env(tmp_path))
-    served = subprocess.run([sys.executable, "-m", "secure_shell", "--config", conf, "serve"], cwd=tmp_path,
-                            env=base, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    served = subprocess.run(
+        [sys.executable, "-m", "secure_shell", "--config", conf, "serve"],
+        cwd=tmp_path,
+        env=base,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     lines = [line for line in served.stderr.splitlines() if "not available" in line]
     assert len(lines) == 1 and "cmd (cmd.exe not found)" in lines[0] and "gitbash (" in lines[0]

@@ -8,16 +8,18 @@ import pytest
 from secure_shell.console_output import ClixmlDecoder, LineDecoder, MAX_CLIXML, clixml_lines, output_decoders
 from secure_shell.shells import ShellKind
 
-CLIXML = (b'#< CLIXML\r\n<Objs Version="1.1.0.1" xmlns="http://schemas.microsoft.com/powershell/2004/04">'
-          b'<Obj S="progress" RefId="0"><TN RefId="0"><T>System.Management.Automation.PSCustomObject</T></TN>'
-          b'<MS><I64 N="SourceId">1</I64><PR N="Record"><AV>Preparing modules for first use.</AV></PR></MS></Obj>'
-          b'<S S="Error">Get-Item : Cannot find path &apos;C:\\x&apos; because it does not exist._x000D__x000A_</S>'
-          b'<S S="Error">    + CategoryInfo : ObjectNotFound_x000D__x000A_</S>'
-          b'<S S="warning">disk &lt;90%&gt; full_x000D__x000A_</S></Objs>')
+CLIXML = (
+    b'#< CLIXML\r\n<Objs Version="1.1.0.1" xmlns="http://schemas.microsoft.com/powershell/2004/04">'
+    b'<Obj S="progress" RefId="0"><TN RefId="0"><T>System.Management.Automation.PSCustomObject</T></TN>'
+    b'<MS><I64 N="SourceId">1</I64><PR N="Record"><AV>Preparing modules for first use.</AV></PR></MS></Obj>'
+    b'<S S="Error">Get-Item : Cannot find path &apos;C:\\x&apos; because it does not exist._x000D__x000A_</S>'
+    b'<S S="Error">    + CategoryInfo : ObjectNotFound_x000D__x000A_</S>'
+    b'<S S="warning">disk &lt;90%&gt; full_x000D__x000A_</S></Objs>'
+)
 
 
 def feed(decoder, data: bytes, size: int) -> str:  # noqa: ANN001 - any Decoder
-    parts = [decoder.decode(data[i:i + size]) for i in range(0, len(data), size)]
+    parts = [decoder.decode(data[i : i + size]) for i in range(0, len(data), size)]
     return "".join(parts) + decoder.decode(b"", final=True)
 
 
@@ -30,10 +32,12 @@ def test_each_line_is_utf8_or_the_console_code_page(size: int) -> None:
 @pytest.mark.parametrize("size", [1, 5, 64, 100_000])
 def test_clixml_errors_become_readable_lines(size: int) -> None:
     text = feed(ClixmlDecoder(LineDecoder("cp437")), CLIXML + b"plain after\r\n", size)
-    assert text == ("Get-Item : Cannot find path 'C:\\x' because it does not exist.\n"
-                    "    + CategoryInfo : ObjectNotFound\n"
-                    "WARNING: disk <90%> full\n"
-                    "plain after\r\n")
+    assert text == (
+        "Get-Item : Cannot find path 'C:\\x' because it does not exist.\n"
+        "    + CategoryInfo : ObjectNotFound\n"
+        "WARNING: disk <90%> full\n"
+        "plain after\r\n"
+    )
 
 
 def test_stderr_without_clixml_passes_through() -> None:

@@ -8,8 +8,12 @@ import pytest
 
 from secure_shell.executables import find_executable, git_bash, search_path
 
-WINDOWS_ENV = {"SystemRoot": "C:\\Windows", "ProgramFiles": "C:\\Program Files",
-               "Path": ".;;C:\\Users\\u\\bin;C:\\Program Files\\Git\\cmd;relative\\dir", "PATHEXT": ".COM;.EXE;.BAT;.CMD"}
+WINDOWS_ENV = {
+    "SystemRoot": "C:\\Windows",
+    "ProgramFiles": "C:\\Program Files",
+    "Path": ".;;C:\\Users\\u\\bin;C:\\Program Files\\Git\\cmd;relative\\dir",
+    "PATHEXT": ".COM;.EXE;.BAT;.CMD",
+}
 
 
 def files(*paths: str):  # noqa: ANN201 - an `exists` over a set of Windows paths (case-insensitive)
@@ -17,16 +21,24 @@ def files(*paths: str):  # noqa: ANN201 - an `exists` over a set of Windows path
     return lambda path: path.lower() in known
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("cmd.exe", "C:\\Windows\\System32\\cmd.exe"),
-    ("cmd", "C:\\Windows\\System32\\cmd.exe"),
-    ("powershell.exe", "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe"),
-    ("wsl.exe", "C:\\Windows\\System32\\wsl.exe"),
-    ("pwsh.exe", "C:\\Program Files\\PowerShell\\7\\pwsh.exe"),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("cmd.exe", "C:\\Windows\\System32\\cmd.exe"),
+        ("cmd", "C:\\Windows\\System32\\cmd.exe"),
+        ("powershell.exe", "C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe"),
+        ("wsl.exe", "C:\\Windows\\System32\\wsl.exe"),
+        ("pwsh.exe", "C:\\Program Files\\PowerShell\\7\\pwsh.exe"),
+    ],
+)
 def test_windows_shells_are_found_where_windows_keeps_them(name: str, expected: str) -> None:
-    planted = ["C:\\Users\\u\\proj\\cmd.exe", "C:\\Users\\u\\proj\\powershell.exe", ".\\cmd.exe", "cmd.exe",
-               "relative\\dir\\cmd.exe"]
+    planted = [
+        "C:\\Users\\u\\proj\\cmd.exe",
+        "C:\\Users\\u\\proj\\powershell.exe",
+        ".\\cmd.exe",
+        "cmd.exe",
+        "relative\\dir\\cmd.exe",
+    ]
     exists = files(expected, *planted)
     assert find_executable(name, host_is_windows=True, env=WINDOWS_ENV, exists=exists) == expected
 
@@ -34,7 +46,9 @@ def test_windows_shells_are_found_where_windows_keeps_them(name: str, expected: 
 def test_a_program_planted_in_the_working_directory_is_never_found() -> None:
     # what CreateProcess and shutil.which (before 3.12) would take: `.` first, an empty entry, a relative entry
     exists = files(".\\tool.exe", "tool.exe", "relative\\dir\\tool.exe", "C:\\Users\\u\\bin\\tool.exe")
-    assert find_executable("tool", host_is_windows=True, env=WINDOWS_ENV, exists=exists) == "C:\\Users\\u\\bin\\tool.exe"
+    assert (
+        find_executable("tool", host_is_windows=True, env=WINDOWS_ENV, exists=exists) == "C:\\Users\\u\\bin\\tool.exe"
+    )
     assert find_executable("tool", host_is_windows=True, env=WINDOWS_ENV, exists=files(".\\tool.exe")) is None
 
 
@@ -54,8 +68,12 @@ def test_pathext_orders_extensions() -> None:
 
 def test_git_bash_from_the_registry_then_git_exec_path_then_the_default() -> None:
     registry = {("HKLM", "SOFTWARE\\GitForWindows", "InstallPath"): "D:\\Tools\\Git"}
-    exists = files("D:\\Tools\\Git\\bin\\bash.exe", "E:\\Git\\bin\\bash.exe", "C:\\Program Files\\Git\\cmd\\git.exe",
-                   "C:\\Program Files\\Git\\bin\\bash.exe")
+    exists = files(
+        "D:\\Tools\\Git\\bin\\bash.exe",
+        "E:\\Git\\bin\\bash.exe",
+        "C:\\Program Files\\Git\\cmd\\git.exe",
+        "C:\\Program Files\\Git\\bin\\bash.exe",
+    )
     run = {"C:\\Program Files\\Git\\cmd\\git.exe": "E:/Git/mingw64/libexec/git-core\n"}
     found = git_bash(WINDOWS_ENV, exists, lambda *key: registry.get(key), lambda argv: run.get(argv[0]))
     assert found == "D:\\Tools\\Git\\bin\\bash.exe"

@@ -148,8 +148,11 @@ def test_stop_all_ends_a_run_on_an_interrupted_event_loop() -> None:
     # What the SIGTERM handler does: the loop that owns the run cannot act, so stop_all kills directly.
     marker = f"stop-all-{os.getpid()}-{time.monotonic_ns()}"
     outcomes = []
-    worker = threading.Thread(target=lambda: outcomes.append(anyio.run(
-        execute_async, bash(f"exec -a {marker} sleep 300"), os.environ, 60, Collected())))
+    worker = threading.Thread(
+        target=lambda: outcomes.append(
+            anyio.run(execute_async, bash(f"exec -a {marker} sleep 300"), os.environ, 60, Collected())
+        )
+    )
     worker.start()
     deadline = time.monotonic() + 5
     while not processes_named(marker) and time.monotonic() < deadline:
@@ -175,22 +178,29 @@ def test_limits_are_set_through_prlimit_and_never_raised() -> None:
 
 
 @pytest.mark.parametrize("through_prlimit", [True, False])
-def test_limits_reach_the_command_with_or_without_prlimit(monkeypatch: pytest.MonkeyPatch,
-                                                          through_prlimit: bool) -> None:
+def test_limits_reach_the_command_with_or_without_prlimit(
+    monkeypatch: pytest.MonkeyPatch, through_prlimit: bool
+) -> None:
     if through_prlimit and executor._PRLIMIT is None:
         pytest.skip("this host has no prlimit")
     if not through_prlimit:
         monkeypatch.setattr(executor, "_PRLIMIT", None)  # the preexec_fn path other POSIX hosts take
     out = Collected()
-    outcome = execute(bash("ulimit -Ht; ulimit -St; ulimit -n"), os.environ, 10, out,
-                      limits=Limits(cpu_seconds=42, open_files=99))
+    outcome = execute(
+        bash("ulimit -Ht; ulimit -St; ulimit -n"), os.environ, 10, out, limits=Limits(cpu_seconds=42, open_files=99)
+    )
     assert outcome.exit_code == 0 and out.text("stdout").split() == ["42", "42", "99"]
 
 
 def test_a_missing_program_behind_prlimit_is_still_a_clear_error() -> None:
     with pytest.raises(SpawnError, match="no-such-shell"):
-        execute(Invocation(("/nonexistent/no-such-shell", "-c", "x"), None), os.environ, 5, Collected(),
-                limits=Limits(cpu_seconds=5))
+        execute(
+            Invocation(("/nonexistent/no-such-shell", "-c", "x"), None),
+            os.environ,
+            5,
+            Collected(),
+            limits=Limits(cpu_seconds=5),
+        )
 
 
 def test_a_fast_writer_is_read_whole_and_in_order() -> None:
@@ -243,12 +253,15 @@ def test_an_adopted_escapee_that_ended_by_itself_is_reaped() -> None:
 
 def run_escape_script(marker: str, mode: str) -> list[int]:
     """Run the escape scenario in its own process (a subreaper changes where every orphan goes)."""
-    result = subprocess.run([sys.executable, "-c", ESCAPE_SCRIPT, marker, mode], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", ESCAPE_SCRIPT, marker, mode], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(mode == "timeout")
     time.sleep(0.2)
-    return [pid for pid in processes_named(marker) if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(marker.encode())]
+    return [
+        pid for pid in processes_named(marker) if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(marker.encode())
+    ]
 
 
 def test_escaped_descendants_survive_the_group_kill_without_a_subreaper() -> None:
@@ -273,8 +286,13 @@ def test_a_subreaper_finds_and_kills_escaped_descendants(mode: str) -> None:
 
 def test_wsl_invocation_maps_mounted_drives(tmp_path: Path) -> None:
     (tmp_path / "c" / "Users" / "u").mkdir(parents=True)
-    invocation = build_invocation(ShellKind.WSL, "pwd; echo $0", str(FAKES / "wsl.py"),
-                                  ("-e", "bash", "--noprofile", "--norc", "-c"), "/mnt/c/Users/u")
+    invocation = build_invocation(
+        ShellKind.WSL,
+        "pwd; echo $0",
+        str(FAKES / "wsl.py"),
+        ("-e", "bash", "--noprofile", "--norc", "-c"),
+        "/mnt/c/Users/u",
+    )
     assert invocation.argv[1:3] == ("--cd", "/mnt/c/Users/u")
     out = Collected()
     outcome = execute(invocation, {**os.environ, "WSL_EMULATOR_ROOT": str(tmp_path)}, 10, out)
@@ -282,22 +300,31 @@ def test_wsl_invocation_maps_mounted_drives(tmp_path: Path) -> None:
     assert out.text("stdout").splitlines() == [str(tmp_path / "c" / "Users" / "u"), "bash"]
 
 
-WINDOWS_SIDE = {"TEMP": "C:\\Users\\u\\AppData\\Local\\Temp", "PROJECT": "C:\\Users\\u\\proj",
-                "TOOLS": "C:\\a;D:\\b", "TOKEN": "secret", "ONLY_OUT": "x",
-                "WSLENV": "PROJECT/p:TOOLS/l:TOKEN:ONLY_OUT/w"}
+WINDOWS_SIDE = {
+    "TEMP": "C:\\Users\\u\\AppData\\Local\\Temp",
+    "PROJECT": "C:\\Users\\u\\proj",
+    "TOOLS": "C:\\a;D:\\b",
+    "TOKEN": "secret",
+    "ONLY_OUT": "x",
+    "WSLENV": "PROJECT/p:TOOLS/l:TOKEN:ONLY_OUT/w",
+}
 
 
 def test_wsl_passes_only_what_wslenv_lists_and_the_checker_expands_the_same() -> None:
     from secure_shell.shells import wsl_environment
 
     command = 'printf "%s|" "$TEMP" "$PROJECT" "$TOOLS" "$TOKEN" "$ONLY_OUT"'
-    invocation = build_invocation(ShellKind.WSL, command, str(FAKES / "wsl.py"),
-                                  ("-e", "bash", "--noprofile", "--norc", "-c"), None)
+    invocation = build_invocation(
+        ShellKind.WSL, command, str(FAKES / "wsl.py"), ("-e", "bash", "--noprofile", "--norc", "-c"), None
+    )
     out = Collected()
     execute(invocation, {**os.environ, **WINDOWS_SIDE}, 10, out)
     assert out.text("stdout") == "|/mnt/c/Users/u/proj|/mnt/c/a:/mnt/d/b|secret||"
-    assert wsl_environment(WINDOWS_SIDE) == {"PROJECT": "/mnt/c/Users/u/proj", "TOOLS": "/mnt/c/a:/mnt/d/b",
-                                             "TOKEN": "secret"}
+    assert wsl_environment(WINDOWS_SIDE) == {
+        "PROJECT": "/mnt/c/Users/u/proj",
+        "TOOLS": "/mnt/c/a:/mnt/d/b",
+        "TOKEN": "secret",
+    }
 
 
 # --- PowerShell through the recording stand-in ----------------------------------------------------
@@ -305,9 +332,14 @@ def test_wsl_passes_only_what_wslenv_lists_and_the_checker_expands_the_same() ->
 
 def test_powershell_gets_exactly_the_validated_text_encoded(tmp_path: Path) -> None:
     record = tmp_path / "argv.json"
-    script = "Get-ChildItem | Where-Object { $_.Name -like \"*'x'*\" }; Write-Output `\"done`\""
-    invocation = build_invocation(ShellKind.POWERSHELL, script, str(FAKES / "powershell.py"),
-                                  ("-NoProfile", "-NonInteractive", "-Command"), str(tmp_path))
+    script = 'Get-ChildItem | Where-Object { $_.Name -like "*\'x\'*" }; Write-Output `"done`"'
+    invocation = build_invocation(
+        ShellKind.POWERSHELL,
+        script,
+        str(FAKES / "powershell.py"),
+        ("-NoProfile", "-NonInteractive", "-Command"),
+        str(tmp_path),
+    )
     out = Collected()
     execute(invocation, {**os.environ, "FAKE_POWERSHELL_RECORD": str(record)}, 10, out)
     recorded = json.loads(record.read_text())
@@ -347,14 +379,18 @@ def rawspawn(wine: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> 
     return str(target)
 
 
-def cmd(command: str, cwd: str, rawspawn: str, wine: dict[str, str],
-        args: tuple[str, ...] = ("/d", "/s", "/c")) -> tuple[Invocation, dict[str, str]]:
+def cmd(
+    command: str, cwd: str, rawspawn: str, wine: dict[str, str], args: tuple[str, ...] = ("/d", "/s", "/c")
+) -> tuple[Invocation, dict[str, str]]:
     """What the executor would start on Windows, started through that very command line."""
-    windows = build_invocation(ShellKind.CMD, command, "C:\\windows\\system32\\cmd.exe", args, cwd,
-                               host_is_windows=True)
+    windows = build_invocation(
+        ShellKind.CMD, command, "C:\\windows\\system32\\cmd.exe", args, cwd, host_is_windows=True
+    )
     assert windows.command_line is not None
-    return (Invocation((WINE, rawspawn), host_directory(PathDialect.WINDOWS, cwd), None),
-            {**wine, "RAWSPAWN_LINE": windows.command_line})
+    return (
+        Invocation((WINE, rawspawn), host_directory(PathDialect.WINDOWS, cwd), None),
+        {**wine, "RAWSPAWN_LINE": windows.command_line},
+    )
 
 
 def windows_directory(path: Path) -> str:
@@ -380,14 +416,18 @@ def test_cmd_exit_code_and_escapes_under_wine(wine: dict[str, str], rawspawn: st
 
 # Documented cmd behaviour on a /c line (the same under Wine for these): /s takes the text between
 # the first and the last quote as it stands; ^ escapes; an undefined %VAR% stays as written.
-@pytest.mark.parametrize("command, expected", [
-    ('echo "a b" "c"', ['"a b" "c"']),
-    ("echo a ^| b ^> c", ["a | b > c"]),
-    ("echo %SECURE_SHELL_UNDEFINED%", ["%SECURE_SHELL_UNDEFINED%"]),
-    ("echo 1 & ver > nul && echo 2", ["1", "2"]),
-])
-def test_cmd_reads_the_executors_command_line_as_validated(wine: dict[str, str], rawspawn: str, tmp_path: Path,
-                                                            command: str, expected: list[str]) -> None:
+@pytest.mark.parametrize(
+    "command, expected",
+    [
+        ('echo "a b" "c"', ['"a b" "c"']),
+        ("echo a ^| b ^> c", ["a | b > c"]),
+        ("echo %SECURE_SHELL_UNDEFINED%", ["%SECURE_SHELL_UNDEFINED%"]),
+        ("echo 1 & ver > nul && echo 2", ["1", "2"]),
+    ],
+)
+def test_cmd_reads_the_executors_command_line_as_validated(
+    wine: dict[str, str], rawspawn: str, tmp_path: Path, command: str, expected: list[str]
+) -> None:
     out = Collected()
     invocation, env = cmd(command, windows_directory(tmp_path), rawspawn, wine)
     assert execute(invocation, env, 60, out).exit_code == 0
@@ -401,13 +441,16 @@ def windows_program_or_skip(output: str, exit_code: int | None, program: str) ->
         pytest.skip(f"Wine's {program} is a stub (no output, exit 0); checked on real Windows in hosted CI")
 
 
-@pytest.mark.parametrize("command, program, expected", [
-    ("echo abc| findstr b", "findstr", ["abc"]),
-    ("where cmd", "where", ["C:\\windows\\system32\\cmd.exe"]),
-])
-def test_external_programs_behave_as_documented_or_are_named_stubs(wine: dict[str, str], rawspawn: str,
-                                                                    tmp_path: Path, command: str, program: str,
-                                                                    expected: list[str]) -> None:
+@pytest.mark.parametrize(
+    "command, program, expected",
+    [
+        ("echo abc| findstr b", "findstr", ["abc"]),
+        ("where cmd", "where", ["C:\\windows\\system32\\cmd.exe"]),
+    ],
+)
+def test_external_programs_behave_as_documented_or_are_named_stubs(
+    wine: dict[str, str], rawspawn: str, tmp_path: Path, command: str, program: str, expected: list[str]
+) -> None:
     out = Collected()
     invocation, env = cmd(command, windows_directory(tmp_path), rawspawn, wine)
     outcome = execute(invocation, env, 60, out)
@@ -415,8 +458,9 @@ def test_external_programs_behave_as_documented_or_are_named_stubs(wine: dict[st
     assert [line.strip().lower() for line in out.text("stdout").splitlines()] == [e.lower() for e in expected]
 
 
-def test_the_executor_starts_cmd_with_delayed_expansion_off(wine: dict[str, str], rawspawn: str,
-                                                             tmp_path: Path) -> None:
+def test_the_executor_starts_cmd_with_delayed_expansion_off(
+    wine: dict[str, str], rawspawn: str, tmp_path: Path
+) -> None:
     # With delayed expansion on (cmd /v:on, or the DelayedExpansion registry value, which real
     # Windows honours and Wine does not), `!b!` expands; Windows also drops a lone `!` (`del! x`
     # runs del), which Wine does not: that half is checked on real Windows (.github/workflows).
@@ -478,13 +522,31 @@ def msys_arguments(line: str) -> list[str]:
     return args
 
 
-@pytest.mark.parametrize("command", [
-    "true&&echo*", "echo 'a b' \"c d\"", 'printf "%s\\n" "a\\"b" \'c\\\\d\'', "echo {a,b} [x] ?", "@/etc/passwd",
-    "cd 'C:\\Program Files\\' && ls", "echo \\\\server\\share\\", 'echo ""', "", "echo é ü 中", "a\\",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "true&&echo*",
+        "echo 'a b' \"c d\"",
+        'printf "%s\\n" "a\\"b" \'c\\\\d\'',
+        "echo {a,b} [x] ?",
+        "@/etc/passwd",
+        "cd 'C:\\Program Files\\' && ls",
+        "echo \\\\server\\share\\",
+        'echo ""',
+        "",
+        "echo é ü 中",
+        "a\\",
+    ],
+)
 def test_git_bash_receives_exactly_the_validated_text(command: str) -> None:
-    invocation = build_invocation(ShellKind.GITBASH, command, "C:\\Program Files\\Git\\bin\\bash.exe",
-                                  ("--noprofile", "--norc", "-c"), "C:\\x", host_is_windows=True)
+    invocation = build_invocation(
+        ShellKind.GITBASH,
+        command,
+        "C:\\Program Files\\Git\\bin\\bash.exe",
+        ("--noprofile", "--norc", "-c"),
+        "C:\\x",
+        host_is_windows=True,
+    )
     assert invocation.command_line is not None
     assert msys_arguments(invocation.command_line) == list(invocation.argv)
 
@@ -532,8 +594,13 @@ def test_a_wsl_run_ends_with_its_tag_killed_inside_the_distribution(monkeypatch:
     goes in through WSLENV, and when the run ends a second wsl.exe is asked to kill what carries it."""
     killed: list[str] = []
     monkeypatch.setattr(executor, "kill_remote_tree", lambda invocation, env, tag: killed.append(tag))
-    invocation = build_invocation(ShellKind.WSL, 'echo "$SECURE_SHELL_RUN"', str(FAKES / "wsl.py"),
-                                  ("-e", "bash", "--noprofile", "--norc", "-c"), None)
+    invocation = build_invocation(
+        ShellKind.WSL,
+        'echo "$SECURE_SHELL_RUN"',
+        str(FAKES / "wsl.py"),
+        ("-e", "bash", "--noprofile", "--norc", "-c"),
+        None,
+    )
     out = Collected()
     execute(invocation, {**os.environ, "WSLENV": "KEEP"}, 10, out)
     assert killed and out.text("stdout") == killed[0] + "\n"  # the tag reached the command, and the killer
@@ -542,10 +609,10 @@ def test_a_wsl_run_ends_with_its_tag_killed_inside_the_distribution(monkeypatch:
 def test_the_wsl_tree_killer_kills_every_process_carrying_the_tag(tmp_path: Path) -> None:
     marker = f"{time.time_ns() % 10**6}.75"
     tag = f"t{time.time_ns()}"
-    sleeper = subprocess.Popen(["sleep", marker], env={**os.environ, "SECURE_SHELL_RUN": tag},
-                               start_new_session=True)
-    other = subprocess.Popen(["sleep", marker], env={**os.environ, "SECURE_SHELL_RUN": tag + "x"},
-                             start_new_session=True)
+    sleeper = subprocess.Popen(["sleep", marker], env={**os.environ, "SECURE_SHELL_RUN": tag}, start_new_session=True)
+    other = subprocess.Popen(
+        ["sleep", marker], env={**os.environ, "SECURE_SHELL_RUN": tag + "x"}, start_new_session=True
+    )
     try:
         invocation = build_invocation(ShellKind.WSL, "true", str(FAKES / "wsl.py"), ("-e", "bash", "-c"), None)
         executor.kill_remote_tree(invocation, os.environ, tag)
@@ -559,7 +626,8 @@ def test_the_wsl_tree_killer_kills_every_process_carrying_the_tag(tmp_path: Path
 
 
 def test_the_wsl_tag_reaches_the_distribution_only_through_wslenv() -> None:
-    tagged = executor.tagged({"WSLENV": "A/p:B"}, "abc", build_invocation(
-        ShellKind.WSL, "true", "wsl.exe", ("-e", "bash", "-c"), None))
+    tagged = executor.tagged(
+        {"WSLENV": "A/p:B"}, "abc", build_invocation(ShellKind.WSL, "true", "wsl.exe", ("-e", "bash", "-c"), None)
+    )
     assert tagged["WSLENV"] == "A/p:B:SECURE_SHELL_RUN" and tagged["SECURE_SHELL_RUN"] == "abc"
     assert "WSLENV" not in executor.tagged({}, "abc", bash("true"))

@@ -28,8 +28,9 @@ def line_texts(result: Any) -> list[str]:
 
 
 async def start(client: Client, command: str, **extra: Any) -> str:
-    result = await client.call_tool("execute_command", {"shell": "bash", "command": command, "interactive": True,
-                                                        **extra})
+    result = await client.call_tool(
+        "execute_command", {"shell": "bash", "command": command, "interactive": True, **extra}
+    )
     assert not result.is_error, text_of(result)
     assert "send_input" in text_of(result)
     return str(result.structured_content["executionId"])
@@ -85,21 +86,26 @@ async def test_python_session_refused_input_is_not_written_and_the_session_lives
         run = await start(client, "python3 -i -q")
         computed = await client.call_tool("send_input", {"executionId": run, "input": "print(6 * 7)", "waitMs": 5000})
         assert "42" in line_texts(computed), text_of(computed)
-        refused = await client.call_tool("send_input", {
-            "executionId": run, "input": "import os; os.system('rm -rf victim')", "waitMs": 500})
+        refused = await client.call_tool(
+            "send_input", {"executionId": run, "input": "import os; os.system('rm -rf victim')", "waitMs": 500}
+        )
         assert refused.is_error
         assert refused.structured_content["allowed"] is False and refused.structured_content["writtenBytes"] == 0
         assert "nothing was written" in text_of(refused) and "'rm' is a blocked command" in text_of(refused)
-        alive = await client.call_tool("send_input", {"executionId": run, "input": "print('still here')",
-                                                      "waitMs": 5000})
+        alive = await client.call_tool(
+            "send_input", {"executionId": run, "input": "print('still here')", "waitMs": 5000}
+        )
         assert "still here" in line_texts(alive)
         listed = await status_of(client, run, "running")
         assert listed["stdinOpen"] is True
     assert (tmp_path / "victim").exists()
     trail = records(tmp_path)
     decisions = [(r["event"], r["input"]) for r in trail if r["event"] in ("input", "input-denied")]
-    assert decisions == [("input", "print(6 * 7)\n"), ("input-denied", "import os; os.system('rm -rf victim')\n"),
-                         ("input", "print('still here')\n")]
+    assert decisions == [
+        ("input", "print(6 * 7)\n"),
+        ("input-denied", "import os; os.system('rm -rf victim')\n"),
+        ("input", "print('still here')\n"),
+    ]
 
 
 @pytest.mark.anyio
@@ -120,8 +126,9 @@ async def test_cat_echoes_until_stdin_is_closed(tmp_path: Path) -> None:
         run = await start(client, "cat")
         first = await client.call_tool("send_input", {"executionId": run, "input": "one\n", "waitMs": 5000})
         assert line_texts(first) == ["one"]
-        last = await client.call_tool("send_input", {"executionId": run, "input": "two", "closeStdin": True,
-                                                     "waitMs": 5000})
+        last = await client.call_tool(
+            "send_input", {"executionId": run, "input": "two", "closeStdin": True, "waitMs": 5000}
+        )
         assert line_texts(last) == ["two"]
         entry = await status_of(client, run, "completed")
         assert entry["exitCode"] == 0 and entry["totalLines"] == 2
@@ -137,8 +144,9 @@ async def test_a_shell_session_follows_its_own_directory_changes(tmp_path: Path)
     (tmp_path / "src" / "a.txt").write_text("inside\n")
     async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
         run = await start(client, "bash")
-        moved = await client.call_tool("send_input", {"executionId": run, "input": "cd src && cat a.txt",
-                                                      "waitMs": 5000})
+        moved = await client.call_tool(
+            "send_input", {"executionId": run, "input": "cd src && cat a.txt", "waitMs": 5000}
+        )
         assert line_texts(moved) == ["inside"], text_of(moved)
         out = await client.call_tool("send_input", {"executionId": run, "input": "cd /etc", "waitMs": 0})
         assert out.is_error and "outside the allowed paths" in text_of(out)
@@ -198,18 +206,40 @@ async def test_input_is_masked_in_the_audit_trail(tmp_path: Path) -> None:
         await client.call_tool("send_input", {"executionId": run, "input": "login --password=hunter2", "waitMs": 0})
         await client.call_tool("stop_command", {"executionId": run})
     inputs = [r for r in records(tmp_path) if r["event"] == "input"]
-    assert inputs and inputs[0]["input"] == "login --password=***\n" and "hunter2" not in audit_file(tmp_path).read_text()
+    assert (
+        inputs and inputs[0]["input"] == "login --password=***\n" and "hunter2" not in audit_file(tmp_path).read_text()
+    )
 
 
 def test_sigterm_with_interactive_commands_open(tmp_path: Path) -> None:
     marker = f"interactive-{time.monotonic_ns()}"
     process = start_raw(tmp_path, config_for(tmp_path))
-    send(process, *HANDSHAKE, *({"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call", "params": {
-        "name": "execute_command", "arguments": {"shell": "bash", "command": f"exec -a {marker} cat",
-                                                 "interactive": True, "pty": n == 1}}} for n in range(2)))
+    send(
+        process,
+        *HANDSHAKE,
+        *(
+            {
+                "jsonrpc": "2.0",
+                "id": 10 + n,
+                "method": "tools/call",
+                "params": {
+                    "name": "execute_command",
+                    "arguments": {
+                        "shell": "bash",
+                        "command": f"exec -a {marker} cat",
+                        "interactive": True,
+                        "pty": n == 1,
+                    },
+                },
+            }
+            for n in range(2)
+        ),
+    )
     assert wait_for(marker, present=True)
-    send(process, {"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {
-        "name": "list_commands", "arguments": {}}})
+    send(
+        process,
+        {"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {"name": "list_commands", "arguments": {}}},
+    )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and len(started(tmp_path)) < 2:
         time.sleep(0.05)
@@ -226,8 +256,6 @@ def started(tmp_path: Path) -> set[str]:
         return {r["executionId"] for r in records(tmp_path) if r["event"] == "started"}
     except (FileNotFoundError, json.JSONDecodeError):
         return set()
-
-
 
 
 @pytest.mark.anyio

@@ -107,7 +107,10 @@ def test_streams_are_remembered_per_line(store: OutputStore) -> None:
     execution.buffer.feed("stdout", b"out 3\n")
     store.finish(execution, "completed", 0)
     assert [(line.stream, line.text) for line in execution.buffer.line_range(1, None, 10, 1 << 20).lines] == [
-        ("stdout", "out 1"), ("stdout", "out 2"), ("stderr", "err 1"), ("stdout", "out 3"),
+        ("stdout", "out 1"),
+        ("stdout", "out 2"),
+        ("stderr", "err 1"),
+        ("stdout", "out 3"),
     ]
 
 
@@ -115,7 +118,7 @@ def test_partial_lines_and_split_characters_are_joined(store: OutputStore) -> No
     execution = store.start("bash", "x", None)
     data = "€uro\r\nlast".encode()
     for i in range(len(data)):
-        execution.buffer.feed("stdout", data[i:i + 1])
+        execution.buffer.feed("stdout", data[i : i + 1])
     store.finish(execution, "completed", 0)
     assert [line.text for line in execution.buffer.line_range(1, None, 10, 1 << 20).lines] == ["€uro", "last"]
 
@@ -208,7 +211,7 @@ def test_literal_searches_number_lines_like_a_plain_scan(tmp_path: Path, head_by
     execution = store.start("bash", "x", None)
     data = "".join(f"{line}\n" for line in lines).encode()
     for at in range(0, len(data), 3001):  # chunk seams inside lines and inside characters
-        execution.buffer.feed("stdout", data[at:at + 3001])
+        execution.buffer.feed("stdout", data[at : at + 3001])
     store.finish(execution, "completed", 0)
     buffer = execution.buffer
     dropped = buffer.dropped_range()
@@ -227,7 +230,9 @@ def test_the_head_line_index_survives_a_restart(tmp_path: Path) -> None:
     restored = OutputStore(limits, tmp_path).get(execution.id)
     for pattern in ("49999", "1234"):
         before, after = search(execution, pattern, max_lines=1000), search(restored, pattern, max_lines=1000)
-        assert [(line.number, line.text) for line in after.matches] == [(line.number, line.text) for line in before.matches]
+        assert [(line.number, line.text) for line in after.matches] == [
+            (line.number, line.text) for line in before.matches
+        ]
         assert all(line.text == str(line.number) for line in after.matches)
     store.close()
 

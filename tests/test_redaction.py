@@ -21,8 +21,14 @@ SECRET_FORMS = [
     ('set "API_KEY=abc123" & run', 'set "API_KEY=***" & run'),
     ('$env:OPENAI_API_KEY = "abc123"; python x.py', '$env:OPENAI_API_KEY = "***"; python x.py'),
     ("docker run -e DB_PASSWORD=pw1 img", "docker run -e DB_PASSWORD=*** img"),
-    ("kubectl create secret generic s --from-literal=password=pw1", "kubectl create secret generic s --from-literal=password=***"),
-    ('[Environment]::SetEnvironmentVariable("API_TOKEN", "tok1")', '[Environment]::SetEnvironmentVariable("API_TOKEN", "***")'),
+    (
+        "kubectl create secret generic s --from-literal=password=pw1",
+        "kubectl create secret generic s --from-literal=password=***",
+    ),
+    (
+        '[Environment]::SetEnvironmentVariable("API_TOKEN", "tok1")',
+        '[Environment]::SetEnvironmentVariable("API_TOKEN", "***")',
+    ),
     # flags
     ("mysql --password=hunter2 db", "mysql --password=*** db"),
     ("tool -p x --token abc123", "tool -p x --token ***"),
@@ -54,10 +60,14 @@ SECRET_FORMS = [
     ("printf 'db:\\n  password: hunter2\\n'", "printf 'db:\\n  password: ***\\n'"),
     ('bash -c "echo {\\"token\\": \\"t1\\"}"', 'bash -c "echo {\\"token\\": \\"***\\"}"'),
     ("@{ ApiKey = 'k1'; Name = 'x' }", "@{ ApiKey = '***'; Name = 'x' }"),
-    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nabc\n-----END RSA PRIVATE KEY-----",
-     "-----BEGIN RSA PRIVATE KEY-----***-----END RSA PRIVATE KEY-----"),
-    ("echo '-----BEGIN OPENSSH PRIVATE KEY-----\\nb3Blbn\\n-----END OPENSSH PRIVATE KEY-----' > k",
-     "echo '-----BEGIN OPENSSH PRIVATE KEY-----***-----END OPENSSH PRIVATE KEY-----' > k"),
+    (
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nabc\n-----END RSA PRIVATE KEY-----",
+        "-----BEGIN RSA PRIVATE KEY-----***-----END RSA PRIVATE KEY-----",
+    ),
+    (
+        "echo '-----BEGIN OPENSSH PRIVATE KEY-----\\nb3Blbn\\n-----END OPENSSH PRIVATE KEY-----' > k",
+        "echo '-----BEGIN OPENSSH PRIVATE KEY-----***-----END OPENSSH PRIVATE KEY-----' > k",
+    ),
     # URLs
     ("git clone https://user:s3cret@example.com/r.git", "git clone https://user:***@example.com/r.git"),
     ("curl 'https://api.x/v1?access_token=abc&x=1'", "curl 'https://api.x/v1?access_token=***&x=1'"),

@@ -22,8 +22,9 @@ from secure_shell.sandbox.containment import SandboxSettings
 from tests.places import outside, state_env
 from tests.test_server_stdio import server
 
-pytestmark = pytest.mark.skipif(kernel.landlock_abi() < 6 or not kernel.seccomp_supported(),
-                                reason="needs Linux with Landlock ABI 6 and seccomp")
+pytestmark = pytest.mark.skipif(
+    kernel.landlock_abi() < 6 or not kernel.seccomp_supported(), reason="needs Linux with Landlock ABI 6 and seccomp"
+)
 
 PYTHON_PREFIXES = sorted({sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[1])})
 
@@ -45,14 +46,24 @@ def permissive(tmp_path: Path, sandbox: str = "", path_rules: bool = False) -> P
     return conf
 
 
-def run(tmp_path: Path, command: str, sandbox: str = "", env: dict[str, str] | None = None,
-        timeout: int = 60, path_rules: bool = False) -> subprocess.CompletedProcess[str]:
+def run(
+    tmp_path: Path,
+    command: str,
+    sandbox: str = "",
+    env: dict[str, str] | None = None,
+    timeout: int = 60,
+    path_rules: bool = False,
+) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
     conf = permissive(tmp_path, sandbox, path_rules)
     return subprocess.run(
         [sys.executable, "-m", "secure_shell", "--config", str(conf), "run", "--shell", "bash", "--", command],
-        cwd=tmp_path, env={**base, **state_env(tmp_path), **(env or {})}, capture_output=True, text=True,
-        timeout=timeout)
+        cwd=tmp_path,
+        env={**base, **state_env(tmp_path), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def script(tmp_path: Path, name: str, text: str) -> str:
@@ -70,12 +81,15 @@ def canary(tmp_path: Path) -> Path:
 
 
 def canary_unchanged(place: Path) -> bool:
-    return sorted(p.name for p in place.iterdir()) == ["secret.txt"] and (place / "secret.txt").read_text() == "the canary\n"
+    return (
+        sorted(p.name for p in place.iterdir()) == ["secret.txt"]
+        and (place / "secret.txt").read_text() == "the canary\n"
+    )
 
 
 WRITES_OUTSIDE = {
     "python": "python3 -c \"open('{c}/new.txt', 'w').write('x')\"",
-    "perl": "perl -e 'open(my $f, \">\", \"{c}/new.txt\") or die \"$!\\n\"; print $f \"x\"'",
+    "perl": 'perl -e \'open(my $f, ">", "{c}/new.txt") or die "$!\\n"; print $f "x"\'',
     "redirection on a { } group": "{{ echo x; }} > {c}/new.txt",
     "sed w (from a script file)": "printf 'w {c}/new.txt\\n' > s.sed && echo x | sed -n -f s.sed",
     "symlink made and followed": "ln -s {c} link && echo x > link/new.txt",
@@ -85,8 +99,9 @@ WRITES_OUTSIDE = {
 
 
 @pytest.mark.parametrize("how", list(WRITES_OUTSIDE))
-def test_writes_outside_the_allowed_paths_fail_and_leave_the_canary_unchanged(tmp_path: Path, canary: Path,
-                                                                              how: str) -> None:
+def test_writes_outside_the_allowed_paths_fail_and_leave_the_canary_unchanged(
+    tmp_path: Path, canary: Path, how: str
+) -> None:
     result = run(tmp_path, WRITES_OUTSIDE[how].format(c=canary))
     assert result.returncode not in (0, 126), result.stderr  # ran (the policy allowed it) and failed
     assert "Permission denied" in result.stderr or "Operation not permitted" in result.stderr, result.stderr
@@ -97,8 +112,9 @@ ESCAPE = "open({path!r}, 'w').write('x')\n"
 
 
 @pytest.mark.parametrize("mode, lands", [("auto", False), ("off", True)])
-def test_the_same_hidden_write_lands_only_with_the_sandbox_off(tmp_path: Path, canary: Path, mode: str,
-                                                               lands: bool) -> None:
+def test_the_same_hidden_write_lands_only_with_the_sandbox_off(
+    tmp_path: Path, canary: Path, mode: str, lands: bool
+) -> None:
     """So the tests measure the sandbox: same policy (with path rules), same command, only the mode differs."""
     name = script(tmp_path, "escape.py", ESCAPE.format(path=str(canary / "new.txt")))
     result = run(tmp_path, f"python3 {name}", f"    mode: '{mode}'\n", path_rules=True)
@@ -125,9 +141,11 @@ def test_ordinary_work_inside_the_project_succeeds(tmp_path: Path) -> None:
     home = outside(tmp_path) / "home"
     home.mkdir()
     (home / ".gitconfig").write_text("[user]\n  name = a\n  email = a@b\n")
-    work = ("git init -q . && git commit -q --allow-empty -m first && git log --oneline | wc -l"
-            " && t=$(mktemp) && echo temp > $t && cat $t && ls /usr/bin | grep -c . >/dev/null && echo listed"
-            f" && {sys.executable} -m pytest -q -p no:cacheprovider test_tiny.py 2>&1 | tail -1")
+    work = (
+        "git init -q . && git commit -q --allow-empty -m first && git log --oneline | wc -l"
+        " && t=$(mktemp) && echo temp > $t && cat $t && ls /usr/bin | grep -c . >/dev/null && echo listed"
+        f" && {sys.executable} -m pytest -q -p no:cacheprovider test_tiny.py 2>&1 | tail -1"
+    )
     result = run(tmp_path, work, env={"HOME": str(home)})
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -179,12 +197,16 @@ except OSError as exc:
 """
 
 
-@pytest.mark.parametrize("network, expected", [
-    ("deny", ["tcp Permission denied", "udp Permission denied", "fastopen Permission denied"]),
-    ("allow", ["hello", "udp sent", "fastopen hello"]),
-])
-def test_network_deny_and_allow_against_a_loopback_listener(tmp_path: Path, listener: int, network: str,
-                                                            expected: list[str]) -> None:
+@pytest.mark.parametrize(
+    "network, expected",
+    [
+        ("deny", ["tcp Permission denied", "udp Permission denied", "fastopen Permission denied"]),
+        ("allow", ["hello", "udp sent", "fastopen hello"]),
+    ],
+)
+def test_network_deny_and_allow_against_a_loopback_listener(
+    tmp_path: Path, listener: int, network: str, expected: list[str]
+) -> None:
     name = script(tmp_path, "net.py", NETWORK)
     result = run(tmp_path, f"python3 {name} {listener}", f"    network: {network}\n")
     assert result.stdout.splitlines() == expected, result.stderr
@@ -233,8 +255,9 @@ async def test_containment_end_to_end_through_mcp(tmp_path: Path, canary: Path) 
         config = await client.call_tool("get_config", {"shell": "bash"})
         containment = config.structured_content["shells"]["bash"]["containment"]
         assert containment["filesystem"] and containment["networkDenied"] and containment["scoping"]
-        write = await client.call_tool("execute_command", {"shell": "bash", "command":
-                                                           WRITES_OUTSIDE["python"].format(c=canary)})
+        write = await client.call_tool(
+            "execute_command", {"shell": "bash", "command": WRITES_OUTSIDE["python"].format(c=canary)}
+        )
         assert write.is_error and "Permission denied" in write.content[0].text
         assert "ran contained by the kernel" in write.content[0].text and str(tmp_path) in write.content[0].text
         name = script(tmp_path, "bomb.py", BOMB)
@@ -279,9 +302,14 @@ def test_the_sandbox_report_names_what_each_shell_gets(tmp_path: Path) -> None:
     import json
 
     base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
-    result = subprocess.run([sys.executable, "-m", "secure_shell", "--config", str(permissive(tmp_path)), "sandbox",
-                             "--json"], cwd=tmp_path, env={**base, **state_env(tmp_path)}, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "secure_shell", "--config", str(permissive(tmp_path)), "sandbox", "--json"],
+        cwd=tmp_path,
+        env={**base, **state_env(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     report = json.loads(result.stdout)
     assert report["host"]["landlockAbi"] >= 6 and report["shells"]["bash"]["enforced"]["filesystem"]
     assert report["shells"]["bash"]["summary"].startswith("auto: filesystem, network denied")
@@ -292,24 +320,39 @@ def test_the_sandbox_report_names_what_each_shell_gets(tmp_path: Path) -> None:
 FAKE_WSL = Path(__file__).resolve().parent / "fakes" / "wsl.py"
 
 
-def run_wsl(tmp_path: Path, command: str, sandbox: str = "", env: dict[str, str] | None = None,
-            ) -> subprocess.CompletedProcess[str]:
+def run_wsl(
+    tmp_path: Path,
+    command: str,
+    sandbox: str = "",
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     conf = permissive(tmp_path, sandbox, path_rules=True)
-    conf.write_text(conf.read_text() + f"shells:\n  bash:\n    enabled: false\n  wsl:\n    executable:\n"
-                    f"      command: {FAKE_WSL}\n      args: [-e, bash, --noprofile, --norc, -c]\n")
+    conf.write_text(
+        conf.read_text() + f"shells:\n  bash:\n    enabled: false\n  wsl:\n    executable:\n"
+        f"      command: {FAKE_WSL}\n      args: [-e, bash, --noprofile, --norc, -c]\n"
+    )
     base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
     return subprocess.run(
         [sys.executable, "-m", "secure_shell", "--config", str(conf), "run", "--shell", "wsl", "--", command],
-        cwd=tmp_path, env={**base, **state_env(tmp_path), **(env or {})}, capture_output=True, text=True, timeout=60)
+        cwd=tmp_path,
+        env={**base, **state_env(tmp_path), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.mark.parametrize("mode, contained", [("auto", True), ("require", True), ("off", False)])
-def test_wsl_commands_are_contained_inside_the_distribution(tmp_path: Path, canary: Path, listener: int, mode: str,
-                                                            contained: bool) -> None:
+def test_wsl_commands_are_contained_inside_the_distribution(
+    tmp_path: Path, canary: Path, listener: int, mode: str, contained: bool
+) -> None:
     escape = script(tmp_path, "escape.py", ESCAPE.format(path=str(canary / "new.txt")))
     network = script(tmp_path, "net.py", NETWORK)
-    result = run_wsl(tmp_path, f"echo inside > ok.txt && cat ok.txt; python3 {escape}; python3 {network} {listener}",
-                     f"    mode: '{mode}'\n")
+    result = run_wsl(
+        tmp_path,
+        f"echo inside > ok.txt && cat ok.txt; python3 {escape}; python3 {network} {listener}",
+        f"    mode: '{mode}'\n",
+    )
     assert result.returncode != 126, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "inside"

@@ -19,8 +19,12 @@ from tests.places import state_env
 from tests.test_server_stdio import config_for
 
 TOKEN = "test-token-0123456789"
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -35,9 +39,24 @@ def http_server(tmp_path: Path):  # noqa: ANN201
     port = free_port()
     env = {**os.environ, "SECURE_SHELL_TOKEN": TOKEN, **state_env(tmp_path)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "secure_shell", "--config", str(config_for(tmp_path)), "serve",
-         "--transport", "http", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "secure_shell",
+            "--config",
+            str(config_for(tmp_path)),
+            "serve",
+            "--transport",
+            "http",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -66,10 +85,16 @@ async def test_without_the_token_401_and_foreign_origin_403(http_server: str) ->
     async with httpx2.AsyncClient() as raw:
         missing = await raw.post(http_server, json=INIT, headers=HEADERS)
         wrong = await raw.post(http_server, json=INIT, headers=HEADERS | {"Authorization": "Bearer nope"})
-        foreign = await raw.post(http_server, json=INIT, headers=HEADERS | {
-            "Authorization": f"Bearer {TOKEN}", "Origin": "https://evil.example"})
-        local = await raw.post(http_server, json=INIT, headers=HEADERS | {
-            "Authorization": f"Bearer {TOKEN}", "Origin": "http://localhost:3000"})
+        foreign = await raw.post(
+            http_server,
+            json=INIT,
+            headers=HEADERS | {"Authorization": f"Bearer {TOKEN}", "Origin": "https://evil.example"},
+        )
+        local = await raw.post(
+            http_server,
+            json=INIT,
+            headers=HEADERS | {"Authorization": f"Bearer {TOKEN}", "Origin": "http://localhost:3000"},
+        )
     assert (missing.status_code, wrong.status_code, foreign.status_code) == (401, 401, 403)
     assert missing.headers.get("www-authenticate") == "Bearer"
     assert local.status_code == 200
@@ -78,9 +103,25 @@ async def test_without_the_token_401_and_foreign_origin_403(http_server: str) ->
 def test_binding_beyond_loopback_without_a_token_is_refused(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_TOKEN"}
     result = subprocess.run(
-        [sys.executable, "-m", "secure_shell", "--config", str(config_for(tmp_path)), "serve", "--transport", "http",
-         "--host", "0.0.0.0", "--port", str(free_port())],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "secure_shell",
+            "--config",
+            str(config_for(tmp_path)),
+            "serve",
+            "--transport",
+            "http",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(free_port()),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 2 and "SECURE_SHELL_TOKEN" in result.stderr
 
@@ -108,8 +149,12 @@ def test_a_dropped_connection_kills_its_command_within_a_second(http_server: str
     init.read()
     raw_post(port, b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', session).getresponse().read()
     marker = f"http-drop-{time.monotonic_ns()}"
-    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "execute_command", "arguments": {"shell": "bash", "command": f"exec -a {marker} sleep 300"}}}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "execute_command", "arguments": {"shell": "bash", "command": f"exec -a {marker} sleep 300"}},
+    }
     connection = raw_post(port, json.dumps(call).encode(), session)
     deadline = time.monotonic() + 20
     while not processes_named(marker) and time.monotonic() < deadline:

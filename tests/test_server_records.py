@@ -25,8 +25,12 @@ def records(tmp_path: Path, path: Path | None = None) -> list[dict]:
 
 def start_raw(tmp_path: Path, conf: Path) -> "subprocess.Popen[str]":
     return subprocess.Popen(
-        [sys.executable, "-m", "secure_shell", "--config", str(conf)], cwd=tmp_path,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "secure_shell", "--config", str(conf)],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={"PATH": "/usr/local/bin:/usr/bin:/bin", **state_env(tmp_path)},
     )
 
@@ -36,9 +40,22 @@ def test_commands_killed_at_shutdown_have_start_and_end_records(tmp_path: Path, 
     """SIGTERM used to leave no record of the ten commands it killed."""
     marker = f"records-{signum}-{time.monotonic_ns()}"
     process = start_raw(tmp_path, config_for(tmp_path))
-    send(process, *HANDSHAKE, *({"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call", "params": {
-        "name": "execute_command", "arguments": {"shell": "bash", "command": f"exec -a {marker} sleep 300"}}}
-        for n in range(10)))
+    send(
+        process,
+        *HANDSHAKE,
+        *(
+            {
+                "jsonrpc": "2.0",
+                "id": 10 + n,
+                "method": "tools/call",
+                "params": {
+                    "name": "execute_command",
+                    "arguments": {"shell": "bash", "command": f"exec -a {marker} sleep 300"},
+                },
+            }
+            for n in range(10)
+        ),
+    )
     deadline = time.monotonic() + 20
     while len(processes_named(marker)) < 10 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -61,8 +78,9 @@ async def test_an_audit_trail_that_cannot_be_written_runs_nothing(tmp_path: Path
         result = await client.call_tool("execute_command", {"shell": "bash", "command": "touch ran"})
         assert result.is_error
         assert "cannot write the audit trail /dev/full: No space left on device" in result.content[0].text
-        background = await client.call_tool("execute_command", {"shell": "bash", "command": "touch ran2",
-                                                                "background": True})
+        background = await client.call_tool(
+            "execute_command", {"shell": "bash", "command": "touch ran2", "background": True}
+        )
         assert background.is_error and "/dev/full" in background.content[0].text
         listed = await client.call_tool("list_commands", {})
         assert listed.structured_content["count"] == 0
@@ -114,8 +132,9 @@ async def test_cap_refusals_are_recorded_as_refusals_and_take_no_store_slot(tmp_
     conf = config_for(tmp_path, "  resources:\n    maxConcurrentCommands: 1\n")
     marker = f"cap-{time.monotonic_ns()}"
     async with Client(server(tmp_path, "--config", str(conf))) as client:
-        first = await client.call_tool("execute_command", {"shell": "bash", "command": f"exec -a {marker} sleep 300",
-                                                           "background": True})
+        first = await client.call_tool(
+            "execute_command", {"shell": "bash", "command": f"exec -a {marker} sleep 300", "background": True}
+        )
         refused = await client.call_tool("execute_command", {"shell": "bash", "command": "echo second"})
         assert refused.is_error and "maxConcurrentCommands" in refused.content[0].text
         listed = (await client.call_tool("list_commands", {})).structured_content
@@ -135,13 +154,20 @@ async def test_control_characters_reach_the_agent_escaped_and_search_still_finds
     async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
         result = await client.call_tool("execute_command", {"shell": "bash", "command": CONTROLS})
         text = result.content[0].text
-        expected = ["\\x1b[31mred\\x1b[0m", "\\x1b]0;title\\x07", "\\x1b]52;c;ZXZpbA==\\x07", "ab\\x0dc\\x08d\\x7f",
-                    "\\x9bx"]
+        expected = [
+            "\\x1b[31mred\\x1b[0m",
+            "\\x1b]0;title\\x07",
+            "\\x1b]52;c;ZXZpbA==\\x07",
+            "ab\\x0dc\\x08d\\x7f",
+            "\\x9bx",
+        ]
         assert text.splitlines()[1:] == expected
         execution_id = result.structured_content["executionId"]
         output = await client.call_tool("get_command_output", {"executionId": execution_id})
         assert [line["text"] for line in output.structured_content["lines"]] == expected
-        assert all(not any(ord(c) < 32 and c not in "\n\t" for c in line) for line in output.content[0].text.split("\n"))
+        assert all(
+            not any(ord(c) < 32 and c not in "\n\t" for c in line) for line in output.content[0].text.split("\n")
+        )
         found = await client.call_tool("get_command_output", {"executionId": execution_id, "search": "\x1b]52"})
         assert [line["line"] for line in found.structured_content["lines"]] == [3]
         log = await client.read_resource(f"cli://logs/commands/{execution_id}")

@@ -77,9 +77,17 @@ async def test_get_config_for_one_shell_and_only_shells_this_host_can_run(tmp_pa
 async def test_tools_and_their_schemas(params: StdioServerParameters) -> None:
     async with Client(params) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert sorted(tools) == ["execute_command", "get_command_output", "get_config", "get_current_directory",
-                             "list_commands", "send_input", "set_current_directory", "stop_command",
-                             "validate_directories"]
+    assert sorted(tools) == [
+        "execute_command",
+        "get_command_output",
+        "get_config",
+        "get_current_directory",
+        "list_commands",
+        "send_input",
+        "set_current_directory",
+        "stop_command",
+        "validate_directories",
+    ]
     schema = tools["execute_command"].input_schema
     assert schema["required"] == ["shell", "command"]
     assert schema["properties"]["shell"].get("const", schema["properties"]["shell"].get("enum")) in ("bash", ["bash"])
@@ -92,7 +100,9 @@ async def test_tools_and_their_schemas(params: StdioServerParameters) -> None:
 @pytest.mark.anyio
 async def test_execute_reports_exit_code_output_and_stderr(params: StdioServerParameters, tmp_path: Path) -> None:
     async with Client(params) as client:
-        result = await client.call_tool("execute_command", {"shell": "bash", "command": "echo out; echo err >&2; exit 4"})
+        result = await client.call_tool(
+            "execute_command", {"shell": "bash", "command": "echo out; echo err >&2; exit 4"}
+        )
     data = result.structured_content
     assert (data["exitCode"], data["totalLines"], data["truncated"], data["timedOut"]) == (4, 2, False, False)
     assert result.is_error
@@ -115,16 +125,21 @@ async def test_denial_gives_every_reason_and_runs_nothing(params: StdioServerPar
 @pytest.mark.anyio
 async def test_truncated_output_is_retrievable_by_range_and_search(params: StdioServerParameters) -> None:
     async with Client(params) as client:
-        result = await client.call_tool("execute_command", {"shell": "bash", "command": "seq 1 1000", "maxOutputLines": 5})
+        result = await client.call_tool(
+            "execute_command", {"shell": "bash", "command": "seq 1 1000", "maxOutputLines": 5}
+        )
         data = result.structured_content
         assert (data["totalLines"], data["returnedLines"], data["truncated"]) == (1000, 5, True)
         assert data["executionId"] in result.content[0].text and "996" in result.content[0].text
-        first = await client.call_tool("get_command_output", {"executionId": data["executionId"], "startLine": 1, "endLine": 3})
+        first = await client.call_tool(
+            "get_command_output", {"executionId": data["executionId"], "startLine": 1, "endLine": 3}
+        )
         assert [line["text"] for line in first.structured_content["lines"]] == ["1", "2", "3"]
         last = await client.call_tool("get_command_output", {"executionId": data["executionId"], "startLine": -2})
         assert [line["line"] for line in last.structured_content["lines"]] == [999, 1000]
-        found = await client.call_tool("get_command_output",
-                                       {"executionId": data["executionId"], "search": "^5", "maxLines": 3, "context": 1})
+        found = await client.call_tool(
+            "get_command_output", {"executionId": data["executionId"], "search": "^5", "maxLines": 3, "context": 1}
+        )
         assert found.structured_content["totalMatches"] == 111
         assert [line["text"] for line in found.structured_content["lines"]][:3] == ["4", "5", "6"]
         missing = await client.call_tool("get_command_output", {"executionId": "20200101-nothere"})
@@ -155,8 +170,10 @@ async def until(client: Client, execution_id: str, done: Callable[[Any], bool], 
 async def test_background_start_poll_stop(params: StdioServerParameters) -> None:
     marker = f"bg-marker-{time.monotonic_ns()}"
     async with Client(params) as client:
-        started = await client.call_tool("execute_command", {
-            "shell": "bash", "command": f"echo started; exec -a {marker} sleep 300", "background": True})
+        started = await client.call_tool(
+            "execute_command",
+            {"shell": "bash", "command": f"echo started; exec -a {marker} sleep 300", "background": True},
+        )
         execution_id = started.structured_content["executionId"]
         output = await until(client, execution_id, lambda out: bool(out.structured_content["lines"]))
         running = await client.call_tool("list_commands", {"status": "running"})
@@ -191,8 +208,9 @@ async def test_progress_is_reported_for_long_commands(params: StdioServerParamet
         seen.append(message or "")
 
     async with Client(params) as client:
-        result = await client.call_tool("execute_command", {"shell": "bash", "command": "echo a; sleep 2.3; echo b"},
-                                        progress_callback=on_progress)
+        result = await client.call_tool(
+            "execute_command", {"shell": "bash", "command": "echo a; sleep 2.3; echo b"}, progress_callback=on_progress
+        )
         with anyio.fail_after(5):
             while not seen:
                 await anyio.sleep(0.05)
@@ -215,7 +233,9 @@ async def test_many_commands_run_concurrently(params: StdioServerParameters) -> 
 async def test_current_directory_and_validation(params: StdioServerParameters, tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     async with Client(params) as client:
-        assert (await client.call_tool("get_current_directory", {})).structured_content["currentDirectory"] == str(tmp_path)
+        assert (await client.call_tool("get_current_directory", {})).structured_content["currentDirectory"] == str(
+            tmp_path
+        )
         changed = await client.call_tool("set_current_directory", {"path": str(tmp_path / "sub")})
         assert changed.structured_content["currentDirectory"] == str(tmp_path / "sub")
         pwd = await client.call_tool("execute_command", {"shell": "bash", "command": "pwd"})
@@ -249,7 +269,9 @@ async def test_profiles_appear_only_when_configured(tmp_path: Path) -> None:
     async with Client(server(tmp_path, "--config", str(conf))) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert "profile" in tools["execute_command"].input_schema["properties"]
-        result = await client.call_tool("execute_command", {"shell": "bash", "command": "echo $GREETING", "profile": "greet"})
+        result = await client.call_tool(
+            "execute_command", {"shell": "bash", "command": "echo $GREETING", "profile": "greet"}
+        )
     assert "hi" in result.content[0].text
 
 
@@ -258,8 +280,9 @@ async def test_client_read_timeout_kills_the_tree(params: StdioServerParameters)
     marker = f"mcp-read-timeout-{time.monotonic_ns()}"
     async with Client(params) as client:
         with pytest.raises(MCPError):
-            await client.call_tool("execute_command", {"shell": "bash", "command": f"exec -a {marker} sleep 300"},
-                                   read_timeout_seconds=1)
+            await client.call_tool(
+                "execute_command", {"shell": "bash", "command": f"exec -a {marker} sleep 300"}, read_timeout_seconds=1
+            )
         deadline = time.monotonic() + 3
         while processes_named(marker) and time.monotonic() < deadline:
             await anyio.sleep(0.1)
@@ -270,8 +293,12 @@ def raw_server(tmp_path: Path) -> "subprocess.Popen[str]":
     import subprocess
 
     return subprocess.Popen(
-        [sys.executable, "-m", "secure_shell", "--config", str(config_for(tmp_path))], cwd=tmp_path,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        [sys.executable, "-m", "secure_shell", "--config", str(config_for(tmp_path))],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
         env={"PATH": "/usr/local/bin:/usr/bin:/bin", **state_env(tmp_path)},
     )
 
@@ -286,8 +313,12 @@ def send(process: "subprocess.Popen[str]", *messages: dict) -> None:
 
 
 HANDSHAKE = (
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    },
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
 )
 
@@ -304,8 +335,19 @@ def wait_for(marker: str, present: bool, seconds: float = 10) -> bool:
 def test_stdin_eof_kills_a_running_command(tmp_path: Path) -> None:
     marker = f"mcp-eof-{time.monotonic_ns()}"
     process = raw_server(tmp_path)
-    send(process, *HANDSHAKE, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "execute_command", "arguments": {"shell": "bash", "command": f"exec -a {marker} sleep 300"}}})
+    send(
+        process,
+        *HANDSHAKE,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "execute_command",
+                "arguments": {"shell": "bash", "command": f"exec -a {marker} sleep 300"},
+            },
+        },
+    )
     assert process.stdout is not None and process.stdout.readline()
     assert wait_for(marker, present=True)
     process.stdin.close()  # type: ignore[union-attr]
@@ -319,8 +361,19 @@ def sigterm_while_running_in_the_background(tmp_path: Path, command: str, marker
     import signal
 
     process = raw_server(tmp_path)
-    send(process, *HANDSHAKE, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "execute_command", "arguments": {"shell": "bash", "command": command, "background": True}}})
+    send(
+        process,
+        *HANDSHAKE,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {
+                "name": "execute_command",
+                "arguments": {"shell": "bash", "command": command, "background": True},
+            },
+        },
+    )
     assert process.stdout is not None and process.stdout.readline() and process.stdout.readline()
     assert wait_for(marker, present=True)
     process.send_signal(signal.SIGTERM)
@@ -339,8 +392,7 @@ def escapee_command(marker: str) -> str:
 
 
 @pytest.mark.anyio
-async def test_a_descendant_that_left_the_group_is_killed_when_its_command_ends(
-        params: StdioServerParameters) -> None:
+async def test_a_descendant_that_left_the_group_is_killed_when_its_command_ends(params: StdioServerParameters) -> None:
     marker = f"mcp-escapee-{time.monotonic_ns()}"
     async with Client(params) as client:
         result = await client.call_tool("execute_command", {"shell": "bash", "command": escapee_command(marker)})
@@ -358,10 +410,12 @@ async def test_background_and_concurrency_caps_give_clear_errors(tmp_path: Path)
     conf = config_for(tmp_path, "  resources:\n    maxBackgroundCommands: 1\n    maxConcurrentCommands: 2\n")
     marker = f"cap-marker-{time.monotonic_ns()}"
     async with Client(server(tmp_path, "--config", str(conf))) as client:
-        first = await client.call_tool("execute_command", {
-            "shell": "bash", "command": f"exec -a {marker} sleep 300", "background": True})
-        second = await client.call_tool("execute_command", {
-            "shell": "bash", "command": f"exec -a {marker} sleep 300", "background": True})
+        first = await client.call_tool(
+            "execute_command", {"shell": "bash", "command": f"exec -a {marker} sleep 300", "background": True}
+        )
+        second = await client.call_tool(
+            "execute_command", {"shell": "bash", "command": f"exec -a {marker} sleep 300", "background": True}
+        )
         assert second.is_error and "maxBackgroundCommands" in second.content[0].text
         await client.call_tool("stop_command", {"executionId": first.structured_content["executionId"]})
     assert processes_named(marker) == []
@@ -375,20 +429,27 @@ async def test_tool_calls_are_audited(params: StdioServerParameters, tmp_path: P
         await client.call_tool("execute_command", {"shell": "bash", "command": "echo audited"})
         await client.call_tool("execute_command", {"shell": "bash", "command": "sudo true"})
         started = await client.call_tool("execute_command", {"shell": "bash", "command": "true", "background": True})
-        await until(client, started.structured_content["executionId"],
-                    lambda out: out.structured_content["status"] != "running")
+        await until(
+            client, started.structured_content["executionId"], lambda out: out.structured_content["status"] != "running"
+        )
     log = audit_file(tmp_path)
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["event"], r["session"]) for r in records] == [
-        ("started", "mcp"), ("finished", "mcp"), ("denied", "mcp"), ("started", "mcp"), ("finished", "mcp")]
+        ("started", "mcp"),
+        ("finished", "mcp"),
+        ("denied", "mcp"),
+        ("started", "mcp"),
+        ("finished", "mcp"),
+    ]
     assert records[0]["executionId"] == records[1]["executionId"]
     assert records[3]["executionId"] == records[4]["executionId"] == started.structured_content["executionId"]
 
 
 def ask_config(tmp_path: Path) -> StdioServerParameters:
     conf = config_for(tmp_path, "  security:\n    askTimeout: 2\n")
-    conf.write_text(conf.read_text().replace("    blockedOperators: []\n",
-                                             "    blockedOperators: []\n    askCommands: [touch]\n"))
+    conf.write_text(
+        conf.read_text().replace("    blockedOperators: []\n", "    blockedOperators: []\n    askCommands: [touch]\n")
+    )
     return server(tmp_path, "--config", str(conf))
 
 
@@ -407,8 +468,10 @@ def answering(action: str, run: bool = True):  # noqa: ANN201 - an elicitation c
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("action, run, ran", [("accept", True, True), ("accept", False, False),
-                                              ("decline", True, False), ("cancel", True, False)])
+@pytest.mark.parametrize(
+    "action, run, ran",
+    [("accept", True, True), ("accept", False, False), ("decline", True, False), ("cancel", True, False)],
+)
 async def test_ask_rules_run_only_after_the_user_confirms(tmp_path: Path, action: str, run: bool, ran: bool) -> None:
     callback, asked = answering(action, run)
     async with Client(ask_config(tmp_path), mode="legacy", elicitation_callback=callback) as client:

@@ -22,8 +22,9 @@ def pipe() -> tuple[int, int]:
     return read_end, write_end
 
 
-def test_lines_arrive_whole_across_reads_and_an_oversized_one_is_dropped(monkeypatch: pytest.MonkeyPatch,
-                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_lines_arrive_whole_across_reads_and_an_oversized_one_is_dropped(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(stdio_wire, "MAX_MESSAGE_BYTES", 100)
     read_end, write_end = pipe()
 
@@ -31,8 +32,15 @@ def test_lines_arrive_whole_across_reads_and_an_oversized_one_is_dropped(monkeyp
         received: list[str] = []
 
         async def feed() -> None:
-            for piece in (b'{"a":', b' 1}\n{"b": "\xc3', b'\xa9"}\n', b"x" * 250, b"y" * 50 + b"\n", b'{"c": 3}\n',
-                          b'{"last": true}'):
+            for piece in (
+                b'{"a":',
+                b' 1}\n{"b": "\xc3',
+                b'\xa9"}\n',
+                b"x" * 250,
+                b"y" * 50 + b"\n",
+                b'{"c": 3}\n',
+                b'{"last": true}',
+            ):
                 os.write(write_end, piece)
                 await anyio.sleep(0.01)
             os.close(write_end)
@@ -118,9 +126,14 @@ def test_sigterm_leaves_the_shared_pipes_blocking_again(tmp_path) -> None:  # no
     # parent shell would: O_NONBLOCK set while serving must not outlive the server.
     stdin_read, stdin_write = os.pipe()
     stdout_read, stdout_write = os.pipe()
-    process = subprocess.Popen([sys.executable, "-m", "secure_shell", "serve"], stdin=stdin_read,
-                               stdout=stdout_write, stderr=subprocess.PIPE, cwd=tmp_path,
-                               env={**os.environ, **state_env(tmp_path)})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "secure_shell", "serve"],
+        stdin=stdin_read,
+        stdout=stdout_write,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env={**os.environ, **state_env(tmp_path)},
+    )
     try:
         deadline = time.monotonic() + 30
         while os.get_blocking(stdin_read) and time.monotonic() < deadline:

@@ -17,8 +17,15 @@ from tests.places import outside, state_env
 
 def secure_shell(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
-    return subprocess.run([sys.executable, "-m", "secure_shell", *args], cwd=cwd, env={**base, **(env or {})},
-                          input="", capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "secure_shell", *args],
+        cwd=cwd,
+        env={**base, **(env or {})},
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def policy(path: Path, allowed: Path | str, extra: str = "") -> Path:
@@ -75,12 +82,16 @@ def test_a_policy_with_a_second_name_is_refused(tmp_path: Path) -> None:
     assert result.returncode == 2 and "has 2 hard links" in result.stderr
 
 
-@pytest.mark.parametrize("what, extra", [
-    ("audit trail", "  audit:\n    path: '{inside}/audit.jsonl'\n"),
-    ("log directory", "  logging:\n    logDirectory: '{inside}/logs'\n"),
-])
-def test_the_audit_trail_and_log_directory_may_not_lie_inside_an_allowed_path(tmp_path: Path, what: str,
-                                                                               extra: str) -> None:
+@pytest.mark.parametrize(
+    "what, extra",
+    [
+        ("audit trail", "  audit:\n    path: '{inside}/audit.jsonl'\n"),
+        ("log directory", "  logging:\n    logDirectory: '{inside}/logs'\n"),
+    ],
+)
+def test_the_audit_trail_and_log_directory_may_not_lie_inside_an_allowed_path(
+    tmp_path: Path, what: str, extra: str
+) -> None:
     conf = policy(outside(tmp_path) / "p.yaml", tmp_path, extra.format(inside=tmp_path))
     result = secure_shell("--config", str(conf), "serve", cwd=tmp_path, env=state_env(tmp_path))
     assert result.returncode == 2 and f"the {what} {tmp_path}/" in result.stderr
@@ -94,8 +105,9 @@ def test_a_shell_without_path_rules_and_without_the_sandbox_may_write_anywhere_t
     assert result.returncode == 2 and "restrictWorkingDirectory: false" in result.stderr
     # With the kernel holding writes to the allowed paths, the same file is out of reach.
     contained = policy(outside(tmp_path) / "q.yaml", tmp_path, unrestricted)
-    ran = secure_shell("--config", str(contained), "run", "--shell", "bash", "--", "echo ran", cwd=tmp_path,
-                       env=state_env(tmp_path))
+    ran = secure_shell(
+        "--config", str(contained), "run", "--shell", "bash", "--", "echo ran", cwd=tmp_path, env=state_env(tmp_path)
+    )
     assert (ran.returncode, ran.stdout) == (0, "ran\n"), ran.stderr
 
 
@@ -113,8 +125,9 @@ def test_config_check_reports_a_policy_that_lies_inside_its_own_allowed_path(tmp
 
 def test_a_policy_outside_the_allowed_paths_serves(tmp_path: Path) -> None:
     conf = policy(outside(tmp_path) / "p.yaml", tmp_path)
-    result = secure_shell("--config", str(conf), "run", "--shell", "bash", "--", "echo ran", cwd=tmp_path,
-                          env=state_env(tmp_path))
+    result = secure_shell(
+        "--config", str(conf), "run", "--shell", "bash", "--", "echo ran", cwd=tmp_path, env=state_env(tmp_path)
+    )
     assert (result.returncode, result.stdout) == (0, "ran\n")
 
 
@@ -129,38 +142,45 @@ def test_no_start_directory_becomes_a_whole_machine_policy(tmp_path: Path, start
         assert "no allowedPaths are configured" in result.stderr and "init-config --project" in result.stderr
 
 
-@pytest.mark.parametrize("start, home, why", [
-    ("/", "/home/u", "the filesystem root"),
-    ("/home/u", "/home/u", "your home directory"),
-    ("/home", "/home/u", "a directory above your home"),
-    ("/etc/nginx", "/home/u", "a system directory"),
-    ("/usr", "/home/u", "a system directory"),
-    ("/tmp", "/home/u", "a directory shared by many projects or users"),
-    ("/home/u/project", "/home/u", None),
-    ("/tmp/build", "/home/u", None),
-    ("/srv/app", "/home/u", None),
-    ("C:\\", "C:\\Users\\u", "a drive root"),
-    ("D:", "C:\\Users\\u", "a drive root"),
-    ("C:\\Users\\u", "C:\\Users\\u", "your home directory"),
-    ("c:\\users", "C:\\Users\\u", "a directory above your home"),
-    ("C:\\Windows\\System32", "C:\\Users\\u", "a system directory"),
-    ("C:\\Program Files\\Git", "C:\\Users\\u", "a system directory"),
-    ("C:\\Users\\u\\src\\app", "C:\\Users\\u", None),
-])
+@pytest.mark.parametrize(
+    "start, home, why",
+    [
+        ("/", "/home/u", "the filesystem root"),
+        ("/home/u", "/home/u", "your home directory"),
+        ("/home", "/home/u", "a directory above your home"),
+        ("/etc/nginx", "/home/u", "a system directory"),
+        ("/usr", "/home/u", "a system directory"),
+        ("/tmp", "/home/u", "a directory shared by many projects or users"),
+        ("/home/u/project", "/home/u", None),
+        ("/tmp/build", "/home/u", None),
+        ("/srv/app", "/home/u", None),
+        ("C:\\", "C:\\Users\\u", "a drive root"),
+        ("D:", "C:\\Users\\u", "a drive root"),
+        ("C:\\Users\\u", "C:\\Users\\u", "your home directory"),
+        ("c:\\users", "C:\\Users\\u", "a directory above your home"),
+        ("C:\\Windows\\System32", "C:\\Users\\u", "a system directory"),
+        ("C:\\Program Files\\Git", "C:\\Users\\u", "a system directory"),
+        ("C:\\Users\\u\\src\\app", "C:\\Users\\u", None),
+    ],
+)
 def test_broad_start_directories(start: str, home: str, why: str | None) -> None:
     assert broad_start_directory(start, home) == why
 
 
-@pytest.mark.parametrize("entry, dialect, windows_host, expected", [
-    ("/mnt/c/work", PathDialect.WSL, True, "C:\\work"),
-    ("/mnt/d", PathDialect.WSL, True, "D:\\"),
-    ("/mnt/c/work", PathDialect.WSL, False, None),
-    ("/home/u/p", PathDialect.WSL, False, "/home/u/p"),
-    ("C:\\work", PathDialect.GITBASH, True, "C:\\work"),
-    ("C:\\work", PathDialect.WINDOWS, False, None),
-    ("Z:\\tmp\\p", PathDialect.WINDOWS, False, "/tmp/p"),
-    ("/home/u/p", PathDialect.POSIX, False, "/home/u/p"),
-])
-def test_allowed_paths_are_compared_by_their_host_names(entry: str, dialect: PathDialect, windows_host: bool,
-                                                        expected: str | None) -> None:
+@pytest.mark.parametrize(
+    "entry, dialect, windows_host, expected",
+    [
+        ("/mnt/c/work", PathDialect.WSL, True, "C:\\work"),
+        ("/mnt/d", PathDialect.WSL, True, "D:\\"),
+        ("/mnt/c/work", PathDialect.WSL, False, None),
+        ("/home/u/p", PathDialect.WSL, False, "/home/u/p"),
+        ("C:\\work", PathDialect.GITBASH, True, "C:\\work"),
+        ("C:\\work", PathDialect.WINDOWS, False, None),
+        ("Z:\\tmp\\p", PathDialect.WINDOWS, False, "/tmp/p"),
+        ("/home/u/p", PathDialect.POSIX, False, "/home/u/p"),
+    ],
+)
+def test_allowed_paths_are_compared_by_their_host_names(
+    entry: str, dialect: PathDialect, windows_host: bool, expected: str | None
+) -> None:
     assert host_path(entry, dialect, "/mnt/", windows_host) == expected

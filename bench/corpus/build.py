@@ -27,14 +27,30 @@ HERE = Path(__file__).parent
 ANGLE_PLACEHOLDER = re.compile(r"<([A-Za-z][A-Za-z0-9_./ -]*)>")
 # Sheets of other shells' syntax (zsh) or of programs' own commands and key bindings (r2, vim...):
 # their lines are not bash commands.
-NOT_BASH_SHEETS = frozenset({"zsh", "r2", "readline", "vim", "emacs", "mutt", "irssi", "weechat", "org-mode",
-                             "markdown", "less", "screen", "tmux"})
+NOT_BASH_SHEETS = frozenset(
+    {
+        "zsh",
+        "r2",
+        "readline",
+        "vim",
+        "emacs",
+        "mutt",
+        "irssi",
+        "weechat",
+        "org-mode",
+        "markdown",
+        "less",
+        "screen",
+        "tmux",
+    }
+)
 TLDR_PLACEHOLDER = re.compile(r"\{\{(.*?)\}\}")
 TLDR_CHOICE = re.compile(r"^\[?([^|\[\]]*)\|[^\]]*\]?$")
 
 
-SHELL_WORDS = set(subprocess.run(["bash", "-c", "compgen -b; compgen -k"], capture_output=True,
-                                 text=True, check=True).stdout.split())
+SHELL_WORDS = set(
+    subprocess.run(["bash", "-c", "compgen -b; compgen -k"], capture_output=True, text=True, check=True).stdout.split()
+)
 
 
 def names_a_program(line: str, known: set[str]) -> bool:
@@ -48,8 +64,13 @@ def names_a_program(line: str, known: set[str]) -> bool:
     if not words:
         return False
     first = words[0]
-    return (first in SHELL_WORDS or first in known or shutil.which(first) is not None
-            or first.startswith(("./", "$(", "${", "(")) or first == "{")
+    return (
+        first in SHELL_WORDS
+        or first in known
+        or shutil.which(first) is not None
+        or first.startswith(("./", "$(", "${", "("))
+        or first == "{"
+    )
 
 
 def bash_accepts(text: str) -> bool:
@@ -63,10 +84,12 @@ def fill_angles(line: str) -> str:
 def fill_tldr(line: str) -> str:
     """`{{path/to/file}}` -> path/to/file; `{{[-r|--recursive]}}` -> -r (the short form);
     `{{table|list|csv}}` -> table (the first choice)."""
+
     def one(match: re.Match[str]) -> str:
         inner = match.group(1)
         choice = TLDR_CHOICE.match(inner)
         return choice.group(1) if choice else inner
+
     return TLDR_PLACEHOLDER.sub(one, line)
 
 
@@ -81,8 +104,7 @@ def blocks_to_commands(blocks: list[list[str]], known: set[str]) -> list[str]:
             if names_a_program(lines[0], known):
                 commands.append(joined)
             continue
-        commands.extend(line for line in lines
-                        if line.strip() and names_a_program(line, known) and bash_accepts(line))
+        commands.extend(line for line in lines if line.strip() and names_a_program(line, known) and bash_accepts(line))
     return commands
 
 
@@ -125,8 +147,9 @@ def eg_commands(sdist: Path) -> list[tuple[str, str]]:
             page = member.name.rsplit("/", 1)[1][:-3]
             for block in filter(None, blocks):
                 prompted = [line[2:] for line in block if line.startswith("$ ")]
-                lines = [[fill_angles(line)] for line in prompted] if prompted else [
-                    [fill_angles(line) for line in block]]
+                lines = (
+                    [[fill_angles(line)] for line in prompted] if prompted else [[fill_angles(line) for line in block]]
+                )
                 found += [(f"eg/{page}", c) for c in blocks_to_commands(lines, known)]
     return found
 

@@ -57,8 +57,10 @@ class AuditLog:
             except OSError as exc:
                 raise AuditError(f"cannot write the audit trail {self.path}: {exc.strerror or exc}") from None
             if written != len(line):
-                raise AuditError(f"cannot write the audit trail {self.path}: short write ({written} of "
-                                 f"{len(line)} bytes; is the disk full?)")
+                raise AuditError(
+                    f"cannot write the audit trail {self.path}: short write ({written} of "
+                    f"{len(line)} bytes; is the disk full?)"
+                )
 
     def _clean(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -113,5 +115,7 @@ def describe(record: dict[str, Any]) -> str:
     tail = f"  [{rules}]" if allowed is False and rules else ""
     if record.get("exitCode") is not None:
         tail += f"  exit {record['exitCode']}"
-    return (f"{record.get('time', '?')}  {outcome:<10} {record.get('shell', '?'):<10} {record.get('cwd') or '-'}  "
-            f"{record.get('command', '')}{tail}")
+    return (
+        f"{record.get('time', '?')}  {outcome:<10} {record.get('shell', '?'):<10} {record.get('cwd') or '-'}  "
+        f"{record.get('command', '')}{tail}"
+    )

@@ -78,7 +78,9 @@ class BashlexWorker:
         self._replies = queue.Queue()
         process = subprocess.Popen(
             [sys.executable, "-m", "secure_shell.bashlex_worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             start_new_session=(os.name == "posix"),
         )
         assert process.stdout is not None

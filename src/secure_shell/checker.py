@@ -25,15 +25,29 @@ class Checker:
     def policy(self, shell: ShellKind) -> ShellPolicy:
         return self.config.shells[shell]
 
-    def check(self, shell: ShellKind, command: str, cwd: str | None = None,
-              env: Mapping[str, str] | None = None, confirmed: bool = False,
-              session_input: str | None = None) -> Verdict:
+    def check(
+        self,
+        shell: ShellKind,
+        command: str,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        confirmed: bool = False,
+        session_input: str | None = None,
+    ) -> Verdict:
         """`session_input`: all the text written so far to the running command's stdin (decide())."""
         policy = self.policy(shell)
         if shell is ShellKind.WSL:  # the command sees only what WSLENV passes into the distribution
             env = wsl_environment(env or {}, policy.mount_point)
-        return decide(command, policy, cwd, env, cross_check=self._worker, realpath=_realpath_for(policy),
-                      confirmed=confirmed, session_input=session_input)
+        return decide(
+            command,
+            policy,
+            cwd,
+            env,
+            cross_check=self._worker,
+            realpath=_realpath_for(policy),
+            confirmed=confirmed,
+            session_input=session_input,
+        )
 
     def check_directory(self, shell: ShellKind, path: str) -> DirectoryCheck:
         policy = self.policy(shell)

@@ -79,8 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
 
     serve = commands.add_parser("serve", parents=[common], help="run the MCP server (default: stdio)")
-    serve.add_argument("--transport", choices=["stdio", "http"], default=None,
-                       help="transport (default: from config, stdio)")
+    serve.add_argument(
+        "--transport", choices=["stdio", "http"], default=None, help="transport (default: from config, stdio)"
+    )
     serve.add_argument("--host", help="HTTP: address to bind (default: transport.httpHost, 127.0.0.1)")
     serve.add_argument("--port", type=int, help="HTTP: port (default: transport.httpPort, 9444)")
     serve.set_defaults(handler=run_serve)
@@ -98,19 +99,26 @@ def build_parser() -> argparse.ArgumentParser:
     schema.set_defaults(handler=run_config_schema)
 
     check = commands.add_parser(
-        "check", parents=[common], help="check a command against the policy (exit 0 allowed, 1 denied)",
+        "check",
+        parents=[common],
+        help="check a command against the policy (exit 0 allowed, 1 denied)",
         description="Check a command the way the server would, without running it.",
     )
     check.add_argument("--shell", choices=SHELL_NAMES, help="the shell that would run the command")
     check.add_argument("--cwd", help="working directory (default: the shell's initial directory)")
     check.add_argument("--json", action="store_true", help="print the verdict as JSON")
-    check.add_argument("--batch", action="store_true",
-                       help='read JSON lines {"shell", "command", "cwd"?, "env"?} from stdin; one verdict line each')
+    check.add_argument(
+        "--batch",
+        action="store_true",
+        help='read JSON lines {"shell", "command", "cwd"?, "env"?} from stdin; one verdict line each',
+    )
     check.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
     check.set_defaults(handler=run_check)
 
     run = commands.add_parser(
-        "run", parents=[common], help="check a command, then run it (exit: its own code; 126 denied; 124 timeout)",
+        "run",
+        parents=[common],
+        help="check a command, then run it (exit: its own code; 126 denied; 124 timeout)",
     )
     run.add_argument("--shell", choices=SHELL_NAMES, required=False)
     run.add_argument("--cwd", help="working directory (default: the shell's initial directory)")
@@ -129,22 +137,32 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--denied", action="store_true", help="only denials")
     audit.add_argument("--since", metavar="T", help="only records since T (ISO time, or 30m, 2h, 1d ago)")
     audit.add_argument("--json", action="store_true", help="print the records as JSON lines")
-    audit.add_argument("--project", metavar="DIR",
-                       help="only records of commands in DIR (the working directory or an allowed path within it)")
-    audit.add_argument("--this-config", action="store_true",
-                       help="only records written under the config this command loads")
+    audit.add_argument(
+        "--project",
+        metavar="DIR",
+        help="only records of commands in DIR (the working directory or an allowed path within it)",
+    )
+    audit.add_argument(
+        "--this-config", action="store_true", help="only records written under the config this command loads"
+    )
     audit.set_defaults(handler=run_audit)
 
-    sandbox = commands.add_parser("sandbox", parents=[common],
-                                  help="what this host's kernel enforces, and what each shell's commands get")
+    sandbox = commands.add_parser(
+        "sandbox", parents=[common], help="what this host's kernel enforces, and what each shell's commands get"
+    )
     sandbox.add_argument("--json", action="store_true", help="print it as JSON")
     sandbox.set_defaults(handler=run_sandbox)
 
     init = commands.add_parser("init-config", parents=[common], help="write the commented default policy")
-    init.add_argument("path", nargs="?", metavar="PATH", help=f"where to write it ('-' for stdout; default {user_config_file()})")
+    init.add_argument(
+        "path", nargs="?", metavar="PATH", help=f"where to write it ('-' for stdout; default {user_config_file()})"
+    )
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
-    init.add_argument("--project", metavar="DIR",
-                      help="the directory commands may use, written as allowedPaths (default: the current directory)")
+    init.add_argument(
+        "--project",
+        metavar="DIR",
+        help="the directory commands may use, written as allowedPaths (default: the current directory)",
+    )
     init.set_defaults(handler=run_init_config)
     return parser
 
@@ -213,17 +231,25 @@ def run_serve(args: argparse.Namespace) -> int:
                 from secure_shell import stdio_wire
 
                 if sys.stdin.isatty():
-                    print("secure-shell: serving MCP on stdin and stdout; this terminal is not an MCP client. Start "
-                          "the server from one (README, \"Use it from an MCP client\"), or press Ctrl+C.",
-                          file=sys.stderr, flush=True)
+                    print(
+                        "secure-shell: serving MCP on stdin and stdout; this terminal is not an MCP client. Start "
+                        'the server from one (README, "Use it from an MCP client"), or press Ctrl+C.',
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 stdio_wire.serve(server)
         finally:
             runner.shutdown()
     return EXIT_OK
 
 
-def print_startup_summary(location: ConfigLocation, config: ResolvedConfig, shells: list[ShellKind],
-                          missing: dict[ShellKind, str], host: HostSupport) -> None:
+def print_startup_summary(
+    location: ConfigLocation,
+    config: ResolvedConfig,
+    shells: list[ShellKind],
+    missing: dict[ShellKind, str],
+    host: HostSupport,
+) -> None:
     lines = [f"secure-shell {__version__}: config {config.source} ({location.found_by})"]
     for kind in shells:
         policy = config.shells[kind]
@@ -232,10 +258,15 @@ def print_startup_summary(location: ConfigLocation, config: ResolvedConfig, shel
         lines.append(f"  {kind.value}: {policy.executable}; allowed paths: {paths}{restricted}")
         lines.append(f"    sandbox: {describe_enforcement(config.sandbox[kind], host, kind)}")
     if missing:
-        lines.append("  not available on this host: " + ", ".join(f"{kind.value} ({why})" for kind, why in missing.items()))
+        lines.append(
+            "  not available on this host: " + ", ".join(f"{kind.value} ({why})" for kind, why in missing.items())
+        )
     lines += [f"  note: {notice}" for notice in config.notices]
-    lines += [f"  note: {path} is not read (a policy in the working directory would be the agent's to rewrite); "
-              "name a config file outside the project with --config" for path in ignored_local_files(Path.cwd())]
+    lines += [
+        f"  note: {path} is not read (a policy in the working directory would be the agent's to rewrite); "
+        "name a config file outside the project with --config"
+        for path in ignored_local_files(Path.cwd())
+    ]
     print("\n".join(lines), file=sys.stderr, flush=True)
 
 
@@ -300,7 +331,9 @@ def batch_verdict(checker: Checker, config: ResolvedConfig, raw: bytes) -> dict[
         return batch_error(f"'shell' must be one of {', '.join(SHELL_NAMES)}")
     if cwd is not None and not isinstance(cwd, str):
         return batch_error("'cwd' must be a string")
-    if env is not None and not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+    if env is not None and not (
+        isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+    ):
         return batch_error("'env' must be an object of strings")
     kind = ShellKind(shell)
     if not config.shells[kind].enabled:
@@ -311,8 +344,12 @@ def batch_verdict(checker: Checker, config: ResolvedConfig, raw: bytes) -> dict[
 
 
 def batch_error(message: str) -> dict[str, Any]:
-    return {"allowed": False, "decision": "deny", "error": message,
-            "reasons": [{"rule": "bad-request", "message": message, "text": "", "decision": "deny"}]}
+    return {
+        "allowed": False,
+        "decision": "deny",
+        "error": message,
+        "reasons": [{"rule": "bad-request", "message": message, "text": "", "decision": "deny"}],
+    }
 
 
 EXIT_DENIED = 126
@@ -353,8 +390,11 @@ def run_run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if result.outcome is None:
         if result.verdict.decision.name == "ASK":
-            print("secure-shell: this command needs the user's confirmation (askCommands), which only an MCP "
-                  f"client can give\n{result.verdict.explain()}", file=sys.stderr)
+            print(
+                "secure-shell: this command needs the user's confirmation (askCommands), which only an MCP "
+                f"client can give\n{result.verdict.explain()}",
+                file=sys.stderr,
+            )
             return EXIT_DENIED
         print(f"secure-shell: denied by the policy\n{result.verdict.explain()}", file=sys.stderr)
         return EXIT_DENIED
@@ -375,8 +415,11 @@ def run_validate_dirs(args: argparse.Namespace) -> int:
         for given in args.directories:
             # a relative directory is the one it names from where the command runs (POSIX paths only:
             # a Windows-shaped path keeps its own meaning)
-            directory = given if os.path.isabs(given) or re.match(r"^[A-Za-z]:|^\\\\", given) else (
-                os.path.normpath(os.path.join(os.getcwd(), given)))
+            directory = (
+                given
+                if os.path.isabs(given) or re.match(r"^[A-Za-z]:|^\\\\", given)
+                else (os.path.normpath(os.path.join(os.getcwd(), given)))
+            )
             parts: list[str] = []
             allowed = True
             for kind in shells:
@@ -462,8 +505,10 @@ def _in_project(record: dict[str, Any], project: str) -> bool:
     """Whether an audit record's command ran in `project`: its working directory, or one of its
     allowed paths, lies within it (records written before those fields carry only the first)."""
     places = [record.get("cwd"), *(record.get("allowedPaths") or [])]
-    return any(isinstance(place, str) and (place == project or place.startswith(project.rstrip("/\\") + os.sep))
-               for place in places)
+    return any(
+        isinstance(place, str) and (place == project or place.startswith(project.rstrip("/\\") + os.sep))
+        for place in places
+    )
 
 
 def run_config_show(args: argparse.Namespace) -> int:
@@ -499,11 +544,17 @@ def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: She
     if settings.mode == "off":
         return "off (sandbox.mode: off): commands run uncontained"
     enforced = enforcement(settings, host, wsl=kind is ShellKind.WSL)
-    held = [name for name, on in (("filesystem", enforced.filesystem), ("network denied", enforced.network),
-                                  ("signals and sockets scoped", enforced.scoping),
-                                  (f"at most {settings.max_processes} processes", enforced.pids),
-                                  (f"RLIMIT_NPROC {enforced.nproc_limit} for this user",
-                                   enforced.nproc_limit is not None)) if on]
+    held = [
+        name
+        for name, on in (
+            ("filesystem", enforced.filesystem),
+            ("network denied", enforced.network),
+            ("signals and sockets scoped", enforced.scoping),
+            (f"at most {settings.max_processes} processes", enforced.pids),
+            (f"RLIMIT_NPROC {enforced.nproc_limit} for this user", enforced.nproc_limit is not None),
+        )
+        if on
+    ]
     if settings.network == "allow":
         held.append("network allowed")
     text = f"{settings.mode}: " + (", ".join(held) if held else "nothing enforced")
@@ -519,16 +570,22 @@ def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: She
 def run_sandbox(args: argparse.Namespace) -> int:
     _, config = load(args)
     host = detect_host()
-    shells = {p.shell.value: {"settings": config.sandbox[p.shell].to_dict(),
-                              "enforced": enforcement(config.sandbox[p.shell], host, wsl=p.shell is ShellKind.WSL).to_dict(),
-                              "summary": describe_enforcement(config.sandbox[p.shell], host, p.shell)}
-              for p in config.enabled_shells}
+    shells = {
+        p.shell.value: {
+            "settings": config.sandbox[p.shell].to_dict(),
+            "enforced": enforcement(config.sandbox[p.shell], host, wsl=p.shell is ShellKind.WSL).to_dict(),
+            "summary": describe_enforcement(config.sandbox[p.shell], host, p.shell),
+        }
+        for p in config.enabled_shells
+    }
     if args.json:
         print(json.dumps({"host": host.to_dict(), "shells": shells}, indent=2))
         return EXIT_OK
     facts = host.to_dict()
-    print(f"Landlock ABI {facts['landlockAbi']} (filesystem: {facts['filesystem']}, TCP: {facts['tcp']}, "
-          f"scoping: {facts['scoping']}); seccomp: {facts['seccomp']}; process limit: {facts['pidsLimit']}")
+    print(
+        f"Landlock ABI {facts['landlockAbi']} (filesystem: {facts['filesystem']}, TCP: {facts['tcp']}, "
+        f"scoping: {facts['scoping']}); seccomp: {facts['seccomp']}; process limit: {facts['pidsLimit']}"
+    )
     for name, shown in shells.items():
         print(f"  {name}: {shown['summary']}")
     return EXIT_OK
@@ -553,8 +610,11 @@ def run_config_check(args: argparse.Namespace) -> int:
 
     found, missing = available_shells(resolved)
     here = ", ".join(kind.value for kind in found) or "none"
-    absent = "; not available on this host: " + ", ".join(
-        f"{kind.value} ({why})" for kind, why in missing.items()) if missing else ""
+    absent = (
+        "; not available on this host: " + ", ".join(f"{kind.value} ({why})" for kind, why in missing.items())
+        if missing
+        else ""
+    )
     print(f"{path}: OK (shells enabled and available here: {here}{absent})")
     return EXIT_OK
 
@@ -570,15 +630,18 @@ def run_init_config(args: argparse.Namespace) -> int:
     project = os.path.abspath(args.project or os.getcwd())
     why = broad_start_directory(project, os.path.expanduser("~"))
     if why is not None:
-        raise UsageError(f"{project} is {why}, too broad to be the allowed path: run init-config in your project "
-                         "directory or name it with --project DIR")
+        raise UsageError(
+            f"{project} is {why}, too broad to be the allowed path: run init-config in your project "
+            "directory or name it with --project DIR"
+        )
     text = policy_for_project(embedded_default_text(), project)
     if args.path == "-":
         sys.stdout.write(text)
         return EXIT_OK
     target = Path(args.path).absolute() if args.path else user_config_file()
-    problems = boundary_problems(resolve(load_text(text, str(target)), str(target), project),
-                                 [Protected("config file", str(target))])
+    problems = boundary_problems(
+        resolve(load_text(text, str(target)), str(target), project), [Protected("config file", str(target))]
+    )
     if problems:
         raise UsageError(problems[0] + "; write it elsewhere (the default is the user config file)")
     if target.exists() and not args.force:

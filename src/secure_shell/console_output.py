@@ -95,7 +95,7 @@ class ClixmlDecoder:
                     self.state, rest, self.held = "text", self.held, b""
                     return "".join(out) + self.inner.decode(rest, final)
                 break
-            document, self.held = self.held[:end + len(b"</Objs>")], self.held[end + len(b"</Objs>"):]
+            document, self.held = self.held[: end + len(b"</Objs>")], self.held[end + len(b"</Objs>") :]
             out.append(clixml_lines(document.decode("utf-8", "replace")))
             self.state = "start"
         return "".join(out)
@@ -120,8 +120,10 @@ def clixml_lines(document: str) -> str:
 def output_decoders(shell: ShellKind, code_page: str | None = None) -> Mapping[str, Decoder]:
     """The decoders of a command's stdout and stderr in `shell`."""
     if shell in (ShellKind.BASH, ShellKind.WSL, ShellKind.GITBASH):
-        return {"stdout": codecs.getincrementaldecoder("utf-8")("replace"),
-                "stderr": codecs.getincrementaldecoder("utf-8")("replace")}
+        return {
+            "stdout": codecs.getincrementaldecoder("utf-8")("replace"),
+            "stderr": codecs.getincrementaldecoder("utf-8")("replace"),
+        }
     page = code_page or console_code_page()
     if shell is ShellKind.POWERSHELL:
         return {"stdout": LineDecoder(page), "stderr": ClixmlDecoder(LineDecoder(page))}

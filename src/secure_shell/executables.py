@@ -32,8 +32,13 @@ Run = Callable[[list[str]], "str | None"]
 GIT_FOR_WINDOWS_KEY = r"SOFTWARE\GitForWindows"
 
 
-def find_executable(executable: str, *, host_is_windows: bool = os.name == "nt",
-                    env: Mapping[str, str] | None = None, exists: Exists | None = None) -> str | None:
+def find_executable(
+    executable: str,
+    *,
+    host_is_windows: bool = os.name == "nt",
+    env: Mapping[str, str] | None = None,
+    exists: Exists | None = None,
+) -> str | None:
     """The absolute path of `executable` (a configured path or a bare name), or None when this host
     does not have it. A relative path is refused: it would name a file in the working directory."""
     env = os.environ if env is None else env
@@ -168,8 +173,9 @@ def _registry(hive: str, key: str, value: str) -> str | None:  # pragma: no cove
 
 def _run(argv: list[str]) -> str | None:  # pragma: no cover - Windows only
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False,
-                              cwd=os.path.dirname(argv[0]))
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=10, check=False, cwd=os.path.dirname(argv[0])
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None

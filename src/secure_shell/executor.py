@@ -63,9 +63,13 @@ REAP_WAIT = 1.0  # for a killed adoptee to die; one stuck in the kernel is reape
 # Where util-linux installs prlimit. Only these fixed paths: never a PATH lookup that a command's
 # environment could steer.
 PRLIMIT_PATHS = ("/usr/bin/prlimit", "/bin/prlimit")
-_RESOURCES = (("RLIMIT_CPU", "cpu_seconds", "--cpu"), ("RLIMIT_FSIZE", "file_size_bytes", "--fsize"),
-              ("RLIMIT_NOFILE", "open_files", "--nofile"), ("RLIMIT_AS", "address_space_bytes", "--as"),
-              ("RLIMIT_NPROC", "processes", "--nproc"))
+_RESOURCES = (
+    ("RLIMIT_CPU", "cpu_seconds", "--cpu"),
+    ("RLIMIT_FSIZE", "file_size_bytes", "--fsize"),
+    ("RLIMIT_NOFILE", "open_files", "--nofile"),
+    ("RLIMIT_AS", "address_space_bytes", "--as"),
+    ("RLIMIT_NPROC", "processes", "--nproc"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,24 +141,43 @@ class Outcome:
         return "completed" if self.exit_code == 0 else "failed"
 
 
-def execute(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-            cancel: threading.Event | None = None, limits: Limits | None = None) -> Outcome:
+def execute(
+    invocation: Invocation,
+    env: Mapping[str, str],
+    timeout: float,
+    sink: Sink,
+    cancel: threading.Event | None = None,
+    limits: Limits | None = None,
+) -> Outcome:
     """Run to completion, timeout or `cancel`, blocking (the CLI, background threads)."""
     return _execute_blocking(invocation, env, timeout, sink, cancel, limits, None)
 
 
-def _execute_blocking(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-                      cancel: threading.Event | None, limits: Limits | None, registration: _Running | None,
-                      confinement: Confinement | None = None, stdin: InputChannel | None = None) -> Outcome:
+def _execute_blocking(
+    invocation: Invocation,
+    env: Mapping[str, str],
+    timeout: float,
+    sink: Sink,
+    cancel: threading.Event | None,
+    limits: Limits | None,
+    registration: _Running | None,
+    confinement: Confinement | None = None,
+    stdin: InputChannel | None = None,
+) -> Outcome:
     if os.name == "nt":
         return _execute_with_threads(invocation, env, timeout, sink, cancel, limits, registration, stdin)
-    return anyio.run(_execute_posix, invocation, env, timeout, sink, cancel, limits, registration, confinement,
-                     stdin)
+    return anyio.run(_execute_posix, invocation, env, timeout, sink, cancel, limits, registration, confinement, stdin)
 
 
-async def execute_async(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-                        limits: Limits | None = None, slot: Slot | None = None,
-                        confinement: Confinement | None = None) -> Outcome:
+async def execute_async(
+    invocation: Invocation,
+    env: Mapping[str, str],
+    timeout: float,
+    sink: Sink,
+    limits: Limits | None = None,
+    slot: Slot | None = None,
+    confinement: Confinement | None = None,
+) -> Outcome:
     """Run on the caller's event loop; cancelling the caller kills the process tree.
 
     `slot` is the caller's claim on the concurrency cap (see claim_slot); without one, the run
@@ -165,24 +188,32 @@ async def execute_async(invocation: Invocation, env: Mapping[str, str], timeout:
         try:
             return await anyio.to_thread.run_sync(
                 partial(execute_tracked, invocation, env, timeout, sink, cancel, limits, slot, confinement),
-                abandon_on_cancel=True)
+                abandon_on_cancel=True,
+            )
         finally:
             cancel.set()
     with _own_slot(slot, None) as registration:
         return await _execute_posix(invocation, env, timeout, sink, None, limits, registration, confinement)
 
 
-def execute_tracked(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-                    cancel: threading.Event, limits: Limits | None = None, slot: Slot | None = None,
-                    confinement: Confinement | None = None, stdin: InputChannel | None = None) -> Outcome:
+def execute_tracked(
+    invocation: Invocation,
+    env: Mapping[str, str],
+    timeout: float,
+    sink: Sink,
+    cancel: threading.Event,
+    limits: Limits | None = None,
+    slot: Slot | None = None,
+    confinement: Confinement | None = None,
+    stdin: InputChannel | None = None,
+) -> Outcome:
     """execute(), registered so that stop_all() (server shutdown) can end it. With `stdin`, the
     command reads that channel (an interactive command) instead of /dev/null."""
     with _own_slot(slot, cancel) as registration:
         registration.cancel = cancel
         registration.thread = threading.get_ident()
         try:
-            return _execute_blocking(invocation, env, timeout, sink, cancel, limits, registration, confinement,
-                                     stdin)
+            return _execute_blocking(invocation, env, timeout, sink, cancel, limits, registration, confinement, stdin)
         finally:
             if stdin is not None:
                 stdin.dispose()
@@ -261,8 +292,10 @@ class Slot:
         self.run = _Running(None)
         with _IN_FLIGHT_LOCK:
             if max_running is not None and len(_IN_FLIGHT) >= max_running:
-                raise TooManyCommands(f"{len(_IN_FLIGHT)} commands are already running (maxConcurrentCommands "
-                                      f"{max_running}); wait for one to finish or stop a background command")
+                raise TooManyCommands(
+                    f"{len(_IN_FLIGHT)} commands are already running (maxConcurrentCommands "
+                    f"{max_running}); wait for one to finish or stop a background command"
+                )
             _IN_FLIGHT.append(self.run)
         self._released = False
 
@@ -303,10 +336,18 @@ def _own_slot(slot: Slot | None, cancel: threading.Event | None) -> Iterator[_Ru
 
 # --- POSIX: the event loop reads the pipes and waits for the process ----------------------------
 
-async def _execute_posix(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-                         cancel: threading.Event | None, limits: Limits | None,
-                         registration: _Running | None, confinement: Confinement | None = None,
-                         stdin: InputChannel | None = None) -> Outcome:
+
+async def _execute_posix(
+    invocation: Invocation,
+    env: Mapping[str, str],
+    timeout: float,
+    sink: Sink,
+    cancel: threading.Event | None,
+    limits: Limits | None,
+    registration: _Running | None,
+    confinement: Confinement | None = None,
+    stdin: InputChannel | None = None,
+) -> Outcome:
     started = time.monotonic()
     tag = secrets.token_hex(8)
     process, _ = _spawn(invocation, tagged(env, tag, invocation), limits, registration, confinement, stdin)
@@ -354,9 +395,15 @@ def kill_remote_tree(invocation: Invocation, env: Mapping[str, str], tag: str) -
     process carrying the run's tag. Bounded; a failure leaves nothing worse than before."""
     environment = {key: value for key, value in env.items() if key != RUN_TAG}
     try:
-        subprocess.run([*invocation.tree_killer, tag], env=environment, stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=REMOTE_KILL_WAIT,
-                       creationflags=CREATE_NO_WINDOW if os.name == "nt" else 0)
+        subprocess.run(
+            [*invocation.tree_killer, tag],
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=REMOTE_KILL_WAIT,
+            creationflags=CREATE_NO_WINDOW if os.name == "nt" else 0,
+        )
     except (OSError, subprocess.SubprocessError):
         pass
 
@@ -376,8 +423,11 @@ class _Child:
     def __init__(self, process: Process, tag: str) -> None:
         self.process = process
         self.tag = tag
-        self.streams = {stream.fileno(): name for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))
-                        if stream is not None}
+        self.streams = {
+            stream.fileno(): name
+            for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))
+            if stream is not None
+        }
         for fd in self.streams:
             os.set_blocking(fd, False)
         self.open = set(self.streams)
@@ -585,17 +635,27 @@ def _outcome(process: Process, timed_out: bool, cancelled: bool, started: float)
 
 # --- Windows: a thread per pipe, a job object for the tree --------------------------------------
 
-def _execute_with_threads(invocation: Invocation, env: Mapping[str, str], timeout: float, sink: Sink,
-                          cancel: threading.Event | None, limits: Limits | None,
-                          registration: _Running | None, stdin: InputChannel | None = None) -> Outcome:
+
+def _execute_with_threads(
+    invocation: Invocation,
+    env: Mapping[str, str],
+    timeout: float,
+    sink: Sink,
+    cancel: threading.Event | None,
+    limits: Limits | None,
+    registration: _Running | None,
+    stdin: InputChannel | None = None,
+) -> Outcome:
     """Windows pipes cannot be polled, so a thread reads each one; the job object ends them."""
     started = time.monotonic()
     tag = secrets.token_hex(8)
     process, job = _spawn(invocation, tagged(env, tag, invocation), limits, registration, None, stdin)
     assert isinstance(process, subprocess.Popen)  # no launcher on this path: it serves Linux only
     gate = _Gate(sink)
-    readers = [threading.Thread(target=_read_blocking, args=(stream, name, gate), daemon=True)
-               for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))]
+    readers = [
+        threading.Thread(target=_read_blocking, args=(stream, name, gate), daemon=True)
+        for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))
+    ]
     for reader in readers:
         reader.start()
     timed_out = cancelled = False
@@ -648,9 +708,14 @@ class _Gate:
             self._open = False
 
 
-def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None,
-           registration: _Running | None, confinement: Confinement | None = None,
-           stdin: InputChannel | None = None) -> tuple[Process, _Job | None]:
+def _spawn(
+    invocation: Invocation,
+    env: Mapping[str, str],
+    limits: Limits | None,
+    registration: _Running | None,
+    confinement: Confinement | None = None,
+    stdin: InputChannel | None = None,
+) -> tuple[Process, _Job | None]:
     """Start the process (stdin closed, or the interactive command's channel; both outputs piped,
     or its terminal) and register it for stop_all().
 
@@ -671,8 +736,9 @@ def _spawn(invocation: Invocation, env: Mapping[str, str], limits: Limits | None
     if invocation.cwd is not None and not os.path.isdir(invocation.cwd):
         # Popen would report a missing directory as a missing program
         raise SpawnError(f"working directory {invocation.cwd!r} does not exist or is not a directory")
-    kwargs: dict[str, object] = dict(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     cwd=invocation.cwd, env=dict(env))
+    kwargs: dict[str, object] = dict(
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=invocation.cwd, env=dict(env)
+    )
     before_exec: list[Callable[[], None]] = []
     if stdin is not None:
         if os.name == "nt":
@@ -739,12 +805,25 @@ def _run_all(steps: tuple[Callable[[], None], ...]) -> None:
         step()
 
 
-def _launch(launcher: Launcher, invocation: Invocation, env: Mapping[str, str], limits: Limits | None,
-            confinement: Confinement, stdin: InputChannel | None = None) -> LaunchedProcess:
+def _launch(
+    launcher: Launcher,
+    invocation: Invocation,
+    env: Mapping[str, str],
+    limits: Limits | None,
+    confinement: Confinement,
+    stdin: InputChannel | None = None,
+) -> LaunchedProcess:
     values = limits.values() if limits is not None else []
     try:
-        return launcher.spawn(list(invocation.argv), dict(env), invocation.cwd, values, confinement,
-                              stdin.child_end if stdin is not None else None, stdin is not None and stdin.terminal)
+        return launcher.spawn(
+            list(invocation.argv),
+            dict(env),
+            invocation.cwd,
+            values,
+            confinement,
+            stdin.child_end if stdin is not None else None,
+            stdin is not None and stdin.terminal,
+        )
     except LauncherError as exc:
         if exc.step == "exec" and exc.errno == errno.ENOENT:
             raise SpawnError(f"cannot start {invocation.argv[0]!r}: no such executable") from None
@@ -780,8 +859,10 @@ def _declare(kernel32: object, ntdll: object) -> None:
 
     signatures = {
         (kernel32, "CreateJobObjectW"): ([ctypes.c_void_p, wintypes.LPCWSTR], wintypes.HANDLE),
-        (kernel32, "SetInformationJobObject"): ([wintypes.HANDLE, ctypes.c_int, ctypes.c_void_p, wintypes.DWORD],
-                                                wintypes.BOOL),
+        (kernel32, "SetInformationJobObject"): (
+            [wintypes.HANDLE, ctypes.c_int, ctypes.c_void_p, wintypes.DWORD],
+            wintypes.BOOL,
+        ),
         (kernel32, "AssignProcessToJobObject"): ([wintypes.HANDLE, wintypes.HANDLE], wintypes.BOOL),
         (kernel32, "TerminateJobObject"): ([wintypes.HANDLE, wintypes.UINT], wintypes.BOOL),
         (kernel32, "CloseHandle"): ([wintypes.HANDLE], wintypes.BOOL),
@@ -808,20 +889,33 @@ class _Job:
             raise SpawnError(f"CreateJobObject failed: {ctypes.get_last_error()}")  # type: ignore[attr-defined]
 
         class BasicLimits(ctypes.Structure):
-            _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
-                        ("LimitFlags", wintypes.DWORD), ("MinimumWorkingSetSize", ctypes.c_size_t),
-                        ("MaximumWorkingSetSize", ctypes.c_size_t), ("ActiveProcessLimit", wintypes.DWORD),
-                        ("Affinity", ctypes.c_size_t), ("PriorityClass", wintypes.DWORD),
-                        ("SchedulingClass", wintypes.DWORD)]
+            _fields_ = [
+                ("PerProcessUserTimeLimit", ctypes.c_int64),
+                ("PerJobUserTimeLimit", ctypes.c_int64),
+                ("LimitFlags", wintypes.DWORD),
+                ("MinimumWorkingSetSize", ctypes.c_size_t),
+                ("MaximumWorkingSetSize", ctypes.c_size_t),
+                ("ActiveProcessLimit", wintypes.DWORD),
+                ("Affinity", ctypes.c_size_t),
+                ("PriorityClass", wintypes.DWORD),
+                ("SchedulingClass", wintypes.DWORD),
+            ]
 
         class IoCounters(ctypes.Structure):
-            _fields_ = [(name, ctypes.c_uint64) for name in ("ReadOps", "WriteOps", "OtherOps", "ReadBytes",
-                                                              "WriteBytes", "OtherBytes")]
+            _fields_ = [
+                (name, ctypes.c_uint64)
+                for name in ("ReadOps", "WriteOps", "OtherOps", "ReadBytes", "WriteBytes", "OtherBytes")
+            ]
 
         class ExtendedLimits(ctypes.Structure):
-            _fields_ = [("Basic", BasicLimits), ("Io", IoCounters), ("ProcessMemoryLimit", ctypes.c_size_t),
-                        ("JobMemoryLimit", ctypes.c_size_t), ("PeakProcessMemoryUsed", ctypes.c_size_t),
-                        ("PeakJobMemoryUsed", ctypes.c_size_t)]
+            _fields_ = [
+                ("Basic", BasicLimits),
+                ("Io", IoCounters),
+                ("ProcessMemoryLimit", ctypes.c_size_t),
+                ("JobMemoryLimit", ctypes.c_size_t),
+                ("PeakProcessMemoryUsed", ctypes.c_size_t),
+                ("PeakJobMemoryUsed", ctypes.c_size_t),
+            ]
 
         limits = ExtendedLimits()
         limits.Basic.LimitFlags = 0x2000  # JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE

@@ -74,7 +74,9 @@ class BearerOriginGuard:
                 return
             scheme, _, presented = headers.get("authorization", "").partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(presented.encode(), self.token):
-                await PlainTextResponse("Unauthorized", 401, headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
+                await PlainTextResponse("Unauthorized", 401, headers={"WWW-Authenticate": "Bearer"})(
+                    scope, receive, send
+                )
                 return
             if scope["method"] == "POST":
                 await self._post(scope, receive, send)
@@ -92,7 +94,8 @@ class BearerOriginGuard:
                 message = await receive()
             if waited.cancelled_caught:
                 await PlainTextResponse("Request body timed out", 408, headers={"Connection": "close"})(
-                    scope, receive, send)
+                    scope, receive, send
+                )
                 return
             if message["type"] == "http.disconnect":
                 return
@@ -142,8 +145,11 @@ def serve_http(server: object, config: ResolvedConfig, args: argparse.Namespace)
         if not is_loopback(host):
             raise SecureShellError(f"refusing to bind {host} without ${TOKEN_VARIABLE}: set a token first")
         token = secrets.token_urlsafe(32)
-        print(f"secure-shell: HTTP bearer token (set ${TOKEN_VARIABLE} to choose one): {token}",
-              file=sys.stderr, flush=True)
+        print(
+            f"secure-shell: HTTP bearer token (set ${TOKEN_VARIABLE} to choose one): {token}",
+            file=sys.stderr,
+            flush=True,
+        )
     origins = frozenset(config.transport.http_allowed_origins)
     allowed_hosts = [f"{host}:*", "127.0.0.1:*", "localhost:*", "[::1]:*"]
     app = server.streamable_http_app(  # type: ignore[attr-defined]
@@ -157,8 +163,15 @@ def serve_http(server: object, config: ResolvedConfig, args: argparse.Namespace)
     )
     app.add_middleware(BearerOriginGuard, token=token, allowed_origins=origins)
     print(f"secure-shell: serving MCP over HTTP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", http=HeadDeadlineProtocol,
-                timeout_keep_alive=KEEP_ALIVE_SECONDS, timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        http=HeadDeadlineProtocol,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+    )
 
 
 class HeadDeadlineProtocol(H11Protocol):

@@ -49,26 +49,34 @@ class InputSession:
             text += "\n"
         found = _CONTROL.search(text)
         if found is not None:
-            raise InputError(f"input may hold no control character but tab and newline (found "
-                             f"{found.group()!r} at character {found.start() + 1}); send plain text")
+            raise InputError(
+                f"input may hold no control character but tab and newline (found "
+                f"{found.group()!r} at character {found.start() + 1}); send plain text"
+            )
         size = len(text.encode("utf-8"))
         if size > self.max_bytes:
             raise InputError(f"the input is {size} bytes; the limit is {self.max_bytes} (maxInputBytes)")
         if self.channel.terminal:
             longest = max((len(line) for line in text.split("\n")), default=0)
             if longest > MAX_TERMINAL_LINE:
-                raise InputError(f"a line of {longest} characters is longer than a terminal keeps "
-                                 f"({MAX_TERMINAL_LINE}); send it in shorter lines or start the command without pty")
+                raise InputError(
+                    f"a line of {longest} characters is longer than a terminal keeps "
+                    f"({MAX_TERMINAL_LINE}); send it in shorter lines or start the command without pty"
+                )
         if len(self.text) + len(text) > MAX_SESSION_INPUT:
-            raise InputError(f"this command has received {len(self.text)} characters of input; past "
-                             f"{MAX_SESSION_INPUT} the policy cannot follow it; start a new command")
+            raise InputError(
+                f"this command has received {len(self.text)} characters of input; past "
+                f"{MAX_SESSION_INPUT} the policy cannot follow it; start a new command"
+            )
         now = time.monotonic()
         while self.sent and now - self.sent[0] > RATE_WINDOW:
             self.sent.popleft()
         if len(self.sent) >= self.max_per_minute:
             wait = RATE_WINDOW - (now - self.sent[0])
-            raise InputError(f"{len(self.sent)} inputs in the last minute (maxInputsPerMinute "
-                             f"{self.max_per_minute}); try again in {wait:.0f} s")
+            raise InputError(
+                f"{len(self.sent)} inputs in the last minute (maxInputsPerMinute "
+                f"{self.max_per_minute}); try again in {wait:.0f} s"
+            )
         return text
 
     def write(self, text: str) -> None:

@@ -34,8 +34,12 @@ def reject(raw: str | bytes) -> dict[str, Any] | None:
     try:
         mcp_types.jsonrpc_message_adapter.validate_python(message, by_name=False)
     except ValidationError as exc:
-        problem = "; ".join(dict.fromkeys(f"{'.'.join(str(p) for p in e['loc'][1:]) or 'message'}: {e['msg']}"
-                                          for e in exc.errors(include_url=False)))
+        problem = "; ".join(
+            dict.fromkeys(
+                f"{'.'.join(str(p) for p in e['loc'][1:]) or 'message'}: {e['msg']}"
+                for e in exc.errors(include_url=False)
+            )
+        )
         return error_reply(INVALID_REQUEST, f"Invalid Request: {_short(problem)}", _readable_id(message))
     return None
 

@@ -131,7 +131,7 @@ class HeadFile:
     def line_at(self, head: mmap.mmap | bytes, offset: int) -> int:
         """The number of the line that holds byte `offset`: the index, then under 4 KiB counted."""
         mark = offset // LINE_MARK_BYTES
-        return self._marks[mark] + head[mark * LINE_MARK_BYTES:offset].count(b"\n") + 1
+        return self._marks[mark] + head[mark * LINE_MARK_BYTES : offset].count(b"\n") + 1
 
     @contextmanager
     def _source(self) -> Iterator[Callable[[int, int], bytes]]:
@@ -141,9 +141,10 @@ class HeadFile:
             if self._file is not None and not self.closed:
                 self._file.flush()
         if memory is not None:
-            yield lambda offset, length: memory[offset:offset + length]
+            yield lambda offset, length: memory[offset : offset + length]
             return
         with open(self.path, "rb") as handle:
+
             def read(offset: int, length: int) -> bytes:
                 handle.seek(offset)
                 return handle.read(length)

@@ -50,9 +50,18 @@ class SearchResult:
     truncated: bool
 
 
-def search(head: HeadFile, head_bytes: int, tail: Iterable[tuple[int, str]], stream_of: Callable[[int], str],
-           lines: Callable[[int, int], Iterator[Line]], total_lines: int, pattern: regex.Pattern[str], context: int,
-           max_lines: int, deadline: float) -> SearchResult:
+def search(
+    head: HeadFile,
+    head_bytes: int,
+    tail: Iterable[tuple[int, str]],
+    stream_of: Callable[[int], str],
+    lines: Callable[[int, int], Iterator[Line]],
+    total_lines: int,
+    pattern: regex.Pattern[str],
+    context: int,
+    max_lines: int,
+    deadline: float,
+) -> SearchResult:
     """Every stored line matching `pattern`; the first `max_lines` (with context) returned.
 
     `head_bytes` and `tail` (first line, text of each tail block) are one snapshot taken under the
@@ -93,16 +102,20 @@ def search(head: HeadFile, head_bytes: int, tail: Iterable[tuple[int, str]], str
                         missing.update(range(max(1, number - context), number - distance + 1))
                         break
                     start = text.rfind(newline, 0, before - 1) + 1  # type: ignore[arg-type]
-                    found.setdefault(number - distance, Line(number - distance, stream_of(number - distance),
-                                                             _text(text[start:before - 1])))
+                    found.setdefault(
+                        number - distance,
+                        Line(number - distance, stream_of(number - distance), _text(text[start : before - 1])),
+                    )
                     before = start
                 for distance in range(1, context + 1):
                     if after + 1 >= len(text):
                         missing.update(range(number + distance, number + context + 1))
                         break
                     stop = text.find(newline, after + 1)  # type: ignore[arg-type]
-                    found.setdefault(number + distance, Line(number + distance, stream_of(number + distance),
-                                                             _text(text[after + 1:stop])))
+                    found.setdefault(
+                        number + distance,
+                        Line(number + distance, stream_of(number + distance), _text(text[after + 1 : stop])),
+                    )
                     after = stop
             if known_first is None and returned < max_lines and not isinstance(text, mmap.mmap):
                 next_head_line = first + text.count(newline)  # type: ignore[arg-type]
@@ -158,8 +171,9 @@ def _literal_spans(needle: bytes, text: bytes | mmap.mmap, deadline: float) -> I
         at = text.find(needle, line_end + 1)  # the next line on: each line once
 
 
-def _matching_spans(pattern: bytes | regex.Pattern[str] | regex.Pattern[bytes], text: str | bytes | mmap.mmap,
-                    deadline: float) -> Iterator[tuple[int, int]]:
+def _matching_spans(
+    pattern: bytes | regex.Pattern[str] | regex.Pattern[bytes], text: str | bytes | mmap.mmap, deadline: float
+) -> Iterator[tuple[int, int]]:
     """(start, end) of each line of `text` that `pattern` matches, in order, each line once.
 
     A bytes `pattern` is a literal: found with a plain substring search, which cannot backtrack.

@@ -31,8 +31,18 @@ from secure_shell.errors import ExecutionNotFound, StorageError
 from secure_shell.output_head import HeadFile
 from secure_shell.output_search import SEARCH_SECONDS, Line, SearchResult, compile_pattern, search
 
-__all__ = ["SEARCH_SECONDS", "Line", "SearchResult", "compile_pattern", "OutputStore", "OutputBuffer", "Execution",
-           "StoreLimits", "RangeResult", "Decoder"]
+__all__ = [
+    "SEARCH_SECONDS",
+    "Line",
+    "SearchResult",
+    "compile_pattern",
+    "OutputStore",
+    "OutputBuffer",
+    "Execution",
+    "StoreLimits",
+    "RangeResult",
+    "Decoder",
+]
 
 STDOUT, STDERR = "stdout", "stderr"
 TAIL_SLACK_DIVISOR = 4  # the tail may hold a quarter more than tail_bytes before a block is cut
@@ -54,9 +64,13 @@ class StoreLimits:
         """The store's caps from the config's global.logging section."""
         head = int(logging.max_log_size)
         retention = (logging.log_retention_days or 0) * 86400 or logging.log_retention_minutes * 60
-        return cls(head_bytes=head, tail_bytes=max(64 << 10, min(4 << 20, head // 4)),
-                   max_executions=int(logging.max_stored_logs),
-                   max_total_bytes=int(logging.max_total_storage_size), retention_seconds=float(retention))
+        return cls(
+            head_bytes=head,
+            tail_bytes=max(64 << 10, min(4 << 20, head // 4)),
+            max_executions=int(logging.max_stored_logs),
+            max_total_bytes=int(logging.max_total_storage_size),
+            retention_seconds=float(retention),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,11 +104,17 @@ class Execution:
 
     def summary(self) -> dict[str, object]:
         fields: dict[str, object] = {
-            "executionId": self.id, "shell": self.shell, "command": self.command, "cwd": self.cwd,
-            "status": self.status, "exitCode": self.exit_code, "timedOut": self.timed_out,
+            "executionId": self.id,
+            "shell": self.shell,
+            "command": self.command,
+            "cwd": self.cwd,
+            "status": self.status,
+            "exitCode": self.exit_code,
+            "timedOut": self.timed_out,
             "startedAt": datetime.fromtimestamp(self.started, timezone.utc).isoformat(),
             "runtimeSeconds": round((self.finished or time.time()) - self.started, 3),
-            "totalLines": self.buffer.total_lines, "totalBytes": self.buffer.total_bytes,
+            "totalLines": self.buffer.total_lines,
+            "totalBytes": self.buffer.total_bytes,
         }
         if self.error:
             fields["error"] = self.error
@@ -187,8 +207,14 @@ class OutputBuffer:
     so hundreds of megabytes pass through at the speed of the pipe.
     """
 
-    def __init__(self, path: Path, limits: StoreLimits, encoding: str = "utf-8",
-                 decoders: Mapping[str, Decoder] | None = None, head: HeadFile | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        limits: StoreLimits,
+        encoding: str = "utf-8",
+        decoders: Mapping[str, Decoder] | None = None,
+        head: HeadFile | None = None,
+    ) -> None:
         self.path = path
         self.limits = limits
         self.encoding = encoding
@@ -198,7 +224,8 @@ class OutputBuffer:
         # decoders: how the shell's bytes become text (console_output.output_decoders), else `encoding`
         self._decoders: Mapping[str, Decoder] = decoders or {
             STDOUT: codecs.getincrementaldecoder(encoding)("replace"),
-            STDERR: codecs.getincrementaldecoder(encoding)("replace")}
+            STDERR: codecs.getincrementaldecoder(encoding)("replace"),
+        }
         self._partial = {STDOUT: "", STDERR: ""}
         self._tail = TailRing(limits.tail_bytes)
         self.total_lines = self._head.lines
@@ -208,8 +235,9 @@ class OutputBuffer:
         self.closed = head is not None and head.closed
 
     @classmethod
-    def reopen(cls, path: Path, limits: StoreLimits, head_lines: int, total_lines: int,
-               total_bytes: int) -> OutputBuffer:
+    def reopen(
+        cls, path: Path, limits: StoreLimits, head_lines: int, total_lines: int, total_bytes: int
+    ) -> OutputBuffer:
         """A finished execution's head file from an earlier run (its tail was only in memory)."""
         lock = threading.Lock()
         buffer = cls(path, limits, head=HeadFile.reopen(path, head_lines, lock))
@@ -247,7 +275,7 @@ class OutputBuffer:
             complete, rest = text[:cut], text[cut:]
             if len(rest) > MAX_LINE_CHARS:  # no single line may hold unbounded text
                 whole = len(rest) - len(rest) % MAX_LINE_CHARS
-                complete += "".join(rest[i:i + MAX_LINE_CHARS] + "\n" for i in range(0, whole, MAX_LINE_CHARS))
+                complete += "".join(rest[i : i + MAX_LINE_CHARS] + "\n" for i in range(0, whole, MAX_LINE_CHARS))
                 rest = rest[whole:]
             self._partial[stream] = rest
             if complete:
@@ -368,8 +396,18 @@ class OutputBuffer:
         with self._lock:  # a running command keeps writing: one consistent view of head and tail
             blocks = [(b.first, b.text) for b in self._tail]
             head_bytes = self._head.bytes
-        return search(self._head, head_bytes, blocks, self.stream_of, self.lines, self.total_lines, pattern,
-                      context, max_lines, deadline)
+        return search(
+            self._head,
+            head_bytes,
+            blocks,
+            self.stream_of,
+            self.lines,
+            self.total_lines,
+            pattern,
+            context,
+            max_lines,
+            deadline,
+        )
 
     def delete(self) -> None:
         with self._lock:
@@ -384,7 +422,7 @@ def _split_long_lines(text: str) -> str:
     while i + MAX_LINE_CHARS < len(text):
         newline = text.rfind("\n", i, i + MAX_LINE_CHARS + 1)
         if newline == -1:
-            pieces.append(text[start: i + MAX_LINE_CHARS] + "\n")
+            pieces.append(text[start : i + MAX_LINE_CHARS] + "\n")
             start = i = i + MAX_LINE_CHARS
         else:
             i = newline + 1
@@ -419,8 +457,14 @@ class OutputStore:
             if candidate not in self._executions:
                 return candidate
 
-    def start(self, shell: str, command: str, cwd: str | None, encoding: str = "utf-8",
-              decoders: Mapping[str, Decoder] | None = None) -> Execution:
+    def start(
+        self,
+        shell: str,
+        command: str,
+        cwd: str | None,
+        encoding: str = "utf-8",
+        decoders: Mapping[str, Decoder] | None = None,
+    ) -> Execution:
         with self._lock:
             self._evict(incoming=1)
             execution_id = self.new_id()
@@ -508,14 +552,24 @@ class OutputStore:
             try:
                 meta = json.loads(meta_path.read_text())
                 log = self.directory / f"{meta['executionId']}.log"
-                buffer = OutputBuffer.reopen(log, self.limits, int(meta["headLines"]), int(meta["totalLines"]),
-                                             int(meta["totalBytes"]))
+                buffer = OutputBuffer.reopen(
+                    log, self.limits, int(meta["headLines"]), int(meta["totalLines"]), int(meta["totalBytes"])
+                )
             except (OSError, ValueError, KeyError, TypeError):
                 continue  # a file this store did not write whole: leave it alone
             started = datetime.fromisoformat(str(meta["startedAt"])).timestamp()
-            execution = Execution(str(meta["executionId"]), str(meta["shell"]), str(meta["command"]),
-                                  meta.get("cwd"), started, buffer, str(meta["status"]), meta.get("exitCode"),
-                                  started + float(meta["runtimeSeconds"]), bool(meta.get("timedOut")))
+            execution = Execution(
+                str(meta["executionId"]),
+                str(meta["shell"]),
+                str(meta["command"]),
+                meta.get("cwd"),
+                started,
+                buffer,
+                str(meta["status"]),
+                meta.get("exitCode"),
+                started + float(meta["runtimeSeconds"]),
+                bool(meta.get("timedOut")),
+            )
             restored.append(execution)
         for execution in sorted(restored, key=lambda e: e.started):  # eviction relies on start order
             self._executions[execution.id] = execution

@@ -44,8 +44,11 @@ class InputChannel:
             attributes = termios.tcgetattr(secondary)
             attributes[1] &= ~termios.ONLCR  # output lines end in \n, as from a pipe
             termios.tcsetattr(secondary, termios.TCSANOW, attributes)
-            fcntl.ioctl(secondary, termios.TIOCSWINSZ,
-                        PTY_ROWS.to_bytes(2, "little") + PTY_COLUMNS.to_bytes(2, "little") + bytes(4))
+            fcntl.ioctl(
+                secondary,
+                termios.TIOCSWINSZ,
+                PTY_ROWS.to_bytes(2, "little") + PTY_COLUMNS.to_bytes(2, "little") + bytes(4),
+            )
             os.set_inheritable(secondary, False)
             self.child_end = secondary
             self.output = primary
@@ -81,8 +84,10 @@ class InputChannel:
             while sent < len(data):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise InputError(f"the command did not read its input within {timeout:g} s; {sent} of "
-                                     f"{len(data)} bytes were written")
+                    raise InputError(
+                        f"the command did not read its input within {timeout:g} s; {sent} of "
+                        f"{len(data)} bytes were written"
+                    )
                 _, ready, _ = select.select([], [writer], [], remaining)
                 if not ready:
                     continue

@@ -60,7 +60,7 @@ def run_tag(pid: int) -> str | None:
     key = RUN_TAG.encode() + b"="
     for entry in environ.split(b"\0"):
         if entry.startswith(key):
-            return entry[len(key):].decode("ascii", "replace")
+            return entry[len(key) :].decode("ascii", "replace")
     return None
 
 

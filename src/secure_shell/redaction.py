@@ -21,16 +21,22 @@ REDACTION_SECONDS = 0.2
 _VALUE = r"""(?:"(?P<secret>[^"\n]*)"|'(?P<secret>[^'\n]*)'|(?P<secret>[^\s'"`;&|<>()]+))"""
 # The same, for a value inside structured data (JSON, YAML, URLs): a bare value also ends at , } ]
 # and a value may sit between escaped quotes (JSON inside a shell string).
-_DATA_VALUE = (r"""(?:\\"(?P<secret>(?:[^"\\\n]|\\[^"\n])*)\\"|"(?P<secret>(?:[^"\\\n]|\\.)*)"|"""
-               r"""'(?P<secret>[^'\n]*)'|(?P<secret>(?:[^\s'"`;&|<>(),}\]\\]|\\(?![nrt]))+))""")
+_DATA_VALUE = (
+    r"""(?:\\"(?P<secret>(?:[^"\\\n]|\\[^"\n])*)\\"|"(?P<secret>(?:[^"\\\n]|\\.)*)"|"""
+    r"""'(?P<secret>[^'\n]*)'|(?P<secret>(?:[^\s'"`;&|<>(),}\]\\]|\\(?![nrt]))+))"""
+)
 # Names that hold a secret: anywhere in the name for the unambiguous words, as a whole segment for
 # the short ones (DB_PASS, PWD, AUTH), so `BYPASS` or `author` are left alone.
-_SENSITIVE = (r"(?:[A-Za-z0-9_.-]*(?:passw(?:or)?d|passphrase|secret|token|api[-_]?key|apikey|access[-_]?key|"
-              r"private[-_]?key|credentials?|session[-_]?key|signing[-_]?key|client[-_]?secret)[A-Za-z0-9_.-]*"
-              r"|(?:[A-Za-z0-9.-]*_)?(?:pass|pwd|pw|auth)(?:_[A-Za-z0-9_.-]*)?)")
+_SENSITIVE = (
+    r"(?:[A-Za-z0-9_.-]*(?:passw(?:or)?d|passphrase|secret|token|api[-_]?key|apikey|access[-_]?key|"
+    r"private[-_]?key|credentials?|session[-_]?key|signing[-_]?key|client[-_]?secret)[A-Za-z0-9_.-]*"
+    r"|(?:[A-Za-z0-9.-]*_)?(?:pass|pwd|pw|auth)(?:_[A-Za-z0-9_.-]*)?)"
+)
 # Long flags (and Windows /flag:) that take a secret.
-_SECRET_FLAG = (r"(?:password|passwd|pass|pwd|passphrase|token|auth-token|access-token|secret|client-secret|"
-                r"api[-_]?key|access[-_]?key|secret[-_]?key|private[-_]?key)")
+_SECRET_FLAG = (
+    r"(?:password|passwd|pass|pwd|passphrase|token|auth-token|access-token|secret|client-secret|"
+    r"api[-_]?key|access[-_]?key|secret[-_]?key|private[-_]?key)"
+)
 
 DEFAULT_REDACTIONS: tuple[str, ...] = (
     # PEM private keys, including one cut off by the field cap.
@@ -107,6 +113,6 @@ def _masker(match: regex.Match[str]) -> str:
         return match.group(0)  # an empty value: nothing to hide
     whole_start = match.start()
     text = match.group(0)
-    if text[start - whole_start:end - whole_start] == MASK:
+    if text[start - whole_start : end - whole_start] == MASK:
         return text
-    return text[: start - whole_start] + MASK + text[end - whole_start:]
+    return text[: start - whole_start] + MASK + text[end - whole_start :]

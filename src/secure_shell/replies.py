@@ -61,15 +61,19 @@ def cap_bytes(lines: list[Line], limit: int) -> list[Line]:
 def policy_summary(policy: dict[str, Any]) -> str:
     """get_config's text: a few lines per shell (what runs, where, what is refused); the whole
     policy is the structured content and the cli://config resource."""
-    lines = [f"Policy from {policy.get('source', '?')} (read-only; the full policy is in the structured content "
-             "and the cli://config resource)."]
+    lines = [
+        f"Policy from {policy.get('source', '?')} (read-only; the full policy is in the structured content "
+        "and the cli://config resource)."
+    ]
     for name, shell in policy.get("shells", {}).items():
         security = shell.get("security", {})
         restrictions = shell.get("restrictions", {})
         paths = shell.get("paths", {})
-        lines.append(f"{name}: {shell.get('executable', {}).get('command', '?')}, timeout "
-                     f"{security.get('commandTimeout', '?')} s, commands up to {security.get('maxCommandLength', '?')} "
-                     "characters")
+        lines.append(
+            f"{name}: {shell.get('executable', {}).get('command', '?')}, timeout "
+            f"{security.get('commandTimeout', '?')} s, commands up to {security.get('maxCommandLength', '?')} "
+            "characters"
+        )
         allowed_paths = paths.get("allowedPaths") or []
         if security.get("restrictWorkingDirectory"):
             lines.append("  paths: only inside " + (", ".join(allowed_paths) or "nothing (none configured)"))
@@ -91,9 +95,13 @@ def policy_summary(policy: dict[str, Any]) -> str:
         containment = shell.get("containment")
         if isinstance(containment, dict):
             missing = containment.get("notEnforced") or []
-            lines.append("  sandbox: " + (f"filesystem {containment.get('filesystem')}, network denied "
-                                          f"{containment.get('networkDenied')}"
-                                          + (f"; not enforced: {', '.join(missing)}" if missing else "")))
+            lines.append(
+                "  sandbox: "
+                + (
+                    f"filesystem {containment.get('filesystem')}, network denied "
+                    f"{containment.get('networkDenied')}" + (f"; not enforced: {', '.join(missing)}" if missing else "")
+                )
+            )
     unavailable = policy.get("unavailableShells") or {}
     if unavailable:
         lines.append("not available on this host: " + ", ".join(f"{name} ({why})" for name, why in unavailable.items()))
@@ -122,8 +130,15 @@ class OutputView:
         return "\n".join(f"{line.number}: {format_line(line)}" for line in self.lines)
 
 
-def query_output(execution: Execution, start: int | None, end: int | None, search: str | None, context: int,
-                 limit: int, max_bytes: int) -> OutputView:
+def query_output(
+    execution: Execution,
+    start: int | None,
+    end: int | None,
+    search: str | None,
+    context: int,
+    limit: int,
+    max_bytes: int,
+) -> OutputView:
     """A line range (negative numbers count from the end) or a regex search with context, of one
     execution's stored output; the one query behind the tool and the resource."""
     buffer = execution.buffer
@@ -134,15 +149,18 @@ def query_output(execution: Execution, start: int | None, end: int | None, searc
     if search is not None:
         found = buffer.search(compile_pattern(search), context, limit, time.monotonic() + SEARCH_SECONDS)
         lines = cap_bytes(list(found.matches), max_bytes)
-        head = (f"{found.total_matches} matching lines of {buffer.total_lines} (status: {execution.status})"
-                + (f"; showing the first {len(lines)}" if found.truncated else ""))
+        head = f"{found.total_matches} matching lines of {buffer.total_lines} (status: {execution.status})" + (
+            f"; showing the first {len(lines)}" if found.truncated else ""
+        )
         return OutputView(head, lines, found.truncated, total_matches=found.total_matches)
     window = buffer.line_range(start, end, limit, max_bytes)
     lines = list(window.lines)
     head = f"lines {window.start}-{window.end} of {buffer.total_lines} (status: {execution.status})"
     if window.dropped is not None:
-        head += (f"; lines {window.dropped[0]}-{window.dropped[1]} were dropped to keep memory bounded "
-                 f"(the first {buffer.head_lines} and the latest lines are kept)")
+        head += (
+            f"; lines {window.dropped[0]}-{window.dropped[1]} were dropped to keep memory bounded "
+            f"(the first {buffer.head_lines} and the latest lines are kept)"
+        )
     if window.truncated:
         head += f"; cut to {len(lines)} lines by maxLines/maxReturnBytes"
     return OutputView(head, lines, window.truncated, dropped=window.dropped)
@@ -194,53 +212,90 @@ def input_reply(execution: Execution, written: str, since: int, max_lines: int, 
     window = buffer.line_range(since + 1, None, max_lines, max_bytes) if buffer.total_lines > since else None
     lines = list(window.lines) if window is not None else []
     pending = buffer.pending() if execution.status == "running" else ""
-    head = (f"wrote {len(written.encode('utf-8'))} bytes to {execution.id} ({execution.status}"
-            + ("" if execution.stdin_open else "; stdin closed") + f"); {len(lines)} new lines")
+    head = (
+        f"wrote {len(written.encode('utf-8'))} bytes to {execution.id} ({execution.status}"
+        + ("" if execution.stdin_open else "; stdin closed")
+        + f"); {len(lines)} new lines"
+    )
     parts = [head, *(f"{line.number}: {format_line(line)}" for line in lines)]
     truncated = window is not None and window.truncated
     if truncated:
         parts.append(f"[cut at {len(lines)} lines; read on with get_command_output since={lines[-1].number}]")
     if pending:
         parts.append(f"[waiting after: {visible(pending)}]")
-    data = InputResult(executionId=execution.id, status=execution.status, allowed=True,
-                       writtenBytes=len(written.encode("utf-8")), stdinOpen=execution.stdin_open,
-                       totalLines=buffer.total_lines, returnedLines=len(lines), lines=[line_dict(x) for x in lines],
-                       pending=visible(pending) or None, truncated=truncated)
-    return CallToolResult(content=[TextContent(type="text", text="\n".join(parts))], structured_content=data.model_dump())
+    data = InputResult(
+        executionId=execution.id,
+        status=execution.status,
+        allowed=True,
+        writtenBytes=len(written.encode("utf-8")),
+        stdinOpen=execution.stdin_open,
+        totalLines=buffer.total_lines,
+        returnedLines=len(lines),
+        lines=[line_dict(x) for x in lines],
+        pending=visible(pending) or None,
+        truncated=truncated,
+    )
+    return CallToolResult(
+        content=[TextContent(type="text", text="\n".join(parts))], structured_content=data.model_dump()
+    )
 
 
 def input_denial_reply(execution: Execution, verdict: Verdict, allowed_paths: tuple[str, ...]) -> CallToolResult:
     """Refused input: nothing was written, the command keeps running."""
     explained = verdict.explain(allowed_paths).split("\n", 1)[1]
-    text = (f"Input refused by the policy; nothing was written and {execution.id} is still {execution.status}.\n"
-            + visible(explained))
-    data = InputResult(executionId=execution.id, status=execution.status, allowed=False, writtenBytes=0,
-                       stdinOpen=execution.stdin_open, totalLines=execution.buffer.total_lines, returnedLines=0,
-                       lines=[], reasons=[r.to_dict() for r in verdict.reasons])
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump(),
-                          is_error=True)
+    text = (
+        f"Input refused by the policy; nothing was written and {execution.id} is still {execution.status}.\n"
+        + visible(explained)
+    )
+    data = InputResult(
+        executionId=execution.id,
+        status=execution.status,
+        allowed=False,
+        writtenBytes=0,
+        stdinOpen=execution.stdin_open,
+        totalLines=execution.buffer.total_lines,
+        returnedLines=0,
+        lines=[],
+        reasons=[r.to_dict() for r in verdict.reasons],
+    )
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=data.model_dump(), is_error=True
+    )
 
 
 def denial_reply(verdict: Verdict, allowed_paths: tuple[str, ...]) -> CallToolResult:
     """A refused command: what was refused and why, what is allowed, one next step (Verdict.explain)."""
     explained = verdict.explain(allowed_paths).split("\n", 1)[1]
     text = "Denied by the policy; nothing ran.\n" + visible(explained)
-    data = ExecuteResult(exitCode=None, durationMs=0, executionId=None, status="denied", totalLines=0,
-                         returnedLines=0, truncated=False, timedOut=False, allowed=False,
-                         reasons=[r.to_dict() for r in verdict.reasons])
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump(),
-                          is_error=True)
+    data = ExecuteResult(
+        exitCode=None,
+        durationMs=0,
+        executionId=None,
+        status="denied",
+        totalLines=0,
+        returnedLines=0,
+        truncated=False,
+        timedOut=False,
+        allowed=False,
+        reasons=[r.to_dict() for r in verdict.reasons],
+    )
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structured_content=data.model_dump(), is_error=True
+    )
 
 
-def execution_reply(execution: Execution, outcome: Outcome, lines_wanted: int, seconds: int, max_bytes: int,
-                    note: Optional[str] = None) -> CallToolResult:
+def execution_reply(
+    execution: Execution, outcome: Outcome, lines_wanted: int, seconds: int, max_bytes: int, note: Optional[str] = None
+) -> CallToolResult:
     """A finished command: its status, its last lines, and how to read the rest."""
     buffer = execution.buffer
     window = buffer.line_range(-lines_wanted, None, lines_wanted, max_bytes)
     shown = list(window.lines)
     if outcome.timed_out:
-        status = (f"timed out after {seconds} s (the process tree was killed); for a longer run, pass a larger "
-                  "timeout (up to 3600) or background: true and read it with get_command_output")
+        status = (
+            f"timed out after {seconds} s (the process tree was killed); for a longer run, pass a larger "
+            "timeout (up to 3600) or background: true and read it with get_command_output"
+        )
     elif outcome.cancelled:
         status = "stopped"
     else:
@@ -256,9 +311,18 @@ def execution_reply(execution: Execution, outcome: Outcome, lines_wanted: int, s
         )
     if note:
         parts.append(note)
-    data = ExecuteResult(exitCode=outcome.exit_code, durationMs=int(outcome.duration * 1000),
-                         executionId=execution.id, status=outcome.status, totalLines=buffer.total_lines,
-                         returnedLines=len(shown), truncated=truncated, timedOut=outcome.timed_out)
-    return CallToolResult(content=[TextContent(type="text", text="\n".join(parts))],
-                          structured_content=data.model_dump(),
-                          is_error=outcome.timed_out or (outcome.exit_code not in (0, None)))
+    data = ExecuteResult(
+        exitCode=outcome.exit_code,
+        durationMs=int(outcome.duration * 1000),
+        executionId=execution.id,
+        status=outcome.status,
+        totalLines=buffer.total_lines,
+        returnedLines=len(shown),
+        truncated=truncated,
+        timedOut=outcome.timed_out,
+    )
+    return CallToolResult(
+        content=[TextContent(type="text", text="\n".join(parts))],
+        structured_content=data.model_dump(),
+        is_error=outcome.timed_out or (outcome.exit_code not in (0, None)),
+    )

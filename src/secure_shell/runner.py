@@ -53,13 +53,53 @@ from secure_shell.shells import Invocation, ShellKind, build_invocation, host_di
 FIXED_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
 # What a command sees of the server's environment unless global.environment.passthrough adds more:
 # enough to find programs, the user's home and locale, and temporary space; never tokens or keys.
-DEFAULT_PASSTHROUGH_POSIX = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TMPDIR",
-                             "TZ", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR")
-DEFAULT_PASSTHROUGH_WINDOWS = ("PATH", "PATHEXT", "SystemRoot", "SystemDrive", "windir", "ComSpec", "TEMP", "TMP",
-                               "USERPROFILE", "USERNAME", "USERDOMAIN", "HOMEDRIVE", "HOMEPATH", "APPDATA",
-                               "LOCALAPPDATA", "ProgramData", "ProgramFiles", "ProgramFiles(x86)", "ProgramW6432",
-                               "CommonProgramFiles", "PUBLIC", "ALLUSERSPROFILE", "COMPUTERNAME", "OS",
-                               "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE", "PSModulePath", "LANG", "TZ")
+DEFAULT_PASSTHROUGH_POSIX = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TMPDIR",
+    "TZ",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_RUNTIME_DIR",
+)
+DEFAULT_PASSTHROUGH_WINDOWS = (
+    "PATH",
+    "PATHEXT",
+    "SystemRoot",
+    "SystemDrive",
+    "windir",
+    "ComSpec",
+    "TEMP",
+    "TMP",
+    "USERPROFILE",
+    "USERNAME",
+    "USERDOMAIN",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "ProgramData",
+    "ProgramFiles",
+    "ProgramFiles(x86)",
+    "ProgramW6432",
+    "CommonProgramFiles",
+    "PUBLIC",
+    "ALLUSERSPROFILE",
+    "COMPUTERNAME",
+    "OS",
+    "NUMBER_OF_PROCESSORS",
+    "PROCESSOR_ARCHITECTURE",
+    "PSModulePath",
+    "LANG",
+    "TZ",
+)
 
 
 def allowed_environment(source: Mapping[str, str], passthrough: tuple[str, ...]) -> dict[str, str]:
@@ -73,6 +113,8 @@ def allowed_environment(source: Mapping[str, str], passthrough: tuple[str, ...])
         if name in exact or (prefixes and name.startswith(prefixes)):
             chosen[key] = value
     return chosen
+
+
 _PROFILE_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -137,8 +179,13 @@ class Runner:
     """Check, record, run, record: every start is on record before the process exists, and every
     recorded start gets its end record (finished, timed out, stopped, failed, killed at shutdown)."""
 
-    def __init__(self, config: ResolvedConfig, checker: Checker, store: OutputStore | None = None,
-                 host: HostSupport | None = None) -> None:
+    def __init__(
+        self,
+        config: ResolvedConfig,
+        checker: Checker,
+        store: OutputStore | None = None,
+        host: HostSupport | None = None,
+    ) -> None:
         self.config = config
         self.checker = checker
         self.host = host if host is not None else detect()
@@ -153,28 +200,49 @@ class Runner:
 
     # --- the audit trail -------------------------------------------------------------------
 
-    def record(self, event: str, origin: str, shell: ShellKind, command: str, cwd: str | None,
-               verdict: Verdict, execution: Execution | None = None, outcome: Outcome | None = None,
-               **extra: object) -> None:
+    def record(
+        self,
+        event: str,
+        origin: str,
+        shell: ShellKind,
+        command: str,
+        cwd: str | None,
+        verdict: Verdict,
+        execution: Execution | None = None,
+        outcome: Outcome | None = None,
+        **extra: object,
+    ) -> None:
         """One audit line; raises AuditError when it cannot be written."""
         if self.audit is None:
             return
         fields: dict[str, object] = {
-            "session": origin, "shell": shell.value, "cwd": cwd, "command": command, "allowed": verdict.allowed,
+            "session": origin,
+            "shell": shell.value,
+            "cwd": cwd,
+            "command": command,
+            "allowed": verdict.allowed,
             "reasons": [r.to_dict() for r in verdict.reasons if not verdict.allowed],
             # which policy and project the record belongs to: one trail may serve several
-            "config": self.config.source, "allowedPaths": list(self.config.shells[shell].allowed_paths),
+            "config": self.config.source,
+            "allowedPaths": list(self.config.shells[shell].allowed_paths),
         }
         if execution is not None:
             fields["executionId"] = execution.id
             if event != "started":
-                fields.update(outputBytes=execution.buffer.total_bytes, outputLines=execution.buffer.total_lines,
-                              status=execution.status)
+                fields.update(
+                    outputBytes=execution.buffer.total_bytes,
+                    outputLines=execution.buffer.total_lines,
+                    status=execution.status,
+                )
                 if execution.error:
                     fields["error"] = execution.error
         if outcome is not None:
-            fields.update(exitCode=outcome.exit_code, durationMs=int(outcome.duration * 1000),
-                          timedOut=outcome.timed_out, stopped=outcome.cancelled)
+            fields.update(
+                exitCode=outcome.exit_code,
+                durationMs=int(outcome.duration * 1000),
+                timedOut=outcome.timed_out,
+                stopped=outcome.cancelled,
+            )
         fields.update(extra)
         self.audit.record(event, **fields)
 
@@ -230,12 +298,19 @@ class Runner:
         settings = self.config.sandbox[ShellKind.WSL]
         if settings.mode == "off":
             return policy.executable_args
-        spec: dict[str, object] = {"mode": settings.mode, "network": settings.network, "max_processes": settings.max_processes,
-                "write": [*policy.allowed_paths, *settings.writable_paths], "read": list(settings.readable_paths)}
+        spec: dict[str, object] = {
+            "mode": settings.mode,
+            "network": settings.network,
+            "max_processes": settings.max_processes,
+            "write": [*policy.allowed_paths, *settings.writable_paths],
+            "read": list(settings.readable_paths),
+        }
         wrapped = confine.wrap(policy.executable_args, spec)
         if wrapped is None:
-            raise SpawnError("sandbox: the wsl executable's arguments have no `-e PROGRAM` to confine; nothing ran "
-                             "(set sandbox.mode: off for wsl to run it uncontained)")
+            raise SpawnError(
+                "sandbox: the wsl executable's arguments have no `-e PROGRAM` to confine; nothing ran "
+                "(set sandbox.mode: off for wsl to run it uncontained)"
+            )
         return tuple(wrapped)
 
     def enforcement(self, shell: ShellKind) -> Enforcement:
@@ -249,26 +324,34 @@ class Runner:
             return None  # WSL commands are contained inside the distribution (wsl_arguments)
         enforced = self.enforcement(shell)
         if settings.mode == "require" and enforced.missing:
-            raise SpawnError(f"sandbox mode require: this host cannot enforce {'; '.join(enforced.missing)}; "
-                             "nothing ran")
+            raise SpawnError(
+                f"sandbox mode require: this host cannot enforce {'; '.join(enforced.missing)}; nothing ran"
+            )
         key = (shell, env.get("PATH", ""))
         found = self._confinements.get(key)
         if found is None:
             ruleset = None
             if enforced.filesystem:
-                ruleset = ruleset_for(self.config.shells[shell], settings, env.get("PATH", ""), self.tmpdir,
-                                      os.path.expanduser("~"))
+                ruleset = ruleset_for(
+                    self.config.shells[shell], settings, env.get("PATH", ""), self.tmpdir, os.path.expanduser("~")
+                )
                 if not enforced.network:
                     ruleset = dataclasses.replace(ruleset, deny_network=False)
                 if not enforced.scoping:
                     ruleset = dataclasses.replace(ruleset, scope=False)
-            found = Confinement(ruleset, self.host.landlock_abi, seccomp=enforced.network,
-                                no_new_privs=launcher_in_use() is not None, nproc=enforced.nproc_limit)
+            found = Confinement(
+                ruleset,
+                self.host.landlock_abi,
+                seccomp=enforced.network,
+                no_new_privs=launcher_in_use() is not None,
+                nproc=enforced.nproc_limit,
+            )
             self._confinements[key] = found
         return found if found.ruleset is not None or found.seccomp or launcher_in_use() is not None else None
 
-    def prepare(self, shell: ShellKind, command: str, cwd: str | None, profile: str | None = None,
-                confirmed: bool = False) -> Prepared:
+    def prepare(
+        self, shell: ShellKind, command: str, cwd: str | None, profile: str | None = None, confirmed: bool = False
+    ) -> Prepared:
         """Check the command; when allowed, the exact process that runs it."""
         policy = self.config.shells[shell]
         if not policy.enabled:
@@ -301,8 +384,16 @@ class Runner:
         try:
             slot = claim_slot(self.config.resources.max_concurrent_commands)
         except TooManyCommands as exc:
-            self.record("refused", origin, shell, command, prepared.directory, prepared.verdict,
-                        reason="max-concurrent-commands", message=str(exc))
+            self.record(
+                "refused",
+                origin,
+                shell,
+                command,
+                prepared.directory,
+                prepared.verdict,
+                reason="max-concurrent-commands",
+                message=str(exc),
+            )
             raise
         cgroup = None
         try:
@@ -324,8 +415,17 @@ class Runner:
             slot.release()
             self._release_cgroup(cgroup, prepared.max_processes)
             raise
-        started = Started(execution, origin, shell, command, prepared.directory, prepared.verdict, slot, confinement,
-                          prepared.max_processes)
+        started = Started(
+            execution,
+            origin,
+            shell,
+            command,
+            prepared.directory,
+            prepared.verdict,
+            slot,
+            confinement,
+            prepared.max_processes,
+        )
         self._open[execution.id] = started
         return started
 
@@ -345,15 +445,32 @@ class Runner:
         self.store.finish(started.execution, status, exit_code, outcome is not None and outcome.timed_out)
         started.slot.release()
         try:
-            self.record("finished", started.origin, started.shell, started.command, started.directory,
-                        started.verdict, started.execution, outcome)
+            self.record(
+                "finished",
+                started.origin,
+                started.shell,
+                started.command,
+                started.directory,
+                started.verdict,
+                started.execution,
+                outcome,
+            )
         except AuditError as exc:
             print(f"secure-shell: {exc} (the end of {started.execution.id})", file=sys.stderr, flush=True)
 
-    async def run(self, shell: ShellKind, command: str, cwd: str | None, timeout: float,
-                  on_output: Callable[[str, bytes], None] | None = None, profile: str | None = None,
-                  origin: str = "cli", confirmed: bool = False, prepared: Prepared | None = None,
-                  on_start: Callable[[Execution], None] | None = None) -> RunResult:
+    async def run(
+        self,
+        shell: ShellKind,
+        command: str,
+        cwd: str | None,
+        timeout: float,
+        on_output: Callable[[str, bytes], None] | None = None,
+        profile: str | None = None,
+        origin: str = "cli",
+        confirmed: bool = False,
+        prepared: Prepared | None = None,
+        on_start: Callable[[Execution], None] | None = None,
+    ) -> RunResult:
         """Check (unless `prepared` already holds this command's check), record, run, record.
 
         `on_output` gets each chunk as it arrives (the CLI echoes it); `on_start` gets the stored
@@ -371,8 +488,9 @@ class Runner:
             on_start(execution)
         sink = execution.buffer.feed if on_output is None else _tee(execution.buffer.feed, on_output)
         try:
-            outcome = await execute_async(prepared.invocation, prepared.env, timeout, sink, self.limits, started.slot,
-                                          started.confinement)
+            outcome = await execute_async(
+                prepared.invocation, prepared.env, timeout, sink, self.limits, started.slot, started.confinement
+            )
         except StorageError:
             self.end(started, "failed", None)  # the executor killed the tree; the store names the error
             return RunResult(prepared.verdict, execution, None)
@@ -382,8 +500,9 @@ class Runner:
         self.end(started, outcome.status, outcome)
         return RunResult(prepared.verdict, execution, outcome, started.confinement)
 
-    def start_background(self, prepared: Prepared, shell: ShellKind, command: str, timeout: float,
-                         origin: str, stdin: str | None = None) -> BackgroundRun:
+    def start_background(
+        self, prepared: Prepared, shell: ShellKind, command: str, timeout: float, origin: str, stdin: str | None = None
+    ) -> BackgroundRun:
         """Start a checked command in its own thread and return once its start is on record.
 
         `stdin` "pipe" or "terminal" makes it interactive: its stdin stays open for send_input.
@@ -394,17 +513,31 @@ class Runner:
         resources = self.config.resources
         refusal = None
         if len(running) >= resources.max_background_commands:
-            refusal = ("max-background-commands", f"{len(running)} background commands are already running "
-                       f"(maxBackgroundCommands {resources.max_background_commands}); stop one with stop_command first")
+            refusal = (
+                "max-background-commands",
+                f"{len(running)} background commands are already running "
+                f"(maxBackgroundCommands {resources.max_background_commands}); stop one with stop_command first",
+            )
         elif stdin is not None and sum(r.input is not None for r in running) >= resources.max_interactive_commands:
             count = sum(r.input is not None for r in running)
-            refusal = ("max-interactive-commands", f"{count} interactive commands are already running "
-                       f"(maxInteractiveCommands {resources.max_interactive_commands}); stop one with stop_command first"
-                       if resources.max_interactive_commands else
-                       "interactive commands are turned off by this policy (maxInteractiveCommands 0)")
+            refusal = (
+                "max-interactive-commands",
+                f"{count} interactive commands are already running "
+                f"(maxInteractiveCommands {resources.max_interactive_commands}); stop one with stop_command first"
+                if resources.max_interactive_commands
+                else "interactive commands are turned off by this policy (maxInteractiveCommands 0)",
+            )
         if refusal is not None:
-            self.record("refused", origin, shell, command, prepared.directory, prepared.verdict,
-                        reason=refusal[0], message=refusal[1])
+            self.record(
+                "refused",
+                origin,
+                shell,
+                command,
+                prepared.directory,
+                prepared.verdict,
+                reason=refusal[0],
+                message=refusal[1],
+            )
             raise TooManyCommands(refusal[1])
         if prepared.invocation is None or prepared.env is None:
             raise ValueError("start_background takes an allowed command")
@@ -415,8 +548,9 @@ class Runner:
                 channel = InputChannel(terminal=stdin == "terminal")
             except InputError as exc:
                 raise SpawnError(str(exc)) from None
-            session = InputSession(channel, resources.max_input_bytes, resources.max_inputs_per_minute,
-                                   resources.interactive_idle_seconds)
+            session = InputSession(
+                channel, resources.max_input_bytes, resources.max_inputs_per_minute, resources.interactive_idle_seconds
+            )
         try:
             started = self.begin(prepared, shell, command, origin)
         except BaseException:
@@ -431,9 +565,17 @@ class Runner:
             outcome: Outcome | None = None
             status = "failed"
             try:
-                outcome = execute_tracked(invocation, env, timeout, started.execution.buffer.feed, cancel,
-                                          self.limits, started.slot, started.confinement,
-                                          session.channel if session is not None else None)
+                outcome = execute_tracked(
+                    invocation,
+                    env,
+                    timeout,
+                    started.execution.buffer.feed,
+                    cancel,
+                    self.limits,
+                    started.slot,
+                    started.confinement,
+                    session.channel if session is not None else None,
+                )
                 status = KILLED_AT_SHUTDOWN if self.shutting_down else outcome.status
             except StorageError:
                 pass  # the store names the error
@@ -462,8 +604,9 @@ class Runner:
                 return
             run.thread.join(min(remaining, IDLE_POLL))
 
-    def send_input(self, execution_id: str, text: str, close_stdin: bool, origin: str,
-                   confirmed: bool = False) -> tuple[Verdict, str]:
+    def send_input(
+        self, execution_id: str, text: str, close_stdin: bool, origin: str, confirmed: bool = False
+    ) -> tuple[Verdict, str]:
         """Check `text` as input to a running interactive command and, when allowed, write it (then
         close stdin when asked). Returns the verdict and the text as written; InputError when it
         cannot be written whatever the policy says. The decision is on record before the write.
@@ -483,8 +626,17 @@ class Runner:
                 raise InputError(f"{execution_id} has already ended ({started.execution.status})")
             if not text and close_stdin:  # only the end of input: nothing for the policy to read
                 closed = Verdict.of([Reason(R.ALLOWED, "stdin closed", "", Decision.ALLOW)])
-                self.record("input", origin, started.shell, started.command, started.directory, closed,
-                            started.execution, input="", closeStdin=True)
+                self.record(
+                    "input",
+                    origin,
+                    started.shell,
+                    started.command,
+                    started.directory,
+                    closed,
+                    started.execution,
+                    input="",
+                    closeStdin=True,
+                )
                 session.channel.close()
                 started.execution.stdin_open = False
                 session.touch()
@@ -494,8 +646,17 @@ class Runner:
             if verdict.decision is Decision.ASK:
                 return verdict, written
             try:
-                self.record("input" if verdict.allowed else "input-denied", origin, started.shell, started.command,
-                            started.directory, verdict, started.execution, input=written, closeStdin=close_stdin)
+                self.record(
+                    "input" if verdict.allowed else "input-denied",
+                    origin,
+                    started.shell,
+                    started.command,
+                    started.directory,
+                    verdict,
+                    started.execution,
+                    input=written,
+                    closeStdin=close_stdin,
+                )
             except AuditError:
                 if verdict.allowed:
                     raise  # nothing is written that is not on record
@@ -512,15 +673,20 @@ class Runner:
         command itself was allowed, perhaps after the user confirmed it)."""
         started = run.started
         before = self.checker.check(started.shell, started.command, started.directory, run.env)
-        after = self.checker.check(started.shell, started.command, started.directory, run.env,
-                                   session_input=session_text)
+        after = self.checker.check(
+            started.shell, started.command, started.directory, run.env, session_input=session_text
+        )
         known = set(before.reasons)
-        added = [reason for reason in after.reasons if reason not in known and reason.decision > Decision.ALLOW
-                 and not (confirmed and reason.decision is Decision.ASK)]
+        added = [
+            reason
+            for reason in after.reasons
+            if reason not in known
+            and reason.decision > Decision.ALLOW
+            and not (confirmed and reason.decision is Decision.ASK)
+        ]
         if added:
             return Verdict.of(added, after.commands, after.paths)
-        return Verdict.of([Reason(R.ALLOWED, "the input is allowed", "", Decision.ALLOW)], after.commands,
-                          after.paths)
+        return Verdict.of([Reason(R.ALLOWED, "the input is allowed", "", Decision.ALLOW)], after.commands, after.paths)
 
     def shutdown(self) -> None:
         """Server shutdown (also from a signal handler): kill every command's tree, write the end

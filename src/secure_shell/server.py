@@ -56,13 +56,23 @@ class CheckedArgumentsServer(MCPServer):
 
 # Argument types shared by several tools.
 ExecutionId = Annotated[str, Field(description="The id execute_command returned.", max_length=64)]
-Timeout = Annotated[Optional[StrictInt], Field(ge=1, le=3600, description="Seconds, 1..3600 (default: the shell's commandTimeout).")]
+Timeout = Annotated[
+    Optional[StrictInt], Field(ge=1, le=3600, description="Seconds, 1..3600 (default: the shell's commandTimeout).")
+]
 MaxLines = Annotated[Optional[StrictInt], Field(ge=1, le=10000, description="Lines of output in the reply, 1..10000.")]
-WorkingDir = Annotated[Optional[str], Field(description="Working directory (default: the session's current directory).", max_length=4096)]
-Command = Annotated[str, Field(description="The command text, exactly as the shell will run it.", min_length=1, max_length=65536)]
+WorkingDir = Annotated[
+    Optional[str], Field(description="Working directory (default: the session's current directory).", max_length=4096)
+]
+Command = Annotated[
+    str, Field(description="The command text, exactly as the shell will run it.", min_length=1, max_length=65536)
+]
 BackgroundFlag = Annotated[StrictBool, Field(description="Start it and return at once; poll with get_command_output.")]
-InteractiveFlag = Annotated[StrictBool, Field(description="Keep its stdin open for send_input (runs in the background).")]
-PtyFlag = Annotated[StrictBool, Field(description="With interactive: give it a pseudo-terminal (POSIX) for programs that need one.")]
+InteractiveFlag = Annotated[
+    StrictBool, Field(description="Keep its stdin open for send_input (runs in the background).")
+]
+PtyFlag = Annotated[
+    StrictBool, Field(description="With interactive: give it a pseudo-terminal (POSIX) for programs that need one.")
+]
 Status = Literal["running", "completed", "failed", "timed out", "stopped"]
 
 
@@ -77,7 +87,8 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         SERVER_NAME,
         version=__version__,
         instructions=(
-            "Shell access under a fixed policy. Shells: " + (", ".join(names) or "none")
+            "Shell access under a fixed policy. Shells: "
+            + (", ".join(names) or "none")
             + ". Commands are checked before they run; use get_config to see the rules. "
             "Long output is kept: fetch it with get_command_output."
         ),
@@ -90,71 +101,114 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
 
         async def execute_command(
             shell: Annotated[ShellName, Field(description="Which shell runs the command.")],  # type: ignore[valid-type]
-            command: Command, ctx: Context, workingDir: WorkingDir = None, timeout: Timeout = None,
-            maxOutputLines: MaxLines = None, background: BackgroundFlag = False,
+            command: Command,
+            ctx: Context,
+            workingDir: WorkingDir = None,
+            timeout: Timeout = None,
+            maxOutputLines: MaxLines = None,
+            background: BackgroundFlag = False,
             profile: Annotated[Optional[ProfileName], Field(description="Environment profile.")] = None,  # type: ignore[valid-type]
-            interactive: InteractiveFlag = False, pty: PtyFlag = False,
+            interactive: InteractiveFlag = False,
+            pty: PtyFlag = False,
         ) -> Annotated[CallToolResult, ExecuteResult]:
-            return await tools.execute_command(ctx, shell, command, workingDir, timeout, maxOutputLines, background,
-                                               profile, interactive, pty)
+            return await tools.execute_command(
+                ctx, shell, command, workingDir, timeout, maxOutputLines, background, profile, interactive, pty
+            )
 
         if not config.profiles:  # no profile to choose: the argument is not offered at all
             signature = inspect.signature(execute_command)
             execute_command.__signature__ = signature.replace(  # type: ignore[attr-defined]
-                parameters=[p for p in signature.parameters.values() if p.name != "profile"])
+                parameters=[p for p in signature.parameters.values() if p.name != "profile"]
+            )
 
-        server.add_tool(execute_command, name="execute_command", description=execute_description(config, shells),
-                        annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True))
+        server.add_tool(
+            execute_command,
+            name="execute_command",
+            description=execute_description(config, shells),
+            annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True),
+        )
 
         async def send_input(
-            executionId: ExecutionId, ctx: Context,
-            input: Annotated[str, Field(description="Text for its stdin; a newline is added unless it ends with one.",
-                                        max_length=1 << 20)] = "",
-            closeStdin: Annotated[StrictBool, Field(description="Close stdin after the input (a terminal gets EOF).")] = False,
-            waitMs: Annotated[StrictInt, Field(ge=0, le=30000, description="Wait up to this long for output, 0..30000.")] = 1000,
+            executionId: ExecutionId,
+            ctx: Context,
+            input: Annotated[
+                str,
+                Field(
+                    description="Text for its stdin; a newline is added unless it ends with one.", max_length=1 << 20
+                ),
+            ] = "",
+            closeStdin: Annotated[
+                StrictBool, Field(description="Close stdin after the input (a terminal gets EOF).")
+            ] = False,
+            waitMs: Annotated[
+                StrictInt, Field(ge=0, le=30000, description="Wait up to this long for output, 0..30000.")
+            ] = 1000,
         ) -> Annotated[CallToolResult, InputResult]:
             return await tools.send_input(ctx, executionId, input, closeStdin, waitMs)
 
-        server.add_tool(send_input, name="send_input",
-                        description="Write input to an interactive command (execute_command with interactive: true), "
-                                    "after the policy checks it as that program would read it: a shell's input as "
-                                    "commands, an interpreter's as code. Returns the output that followed, with line "
-                                    "numbers, and the line it is waiting after (a prompt).",
-                        annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True))
+        server.add_tool(
+            send_input,
+            name="send_input",
+            description="Write input to an interactive command (execute_command with interactive: true), "
+            "after the policy checks it as that program would read it: a shell's input as "
+            "commands, an interpreter's as code. Returns the output that followed, with line "
+            "numbers, and the line it is waiting after (a prompt).",
+            annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True),
+        )
 
     def get_command_output(
         executionId: ExecutionId,
-        startLine: Annotated[Optional[StrictInt], Field(description="First line, 1-based; negative counts from the end.")] = None,
-        endLine: Annotated[Optional[StrictInt], Field(description="Last line, inclusive; negative counts from the end.")] = None,
-        search: Annotated[Optional[str], Field(description="Regular expression (case-insensitive) to find lines.", max_length=1000)] = None,
+        startLine: Annotated[
+            Optional[StrictInt], Field(description="First line, 1-based; negative counts from the end.")
+        ] = None,
+        endLine: Annotated[
+            Optional[StrictInt], Field(description="Last line, inclusive; negative counts from the end.")
+        ] = None,
+        search: Annotated[
+            Optional[str], Field(description="Regular expression (case-insensitive) to find lines.", max_length=1000)
+        ] = None,
         context: Annotated[StrictInt, Field(ge=0, le=50, description="Lines of context around each match.")] = 0,
         maxLines: Annotated[Optional[StrictInt], Field(ge=1, le=10000, description="Most lines returned.")] = None,
-        since: Annotated[Optional[StrictInt], Field(ge=0, description="Only the lines after this line number (the last one you saw).")] = None,
+        since: Annotated[
+            Optional[StrictInt],
+            Field(ge=0, description="Only the lines after this line number (the last one you saw)."),
+        ] = None,
     ) -> Annotated[CallToolResult, OutputResult]:
         return tools.get_command_output(executionId, startLine, endLine, search, context, maxLines, since)
 
-    server.add_tool(get_command_output, name="get_command_output",
-                    description="Read stored output of a command: a line range (negative counts from the end), the "
-                                "lines after one you saw (since), or a regex search with context and the total number "
-                                "of matches. Works while a background command is still running.",
-                    annotations=READ_ONLY)
+    server.add_tool(
+        get_command_output,
+        name="get_command_output",
+        description="Read stored output of a command: a line range (negative counts from the end), the "
+        "lines after one you saw (since), or a regex search with context and the total number "
+        "of matches. Works while a background command is still running.",
+        annotations=READ_ONLY,
+    )
 
     async def list_commands(
         status: Annotated[Optional[Status], Field(description="Only commands in this state.")] = None,
     ) -> dict[str, Any]:
         return tools.list_commands(status)
 
-    server.add_tool(list_commands, name="list_commands",
-                    description="Stored and background commands with their status, runtime, exit code, and for "
-                                "interactive ones whether stdin is open.",
-                    annotations=READ_ONLY)
+    server.add_tool(
+        list_commands,
+        name="list_commands",
+        description="Stored and background commands with their status, runtime, exit code, and for "
+        "interactive ones whether stdin is open.",
+        annotations=READ_ONLY,
+    )
 
-    def stop_command(executionId: Annotated[str, Field(description="A running background command.", max_length=64)]) -> dict[str, Any]:
+    def stop_command(
+        executionId: Annotated[str, Field(description="A running background command.", max_length=64)],
+    ) -> dict[str, Any]:
         return tools.stop_command(executionId)
 
-    server.add_tool(stop_command, name="stop_command",
-                    description="Stop a background command: its whole process tree is killed.",
-                    annotations=ToolAnnotations(destructive_hint=True, open_world_hint=False))
+    server.add_tool(
+        stop_command,
+        name="stop_command",
+        description="Stop a background command: its whole process tree is killed.",
+        annotations=ToolAnnotations(destructive_hint=True, open_world_hint=False),
+    )
 
     Shells = Literal[tuple(names)] if names else str
 
@@ -163,10 +217,13 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
     ) -> CallToolResult:
         return tools.get_config(shell)
 
-    server.add_tool(get_config, name="get_config",
-                    description="The effective policy (global settings and each enabled shell's merged rules) and the "
-                                "file it came from. Read-only: no tool can change the policy.",
-                    annotations=READ_ONLY)
+    server.add_tool(
+        get_config,
+        name="get_config",
+        description="The effective policy (global settings and each enabled shell's merged rules) and the "
+        "file it came from. Read-only: no tool can change the policy.",
+        annotations=READ_ONLY,
+    )
 
     def validate_directories(
         directories: Annotated[list[Annotated[str, Field(max_length=4096)]], Field(min_length=1, max_length=100)],
@@ -174,38 +231,53 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
     ) -> dict[str, Any]:
         return tools.validate_directories(directories, shell)
 
-    server.add_tool(validate_directories, name="validate_directories",
-                    description="Whether each directory may be a working directory, per shell, and why.",
-                    annotations=READ_ONLY)
+    server.add_tool(
+        validate_directories,
+        name="validate_directories",
+        description="Whether each directory may be a working directory, per shell, and why.",
+        annotations=READ_ONLY,
+    )
 
     async def get_current_directory(ctx: Context) -> dict[str, Any]:
         return tools.get_current_directory(ctx)
 
-    server.add_tool(get_current_directory, name="get_current_directory",
-                    description="This session's current directory (used when execute_command gets no workingDir).",
-                    annotations=READ_ONLY)
+    server.add_tool(
+        get_current_directory,
+        name="get_current_directory",
+        description="This session's current directory (used when execute_command gets no workingDir).",
+        annotations=READ_ONLY,
+    )
 
     def set_current_directory(
-        path: Annotated[str, Field(min_length=1, max_length=4096, description="An allowed directory.")], ctx: Context,
+        path: Annotated[str, Field(min_length=1, max_length=4096, description="An allowed directory.")],
+        ctx: Context,
     ) -> dict[str, Any]:
         return tools.set_current_directory(path, ctx)
 
-    server.add_tool(set_current_directory, name="set_current_directory",
-                    description="Change this session's current directory; it must be allowed by the policy.",
-                    annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
+    server.add_tool(
+        set_current_directory,
+        name="set_current_directory",
+        description="Change this session's current directory; it must be allowed by the policy.",
+        annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False),
+    )
 
     server.resource("cli://config", mime_type="application/json", description="The effective policy")(
-        tools.config_resource)
+        tools.config_resource
+    )
 
     @server.resource("cli://config/shells/{name}", mime_type="application/json", description="One shell's policy")
     def shell_resource(name: str) -> str:
         return tools.shell_resource(name)
 
     server.resource("cli://logs/list", mime_type="application/json", description="Stored executions")(
-        tools.logs_resource)
+        tools.logs_resource
+    )
 
-    @server.resource("cli://logs/commands/{id}{?startLine,endLine,search}", mime_type="text/plain",
-                     description="One execution's output: a line range or a search")
+    @server.resource(
+        "cli://logs/commands/{id}{?startLine,endLine,search}",
+        mime_type="text/plain",
+        description="One execution's output: a line range or a search",
+    )
     def log_resource(id: str, startLine: str = "1", endLine: str = "-1", search: str = "") -> str:
         return tools.log_resource(id, startLine, endLine, search)
 
@@ -217,8 +289,11 @@ def execute_description(config: ResolvedConfig, shells: list[ShellKind]) -> str:
     """execute_command's description: each shell's path format, timeout and directories."""
     shell_lines = "\n".join(
         f"- {k.value}: paths like {SHELL_FACTS[k].path_format}; timeout {config.shells[k].command_timeout} s"
-        + (f"; working directories in {', '.join(config.shells[k].allowed_paths)}"
-           if config.shells[k].restrict_working_directory else "")
+        + (
+            f"; working directories in {', '.join(config.shells[k].allowed_paths)}"
+            if config.shells[k].restrict_working_directory
+            else ""
+        )
         for k in shells
     )
     return (

@@ -84,14 +84,20 @@ class Invocation:
 # Inside WSL: kill every process whose environment carries the run's tag ($1), a few rounds (what
 # a killed process forked meanwhile carries it too). The tag reaches WSL through WSLENV.
 WSL_KILL_SCRIPT = (
-    'for round in 1 2 3; do for d in /proc/[0-9]*; do '
+    "for round in 1 2 3; do for d in /proc/[0-9]*; do "
     'if tr "\\000" "\\n" < "$d/environ" 2>/dev/null | grep -qx "SECURE_SHELL_RUN=$1"; '
     'then kill -KILL "${d#/proc/}" 2>/dev/null; fi; done; done; exit 0'
 )
 
 
-def build_invocation(kind: ShellKind, command: str, executable: str, args: tuple[str, ...], cwd: str | None,
-                     host_is_windows: bool = os.name == "nt") -> Invocation:
+def build_invocation(
+    kind: ShellKind,
+    command: str,
+    executable: str,
+    args: tuple[str, ...],
+    cwd: str | None,
+    host_is_windows: bool = os.name == "nt",
+) -> Invocation:
     """The process that runs exactly the validated `command` in shell `kind` from `cwd`.
 
     bash and Git Bash get the text after `-c` (on Windows Git Bash gets a command line whose every
@@ -124,8 +130,11 @@ def build_invocation(kind: ShellKind, command: str, executable: str, args: tuple
         rest = list(args)
         if cwd is not None:
             rest = ["--cd", cwd, *rest]
-        return Invocation((executable, *rest, command), None,
-                          tree_killer=(executable, "-e", "sh", "-c", WSL_KILL_SCRIPT, "secure-shell-kill"))
+        return Invocation(
+            (executable, *rest, command),
+            None,
+            tree_killer=(executable, "-e", "sh", "-c", WSL_KILL_SCRIPT, "secure-shell-kill"),
+        )
     argv = (executable, *args, command)
     if kind is ShellKind.GITBASH and host_is_windows:
         return Invocation(argv, cwd, " ".join(quote_for_msys(arg) for arg in argv))
@@ -139,15 +148,18 @@ LINUX_ARGUMENT_MAX = 131071  # Linux's MAX_ARG_STRLEN: the bytes of one argument
 WSL_WRAPPER_MARGIN = 4096  # room for --cd DIR and the in-distribution confinement's own arguments
 
 
-def command_line_problem(kind: ShellKind, command: str, executable: str, args: tuple[str, ...],
-                         cwd: str | None) -> str | None:
+def command_line_problem(
+    kind: ShellKind, command: str, executable: str, args: tuple[str, ...], cwd: str | None
+) -> str | None:
     """Why `command` cannot reach the shell whole, or None: cmd reads 8191 characters of a line,
     CreateProcess takes 32766 (PowerShell's -EncodedCommand is 8/3 of the text), Linux 131071 bytes
     in one argument (`bash -c TEXT`, also inside WSL)."""
     utf8 = len(command.encode("utf-8", "surrogatepass"))
     if kind in (ShellKind.BASH, ShellKind.WSL) and utf8 > LINUX_ARGUMENT_MAX:
-        return (f"the command is {utf8} bytes in UTF-8, and Linux passes at most {LINUX_ARGUMENT_MAX} in one "
-                "argument; split it into several commands")
+        return (
+            f"the command is {utf8} bytes in UTF-8, and Linux passes at most {LINUX_ARGUMENT_MAX} in one "
+            "argument; split it into several commands"
+        )
     if kind is ShellKind.BASH:
         return None
     invocation = build_invocation(kind, command, executable, args, cwd or "C:\\", host_is_windows=True)
@@ -159,8 +171,10 @@ def command_line_problem(kind: ShellKind, command: str, executable: str, args: t
     if units <= limit:
         return None
     how = " (PowerShell gets it base64-encoded, 8/3 as long)" if kind is ShellKind.POWERSHELL else ""
-    return (f"the command cannot be passed to {kind.value} whole: its command line would be {units} characters"
-            f"{how}, and at most {limit} fit; split it into several commands")
+    return (
+        f"the command cannot be passed to {kind.value} whole: its command line would be {units} characters"
+        f"{how}, and at most {limit} fit; split it into several commands"
+    )
 
 
 def quote_for_msys(argument: str) -> str:
@@ -228,7 +242,9 @@ def host_directory(dialect: PathDialect, cwd: str | None, host_is_windows: bool 
     return None
 
 
-def host_path(entry: str, dialect: PathDialect, mount_point: str, host_is_windows: bool = os.name == "nt") -> str | None:
+def host_path(
+    entry: str, dialect: PathDialect, mount_point: str, host_is_windows: bool = os.name == "nt"
+) -> str | None:
     """The host's name for an allowed path: WSL's /mnt/c/x is C:\\x on Windows, Git Bash's paths are
     Windows paths already, and a Windows path on a POSIX host is reachable only through Wine's Z:."""
     if dialect is PathDialect.WSL:

@@ -89,10 +89,14 @@ class LineReader:
             await self._fill()
 
     async def _oversized(self) -> None:
-        print(f"secure-shell: dropped an incoming message of over {MAX_MESSAGE_BYTES} bytes", file=sys.stderr,
-              flush=True)
-        await self._reply(error_reply(INVALID_REQUEST, f"Invalid Request: message larger than {MAX_MESSAGE_BYTES} "
-                                                       "bytes; it was dropped"))
+        print(
+            f"secure-shell: dropped an incoming message of over {MAX_MESSAGE_BYTES} bytes", file=sys.stderr, flush=True
+        )
+        await self._reply(
+            error_reply(
+                INVALID_REQUEST, f"Invalid Request: message larger than {MAX_MESSAGE_BYTES} bytes; it was dropped"
+            )
+        )
 
     async def _answered(self, text: str) -> bool:
         """Whether `text` was not a message to pass on: blank, or answered here with an error."""

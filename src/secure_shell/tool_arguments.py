@@ -33,15 +33,17 @@ def unknown_message(tool: str, unknown: list[str], known: list[str]) -> str:
     hints = []
     for name in unknown:
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6) or difflib.get_close_matches(
-            name.lower(), [k.lower() for k in known], n=1, cutoff=0.6)
+            name.lower(), [k.lower() for k in known], n=1, cutoff=0.6
+        )
         guess = next((k for k in known if close and k.lower() == close[0].lower()), None)
         hints.append(f"{name!r}" + (f" (did you mean {guess!r}?)" if guess else ""))
     noun = "argument" if len(unknown) == 1 else "arguments"
     return f"{tool}: unknown {noun} {', '.join(hints)}; it takes: {', '.join(known)}"
 
 
-def invalid_message(tool: str, schema: Mapping[str, Any], errors: Sequence[Mapping[str, Any]],
-                    arguments: Mapping[str, Any]) -> str:
+def invalid_message(
+    tool: str, schema: Mapping[str, Any], errors: Sequence[Mapping[str, Any]], arguments: Mapping[str, Any]
+) -> str:
     """One sentence for the first invalid argument (pydantic's errors, read back against the schema)."""
     properties: Mapping[str, Any] = schema.get("properties", {})
     required = schema.get("required", [])

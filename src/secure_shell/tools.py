@@ -102,9 +102,19 @@ class ShellTools:
 
     # --- execute_command -------------------------------------------------------------------
 
-    async def execute_command(self, ctx: Context, shell: str, command: str, working_dir: Optional[str],
-                              timeout: Optional[int], max_lines: Optional[int], background: bool,
-                              profile: Optional[str], interactive: bool = False, pty: bool = False) -> CallToolResult:
+    async def execute_command(
+        self,
+        ctx: Context,
+        shell: str,
+        command: str,
+        working_dir: Optional[str],
+        timeout: Optional[int],
+        max_lines: Optional[int],
+        background: bool,
+        profile: Optional[str],
+        interactive: bool = False,
+        pty: bool = False,
+    ) -> CallToolResult:
         if pty and not interactive:
             raise ToolError("pty: true is for interactive commands; pass interactive: true too")
         kind = ShellKind(shell)
@@ -124,18 +134,33 @@ class ShellTools:
             stdin = ("terminal" if pty else "pipe") if interactive else None
             return self._start_background(ctx, kind, command, cwd, seconds, profile, confirmed, stdin)
         lines_wanted = max_lines if max_lines is not None else self.config.logging.max_output_lines
-        result = await self._run_foreground(ctx, kind, command, cwd, seconds, profile, confirmed,
-                                            None if confirmed else checked)
+        result = await self._run_foreground(
+            ctx, kind, command, cwd, seconds, profile, confirmed, None if confirmed else checked
+        )
         if result.execution is None:
             return self._denial(result.verdict, kind)
         if result.outcome is None:
             raise ToolError(f"{result.execution.id} failed: {result.execution.error}; the command was stopped")
-        return execution_reply(result.execution, result.outcome, lines_wanted, seconds,
-                               self.config.logging.max_return_bytes,
-                               containment_note(result.execution, result.outcome, result.confinement))
+        return execution_reply(
+            result.execution,
+            result.outcome,
+            lines_wanted,
+            seconds,
+            self.config.logging.max_return_bytes,
+            containment_note(result.execution, result.outcome, result.confinement),
+        )
 
-    async def _run_foreground(self, ctx: Context, kind: ShellKind, command: str, cwd: Optional[str], seconds: int,
-                              profile: Optional[str], confirmed: bool, checked: Any) -> RunResult:
+    async def _run_foreground(
+        self,
+        ctx: Context,
+        kind: ShellKind,
+        command: str,
+        cwd: Optional[str],
+        seconds: int,
+        profile: Optional[str],
+        confirmed: bool,
+        checked: Any,
+    ) -> RunResult:
         """Run to the end, reporting progress when the client asked for it and stopping the tree
         when an HTTP client goes away. `checked` reuses the check already made (None: check again)."""
         started = time.monotonic()
@@ -149,8 +174,9 @@ class ShellTools:
                 await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s, {lines} lines so far")
 
         async def run() -> RunResult:
-            return await self.runner.run(kind, command, cwd, seconds, None, profile, origin_of(ctx), confirmed,
-                                         checked, on_start=running.append)
+            return await self.runner.run(
+                kind, command, cwd, seconds, None, profile, origin_of(ctx), confirmed, checked, on_start=running.append
+            )
 
         gone = client_gone()
         result: Optional[RunResult] = None
@@ -173,8 +199,17 @@ class ShellTools:
             raise ToolError("the client disconnected before the reply; the command was stopped")
         return result
 
-    def _start_background(self, ctx: Context, kind: ShellKind, command: str, cwd: Optional[str], seconds: int,
-                          profile: Optional[str], confirmed: bool, stdin: Optional[str]) -> CallToolResult:
+    def _start_background(
+        self,
+        ctx: Context,
+        kind: ShellKind,
+        command: str,
+        cwd: Optional[str],
+        seconds: int,
+        profile: Optional[str],
+        confirmed: bool,
+        stdin: Optional[str],
+    ) -> CallToolResult:
         prepared = _core(self.runner.prepare, kind, command, cwd, profile, confirmed)
         origin = origin_of(ctx)
         if prepared.invocation is None:
@@ -182,13 +217,25 @@ class ShellTools:
             return self._denial(prepared.verdict, kind)
         execution = _core(self.runner.start_background, prepared, kind, command, seconds, origin, stdin).execution
         if stdin is not None:
-            text = (f"started interactively as {execution.id} (stdin: {stdin}); send it input with send_input, "
-                    "read with get_command_output (since=N for new lines), end it with stop_command")
+            text = (
+                f"started interactively as {execution.id} (stdin: {stdin}); send it input with send_input, "
+                "read with get_command_output (since=N for new lines), end it with stop_command"
+            )
         else:
-            text = (f"started in the background as {execution.id}; poll with get_command_output or list_commands, "
-                    "end it with stop_command")
-        data = ExecuteResult(exitCode=None, durationMs=0, executionId=execution.id, status="running", totalLines=0,
-                             returnedLines=0, truncated=False, timedOut=False)
+            text = (
+                f"started in the background as {execution.id}; poll with get_command_output or list_commands, "
+                "end it with stop_command"
+            )
+        data = ExecuteResult(
+            exitCode=None,
+            durationMs=0,
+            executionId=execution.id,
+            status="running",
+            totalLines=0,
+            returnedLines=0,
+            truncated=False,
+            timedOut=False,
+        )
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump())
 
     def _denial(self, verdict: Verdict, shell: ShellKind) -> CallToolResult:
@@ -196,37 +243,51 @@ class ShellTools:
 
     # --- interactive input -----------------------------------------------------------------
 
-    async def send_input(self, ctx: Context, execution_id: str, text: str, close_stdin: bool,
-                         wait_ms: int) -> CallToolResult:
+    async def send_input(
+        self, ctx: Context, execution_id: str, text: str, close_stdin: bool, wait_ms: int
+    ) -> CallToolResult:
         execution = self._execution(execution_id)
         seen = execution.buffer.total_lines
         origin = origin_of(ctx)
         verdict, written = await anyio.to_thread.run_sync(
-            _core, self.runner.send_input, execution_id, text, close_stdin, origin)
+            _core, self.runner.send_input, execution_id, text, close_stdin, origin
+        )
         if verdict.decision is Decision.ASK:
             shell = ShellKind(execution.shell)
             refusal = await ask_user(ctx, shell, written, verdict, self.config.shells[shell].ask_timeout)
             if refusal is None:
                 verdict, written = await anyio.to_thread.run_sync(
-                    _core, self.runner.send_input, execution_id, text, close_stdin, origin, True)
+                    _core, self.runner.send_input, execution_id, text, close_stdin, origin, True
+                )
             else:
                 self.runner.record_denial(origin, shell, execution.command, execution.cwd, refusal)
                 verdict = refusal
         if not verdict.allowed:
             return input_denial_reply(execution, verdict, self.config.shells[ShellKind(execution.shell)].allowed_paths)
         await _await_answer(execution, wait_ms / 1000)
-        return input_reply(execution, written, seen, self.config.logging.max_return_lines,
-                           self.config.logging.max_return_bytes)
+        return input_reply(
+            execution, written, seen, self.config.logging.max_return_lines, self.config.logging.max_return_bytes
+        )
 
     # --- output ----------------------------------------------------------------------------
 
-    def get_command_output(self, execution_id: str, start: Optional[int], end: Optional[int], search: Optional[str],
-                           context: int, max_lines: Optional[int], since: Optional[int]) -> CallToolResult:
+    def get_command_output(
+        self,
+        execution_id: str,
+        start: Optional[int],
+        end: Optional[int],
+        search: Optional[str],
+        context: int,
+        max_lines: Optional[int],
+        since: Optional[int],
+    ) -> CallToolResult:
         execution = self._execution(execution_id)
         if since is not None:
             if start is not None or search is not None:
-                raise ToolError("get_command_output: 'since' reads the lines after a line number; "
-                                "leave out startLine and search with it")
+                raise ToolError(
+                    "get_command_output: 'since' reads the lines after a line number; "
+                    "leave out startLine and search with it"
+                )
             start = since + 1
         settings = self.config.logging
         limit = min(max_lines or settings.max_return_lines, settings.max_return_lines)
@@ -239,16 +300,20 @@ class ShellTools:
                 raise ToolError(f"get_command_output: {exc}") from None
         pending = execution.buffer.pending() if execution.status == "running" else ""
         lines = view.lines if view is not None else []
-        text = view.text() if view is not None else (f"no lines after line {since} yet "
-                                                       f"(status: {execution.status})")
+        text = view.text() if view is not None else (f"no lines after line {since} yet (status: {execution.status})")
         if pending:
             text += f"\n[waiting after: {visible(pending)}]"
-        data = OutputResult(executionId=execution_id, status=execution.status, totalLines=execution.buffer.total_lines,
-                            returnedLines=len(lines), lines=[line_dict(line) for line in lines],
-                            totalMatches=view.total_matches if view is not None else None,
-                            truncated=view.truncated if view is not None else False,
-                            droppedLines=list(view.dropped) if view is not None and view.dropped else None,
-                            pending=visible(pending) or None)
+        data = OutputResult(
+            executionId=execution_id,
+            status=execution.status,
+            totalLines=execution.buffer.total_lines,
+            returnedLines=len(lines),
+            lines=[line_dict(line) for line in lines],
+            totalMatches=view.total_matches if view is not None else None,
+            truncated=view.truncated if view is not None else False,
+            droppedLines=list(view.dropped) if view is not None and view.dropped else None,
+            pending=visible(pending) or None,
+        )
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump())
 
     def list_commands(self, status: Optional[str]) -> dict[str, Any]:
@@ -292,8 +357,13 @@ class ShellTools:
         for directory in directories:
             per_shell = {k.value: self.runner.checker.check_directory(k, directory) for k in kinds}
             allowed = any(r.allowed for r in per_shell.values())
-            results.append({"directory": directory, "allowed": allowed,
-                            "shells": {k: {"allowed": r.allowed, "reason": r.reason} for k, r in per_shell.items()}})
+            results.append(
+                {
+                    "directory": directory,
+                    "allowed": allowed,
+                    "shells": {k: {"allowed": r.allowed, "reason": r.reason} for k, r in per_shell.items()},
+                }
+            )
         return {"results": results, "allAllowed": all(r["allowed"] for r in results)}
 
     def get_current_directory(self, ctx: Context) -> dict[str, Any]:
@@ -331,12 +401,14 @@ class ShellTools:
         try:
             start, end = int(start_line), int(end_line)
         except ValueError:
-            raise ResourceNotFoundError(f"startLine and endLine must be integers (got {start_line!r}, "
-                                        f"{end_line!r})") from None
+            raise ResourceNotFoundError(
+                f"startLine and endLine must be integers (got {start_line!r}, {end_line!r})"
+            ) from None
         settings = self.config.logging
         try:
-            view = query_output(execution, start, end, search or None, 0, settings.max_return_lines,
-                                settings.max_return_bytes)
+            view = query_output(
+                execution, start, end, search or None, 0, settings.max_return_lines, settings.max_return_bytes
+            )
         except SecureShellError as exc:
             raise ResourceNotFoundError(str(exc)) from None
         return view.lines_text()
@@ -379,7 +451,9 @@ async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict
 
     capabilities = ctx.client_capabilities
     if capabilities is None or getattr(capabilities, "elicitation", None) is None:
-        return refused("this command needs the user's confirmation, and this client cannot ask (no elicitation support)")
+        return refused(
+            "this command needs the user's confirmation, and this client cannot ask (no elicitation support)"
+        )
     message = f"The policy asks before running this {kind.value} command:\n\n{command}\n\nWhy: {why}"
     try:
         with anyio.fail_after(timeout):
@@ -408,9 +482,11 @@ def containment_note(execution: Execution, outcome: Outcome, confinement: Option
         return None
     ruleset = confinement.ruleset
     network = "network is off" if ruleset.deny_network else "network is allowed"
-    return (f"[this command ran contained by the kernel: it may write only beneath {', '.join(ruleset.write)}, "
-            f"read the system directories, PATH and the allowed paths, and {network}; a 'Permission denied' above "
-            "may be that containment (see get_config)]")
+    return (
+        f"[this command ran contained by the kernel: it may write only beneath {', '.join(ruleset.write)}, "
+        f"read the system directories, PATH and the allowed paths, and {network}; a 'Permission denied' above "
+        "may be that containment (see get_config)]"
+    )
 
 
 async def cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:

@@ -27,8 +27,24 @@ if TYPE_CHECKING:
 
 # Too broad to be a project: refused as a start directory that would become the allowed path.
 BROAD_POSIX = ("/", "/home", "/Users", "/var", "/opt", "/srv", "/tmp", "/mnt", "/media", "/run", "/Volumes")
-SYSTEM_POSIX = ("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/boot", "/dev", "/proc",
-                "/sys", "/System", "/Library", "/private/etc", "/private/var")
+SYSTEM_POSIX = (
+    "/etc",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/boot",
+    "/dev",
+    "/proc",
+    "/sys",
+    "/System",
+    "/Library",
+    "/private/etc",
+    "/private/var",
+)
 BROAD_WINDOWS = ("C:\\Users",)
 SYSTEM_WINDOWS = ("C:\\Windows", "C:\\Program Files", "C:\\Program Files (x86)", "C:\\ProgramData")
 _DRIVE_ROOT = re.compile(r"^[A-Za-z]:\\?$")
@@ -80,8 +96,9 @@ def protected_paths(config_file: Path | None, config: ResolvedConfig) -> list[Pr
     return protected
 
 
-def boundary_problems(config: ResolvedConfig, protected: Iterable[Protected],
-                      host: HostSupport | None = None) -> list[str]:
+def boundary_problems(
+    config: ResolvedConfig, protected: Iterable[Protected], host: HostSupport | None = None
+) -> list[str]:
     """One sentence for each protected path that some enabled shell's commands could write. With
     `host`, a shell whose filesystem containment the kernel enforces writes only where it allows."""
     problems: list[str] = []
@@ -90,8 +107,10 @@ def boundary_problems(config: ResolvedConfig, protected: Iterable[Protected],
         links = _hard_links(target)
         if links > 1:
             # Another name of the same file may lie anywhere on its filesystem, an allowed path included.
-            problems.append(f"the {item.what} {item.path} has {links} hard links, and one of them may lie where "
-                            f"commands can write; give the {item.what} a single name")
+            problems.append(
+                f"the {item.what} {item.path} has {links} hard links, and one of them may lie where "
+                f"commands can write; give the {item.what} a single name"
+            )
             continue
         for policy in config.enabled_shells:
             settings = config.sandbox[policy.shell]
@@ -103,27 +122,34 @@ def boundary_problems(config: ResolvedConfig, protected: Iterable[Protected],
     return problems
 
 
-def _writable_by(policy: ShellPolicy, sandbox_writable: tuple[str, ...], contained: bool, item: Protected,
-                 target: str) -> str | None:
+def _writable_by(
+    policy: ShellPolicy, sandbox_writable: tuple[str, ...], contained: bool, item: Protected, target: str
+) -> str | None:
     shell = policy.shell.value
     for entry in sandbox_writable:
         if _within_host(target, os.path.realpath(entry)):
-            return (f"the {item.what} {item.path} lies inside the {shell} shell's sandbox.writablePaths entry "
-                    f"{entry}, so commands could rewrite it; keep the {item.what} outside every writable path")
+            return (
+                f"the {item.what} {item.path} lies inside the {shell} shell's sandbox.writablePaths entry "
+                f"{entry}, so commands could rewrite it; keep the {item.what} outside every writable path"
+            )
     if not policy.restrict_working_directory and not contained:
         if _os_writable(target):
-            return (f"the {item.what} {item.path} can be rewritten by commands: the {shell} shell does not restrict "
-                    "paths (restrictWorkingDirectory: false), so its commands may write wherever this user can. "
-                    f"Restrict the {shell} shell's paths, or make the {item.what} and its directory read-only "
-                    "to this user")
+            return (
+                f"the {item.what} {item.path} can be rewritten by commands: the {shell} shell does not restrict "
+                "paths (restrictWorkingDirectory: false), so its commands may write wherever this user can. "
+                f"Restrict the {shell} shell's paths, or make the {item.what} and its directory read-only "
+                "to this user"
+            )
         return None
     for entry in policy.allowed_paths:
         root = host_path(entry, policy.path_dialect, policy.mount_point)
         if root is None:
             continue
         if _within_host(target, os.path.realpath(root)):
-            return (f"the {item.what} {item.path} lies inside the {shell} shell's allowed path {entry}, so commands "
-                    f"could rewrite it; keep the {item.what} outside every allowed path")
+            return (
+                f"the {item.what} {item.path} lies inside the {shell} shell's allowed path {entry}, so commands "
+                f"could rewrite it; keep the {item.what} outside every allowed path"
+            )
     return None
 
 

@@ -36,8 +36,9 @@ def test_environment_variable_comes_second(places: dict[str, Path]) -> None:
 
 
 @pytest.mark.parametrize("name", ["secure-shell.yaml", "secure-shell.yml", "secure-shell.json"])
-def test_a_config_file_in_the_working_directory_is_never_read(places: dict[str, Path], name: str,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_config_file_in_the_working_directory_is_never_read(
+    places: dict[str, Path], name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The working directory is where the agent writes: a policy found there would be the agent's."""
     (places["cwd"] / name).write_text("global:\n  paths:\n    allowedPaths: [/]\n")
     monkeypatch.chdir(places["cwd"])

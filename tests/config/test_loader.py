@@ -42,11 +42,26 @@ def test_unknown_top_level_key_of_legacy_format_is_an_error() -> None:
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("global:\n  security:\n    commandTimeout: 0\n", "global.security.commandTimeout: Input should be greater than or equal to 1"),
-        ("global:\n  security:\n    commandTimeout: 3601\n", "global.security.commandTimeout: Input should be less than or equal to 3600"),
-        ("global:\n  security:\n    commandTimeout: '30'\n", "global.security.commandTimeout: Input should be a valid integer, got str '30'"),
-        ("global:\n  logging:\n    maxOutputLines: 10001\n", "global.logging.maxOutputLines: Input should be less than or equal to 10000"),
-        ("global:\n  security:\n    restrictWorkingDirectory: 'yes please'\n", "global.security.restrictWorkingDirectory: Input should be a valid boolean"),
+        (
+            "global:\n  security:\n    commandTimeout: 0\n",
+            "global.security.commandTimeout: Input should be greater than or equal to 1",
+        ),
+        (
+            "global:\n  security:\n    commandTimeout: 3601\n",
+            "global.security.commandTimeout: Input should be less than or equal to 3600",
+        ),
+        (
+            "global:\n  security:\n    commandTimeout: '30'\n",
+            "global.security.commandTimeout: Input should be a valid integer, got str '30'",
+        ),
+        (
+            "global:\n  logging:\n    maxOutputLines: 10001\n",
+            "global.logging.maxOutputLines: Input should be less than or equal to 10000",
+        ),
+        (
+            "global:\n  security:\n    restrictWorkingDirectory: 'yes please'\n",
+            "global.security.restrictWorkingDirectory: Input should be a valid boolean",
+        ),
         ("transport:\n  httpPort: 70000\n", "transport.httpPort: Input should be less than or equal to 65535"),
         ("transport:\n  mode: carrier-pigeon\n", "transport.mode: Input should be 'stdio', 'http' or 'sse'"),
     ],
@@ -85,16 +100,20 @@ def test_unknown_operator_is_an_error() -> None:
     assert "global.restrictions.blockedOperators[1]: unknown operator '@@'" in message
 
 
-@pytest.mark.parametrize("entry", ["'rm  -rf'", "' git status'", "'git status '", "\"git\\tstatus\"", "''",
-                                   "'" + " ".join(["w"] * 17) + "'"])
+@pytest.mark.parametrize(
+    "entry", ["'rm  -rf'", "' git status'", "'git status '", '"git\\tstatus"', "''", "'" + " ".join(["w"] * 17) + "'"]
+)
 def test_command_entries_are_words_one_space_apart(entry: str) -> None:
     [message] = errors_of(f"global:\n  restrictions:\n    blockedCommands: [{entry}]\n")
     assert "is not a command entry" in message or "more than 16 words" in message
 
 
 def test_command_entries_may_name_a_form() -> None:
-    config = load_text("global:\n  restrictions:\n    blockedCommands: ['git push --force']\n"
-                       "    allowedCommands: ['git status', 'npm run test']\n    askCommands: ['git push']\n", "t.yaml")
+    config = load_text(
+        "global:\n  restrictions:\n    blockedCommands: ['git push --force']\n"
+        "    allowedCommands: ['git status', 'npm run test']\n    askCommands: ['git push']\n",
+        "t.yaml",
+    )
     assert config.global_.restrictions.allowed_commands == ["git status", "npm run test"]
 
 

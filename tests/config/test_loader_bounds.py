@@ -15,10 +15,15 @@ from secure_shell.errors import ConfigError
 
 MIB = 1 << 20
 LOL = ", ".join(["lol"] * 9)
-ALIAS_BOMB = "a: &a [" + LOL + "]\n" + "".join(
-    f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi", strict=True))
+ALIAS_BOMB = (
+    "a: &a ["
+    + LOL
+    + "]\n"
+    + "".join(f"{n}: &{n} [{', '.join([f'*{p}'] * 9)}]\n" for p, n in zip("abcdefgh", "bcdefghi", strict=True))
+)
 MERGE_BOMB = "a: &a {x: 1, y: 2}\n" + "".join(
-    f"{n}: &{n} {{<<: [{', '.join([f'*{p}'] * 9)}]}}\n" for p, n in zip("abcdefgh", "bcdefghi", strict=True))
+    f"{n}: &{n} {{<<: [{', '.join([f'*{p}'] * 9)}]}}\n" for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+)
 
 HOSTILE = {
     "alias bomb (under 1 KB)": (ALIAS_BOMB, False),
@@ -68,13 +73,39 @@ def test_the_alias_bomb_is_refused_for_its_size_with_a_line() -> None:
 
 
 def test_the_shipped_kind_of_config_still_loads() -> None:
-    text = "global:\n  restrictions:\n    blockedCommands: &common [rm, sudo]\nshells:\n  bash:\n    overrides:\n" \
-           "      restrictions:\n        blockedCommands: *common\n"
+    text = (
+        "global:\n  restrictions:\n    blockedCommands: &common [rm, sudo]\nshells:\n  bash:\n    overrides:\n"
+        "      restrictions:\n        blockedCommands: *common\n"
+    )
     assert load_text(text, "ok.yaml").global_.restrictions.blocked_commands == ["rm", "sudo"]
 
 
-PIECES = st.sampled_from(["a: ", "&x ", "*x ", "[", "]", "{", "}", ", ", "- ", "\n", "  ", "<<: ", "x", "'q'", "!!str ",
-                          "&y ", "*y", "? ", "|\n", "#c\n", "---\n", "9"])
+PIECES = st.sampled_from(
+    [
+        "a: ",
+        "&x ",
+        "*x ",
+        "[",
+        "]",
+        "{",
+        "}",
+        ", ",
+        "- ",
+        "\n",
+        "  ",
+        "<<: ",
+        "x",
+        "'q'",
+        "!!str ",
+        "&y ",
+        "*y",
+        "? ",
+        "|\n",
+        "#c\n",
+        "---\n",
+        "9",
+    ]
+)
 
 
 @settings(max_examples=40, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))

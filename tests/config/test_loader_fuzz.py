@@ -11,20 +11,86 @@ from secure_shell.config.loader import load_text
 from secure_shell.config.resolve import resolve
 from secure_shell.errors import ConfigError
 
-KEYS = ["global", "security", "restrictions", "paths", "logging", "shells", "bash", "cmd", "wsl", "overrides",
-        "blockedCommands", "allowedPaths", "initialDir", "commandTimeout", "maxOutputLines", "profiles", "env",
-        "transport", "httpPort", "replace", "askCommands", "audit", "resources", "environment", "comandTimeout"]
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10, 1 << 40), st.floats(allow_nan=False),
-                    st.sampled_from(["/abs", "C:\\x", "rel", "re:(", "&", "*", "~", "", "C:", "\\\\.\\x"]),
-                    st.text(max_size=8))
-VALUES = st.recursive(SCALARS, lambda children: st.lists(children, max_size=4)
-                      | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=6), children, max_size=4),
-                      max_leaves=20)
-YAML_PIECES = st.lists(st.sampled_from(["global:", "\n", "  ", "security:", " {", "}", "[", "]", ": ", "- ", "'",
-                                        '"', "&a", "*a", "!!python/object", "%YAML", "---", "...", "#", ",", "\t",
-                                        "commandTimeout", "5", "yes", "~", "@", "`"]), max_size=40).map("".join)
-SETTINGS = settings(max_examples=3000, deadline=None, database=None, derandomize=True,
-                    suppress_health_check=list(HealthCheck))
+KEYS = [
+    "global",
+    "security",
+    "restrictions",
+    "paths",
+    "logging",
+    "shells",
+    "bash",
+    "cmd",
+    "wsl",
+    "overrides",
+    "blockedCommands",
+    "allowedPaths",
+    "initialDir",
+    "commandTimeout",
+    "maxOutputLines",
+    "profiles",
+    "env",
+    "transport",
+    "httpPort",
+    "replace",
+    "askCommands",
+    "audit",
+    "resources",
+    "environment",
+    "comandTimeout",
+]
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-10, 1 << 40),
+    st.floats(allow_nan=False),
+    st.sampled_from(["/abs", "C:\\x", "rel", "re:(", "&", "*", "~", "", "C:", "\\\\.\\x"]),
+    st.text(max_size=8),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+YAML_PIECES = st.lists(
+    st.sampled_from(
+        [
+            "global:",
+            "\n",
+            "  ",
+            "security:",
+            " {",
+            "}",
+            "[",
+            "]",
+            ": ",
+            "- ",
+            "'",
+            '"',
+            "&a",
+            "*a",
+            "!!python/object",
+            "%YAML",
+            "---",
+            "...",
+            "#",
+            ",",
+            "\t",
+            "commandTimeout",
+            "5",
+            "yes",
+            "~",
+            "@",
+            "`",
+        ]
+    ),
+    max_size=40,
+).map("".join)
+SETTINGS = settings(
+    max_examples=3000, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
 
 
 def loads_or_config_error(text: str, is_json: bool) -> None:

@@ -84,8 +84,7 @@ def test_mixed_dialect_paths_go_to_the_shells_that_can_use_them() -> None:
 
 def test_wsl_mount_point_is_configurable() -> None:
     config = resolved(
-        "global:\n  paths:\n    allowedPaths: ['D:\\data']\n"
-        "shells:\n  wsl:\n    wslConfig: {mountPoint: /win}\n"
+        "global:\n  paths:\n    allowedPaths: ['D:\\data']\nshells:\n  wsl:\n    wslConfig: {mountPoint: /win}\n"
     )
     assert config.shells[ShellKind.WSL].allowed_paths == ("/win/d/data",)
 
@@ -159,7 +158,8 @@ def test_paths_are_normalised_lexically() -> None:
 def test_executable_defaults_and_overrides() -> None:
     config = resolved("shells:\n  cmd:\n    executable: {command: 'C:\\cmd.exe', args: ['/c']}\n")
     assert (config.shells[ShellKind.BASH].executable, config.shells[ShellKind.BASH].executable_args) == (
-        "bash", ("--noprofile", "--norc", "-c"),
+        "bash",
+        ("--noprofile", "--norc", "-c"),
     )
     assert config.shells[ShellKind.CMD].executable_args == ("/c",)
 
@@ -193,13 +193,19 @@ def test_relative_start_dir_is_a_config_error() -> None:
 
 
 def test_every_list_entry_says_where_it_comes_from() -> None:
-    text = ("global:\n  restrictions:\n    blockedCommands: [shutdown]\nshells:\n  bash:\n    overrides:\n"
-            "      restrictions:\n        blockedCommands: [rm]\n        blockedOperators: ['|']\n"
-            "  powershell:\n    overrides:\n      restrictions:\n        blockedCommands: {replace: [Remove-Item]}\n")
+    text = (
+        "global:\n  restrictions:\n    blockedCommands: [shutdown]\nshells:\n  bash:\n    overrides:\n"
+        "      restrictions:\n        blockedCommands: [rm]\n        blockedOperators: ['|']\n"
+        "  powershell:\n    overrides:\n      restrictions:\n        blockedCommands: {replace: [Remove-Item]}\n"
+    )
     config = resolve(load_text(text, "t.yaml"), "t.yaml", "/home/u/proj")
     cmd = config.shells[ShellKind.CMD].to_dict()["origins"]
-    assert cmd["blockedCommands"] == {"shutdown": "global", "del": "shell default", "rd": "shell default",
-                                      "rmdir": "shell default"}
+    assert cmd["blockedCommands"] == {
+        "shutdown": "global",
+        "del": "shell default",
+        "rd": "shell default",
+        "rmdir": "shell default",
+    }
     assert set(cmd["blockedArguments"].values()) == {"global default"}
     bash = config.shells[ShellKind.BASH].to_dict()["origins"]
     assert bash["blockedCommands"] == {"shutdown": "global", "rm": "shell"}

@@ -41,8 +41,12 @@ def main(argv: list[str]) -> int:
 def linux_environment(windows: dict) -> dict:
     """As WSL does: the distribution's own variables, and of the caller's only those WSLENV lists
     (NAME as it is, NAME/p a path, NAME/l a list of paths; NAME/w goes only the other way)."""
-    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-           "HOME": windows.get("HOME", "/root"), "WSL_DISTRO_NAME": "Emulated", "LANG": "C.UTF-8"}
+    env = {
+        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOME": windows.get("HOME", "/root"),
+        "WSL_DISTRO_NAME": "Emulated",
+        "LANG": "C.UTF-8",
+    }
     for entry in windows.get("WSLENV", "").split(":"):
         name, _, flags = entry.partition("/")
         if not name or name not in windows or ("w" in flags and "u" not in flags):

@@ -47,8 +47,13 @@ def policy_for(shell: str) -> ShellPolicy:
 
 
 def cwd_for(shell: str) -> str:
-    return {"bash": POSIX_PROJECT, "wsl": "/mnt/c/Users/u/proj", "gitbash": WINDOWS_PROJECT,
-            "cmd": WINDOWS_PROJECT, "powershell": WINDOWS_PROJECT}[shell]
+    return {
+        "bash": POSIX_PROJECT,
+        "wsl": "/mnt/c/Users/u/proj",
+        "gitbash": WINDOWS_PROJECT,
+        "cmd": WINDOWS_PROJECT,
+        "powershell": WINDOWS_PROJECT,
+    }[shell]
 
 
 def check(shell: str, command: str, policy: ShellPolicy | None = None) -> Verdict:
@@ -71,6 +76,7 @@ def assert_allowed(verdict: Verdict, command: str) -> None:
 
 # --- the execution oracle: real bash in a scratch project -----------------------------------------
 
+
 def scratch_project(tmp_path: Path, *subdirectories: str) -> tuple[Path, ShellPolicy]:
     """tmp/project (holding victim.txt and the given subdirectories, the one allowed path) beside
     tmp/outside, and the bash policy for it."""
@@ -83,8 +89,14 @@ def scratch_project(tmp_path: Path, *subdirectories: str) -> tuple[Path, ShellPo
     return project, build_config(paths__allowedPaths=[str(project)]).shells[ShellKind.BASH]
 
 
-def denied_then_run(tmp_path: Path, command: str, *subdirectories: str, start: str = "",
-                    realpath: Callable[[str], str] | None = None, links: dict[str, str] | None = None) -> Verdict:
+def denied_then_run(
+    tmp_path: Path,
+    command: str,
+    *subdirectories: str,
+    start: str = "",
+    realpath: Callable[[str], str] | None = None,
+    links: dict[str, str] | None = None,
+) -> Verdict:
     """Check `command` in a scratch project (from `start` below it; `links`: name -> target made in it
     first) and assert it is denied; then run it there with real bash, for the test to see what it
     really did. Returns the verdict."""
@@ -100,5 +112,11 @@ def denied_then_run(tmp_path: Path, command: str, *subdirectories: str, start: s
 
 def run_bash(command: str, cwd: Path, home: Path) -> None:
     """Run `command` as the executor's bash would, without a profile, for what it does to the disk."""
-    subprocess.run(["bash", "--noprofile", "--norc", "-c", command], cwd=cwd, capture_output=True, timeout=60,
-                   check=False, env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home)})
+    subprocess.run(
+        ["bash", "--noprofile", "--norc", "-c", command],
+        cwd=cwd,
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home)},
+    )

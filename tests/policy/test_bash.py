@@ -6,8 +6,25 @@ from __future__ import annotations
 import pytest
 
 from secure_shell.shells import ShellKind
-from tests.policy.conftest import (B, D, P, U, N, F, X, V, S, I, W, C, CONFIG, assert_allowed, assert_denied, build_config,
-                                  check)
+from tests.policy.conftest import (
+    B,
+    D,
+    P,
+    U,
+    N,
+    F,
+    X,
+    V,
+    S,
+    I,
+    W,
+    C,
+    CONFIG,
+    assert_allowed,
+    assert_denied,
+    build_config,
+    check,
+)
 
 
 DENIED = [
@@ -69,7 +86,7 @@ DENIED = [
     ("a[$(rm x)]=1", B),
     ("echo ${x@P}", X),
     ("ls > $(rm x)", B),
-    ("cat <<< \"$(rm x)\"", B),
+    ('cat <<< "$(rm x)"', B),
     ("cat <<EOF\n$(rm x)\nEOF", B),
     ("cat <<EOF\n`rm x`\nEOF", B),
     ("cat <<-EOF\n\t$(sudo id)\n\tEOF", B),
@@ -182,7 +199,7 @@ DENIED = [
     ("eval rm x", B),
     ('eval "$(echo rm) x"', N),
     ("eval $CMD", N),
-    ("bash -c \"$X\"", N),
+    ('bash -c "$X"', N),
     ("trap 'rm x' EXIT", B),
     ("echo 'rm x' | bash", N),
     ("cat script | sh", N),
@@ -198,7 +215,7 @@ DENIED = [
     ("su -c 'rm x'", B),
     # nested other dialects
     ("cmd.exe /c del x", B),
-    ("cmd /c \"del x\"", B),
+    ('cmd /c "del x"', B),
     ("cmd.exe /c shutdown /s", B),
     ("powershell -Command Remove-Item x", B),
     ("powershell.exe -c 'rm x'", B),
@@ -269,7 +286,7 @@ DENIED = [
     ("watch -tx rm x", B),
     ("watch -xn1 rm x", B),
     ("[ -f x ] && rm x", B),
-    ("[ \"$(rm x)\" = y ]", B),
+    ('[ "$(rm x)" = y ]', B),
     ("echo $(ls && rm x)", B),
     ("cat <(cd x || rm y)", B),
     # arithmetic evaluates variables as code
@@ -285,8 +302,8 @@ DENIED = [
     ("python3 -c \"import subprocess; subprocess.run(['sudo', 'ls'])\"", B),
     ("python3 -c \"open('/etc/passwd').read()\"", P),
     # every string of inline code is read, however many there are, or the code is refused
-    ("python3 -c \"" + ";".join(f"os.system('ls {i}')" for i in range(70)) + ";os.system('rm x')\"", B),
-    ("python3 -c \"" + "'' " * 257 + ";os.system('rm x')\"", I),
+    ('python3 -c "' + ";".join(f"os.system('ls {i}')" for i in range(70)) + ";os.system('rm x')\"", B),
+    ('python3 -c "' + "'' " * 257 + ";os.system('rm x')\"", I),
     # a program nobody modelled may run what the text it reads names, as what its arguments name
     ("expect <<< 'spawn rm x'", "may-run-blocked-command"),
     # text find and xargs fill in at run time, where it would be a command or code
@@ -322,7 +339,7 @@ DENIED = [
     ("vim '+!rm x' f.txt", I),
     ("tar --checkp=exec=x -cf a.tar .", N),
     ("alias x='rm -rf src'", B),
-    ("alias x=\"$(cat f)\"", S),
+    ('alias x="$(cat f)"', S),
     ("strace -o out.txt --follow-forks rm x", B),
     ("vi +'!rm x' f", I),
     ("npx -c 'rm x'", B),
@@ -395,16 +412,16 @@ DENIED = [
 
 ALLOWED = [
     # idioms: IFS for one read, a lowercase variable, [ tests, lists inside substitutions
-    "while IFS= read -r line; do echo \"$line\"; done < f.txt",
+    'while IFS= read -r line; do echo "$line"; done < f.txt',
     "IFS=, read a b <<< 'x,y'",
     "IFS=x ls",
-    "path=src; ls \"$path\"",
+    'path=src; ls "$path"',
     "read -r path < f.txt",
-    "for path in a b; do echo \"$path\"; done",
+    'for path in a b; do echo "$path"; done',
     "local path=1",
     "[ -f package.json ] && npm install",
     "if [ -d src ]; then ls src; fi",
-    "[ \"$a\" != b -a ! -d src ] || echo no",
+    '[ "$a" != b -a ! -d src ] || echo no',
     "echo $(git rev-parse HEAD && date)",
     "diff <(cd src && ls) <(ls)",
     "xargs -0n1 echo",
@@ -434,8 +451,8 @@ ALLOWED = [
     "git log --oneline -n 20",
     "git diff HEAD~1 -- src/",
     "git commit -m 'fix: thing; cleanup && more'",
-    "git commit -m \"fix; cleanup\"",
-    'git commit -m "$(cat <<\'EOF\'\nfix: a thing\n\nmore text\nEOF\n)"',
+    'git commit -m "fix; cleanup"',
+    "git commit -m \"$(cat <<'EOF'\nfix: a thing\n\nmore text\nEOF\n)\"",
     "git add -A && git commit -m wip",
     "git checkout -b feature/x",
     "git push origin feature/x",
@@ -473,13 +490,13 @@ ALLOWED = [
     "make -j4",
     "make -C sub all",
     "cmake -S . -B build && cmake --build build",
-    "echo \"rm is a word\"",
+    'echo "rm is a word"',
     "echo 'rm -rf /'",
-    "echo \"a|b\"",
+    'echo "a|b"',
     "echo 'a;b&&c'",
     "echo a\\;b",
     "echo $HOME",
-    "echo \"Hello $USER\"",
+    'echo "Hello $USER"',
     "echo ~",
     "ls ~/proj",
     "printf '%s\\n' a b c",
@@ -517,11 +534,11 @@ ALLOWED = [
     "cd /home/u/proj/src && make",
     "cd ~/proj",
     "pushd src && popd",
-    "for f in *.py; do wc -l \"$f\"; done",
+    'for f in *.py; do wc -l "$f"; done',
     "for f in a b c; do echo $f; done",
     "for i in 1 2 3; do echo $i; done",
     "for ((i=0; i<3; i++)); do echo $i; done",
-    "while read -r line; do echo \"$line\"; done < input.txt",
+    'while read -r line; do echo "$line"; done < input.txt',
     "if [ -f x ]; then cat x; else echo none; fi",
     "case $1 in start) echo s;; stop) echo t;; esac",
     "[[ -f x && -r x ]] && cat x",
@@ -541,7 +558,7 @@ ALLOWED = [
     "tr a-z A-Z <<< hello",
     "diff <(sort a.txt) <(sort b.txt)",
     "echo $(date +%Y)",
-    "echo \"$(git rev-parse HEAD)\"",
+    'echo "$(git rev-parse HEAD)"',
     "wc -l $(git ls-files) | tail -1" if False else "ls | wc -l",
     "sed -i 's/foo/bar/g' file.txt",
     "sed -n '1,10p' file.txt",
@@ -590,7 +607,7 @@ ALLOWED = [
     "printf 'a\\nb\\n' | sort -r",
     "echo hi >&2",
     "exec 2>&1",
-    "ls -1 | while read f; do echo \"$f\"; done",
+    'ls -1 | while read f; do echo "$f"; done',
     "mkdir -p build && cd build && cmake ..",
     "cat /dev/null > empty.txt",
     "echo ok > ./out/result.txt",
@@ -659,12 +676,15 @@ def test_gitbash_allows(command: str) -> None:
 
 # ssh under a policy that does not block ssh or rsync themselves (the shipped default does): the remote command
 # is checked as bash, and options that run a program here are refused.
-SSH_POLICY = build_config(restrictions__blockedCommands=[
-    c for c in CONFIG.shells[ShellKind.BASH].blocked_commands if c not in ("ssh", "rsync")]).shells[ShellKind.BASH]
+SSH_POLICY = build_config(
+    restrictions__blockedCommands=[
+        c for c in CONFIG.shells[ShellKind.BASH].blocked_commands if c not in ("ssh", "rsync")
+    ]
+).shells[ShellKind.BASH]
 SSH_DENIED = [
     ("ssh user@example.com rm -rf src", B),
     ("ssh host 'echo $(rm x)'", B),
-    ("ssh -t host \"cd /tmp && rm x\"", B),
+    ('ssh -t host "cd /tmp && rm x"', B),
     ("ssh -o 'ProxyCommand rm x' host", N),
     ("ssh -oProxyCommand=x host", N),
     ("ssh -o RemoteCommand=rm host", N),

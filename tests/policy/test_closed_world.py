@@ -42,11 +42,16 @@ TWINS = [
     ("cmd", "if exist x @del x", B, "if exist x @echo x"),
     ("cmd", "for %i in (a) do @del %i", B, "for %i in (a) do @echo %i"),
     ("cmd", "cmd/c del x", B, "cmd/c dir"),
-    ("cmd", "start /b \"t\" del x", B, "start /b \"t\" notepad x"),
+    ("cmd", 'start /b "t" del x', B, 'start /b "t" notepad x'),
     ("cmd", "conhost del x", M, "conhost notepad"),
     # PowerShell: ForEach-Object NAME calls that method
     ("powershell", "Get-ChildItem | % Delete", M, "Get-ChildItem | % Name"),
-    ("powershell", "Get-ChildItem | ForEach-Object -MemberName Delete", M, "Get-ChildItem | ForEach-Object -MemberName Length"),
+    (
+        "powershell",
+        "Get-ChildItem | ForEach-Object -MemberName Delete",
+        M,
+        "Get-ChildItem | ForEach-Object -MemberName Length",
+    ),
     ("powershell", "Get-Process | % Kill", M, "Get-Process | % Id"),
     ("powershell", "somewrapper Remove-Item x", M, "Select-Object Remove-Item"),
 ]

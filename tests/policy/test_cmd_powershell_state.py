@@ -17,9 +17,13 @@ TWINS = [
     ("cmd", "tool --out=..\\x", P, "tool --out=build\\x"),
     # for loops: /r walks below its root, /f reads the files in its set
     ("cmd", "for /r .. %f in (*) do type %f", P, "for /r src %f in (*.txt) do type %f"),
-    ("cmd", "for /f \"delims=\" %l in (..\\secret) do echo %l", P, "for /f \"delims=\" %l in (notes.txt) do echo %l"),
-    ("cmd", "for /f \"usebackq delims=\" %l in (\"..\\my secret\") do echo %l", P,
-     "for /f \"tokens=1\" %l in (\"a b c\") do echo %l"),
+    ("cmd", 'for /f "delims=" %l in (..\\secret) do echo %l', P, 'for /f "delims=" %l in (notes.txt) do echo %l'),
+    (
+        "cmd",
+        'for /f "usebackq delims=" %l in ("..\\my secret") do echo %l',
+        P,
+        'for /f "tokens=1" %l in ("a b c") do echo %l',
+    ),
     # %=C:% is the current directory of drive C
     ("cmd", "type %=C:%\\..\\x", U, "type %USERPROFILE%\\proj\\x"),
     # PowerShell: variables and properties that change what later commands do

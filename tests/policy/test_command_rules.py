@@ -111,13 +111,16 @@ def test_an_unknown_runner_naming_the_program_of_a_blocked_form_is_refused() -> 
     assert "'git push --force'" in verdict.reasons[0].message
 
 
-@pytest.mark.parametrize("command, decision", [
-    ("git push", Decision.ASK),
-    ("git push origin main", Decision.ASK),
-    ("git -C x push", Decision.ASK),
-    ("git status", Decision.ALLOW),
-    ("git push --force", Decision.DENY),  # blocked wins over ask
-])
+@pytest.mark.parametrize(
+    "command, decision",
+    [
+        ("git push", Decision.ASK),
+        ("git push origin main", Decision.ASK),
+        ("git -C x push", Decision.ASK),
+        ("git status", Decision.ALLOW),
+        ("git push --force", Decision.DENY),  # blocked wins over ask
+    ],
+)
 def test_ask_forms(command: str, decision: Decision) -> None:
     chosen = policy("bash", blockedCommands=BLOCK_LIST, askCommands=["git push"])
     assert decide(command, chosen, cwd_for("bash"), ENV).decision is decision
@@ -140,11 +143,19 @@ def test_single_word_entries_keep_their_meaning() -> None:
 STRICT = Path(__file__).parents[2] / "config" / "strict.yaml"
 
 
-@pytest.mark.parametrize("command, allowed", [
-    ("git status", True), ("git -C /srv/project log --oneline", True), ("git diff HEAD~1", True),
-    ("git push", False), ("git commit -am x", False), ("git reset --hard", False), ("git checkout .", False),
-    ("git diff --output=x", False),
-])
+@pytest.mark.parametrize(
+    "command, allowed",
+    [
+        ("git status", True),
+        ("git -C /srv/project log --oneline", True),
+        ("git diff HEAD~1", True),
+        ("git push", False),
+        ("git commit -am x", False),
+        ("git reset --hard", False),
+        ("git checkout .", False),
+        ("git diff --output=x", False),
+    ],
+)
 def test_the_shipped_strict_policy_lets_git_read_only(command: str, allowed: bool) -> None:
     config = resolve(load_file(STRICT), str(STRICT), "/srv/project")
     verdict = decide(command, config.shells[ShellKind.BASH], "/srv/project", ENV)

@@ -18,23 +18,34 @@ def with_rules(shell: str, **overrides: object):  # noqa: ANN201 - a ShellPolicy
     return build_config(**overrides).shells[ShellKind(shell)]
 
 
-@pytest.mark.parametrize("argument, blocked", [
-    ("--no-preserve-root", True),
-    ("--no-preserve", True),
-    ("--NO-PRESERVE-ROOT", True),
-    ("--no-preserve-root=yes", True),
-    ("--no", False),
-    ("--preserve-root", False),
-])
+@pytest.mark.parametrize(
+    "argument, blocked",
+    [
+        ("--no-preserve-root", True),
+        ("--no-preserve", True),
+        ("--NO-PRESERVE-ROOT", True),
+        ("--no-preserve-root=yes", True),
+        ("--no", False),
+        ("--preserve-root", False),
+    ],
+)
 def test_long_options_match_their_abbreviations(argument: str, blocked: bool) -> None:
     verdict = check("bash", f"chmod -R {argument} 755 x")
     assert ("blocked-argument" in verdict.rules) is blocked, verdict.rules
 
 
-@pytest.mark.parametrize("argument, blocked", [
-    ("-EncodedCommand", True), ("-enc", True), ("-ENCODED", True), ("\u2013enc", True), ("-encodedcommand:x", True),
-    ("-e", False), ("-x", False),
-])
+@pytest.mark.parametrize(
+    "argument, blocked",
+    [
+        ("-EncodedCommand", True),
+        ("-enc", True),
+        ("-ENCODED", True),
+        ("\u2013enc", True),
+        ("-encodedcommand:x", True),
+        ("-e", False),
+        ("-x", False),
+    ],
+)
 def test_powershell_parameters_match_their_abbreviations(argument: str, blocked: bool) -> None:
     policy = with_rules("powershell", restrictions__blockedArguments=["-EncodedCommand"])
     verdict = decide(f"Write-Output {argument}", policy, cwd_for("powershell"), ENV)
@@ -67,19 +78,39 @@ def test_wildcards_in_command_lists() -> None:
     assert decide("git-lfs pull", policy, cwd_for("bash"), ENV).allowed
 
 
-@pytest.mark.parametrize("command, operator", [
-    ("ls | wc", "|"), ("ls || true", "||"), ("ls && ls", "&&"), ("ls; ls", ";"), ("ls\nls", "newline"),
-    ("ls &", "&"), ("echo $(ls)", "$("), ("echo `ls`", "`"), ("ls > out", ">"), ("cat <(ls)", "<("),
-])
+@pytest.mark.parametrize(
+    "command, operator",
+    [
+        ("ls | wc", "|"),
+        ("ls || true", "||"),
+        ("ls && ls", "&&"),
+        ("ls; ls", ";"),
+        ("ls\nls", "newline"),
+        ("ls &", "&"),
+        ("echo $(ls)", "$("),
+        ("echo `ls`", "`"),
+        ("ls > out", ">"),
+        ("cat <(ls)", "<("),
+    ],
+)
 def test_blocked_operators_are_real_operators(command: str, operator: str) -> None:
     policy = with_rules("bash", restrictions__blockedOperators=["|", "&", ";", "`", "$(", ">", "<("])
     verdict = decide(command, policy, cwd_for("bash"), ENV)
     assert [r.text for r in verdict.reasons if r.rule == "blocked-operator"] == [operator]
 
 
-@pytest.mark.parametrize("command", [
-    "echo 'a|b'", 'echo "a;b"', "echo a\\|b", "ls 2>&1", "grep 'x&y' f", "echo '$(not)'", "echo \\`x",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'a|b'",
+        'echo "a;b"',
+        "echo a\\|b",
+        "ls 2>&1",
+        "grep 'x&y' f",
+        "echo '$(not)'",
+        "echo \\`x",
+    ],
+)
 def test_quoted_operators_and_descriptor_copies_are_not_operators(command: str) -> None:
     policy = with_rules("bash", restrictions__blockedOperators=["|", "&", ";", "`", "$(", ">"])
     assert decide(command, policy, cwd_for("bash"), ENV).allowed, command
@@ -180,12 +211,15 @@ def test_brace_expansion_of_a_huge_nested_argument_is_linear_not_quadratic() -> 
     assert time.thread_time() - started < 1.0
 
 
-@pytest.mark.parametrize("shell, fits, too_long", [
-    ("cmd", 8_000, 8_200),  # cmd reads 8191 characters of a line
-    ("powershell", 12_000, 12_400),  # -EncodedCommand: 8/3 of the text, within CreateProcess's 32766
-    ("gitbash", 32_000, 33_000),
-    ("wsl", 28_000, 29_000),  # CreateProcess, less room for --cd and the confinement's arguments
-])
+@pytest.mark.parametrize(
+    "shell, fits, too_long",
+    [
+        ("cmd", 8_000, 8_200),  # cmd reads 8191 characters of a line
+        ("powershell", 12_000, 12_400),  # -EncodedCommand: 8/3 of the text, within CreateProcess's 32766
+        ("gitbash", 32_000, 33_000),
+        ("wsl", 28_000, 29_000),  # CreateProcess, less room for --cd and the confinement's arguments
+    ],
+)
 def test_a_command_that_cannot_reach_the_shell_whole_is_refused(shell: str, fits: int, too_long: int) -> None:
     policy = with_rules(shell, security__maxCommandLength=65536)
     assert "command-too-long" not in decide("echo " + "a" * fits, policy, cwd_for(shell), ENV).rules

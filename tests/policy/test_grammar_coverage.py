@@ -13,8 +13,11 @@ from secure_shell.policy import bash, powershell
 
 def named_kinds(language: object) -> set[str]:
     grammar = Language(language)
-    return {grammar.node_kind_for_id(i) for i in range(grammar.node_kind_count)
-            if grammar.node_kind_is_named(i) and grammar.node_kind_is_visible(i)}
+    return {
+        grammar.node_kind_for_id(i)
+        for i in range(grammar.node_kind_count)
+        if grammar.node_kind_is_named(i) and grammar.node_kind_is_visible(i)
+    }
 
 
 def test_every_bash_node_kind_is_walked_and_every_listed_kind_exists() -> None:
@@ -35,9 +38,21 @@ def test_redirections_of_every_compound_bash_construct_are_collected() -> None:
     command with no words, so their targets meet the path rules."""
     from secure_shell.policy.parsed import Limits
 
-    for text in ("{ echo; } > o", "( echo ) > o", "for i in 1; do :; done > o", "while :; do :; done > o",
-                 "until :; do :; done > o", "if :; then :; fi > o", "case a in a) :;; esac > o", "[[ a ]] > o",
-                 "(( 1 )) > o", "f() { :; } > o", "select x in a; do :; done > o"):
+    for text in (
+        "{ echo; } > o",
+        "( echo ) > o",
+        "for i in 1; do :; done > o",
+        "while :; do :; done > o",
+        "until :; do :; done > o",
+        "if :; then :; fi > o",
+        "case a in a) :;; esac > o",
+        "[[ a ]] > o",
+        "(( 1 )) > o",
+        "f() { :; } > o",
+        "select x in a; do :; done > o",
+    ):
         parsed = bash.parse(text, Limits())
-        assert any(not c.words and c.redirects and c.redirects[0].target is not None
-                   and c.redirects[0].target.value == "o" for c in parsed.commands), text
+        assert any(
+            not c.words and c.redirects and c.redirects[0].target is not None and c.redirects[0].target.value == "o"
+            for c in parsed.commands
+        ), text

@@ -41,13 +41,25 @@ TWINS = [
     ("cmd", "ren sub\\a b & type sub\\b\\..\\..\\c", U, "ren sub\\a b & type sub\\b"),
     ("cmd", "robocopy src dst /sl & type dst\\x\\..\\..\\y", U, "robocopy src dst & type dst\\x\\..\\..\\y"),
     # PowerShell
-    ("powershell", "New-Item -ItemType SymbolicLink -Path x -Target .; Get-Content x\\..\\secret", U,
-     "New-Item -ItemType Directory -Path x; Get-Content x\\..\\ok"),
+    (
+        "powershell",
+        "New-Item -ItemType SymbolicLink -Path x -Target .; Get-Content x\\..\\secret",
+        U,
+        "New-Item -ItemType Directory -Path x; Get-Content x\\..\\ok",
+    ),
     ("powershell", "ni x -it sym -va . ; gc x\\..\\s", U, "ni x -it file -va . ; gc x\\..\\s"),
-    ("powershell", "New-Item -ItemType Junction -Path lib -Target ..\\shared", P,
-     "New-Item -ItemType Junction -Path lib -Target shared\\lib"),
-    ("powershell", "New-Item -Path . -Name l -ItemType SymbolicLink -Value .; Set-Location l; gc ..\\x", U,
-     "New-Item -Path . -Name l -ItemType SymbolicLink -Value .; Set-Location l; gc x"),
+    (
+        "powershell",
+        "New-Item -ItemType Junction -Path lib -Target ..\\shared",
+        P,
+        "New-Item -ItemType Junction -Path lib -Target shared\\lib",
+    ),
+    (
+        "powershell",
+        "New-Item -Path . -Name l -ItemType SymbolicLink -Value .; Set-Location l; gc ..\\x",
+        U,
+        "New-Item -Path . -Name l -ItemType SymbolicLink -Value .; Set-Location l; gc x",
+    ),
     ("powershell", "Move-Item a b; Get-Content b\\..\\c", U, "Move-Item a b; Get-Content b\\c"),
     ("powershell", "Rename-Item sub\\a b; gc sub\\b\\..\\..\\c", U, "Rename-Item sub\\a b; gc sub\\b"),
 ]
@@ -104,6 +116,11 @@ def test_existing_link_then_up_is_resolved_as_the_kernel_does(tmp_path: Path, co
 def test_existing_link_inside_the_project_is_followed_where_it_stays(tmp_path: Path) -> None:
     project, policy = scratch_project(tmp_path, "sub")
     (project / "x").symlink_to("sub")
-    verdict = decide("cat x/../victim.txt && cd x && cat ../victim.txt", policy, str(project),
-                     {"HOME": str(tmp_path)}, realpath=os.path.realpath)
+    verdict = decide(
+        "cat x/../victim.txt && cd x && cat ../victim.txt",
+        policy,
+        str(project),
+        {"HOME": str(tmp_path)},
+        realpath=os.path.realpath,
+    )
     assert verdict.allowed, verdict.explain()

@@ -61,7 +61,7 @@ DELETES = [
     ("IFS=,; c='rm,victim.txt'; $c", "dangerous-variable"),
     ("/bin/r? victim.txt", "dynamic-command-word"),
     ("echo 'rm victim.txt' | bash", "nested-script-unreadable"),
-    ("eval \"$(echo rm) victim.txt\"", "nested-script-unreadable"),
+    ('eval "$(echo rm) victim.txt"', "nested-script-unreadable"),
     ("python3 -c 'import os; os.system(\"rm victim.txt\")'", "blocked-command"),
     # a compound command after `!`, `time` or `coproc`, which tree-sitter-bash reads as a command named `{`
     ("! { rm victim.txt; }", "unsupported-construct"),

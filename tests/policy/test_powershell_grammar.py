@@ -12,7 +12,20 @@ from secure_shell.policy.powershell import parse, windows_argv
 from secure_shell.policy.powershell_grammar import grammar_view
 from secure_shell.policy.parsed import Limits
 from secure_shell.shells import ShellKind
-from tests.policy.conftest import B, ENV, F, P, U, X, assert_allowed, assert_denied, build_config, check, cwd_for, policy_for
+from tests.policy.conftest import (
+    B,
+    ENV,
+    F,
+    P,
+    U,
+    X,
+    assert_allowed,
+    assert_denied,
+    build_config,
+    check,
+    cwd_for,
+    policy_for,
+)
 
 ALLOWED = [
     "Select-Object Name, Length",
@@ -70,7 +83,7 @@ DENIED = [
     ("@{ X-My = (Remove-Item x) }", B),
     ("(1..3).ForEach({ Remove-Item $_ })", B),
     ("(Get-ChildItem).ForEach('Delete')", "may-run-blocked-command"),  # the method of each element
-    ("$files.ForEach(\"Delete\")", "may-run-blocked-command"),
+    ('$files.ForEach("Delete")', "may-run-blocked-command"),
     ("$files.ForEach($name)", "dynamic-command-word"),
     ("[CmdletBinding()] param($x) Remove-Item $x", B),
     ("function f { param($x) Remove-Item $x }; f 1", B),
@@ -103,19 +116,35 @@ def test_view_keeps_every_offset(text: str) -> None:
     assert all(text[i] == "&" for i in view.background)
 
 
-@pytest.mark.parametrize("text", [
-    "Get-Item 'a, b'", 'Get-Item "a, $(Get-Date), b"', "$x = 1, 2", "Write-Output (1, 2)", "$a[1, 2]",
-    "Get-Item `, x", "# a, b", "@{ a = 1, 2 }",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Get-Item 'a, b'",
+        'Get-Item "a, $(Get-Date), b"',
+        "$x = 1, 2",
+        "Write-Output (1, 2)",
+        "$a[1, 2]",
+        "Get-Item `, x",
+        "# a, b",
+        "@{ a = 1, 2 }",
+    ],
+)
 def test_commas_that_are_not_argument_separators_stay(text: str) -> None:
     assert not grammar_view(text).commas
     assert "," in grammar_view(text).text
 
 
-@pytest.mark.parametrize("text", [
-    "Get-Item 'unterminated, x", "Get-Item (a, b", "Get-Item a)", "Get-Item a,\n b", "cmd --% /c a,b",
-    "Get-Date & Get-Item a,b",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Get-Item 'unterminated, x",
+        "Get-Item (a, b",
+        "Get-Item a)",
+        "Get-Item a,\n b",
+        "cmd --% /c a,b",
+        "Get-Date & Get-Item a,b",
+    ],
+)
 def test_a_text_the_scan_cannot_follow_is_not_rewritten(text: str) -> None:
     view = grammar_view(text)
     assert view.text == text and not view.commas and not view.background
@@ -148,15 +177,18 @@ def test_background_ampersand_is_an_operator() -> None:
     assert decide("Get-Date; Get-Date", policy, cwd_for("powershell"), ENV).allowed
 
 
-@pytest.mark.parametrize("line, argv", [
-    ("a b", ["a", "b"]),
-    ('"a b" c', ["a b", "c"]),
-    ('a\\\\"b c"', ["a\\b c"]),
-    ('a\\"b', ['a"b']),
-    ('"a""b"', ['a"b']),
-    ("C:\\x\\ y", ["C:\\x\\", "y"]),
-    ("  ", []),
-])
+@pytest.mark.parametrize(
+    "line, argv",
+    [
+        ("a b", ["a", "b"]),
+        ('"a b" c', ["a b", "c"]),
+        ('a\\\\"b c"', ["a\\b c"]),
+        ('a\\"b', ['a"b']),
+        ('"a""b"', ['a"b']),
+        ("C:\\x\\ y", ["C:\\x\\", "y"]),
+        ("  ", []),
+    ],
+)
 def test_windows_command_line_split(line: str, argv: list[str]) -> None:
     assert windows_argv(line) == argv
 

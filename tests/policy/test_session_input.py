@@ -33,7 +33,7 @@ DENIED = [
     # an interpreter running a program: its input is data that program may run
     ("bash", "perl -ne 'system $_'", "rm x\n", MAY_RUN),
     ("bash", "python3 -c 'import os, sys; [os.system(l) for l in sys.stdin]'", "rm x\n", MAY_RUN),
-    ("bash", "node -e 'process.stdin.pipe(require(\"child_process\").spawn(\"sh\").stdin)'", "rm x\n", MAY_RUN),
+    ("bash", 'node -e \'process.stdin.pipe(require("child_process").spawn("sh").stdin)\'', "rm x\n", MAY_RUN),
     # pagers, editors and clients whose keystrokes run commands
     ("bash", "less notes.txt", "!rm x\n", MAY_RUN),
     ("bash", "vim notes.txt", ":!rm x\n", MAY_RUN),
@@ -76,8 +76,9 @@ def test_session_input_denied(shell: str, command: str, text: str, rule: str) ->
 
 @pytest.mark.parametrize("shell,command,text", ALLOWED, ids=[f"{c} <- {t!r}" for _, c, t in ALLOWED])
 def test_session_input_allowed(shell: str, command: str, text: str) -> None:
-    assert_allowed(decide(command, policy_for(shell), cwd_for(shell), ENV, session_input=text),
-                   f"{command} <- {text!r}")
+    assert_allowed(
+        decide(command, policy_for(shell), cwd_for(shell), ENV, session_input=text), f"{command} <- {text!r}"
+    )
 
 
 def test_input_checked_as_the_whole_session() -> None:

@@ -12,28 +12,66 @@ from secure_shell.shells import ShellKind
 from tests.policy.conftest import ENV, P, U, assert_allowed, assert_denied, build_config, check, cwd_for
 
 BASH_ALLOWED = [
-    "head -n \"$N\" f", "head -n5 f", "tail -n +2 f", "tail --lines=\"$N\" f", "fold -w \"$WIDTH\" f",
-    "cut -d/ -f2 f", "cut -d / -f 2 f", "cut --delimiter=/ -f2 f", "sort -t/ -k2 f", "tr / _ < f", "tr -d /",
-    "uniq -f \"$N\" f", "paste -d/ a b", "expand -t \"$N\" f", "shuf -n \"$N\" f", "du -d \"$N\" .", "ls -I /x", "ls --hide=/x",
-    "grep -r /usr/bin src", "grep -e /usr f", "grep --regexp=/usr f", "grep -rn 'x' --include=/x .",
-    "egrep '/api/(v1|v2)' src/app.js", "rg /api/v1 src", "rg -g '/x' y", "awk -F/ '{print $1}' f",
-    "awk -v dir=/usr '{print dir}' f", "kill -9 \"$PID\"", "kill -s TERM \"$PID\" \"$(cat pidfile)\"", "unset DISPLAY", "unset -v DISPLAY",
-    "find . -mtime \"$N\"", "find . -mtime -\"$N\" -name x", "find . -name '/x'", "find . -size +\"$SIZE\" -print",
-    "find . -maxdepth \"$D\" -type f", "find . -printf '/%p\\n'", "find . -newermt '2024-01-01 /x'",
-    "csplit input.txt '/PATTERN/' '{*}'", "csplit -f part- -b '%02d.txt' input.txt /^#/",
-    "ssh-keygen -t ed25519 -C \"$USER@$HOSTNAME\" -N '' -f key", "tail --lines=\"$N\" f",
-    "git commit --date=\"$(date -R)\" -m x", "git commit --author=\"$AUTHOR\" -m x",
-    "git clone \"https://example.com/$REPO.git\"", "git clone file:///home/u/proj/.git copy",
+    'head -n "$N" f',
+    "head -n5 f",
+    "tail -n +2 f",
+    'tail --lines="$N" f',
+    'fold -w "$WIDTH" f',
+    "cut -d/ -f2 f",
+    "cut -d / -f 2 f",
+    "cut --delimiter=/ -f2 f",
+    "sort -t/ -k2 f",
+    "tr / _ < f",
+    "tr -d /",
+    'uniq -f "$N" f',
+    "paste -d/ a b",
+    'expand -t "$N" f',
+    'shuf -n "$N" f',
+    'du -d "$N" .',
+    "ls -I /x",
+    "ls --hide=/x",
+    "grep -r /usr/bin src",
+    "grep -e /usr f",
+    "grep --regexp=/usr f",
+    "grep -rn 'x' --include=/x .",
+    "egrep '/api/(v1|v2)' src/app.js",
+    "rg /api/v1 src",
+    "rg -g '/x' y",
+    "awk -F/ '{print $1}' f",
+    "awk -v dir=/usr '{print dir}' f",
+    'kill -9 "$PID"',
+    'kill -s TERM "$PID" "$(cat pidfile)"',
+    "unset DISPLAY",
+    "unset -v DISPLAY",
+    'find . -mtime "$N"',
+    'find . -mtime -"$N" -name x',
+    "find . -name '/x'",
+    'find . -size +"$SIZE" -print',
+    'find . -maxdepth "$D" -type f',
+    "find . -printf '/%p\\n'",
+    "find . -newermt '2024-01-01 /x'",
+    "csplit input.txt '/PATTERN/' '{*}'",
+    "csplit -f part- -b '%02d.txt' input.txt /^#/",
+    "ssh-keygen -t ed25519 -C \"$USER@$HOSTNAME\" -N '' -f key",
+    'tail --lines="$N" f',
+    'git commit --date="$(date -R)" -m x',
+    'git commit --author="$AUTHOR" -m x',
+    'git clone "https://example.com/$REPO.git"',
+    "git clone file:///home/u/proj/.git copy",
 ]
 
 # the shipped policy blocks curl and wget themselves; these rows are about their arguments
 NETWORK_POLICY = build_config(restrictions__blockedCommands=["rm"]).shells[ShellKind.BASH]
 NETWORK_ALLOWED = [
-    "wget https://example.com/files-{1..15}.tar.bz2", "curl \"https://example.com/$path?x=1\"",
-    "curl file:///home/u/proj/data.json", "curl -o out.json \"https://example.com/api?page=$N\"",
+    "wget https://example.com/files-{1..15}.tar.bz2",
+    'curl "https://example.com/$path?x=1"',
+    "curl file:///home/u/proj/data.json",
+    'curl -o out.json "https://example.com/api?page=$N"',
 ]
 NETWORK_DENIED = [
-    ("curl file:///etc/passwd", P), ("wget file:///etc/passwd", P), ("curl -o $OUT https://example.com", U),
+    ("curl file:///etc/passwd", P),
+    ("wget file:///etc/passwd", P),
+    ("curl -o $OUT https://example.com", U),
 ]
 
 BASH_DENIED = [
@@ -43,7 +81,7 @@ BASH_DENIED = [
     ("head -n $(echo 1 /etc/passwd)", U),
     ("grep /etc/p* notes.txt", P),
     ("grep $PATTERN notes.txt", U),
-    ("grep \"$@\" notes.txt", U),
+    ('grep "$@" notes.txt', U),
     ("kill $(cat pidfile)", U),
     ("find . -mtime $N", U),
     ("git commit --date=$(date) -m x", U),
@@ -105,8 +143,8 @@ POWERSHELL_DENIED = [
 ]
 
 
-ALLOWED = ([("bash", c) for c in BASH_ALLOWED] + [("powershell", c) for c in POWERSHELL_ALLOWED])
-DENIED = ([("bash", c, r) for c, r in BASH_DENIED] + [("powershell", c, r) for c, r in POWERSHELL_DENIED])
+ALLOWED = [("bash", c) for c in BASH_ALLOWED] + [("powershell", c) for c in POWERSHELL_ALLOWED]
+DENIED = [("bash", c, r) for c, r in BASH_DENIED] + [("powershell", c, r) for c, r in POWERSHELL_DENIED]
 
 
 @pytest.mark.parametrize("shell, command", ALLOWED, ids=[f"{s}: {c}" for s, c in ALLOWED])
@@ -119,8 +157,11 @@ def test_the_files_of_the_same_commands_are_checked(shell: str, command: str, ru
     assert_denied(check(shell, command), rule, command)
 
 
-@pytest.mark.parametrize("command, rule", [(c, None) for c in NETWORK_ALLOWED] + NETWORK_DENIED,
-                         ids=NETWORK_ALLOWED + [c for c, _ in NETWORK_DENIED])
+@pytest.mark.parametrize(
+    "command, rule",
+    [(c, None) for c in NETWORK_ALLOWED] + NETWORK_DENIED,
+    ids=NETWORK_ALLOWED + [c for c, _ in NETWORK_DENIED],
+)
 def test_urls_are_not_paths_unless_they_name_a_file_here(command: str, rule: str | None) -> None:
     verdict = decide(command, NETWORK_POLICY, cwd_for("bash"), ENV)
     if rule is None:

@@ -29,21 +29,31 @@ TWINS = [
     ("bash", "echo $(cd src); cat ../README.md", P, "echo $(cd src && cat ../README.md)"),
     # branches that may not be taken, functions never called
     ("bash", "false && cd src; cat ../README.md", P, "true; cat README.md"),
-    ("bash", "if [ -d src ]; then cd src; fi; cat ../README.md", P, "if [ -d src ]; then cd src && cat ../README.md; fi"),
+    (
+        "bash",
+        "if [ -d src ]; then cd src; fi; cat ../README.md",
+        P,
+        "if [ -d src ]; then cd src && cat ../README.md; fi",
+    ),
     ("bash", "if cd src; then :; fi; cat ../README.md", P, "if cd src; then cat ../README.md; fi"),
     ("bash", "if cd src; then :; else cat ../x; fi", P, "if cd src; then :; elif cd lib; then cat ../README.md; fi"),
     ("bash", "case x in y) cd src;; esac; cat ../README.md", P, "case x in y) cd src && cat ../README.md;; esac"),
     ("bash", "f() { cd src; }; cat ../README.md", P, "f() { cd src && cat ../README.md; }"),
     # a change later in a loop precedes the next round's commands
     ("bash", "for i in 1 2; do touch ../w; cd ..; done", P, "for i in 1 2; do touch w; done"),
-    ("bash", "while true; do cat ../x; cd src; break; done", P, "while true; do cd src && cat ../README.md; break; done"),
+    (
+        "bash",
+        "while true; do cat ../x; cd src; break; done",
+        P,
+        "while true; do cd src && cat ../README.md; break; done",
+    ),
     # a function, a trap handler or eval may move the shell
     ("bash", "f() { cd ..; }; f; cat x", P, "f() { ls; }; f; cat x"),
     ("bash", "trap 'cd ..' DEBUG; cat x", P, "trap 'echo hi' EXIT; cat x"),
     ("bash", "eval 'cd ..'; cat x", P, "eval 'echo hi'; cat x"),
     ("bash", "command cd ..; cat x", P, "command cd src; cat README.md"),
     ("bash", "cd $DIR && cat x", U, "for d in a b; do cd $d && cat x && cd ..; done"),
-    ("bash", "for d in a b; do cd $d && cat ../../x; done", P, "for d in */; do (cd \"$d\" && cat ../README.md); done"),
+    ("bash", "for d in a b; do cd $d && cat ../../x; done", P, 'for d in */; do (cd "$d" && cat ../README.md); done'),
     # pushd / popd / cd -: back to a directory the shell was in
     ("bash", "pushd src; popd; cat ../x", P, "pushd src && ls && popd"),
     ("bash", "cd src; cd -; cat ../x", P, "cd src; ls; cd -"),
@@ -62,7 +72,7 @@ TWINS = [
     ("bash", "tar -xf ../a.tar -C src", P, "tar -xf a.tar -C src"),
     ("bash", "tar -C.. -xf a.tar", P, "tar -Csrc -xf a.tar"),
     ("cmd", "cd src & type ..\\x", P, "cd src && type ..\\README.md"),
-    ("cmd", "cd src | dir & type ..\\x", P, "cd src && type ..\\README.md | find \"x\""),
+    ("cmd", "cd src | dir & type ..\\x", P, 'cd src && type ..\\README.md | find "x"'),
     ("cmd", "if exist src cd src & type ..\\x", P, "if exist src type src\\x"),
     ("cmd", "for %i in (1 2) do cd ..", P, "for %i in (1 2) do dir"),
     ("cmd", "(cd src) & type ..\\x", P, "cd src && type ..\\README.md"),
@@ -71,12 +81,26 @@ TWINS = [
     ("cmd", "cd My Documents & type ..\\..\\x", P, "cd My Documents && type ..\\README.md"),
     ("powershell", "Set-Location src; Get-Content ..\\x", P, "Set-Location src && Get-Content ..\\README.md"),
     ("powershell", "Push-Location src; Pop-Location; Get-Content ..\\x", P, "Push-Location src; Pop-Location"),
-    ("powershell", "Get-ChildItem | ForEach-Object { Set-Location .. }; Get-Content x",
-     P, "Get-ChildItem | ForEach-Object { Write-Output $_ }; Get-Content x"),
+    (
+        "powershell",
+        "Get-ChildItem | ForEach-Object { Set-Location .. }; Get-Content x",
+        P,
+        "Get-ChildItem | ForEach-Object { Write-Output $_ }; Get-Content x",
+    ),
     ("powershell", "Set-Location -Path src; Get-Content ..\\x", P, "Set-Location -Path src && Get-Content x"),
-    ("powershell", "Start-Process notepad -WorkingDirectory C:\\Windows", P, "Start-Process notepad -WorkingDirectory src"),
+    (
+        "powershell",
+        "Start-Process notepad -WorkingDirectory C:\\Windows",
+        P,
+        "Start-Process notepad -WorkingDirectory src",
+    ),
     ("powershell", "powershell -wd C:\\Windows -c Get-Content x", P, "powershell -wd src -c Get-Content x"),
-    ("powershell", "pwsh -WorkingDirectory src -c Get-Content ..\\..\\x", P, "pwsh -WorkingDirectory src -c Get-Content ..\\x"),
+    (
+        "powershell",
+        "pwsh -WorkingDirectory src -c Get-Content ..\\..\\x",
+        P,
+        "pwsh -WorkingDirectory src -c Get-Content ..\\x",
+    ),
 ]
 
 
@@ -99,7 +123,7 @@ def test_denial_says_which_directory_it_assumed_and_how_to_fix_it() -> None:
 
 
 def test_unknown_directory_is_named_in_the_denial() -> None:
-    verdict = check("bash", "cd \"$(pwd)\"; cat ./x")
+    verdict = check("bash", 'cd "$(pwd)"; cat ./x')
     assert any("working directory here is not known" in r.message for r in verdict.reasons), verdict.reasons
 
 
@@ -147,8 +171,12 @@ ORACLE = [
     ("command cd sub && echo x > ../../outside/written.txt", "", "outside/written.txt"),
     ("! cd nosuch && echo x > ../outside/written.txt", "", "outside/written.txt"),
     ("cd sub && eval cd ..; echo x > ../outside/written.txt", "", "outside/written.txt"),
-    ("set -- ..; cd \"$1\"; echo x > outside/written.txt", "", "outside/written.txt"),
-    ("pushd sub >/dev/null; pushd .. >/dev/null; popd; popd; echo x > ../outside/written.txt", "", "outside/written.txt"),
+    ('set -- ..; cd "$1"; echo x > outside/written.txt', "", "outside/written.txt"),
+    (
+        "pushd sub >/dev/null; pushd .. >/dev/null; popd; popd; echo x > ../outside/written.txt",
+        "",
+        "outside/written.txt",
+    ),
     ("env -C .. touch written.txt", "", "written.txt"),
 ]
 

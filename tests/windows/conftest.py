@@ -22,12 +22,22 @@ Run = Callable[..., tuple[Outcome, dict[str, str]]]
 def run_shell() -> Run:
     """Run a command the way the server does (build_invocation, the executor, the shell's decoders)."""
 
-    def run(shell: ShellKind, command: str, executable: str, cwd: str | None, timeout: float = 60,
-            env: dict[str, str] | None = None) -> tuple[Outcome, dict[str, str]]:
+    def run(
+        shell: ShellKind,
+        command: str,
+        executable: str,
+        cwd: str | None,
+        timeout: float = 60,
+        env: dict[str, str] | None = None,
+    ) -> tuple[Outcome, dict[str, str]]:
         invocation = build_invocation(shell, command, executable, SHELL_FACTS[shell].default_args, cwd)
         chunks: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
-        outcome = execute(invocation, env if env is not None else dict(os.environ), timeout,
-                          lambda name, data: chunks[name].append(data))
+        outcome = execute(
+            invocation,
+            env if env is not None else dict(os.environ),
+            timeout,
+            lambda name, data: chunks[name].append(data),
+        )
         decoders = output_decoders(shell)
         return outcome, {name: decoders[name].decode(b"".join(parts), final=True) for name, parts in chunks.items()}
 

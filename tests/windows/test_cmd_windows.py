@@ -22,15 +22,18 @@ def lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-@pytest.mark.parametrize("command, expected", [
-    ('echo "a b" "c"', ['"a b" "c"']),
-    ("echo a ^& b ^| c", ["a & b | c"]),
-    ("echo %SECURE_SHELL_UNDEFINED%", ["%SECURE_SHELL_UNDEFINED%"]),
-    ("set Q=2& echo %Q%", ["%Q%"]),  # the line is expanded before set runs
-    ("echo 1 && echo 2 || echo 3", ["1", "2"]),
-    ("echo a,b;c=d", ["a,b;c=d"]),
-    ("echo héllo wörld", ["héllo wörld"]),  # the console's code page, decoded
-])
+@pytest.mark.parametrize(
+    "command, expected",
+    [
+        ('echo "a b" "c"', ['"a b" "c"']),
+        ("echo a ^& b ^| c", ["a & b | c"]),
+        ("echo %SECURE_SHELL_UNDEFINED%", ["%SECURE_SHELL_UNDEFINED%"]),
+        ("set Q=2& echo %Q%", ["%Q%"]),  # the line is expanded before set runs
+        ("echo 1 && echo 2 || echo 3", ["1", "2"]),
+        ("echo a,b;c=d", ["a,b;c=d"]),
+        ("echo héllo wörld", ["héllo wörld"]),  # the console's code page, decoded
+    ],
+)
 def test_cmd_reads_the_line_as_documented(run_shell: Run, tmp_path: Path, command: str, expected: list[str]) -> None:
     outcome, out = run_shell(ShellKind.CMD, command, CMD, str(tmp_path))
     assert outcome.exit_code == 0, out
@@ -54,8 +57,9 @@ def delayed_expansion_on():  # noqa: ANN201
     winreg.CloseKey(key)
 
 
-def test_delayed_expansion_stays_off_whatever_the_registry_says(run_shell: Run, tmp_path: Path,
-                                                                 delayed_expansion_on: None) -> None:
+def test_delayed_expansion_stays_off_whatever_the_registry_says(
+    run_shell: Run, tmp_path: Path, delayed_expansion_on: None
+) -> None:
     outcome, out = run_shell(ShellKind.CMD, "set b=X& echo a!b!c del! x", CMD, str(tmp_path))
     assert lines(out["stdout"]) == ["a!b!c del! x"]
     # a nested cmd obeys the registry: `!b!` expands and a lone `!` goes (why the policy takes a
@@ -71,16 +75,18 @@ def test_a_timeout_ends_start_b_grandchildren(run_shell: Run, tmp_path: Path) ->
     assert outcome.timed_out
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        listed = subprocess.run(["wmic", "process", "where", "name='PING.EXE'", "get", "CommandLine"],
-                                capture_output=True, text=True).stdout
+        listed = subprocess.run(
+            ["wmic", "process", "where", "name='PING.EXE'", "get", "CommandLine"], capture_output=True, text=True
+        ).stdout
         if f"-n {marker}" not in listed:
             break
         time.sleep(0.5)
     assert f"-n {marker}" not in listed
 
 
-def test_a_planted_cmd_exe_in_the_working_directory_is_never_the_shell(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_planted_cmd_exe_in_the_working_directory_is_never_the_shell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     planted = tmp_path / "cmd.exe"
     planted.write_bytes(Path(os.environ["SystemRoot"], "System32", "whoami.exe").read_bytes())
     monkeypatch.chdir(tmp_path)

@@ -17,8 +17,14 @@ from tests.policy import test_powershell, test_powershell_grammar
 from tests.policy.conftest import check
 
 POWERSHELL = find_executable("pwsh.exe") or find_executable("powershell.exe")
-ROWS = sorted({*test_powershell.ALLOWED, *(c for c, _ in test_powershell.DENIED),
-               *test_powershell_grammar.ALLOWED, *(c for c, _ in test_powershell_grammar.DENIED)})
+ROWS = sorted(
+    {
+        *test_powershell.ALLOWED,
+        *(c for c, _ in test_powershell.DENIED),
+        *test_powershell_grammar.ALLOWED,
+        *(c for c, _ in test_powershell_grammar.DENIED),
+    }
+)
 LISTER = r"""
 $rows = Get-Content -Raw -Encoding UTF8 $args[0] | ConvertFrom-Json
 $out = foreach ($text in $rows) {
@@ -40,8 +46,13 @@ def listed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     folder = tmp_path_factory.mktemp("oracle")
     (folder / "rows.json").write_text(json.dumps(ROWS), encoding="utf-8")
     (folder / "list.ps1").write_text(LISTER, encoding="utf-8")
-    done = subprocess.run([POWERSHELL, "-NoProfile", "-NonInteractive", "-File", str(folder / "list.ps1"),
-                           str(folder / "rows.json")], capture_output=True, text=True, timeout=300, check=True)
+    done = subprocess.run(
+        [POWERSHELL, "-NoProfile", "-NonInteractive", "-File", str(folder / "list.ps1"), str(folder / "rows.json")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     names = json.loads(done.stdout)
     return dict(zip(ROWS, [n if isinstance(n, list) else [n] for n in names], strict=True))
 

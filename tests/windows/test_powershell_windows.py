@@ -20,7 +20,7 @@ def powershell(request: pytest.FixtureRequest) -> str:
 
 
 def test_the_encoded_command_arrives_whole(run_shell: Run, powershell: str, tmp_path: Path) -> None:
-    script = "Write-Output 'a \"b\" c'; Write-Output \"$(1 + 1)\""
+    script = 'Write-Output \'a "b" c\'; Write-Output "$(1 + 1)"'
     outcome, out = run_shell(ShellKind.POWERSHELL, script, powershell, str(tmp_path))
     assert outcome.exit_code == 0
     assert out["stdout"].splitlines() == ['a "b" c', "2"]

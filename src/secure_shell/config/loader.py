@@ -121,8 +121,11 @@ class _BoundedLoader(_Parser, yaml.constructor.SafeConstructor, yaml.resolver.Re
     def _count(self, size: int, mark: Any) -> None:
         self._total += size
         if self._total > MAX_NODES:
-            raise self._refusal(f"more than {MAX_NODES} values, counting each alias as what it stands for "
-                                "(an alias bomb, or not a policy file)", mark)
+            raise self._refusal(
+                f"more than {MAX_NODES} values, counting each alias as what it stands for "
+                "(an alias bomb, or not a policy file)",
+                mark,
+            )
 
     def _refusal(self, message: str, mark: Any) -> ConfigError:
         line = mark.line + 1 if mark is not None else None
@@ -149,12 +152,17 @@ class _BoundedLoader(_Parser, yaml.constructor.SafeConstructor, yaml.resolver.Re
         node: yaml.Node
         if isinstance(event, yaml.ScalarEvent):
             self.get_event()
-            tag = event.tag if event.tag not in (None, "!") else resolver.resolve(yaml.ScalarNode, event.value,
-                                                                             event.implicit)
+            tag = (
+                event.tag
+                if event.tag not in (None, "!")
+                else resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
+            )
             node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
         elif isinstance(event, yaml.SequenceStartEvent):
             self.get_event()
-            tag = event.tag if event.tag not in (None, "!") else resolver.resolve(yaml.SequenceNode, None, event.implicit)
+            tag = (
+                event.tag if event.tag not in (None, "!") else resolver.resolve(yaml.SequenceNode, None, event.implicit)
+            )
             node = yaml.SequenceNode(tag, [], event.start_mark, None, flow_style=event.flow_style)
             self._anchor(event, node)
             while not self.check_event(yaml.SequenceEndEvent):
@@ -162,7 +170,9 @@ class _BoundedLoader(_Parser, yaml.constructor.SafeConstructor, yaml.resolver.Re
             node.end_mark = cast(Any, self.get_event()).end_mark
         elif isinstance(event, yaml.MappingStartEvent):
             self.get_event()
-            tag = event.tag if event.tag not in (None, "!") else resolver.resolve(yaml.MappingNode, None, event.implicit)
+            tag = (
+                event.tag if event.tag not in (None, "!") else resolver.resolve(yaml.MappingNode, None, event.implicit)
+            )
             node = yaml.MappingNode(tag, [], event.start_mark, None, flow_style=event.flow_style)
             self._anchor(event, node)
             while not self.check_event(yaml.MappingEndEvent):
@@ -288,9 +298,7 @@ def known_keys(path: KeyPath) -> list[str]:
     for part in path:
         current = _strip_optional(current)
         if isinstance(current, type) and issubclass(current, BaseModel):
-            field = next(
-                (info for name, info in current.model_fields.items() if (info.alias or name) == part), None
-            )
+            field = next((info for name, info in current.model_fields.items() if (info.alias or name) == part), None)
             if field is None:
                 return []
             current = field.annotation

@@ -74,7 +74,8 @@ class ResolvedConfig:
         """The effective policy as plain data; profile environment values are redacted."""
         shells = {
             kind.value: p.to_dict() | ({"sandbox": self.sandbox[kind].to_dict()} if kind in self.sandbox else {})
-            for kind, p in self.shells.items() if p.enabled and shell in (None, kind)
+            for kind, p in self.shells.items()
+            if p.enabled and shell in (None, kind)
         }
         result: dict[str, Any] = {"source": self.source, "shells": shells}
         if shell is None:
@@ -83,8 +84,10 @@ class ResolvedConfig:
             result["logging"] = self.logging.model_dump(by_alias=True)
             result["resources"] = self.resources.model_dump(by_alias=True)
             result["audit"] = self.audit.model_dump(by_alias=True)
-            result["environment"] = {"passthrough": list(self.environment.passthrough),
-                                     "set": {key: REDACTED for key in self.environment.set}}
+            result["environment"] = {
+                "passthrough": list(self.environment.passthrough),
+                "set": {key: REDACTED for key in self.environment.set},
+            }
             result["transport"] = self.transport.model_dump(by_alias=True)
             result["profiles"] = {
                 name: {
@@ -108,8 +111,9 @@ def resolve(config: ConfigFile, source: str, start_dir: str, home: str | None = 
     for name in SHELL_NAMES:
         kind = ShellKind(name)
         try:
-            policies[kind] = _resolve_shell(config, kind, getattr(config.shells, name), source, start_dir, notices,
-                                            home)
+            policies[kind] = _resolve_shell(
+                config, kind, getattr(config.shells, name), source, start_dir, notices, home
+            )
         except PathSyntaxError as exc:
             issues.append(ConfigIssue(source, f"shells.{name}", str(exc)))
         except _BroadStart as exc:
@@ -141,8 +145,13 @@ def _sandbox(config: ConfigFile, kind: ShellKind) -> SandboxSettings:
     override = shell.overrides.sandbox if shell is not None and shell.overrides is not None else None
     if override is not None:
         merged.update({k: v for k, v in override.model_dump(by_alias=False).items() if v is not None})
-    return SandboxSettings(merged["mode"], merged["network"], tuple(merged["readable_paths"]),
-                           tuple(merged["writable_paths"]), merged["max_processes"])
+    return SandboxSettings(
+        merged["mode"],
+        merged["network"],
+        tuple(merged["readable_paths"]),
+        tuple(merged["writable_paths"]),
+        merged["max_processes"],
+    )
 
 
 class _BroadStart(Exception):
@@ -150,7 +159,12 @@ class _BroadStart(Exception):
 
 
 def _resolve_shell(
-    config: ConfigFile, kind: ShellKind, shell: Shell | None, source: str, start_dir: str, notices: list[str],
+    config: ConfigFile,
+    kind: ShellKind,
+    shell: Shell | None,
+    source: str,
+    start_dir: str,
+    notices: list[str],
     home: str,
 ) -> ShellPolicy:
     glob = config.global_
@@ -251,11 +265,15 @@ def _resolve_shell(
         allowed_paths=tuple(allowed),
         initial_dir=initial_dir,
         skipped_paths=tuple(skipped),
-        list_origins=origins.table({
-            "blocked_commands": blocked_commands, "allowed_commands": allowed_commands or (),
-            "blocked_arguments": blocked_arguments, "blocked_operators": blocked_operators,
-            "ask_commands": ask_commands,
-        }),
+        list_origins=origins.table(
+            {
+                "blocked_commands": blocked_commands,
+                "allowed_commands": allowed_commands or (),
+                "blocked_arguments": blocked_arguments,
+                "blocked_operators": blocked_operators,
+                "ask_commands": ask_commands,
+            }
+        ),
     )
 
 

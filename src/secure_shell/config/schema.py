@@ -118,7 +118,16 @@ class Security(Section):
 
 WCLI0_BLOCKED_COMMANDS = ("format", "shutdown", "restart", "reg", "regedit", "net", "netsh", "takeown", "icacls")
 WCLI0_BLOCKED_ARGUMENTS = (
-    "--exec", "-e", "/c", "-enc", "-encodedcommand", "-command", "--interactive", "-i", "--login", "--system",
+    "--exec",
+    "-e",
+    "/c",
+    "-enc",
+    "-encodedcommand",
+    "-command",
+    "--interactive",
+    "-i",
+    "--login",
+    "--system",
 )
 WCLI0_BLOCKED_OPERATORS = ("&", "|", ";", "`")
 
@@ -140,8 +149,9 @@ class Restrictions(Section):
         description="Shell operators that are refused where the grammar says they are operators.",
     )
     allowed_commands: Optional[list[CommandName]] = Field(
-        None, description="When present, default-deny: only these commands may run. An entry of several words "
-        "allows only that form (`git status`: git whose arguments begin with status, after git's global options)."
+        None,
+        description="When present, default-deny: only these commands may run. An entry of several words "
+        "allows only that form (`git status`: git whose arguments begin with status, after git's global options).",
     )
     ask_commands: list[CommandName] = Field(
         default_factory=list,
@@ -164,7 +174,8 @@ class Logging(Section):
     truncation_message: str = "[Output truncated: Showing last {returnedLines} of {totalLines} lines]"
     max_stored_logs: Annotated[int, Field(ge=1, le=1000)] = 50
     max_log_size: Annotated[int, Field(ge=1024, le=1 << 30)] = Field(
-        32 << 20, description="Bytes of each execution's output kept in full (on disk); past it the head and a tail are kept."
+        32 << 20,
+        description="Bytes of each execution's output kept in full (on disk); past it the head and a tail are kept.",
     )
     max_total_storage_size: Annotated[int, Field(ge=10240, le=1 << 34)] = Field(
         1 << 30, description="Bytes of output kept for all executions together; the oldest finished go first."
@@ -261,18 +272,26 @@ class Sandbox(Section):
     """Kernel containment of every command on Linux (Landlock, seccomp, a pids limit)."""
 
     mode: Literal["auto", "require", "off"] = Field(
-        "auto", description="auto: enforce what the kernel supports and say what is not; require: refuse to run "
-                            "commands unless all of it is enforced; off: no containment.")
+        "auto",
+        description="auto: enforce what the kernel supports and say what is not; require: refuse to run "
+        "commands unless all of it is enforced; off: no containment.",
+    )
     network: Literal["deny", "allow"] = Field(
-        "deny", description="deny: no TCP connect or bind, no UDP or other sockets (unix sockets stay); allow: as the host.")
+        "deny",
+        description="deny: no TCP connect or bind, no UDP or other sockets (unix sockets stay); allow: as the host.",
+    )
     readable_paths: list[AbsolutePath] = Field(
-        default_factory=list, description="Read and execute also beneath these (besides the system directories, "
-                                          "PATH and the allowed paths).")
+        default_factory=list,
+        description="Read and execute also beneath these (besides the system directories, PATH and the allowed paths).",
+    )
     writable_paths: list[AbsolutePath] = Field(
-        default_factory=list, description="Write also beneath these (besides the allowed paths and a private TMPDIR).")
+        default_factory=list, description="Write also beneath these (besides the allowed paths and a private TMPDIR)."
+    )
     max_processes: Optional[Annotated[int, Field(ge=8, le=1 << 20)]] = Field(
-        512, description="Processes one command may have at once (a cgroup pids limit where the server can make "
-                         "one); null: no limit.")
+        512,
+        description="Processes one command may have at once (a cgroup pids limit where the server can make "
+        "one); null: no limit.",
+    )
 
 
 class Global(Section):

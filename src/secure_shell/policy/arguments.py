@@ -14,7 +14,7 @@ REGEX_ENTRY_PREFIX = "re:"
 def argument_pattern(entry: str) -> str | None:
     """The anchored pattern an argument entry stands for, or None for a plain literal."""
     if entry.startswith(REGEX_ENTRY_PREFIX):
-        return "^(?:" + entry[len(REGEX_ENTRY_PREFIX):] + ")$"
+        return "^(?:" + entry[len(REGEX_ENTRY_PREFIX) :] + ")$"
     if REGEX_METACHARACTERS.intersection(entry):
         return "^(?:" + entry + ")$"
     return None

@@ -57,48 +57,138 @@ _LANGUAGE = Language(tree_sitter_bash.language())
 
 # Node kinds the walker understands. Anything else (ERROR, MISSING, a kind a newer grammar adds)
 # is refused: a construct nobody modelled must not pass silently.
-KNOWN_KINDS = frozenset({
-    "program", "list", "pipeline", "command", "command_name", "word", "string", "string_content",
-    "raw_string", "ansi_c_string", "translated_string", "concatenation", "simple_expansion", "expansion",
-    "variable_name", "special_variable_name", "command_substitution", "process_substitution",
-    "arithmetic_expansion", "number", "variable_assignment", "variable_assignments", "declaration_command",
-    "unset_command", "redirected_statement", "file_redirect", "file_descriptor", "heredoc_redirect",
-    "heredoc_start", "heredoc_body", "heredoc_content", "heredoc_end", "herestring_redirect", "subshell",
-    "compound_statement", "if_statement", "elif_clause", "else_clause", "for_statement",
-    "c_style_for_statement", "while_statement", "do_group", "case_statement", "case_item",
-    "function_definition", "test_command", "negated_command", "binary_expression", "unary_expression",
-    "postfix_expression", "parenthesized_expression", "ternary_expression", "test_operator", "array",
-    "subscript", "brace_expression", "extglob_pattern", "regex", "comment",
-})
+KNOWN_KINDS = frozenset(
+    {
+        "program",
+        "list",
+        "pipeline",
+        "command",
+        "command_name",
+        "word",
+        "string",
+        "string_content",
+        "raw_string",
+        "ansi_c_string",
+        "translated_string",
+        "concatenation",
+        "simple_expansion",
+        "expansion",
+        "variable_name",
+        "special_variable_name",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "number",
+        "variable_assignment",
+        "variable_assignments",
+        "declaration_command",
+        "unset_command",
+        "redirected_statement",
+        "file_redirect",
+        "file_descriptor",
+        "heredoc_redirect",
+        "heredoc_start",
+        "heredoc_body",
+        "heredoc_content",
+        "heredoc_end",
+        "herestring_redirect",
+        "subshell",
+        "compound_statement",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "for_statement",
+        "c_style_for_statement",
+        "while_statement",
+        "do_group",
+        "case_statement",
+        "case_item",
+        "function_definition",
+        "test_command",
+        "negated_command",
+        "binary_expression",
+        "unary_expression",
+        "postfix_expression",
+        "parenthesized_expression",
+        "ternary_expression",
+        "test_operator",
+        "array",
+        "subscript",
+        "brace_expression",
+        "extglob_pattern",
+        "regex",
+        "comment",
+    }
+)
 
 # A text made only of these, with no `$`, backtick, backslash or here-document, has one reading
 # in any bash grammar: the bashlex cross-check is skipped for it (it would only cost time).
-PLAIN_KINDS = frozenset({
-    "program", "list", "pipeline", "command", "command_name", "word", "raw_string", "string", "string_content",
-    "redirected_statement", "file_redirect", "file_descriptor", "number", "concatenation", "negated_command",
-    "subshell", "compound_statement",
-})
+PLAIN_KINDS = frozenset(
+    {
+        "program",
+        "list",
+        "pipeline",
+        "command",
+        "command_name",
+        "word",
+        "raw_string",
+        "string",
+        "string_content",
+        "redirected_statement",
+        "file_redirect",
+        "file_descriptor",
+        "number",
+        "concatenation",
+        "negated_command",
+        "subshell",
+        "compound_statement",
+    }
+)
 _NOT_PLAIN = re.compile(r"[$`\\]|<<|<\(|>\(")
 
 # Constructs bashlex cannot parse that tree-sitter-bash can; there tree-sitter's reading stands.
-BASHLEX_GAPS = frozenset({
-    "case_statement", "test_command", "arithmetic_expansion", "c_style_for_statement", "array",
-    "heredoc_redirect", "extglob_pattern", "brace_expression", "ansi_c_string", "translated_string",
-    "compound_statement",
-})
+BASHLEX_GAPS = frozenset(
+    {
+        "case_statement",
+        "test_command",
+        "arithmetic_expansion",
+        "c_style_for_statement",
+        "array",
+        "heredoc_redirect",
+        "extglob_pattern",
+        "brace_expression",
+        "ansi_c_string",
+        "translated_string",
+        "compound_statement",
+    }
+)
 
 OPERATOR_TOKENS = frozenset({";", "&", "&&", "||", "|", "|&"})
 # `set -a` / `set -o allexport` anywhere: every later assignment is exported (read loosely, so a
 # mention inside a string also counts).
 _ALLEXPORT = re.compile(r"\bset\b[^;&|\n]*(\s-[a-zA-Z]*a|allexport)")
 # The expression nodes tree-sitter-bash builds inside `[ ... ]`; their leaves are `[`'s words.
-_TEST_EXPRESSION_KINDS = frozenset({"binary_expression", "unary_expression", "parenthesized_expression",
-                                    "ternary_expression", "postfix_expression"})
+_TEST_EXPRESSION_KINDS = frozenset(
+    {"binary_expression", "unary_expression", "parenthesized_expression", "ternary_expression", "postfix_expression"}
+)
 REDIRECT_WRITE = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _EXPANSION_OPERATOR = re.compile(r"@[PEAKkaUuLQ]\}$")
-_ANSI_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
-                "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI_SIMPLE = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
 # How a part of a word is known: a literal, only at run time, or at run time but below the
 # working directory (a relative glob, a brace list, a loop over such words, a number).
 LITERAL, DYNAMIC, PATH_SAFE = 0, 1, 2
@@ -153,7 +243,7 @@ def path_words(value: str) -> list[str] | None:
             done.append(text)
         else:
             start, end, alternatives = found
-            pending.extend(text[:start] + alternative + text[end + 1:] for alternative in alternatives)
+            pending.extend(text[:start] + alternative + text[end + 1 :] for alternative in alternatives)
         if len(done) + len(pending) > MAX_BRACE_WORDS:
             return None
     return done
@@ -177,7 +267,7 @@ def _brace_list(text: str) -> tuple[int, int, list[str]] | None:
         return None
     start, end, commas = min(lists)
     cuts = [start, *commas, end]
-    return start, end, [text[a + 1:b] for a, b in zip(cuts, cuts[1:], strict=False)]
+    return start, end, [text[a + 1 : b] for a, b in zip(cuts, cuts[1:], strict=False)]
 
 
 # Programs known not to run what their arguments name (text and file tools, and tools whose words
@@ -200,9 +290,36 @@ def may_run_arguments(key: str) -> bool:
 
 
 # Programs whose input (keystrokes, commands) can run a shell command though their arguments cannot.
-INPUT_RUNNERS = frozenset({"less", "more", "most", "pg", "man", "vi", "vim", "nvim", "ex", "view", "vimdiff",
-                           "emacs", "nano", "ftp", "sftp", "mail", "mailx", "mutt", "telnet", "screen", "tmux",
-                           "top", "htop", "info", "lynx", "w3m"})
+INPUT_RUNNERS = frozenset(
+    {
+        "less",
+        "more",
+        "most",
+        "pg",
+        "man",
+        "vi",
+        "vim",
+        "nvim",
+        "ex",
+        "view",
+        "vimdiff",
+        "emacs",
+        "nano",
+        "ftp",
+        "sftp",
+        "mail",
+        "mailx",
+        "mutt",
+        "telnet",
+        "screen",
+        "tmux",
+        "top",
+        "htop",
+        "info",
+        "lynx",
+        "w3m",
+    }
+)
 
 
 def may_run_input(key: str) -> bool:
@@ -264,7 +381,7 @@ def preprocess(source: str) -> str:
             if source[i + 1] == "\n":
                 i += 2
                 continue
-            out.append(source[i: i + 2])
+            out.append(source[i : i + 2])
             i += 2
             continue
         if ch == "'" and not in_double:
@@ -274,8 +391,6 @@ def preprocess(source: str) -> str:
         out.append(ch)
         i += 1
     return "".join(out)
-
-
 
 
 def count_substitutions(source: str) -> int:
@@ -289,20 +404,52 @@ def simple_commands(parsed: Parsed) -> tuple[SimpleCommand, ...]:
 # Shell keywords. tree-sitter-bash reads some compound commands after `!`, `time` or `coproc` as a
 # command named `{` (`! { rm x; }` is the command `{` with arguments `rm`, `x;`): a keyword where a
 # command name should be means the grammar misread the text, so the construct is refused.
-RESERVED_WORDS = frozenset({"{", "}", "!", "case", "do", "done", "elif", "else", "esac", "fi", "for", "function",
-                            "if", "in", "select", "then", "until", "while", "[[", "]]"})
+RESERVED_WORDS = frozenset(
+    {
+        "{",
+        "}",
+        "!",
+        "case",
+        "do",
+        "done",
+        "elif",
+        "else",
+        "esac",
+        "fi",
+        "for",
+        "function",
+        "if",
+        "in",
+        "select",
+        "then",
+        "until",
+        "while",
+        "[[",
+        "]]",
+    }
+)
 COMPOUND_OPENERS = frozenset({"{", "(", "((", "[[", "if", "for", "while", "until", "case", "select"})
 
 
 def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:
     """What a wrapper (env, xargs, bash -c, find -exec, git -c alias...) runs."""
     if key in RESERVED_WORDS:
-        return [Refusal(R.UNSUPPORTED_CONSTRUCT, f"the keyword {key!r} stands where a command name should: the "
-                        "grammar cannot read this construct reliably (write the compound command on its own)",
-                        " ".join(w.source for w in command.words)[:80])]
+        return [
+            Refusal(
+                R.UNSUPPORTED_CONSTRUCT,
+                f"the keyword {key!r} stands where a command name should: the "
+                "grammar cannot read this construct reliably (write the compound command on its own)",
+                " ".join(w.source for w in command.words)[:80],
+            )
+        ]
     if key == "coproc" and any(w.value in COMPOUND_OPENERS for w in command.words[1:3]):
-        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "coproc with a compound command is not modelled",
-                        " ".join(w.source for w in command.words)[:80])]
+        return [
+            Refusal(
+                R.UNSUPPORTED_CONSTRUCT,
+                "coproc with a compound command is not modelled",
+                " ".join(w.source for w in command.words)[:80],
+            )
+        ]
     if key in ("cd", "pushd", "popd"):
         return [_directory_change(key, command.words)]
     return wrappers.resolve(key, command, DIALECT)
@@ -345,14 +492,20 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     root = tree.root_node
     if root.has_error:
         bad = _first_error(root)
-        snippet = data[bad.start_byte: bad.end_byte].decode("utf-8", "replace") if bad else ""
+        snippet = data[bad.start_byte : bad.end_byte].decode("utf-8", "replace") if bad else ""
         return Failed(f"syntax error near {snippet[:40]!r}" if snippet else "syntax error")
     walker = _Walker(data, limits)
     walker.walk(root)
     kinds = frozenset(node.type for node in descendants(root) if node.is_named)
     flow = _FlowBuilder(walker.origins, walker.commands, walker.functions).build(root)
-    return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings), kinds, flow,
-                  _second_reading(data, walker.nested_lists))
+    return Parsed(
+        tuple(walker.commands),
+        frozenset(walker.operators),
+        tuple(walker.findings),
+        kinds,
+        flow,
+        _second_reading(data, walker.nested_lists),
+    )
 
 
 def _second_reading(data: bytes, nested_lists: list[int]) -> str | None:
@@ -365,7 +518,7 @@ def _second_reading(data: bytes, nested_lists: list[int]) -> str | None:
         return None
     text = bytearray(data)
     for start in nested_lists:
-        text[start: start + 2] = b"; "
+        text[start : start + 2] = b"; "
     return text.decode("utf-8")
 
 
@@ -389,13 +542,20 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
         if parsed.node_kinds & BASHLEX_GAPS or first_words & {"time", "coproc", "select"}:
             return []  # a construct bashlex does not implement; tree-sitter-bash's reading stands
         return [Finding(R.PARSE_FAILED, f"bashlex cannot parse the command: {result.message}", source[:80])]
-    ours = Counter((c.words[0].value if c.words[0].value is not None else DYNAMIC_NAME)
-                   for c in parsed.commands if c.words and c.words[0].source)
+    ours = Counter(
+        (c.words[0].value if c.words[0].value is not None else DYNAMIC_NAME)
+        for c in parsed.commands
+        if c.words and c.words[0].source
+    )
     missed = Counter(result.names) - ours
     if missed:
-        return [Finding(R.PARSERS_DISAGREE,
-                        f"the two bash grammars disagree about which commands run ({', '.join(sorted(missed))})",
-                        source[:80])]
+        return [
+            Finding(
+                R.PARSERS_DISAGREE,
+                f"the two bash grammars disagree about which commands run ({', '.join(sorted(missed))})",
+                source[:80],
+            )
+        ]
     return []
 
 
@@ -436,7 +596,7 @@ class _Walker:
         self.commands.append(command)
 
     def text(self, node: Node) -> str:
-        return self.data[node.start_byte: node.end_byte].decode("utf-8", "replace")
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def walk(self, root: Node) -> None:
         self._check_newlines(root)
@@ -603,7 +763,8 @@ class _Walker:
         keyword = node.children[0]
         words = [Word(self.text(keyword), self.text(keyword))]
         exported = self.text(keyword) == "export" or any(
-            re.fullmatch(r"-[a-zA-Z]*x[a-zA-Z]*", self.text(c)) for c in node.named_children if c.type == "word")
+            re.fullmatch(r"-[a-zA-Z]*x[a-zA-Z]*", self.text(c)) for c in node.named_children if c.type == "word"
+        )
         for child in node.named_children:
             if child.type == "variable_assignment":
                 name_node = child.child_by_field_name("name")
@@ -656,28 +817,33 @@ class _Walker:
             if self.text(operator) == "-v":
                 operand = node.named_children[-1]
                 if re.search(r"[$`]", self.text(operand)):
-                    self.findings.append(Finding(
-                        R.UNSUPPORTED_CONSTRUCT,
-                        "[[ -v NAME ]] evaluates NAME's subscript as arithmetic, which runs the command "
-                        "substitutions in it; name the variable literally", self.text(node)[:80],
-                    ))
+                    self.findings.append(
+                        Finding(
+                            R.UNSUPPORTED_CONSTRUCT,
+                            "[[ -v NAME ]] evaluates NAME's subscript as arithmetic, which runs the command "
+                            "substitutions in it; name the variable literally",
+                            self.text(node)[:80],
+                        )
+                    )
             return
         if self.text(operator) not in _ARITHMETIC_TESTS:
             return
         for side in ("left", "right"):
             found = node.child_by_field_name(side)
             if found is not None:
-                self._arithmetic(found, hint="; `[ \"$n\" -eq 1 ]` compares without evaluating")
+                self._arithmetic(found, hint='; `[ "$n" -eq 1 ]` compares without evaluating')
 
     def _arithmetic_text(self, node: Node) -> None:
         """Quoted text that bash evaluates as arithmetic: a `$` or backtick in it runs code."""
         for current in [node, *descendants(node)]:
             if current.type in ("raw_string", "string", "ansi_c_string") and re.search(r"[$`]", self.text(current)):
-                self.findings.append(Finding(
-                    R.UNSUPPORTED_CONSTRUCT,
-                    "bash evaluates this text as arithmetic and runs the command substitutions in it",
-                    self.text(node)[:80],
-                ))
+                self.findings.append(
+                    Finding(
+                        R.UNSUPPORTED_CONSTRUCT,
+                        "bash evaluates this text as arithmetic and runs the command substitutions in it",
+                        self.text(node)[:80],
+                    )
+                )
                 return
 
     def _for_variable(self, node: Node) -> None:
@@ -709,22 +875,29 @@ class _Walker:
         if name is None:
             return False
         word = self.word(name)
-        return word.value is not None and word.value not in (
-            "eval", ".", "source", "command", "builtin", "trap", "exec") and word.value not in self.functions
+        return (
+            word.value is not None
+            and word.value not in ("eval", ".", "source", "command", "builtin", "trap", "exec")
+            and word.value not in self.functions
+        )
 
     def _dangerous_name(self, name: str, node: Node, *, environment: bool = True) -> None:
         environment = environment or self.allexport  # `set -a` exports every assignment
         if wrappers.dangerous_variable(name, environment=environment):
-            self.findings.append(Finding(
-                R.DANGEROUS_VARIABLE,
-                f"assigning {name} changes which program runs, where the shell goes, or runs code of its own",
-                self.text(node)[:80],
-            ))
+            self.findings.append(
+                Finding(
+                    R.DANGEROUS_VARIABLE,
+                    f"assigning {name} changes which program runs, where the shell goes, or runs code of its own",
+                    self.text(node)[:80],
+                )
+            )
 
     def _heredoc_body(self, node: Node, via: tuple[str, ...]) -> None:
         """tree-sitter-bash leaves backticks and indented `<<-` bodies unparsed: parse them here."""
         start = node.parent.child_by_field_name("start") if node.parent is not None else None
-        start = start or next((c for c in (node.parent.named_children if node.parent else []) if c.type == "heredoc_start"), None)
+        start = start or next(
+            (c for c in (node.parent.named_children if node.parent else []) if c.type == "heredoc_start"), None
+        )
         delimiter = self.text(start) if start is not None else ""
         if any(ch in delimiter for ch in "'\"\\"):
             return  # quoted delimiter: the body is literal text
@@ -748,16 +921,18 @@ class _Walker:
         if "`" in text and not any(c.type == "command_substitution" for c in descendants(node)):
             self._inline_substitutions(node, text[2:-1], (), "${...} expansion")
         if _EXPANSION_OPERATOR.search(text):
-            self.findings.append(Finding(
-                R.UNSUPPORTED_CONSTRUCT,
-                "the ${var@P}-style transformations can run code hidden in a value",
-                text[:80],
-            ))
+            self.findings.append(
+                Finding(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    "the ${var@P}-style transformations can run code hidden in a value",
+                    text[:80],
+                )
+            )
 
     def _arithmetic(self, node: Node, hint: str = "") -> None:
         """bash evaluates a variable's value as arithmetic code: `a[$(rm x)]` inside runs rm."""
         body = node.child_by_field_name("body") if node.type == "c_style_for_statement" else None
-        for part in ([c for c in node.children if c != body] if body is not None else [node]):
+        for part in [c for c in node.children if c != body] if body is not None else [node]:
             self._arithmetic_text(part)
         assigned = set()
         stack = [node]
@@ -769,7 +944,12 @@ class _Walker:
                     assigned.add(self.text(name_node))
             elif current.type == "binary_expression":  # ((x = 1)): x is set, its old value not read
                 left, operator = current.child_by_field_name("left"), current.child_by_field_name("operator")
-                if left is not None and left.type == "variable_name" and operator is not None and self.text(operator) == "=":
+                if (
+                    left is not None
+                    and left.type == "variable_name"
+                    and operator is not None
+                    and self.text(operator) == "="
+                ):
                     assigned.add(self.text(left))
             stack.extend(current.children)
         self.numeric |= assigned
@@ -778,17 +958,21 @@ class _Walker:
         stack = [node]
         while stack:
             current = stack.pop()
-            if current.type in ("variable_name", "word") and current.parent is not None and current.parent.type not in (
-                "command_name", "subscript"
+            if (
+                current.type in ("variable_name", "word")
+                and current.parent is not None
+                and current.parent.type not in ("command_name", "subscript")
             ):
                 name = self.text(current)
                 if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and not self._numeric_variable(name):
-                    self.findings.append(Finding(
-                        R.UNSUPPORTED_CONSTRUCT,
-                        f"arithmetic on ${name}, whose value is not known to be a number (bash evaluates it as code)"
-                        + hint,
-                        self.text(node)[:80],
-                    ))
+                    self.findings.append(
+                        Finding(
+                            R.UNSUPPORTED_CONSTRUCT,
+                            f"arithmetic on ${name}, whose value is not known to be a number "
+                            "(bash evaluates it as code)" + hint,
+                            self.text(node)[:80],
+                        )
+                    )
                     return
             stack.extend(current.children)
 
@@ -842,9 +1026,10 @@ class _Walker:
         # when nothing but the body lies between the end of the redirect's line and the delimiter.
         line_end = self.data.find(b"\n", start.end_byte)
         body_start = body.start_byte if body is not None else end.start_byte
-        if line_end < 0 or self.data[line_end + 1: body_start].strip(b"\t"):
-            self.findings.append(Finding(R.PARSE_FAILED, "a here-document's text could not be read exactly",
-                                         self.text(node)[:80]))
+        if line_end < 0 or self.data[line_end + 1 : body_start].strip(b"\t"):
+            self.findings.append(
+                Finding(R.PARSE_FAILED, "a here-document's text could not be read exactly", self.text(node)[:80])
+            )
             return None
         if body is None:
             return ""
@@ -951,7 +1136,7 @@ class _Walker:
     def _tilde(self, raw: str) -> tuple[str | None, str]:
         match = re.match(r"~([^/]*)", raw)
         user = match.group(1) if match else ""
-        rest = raw[len(user) + 1:]
+        rest = raw[len(user) + 1 :]
         if user:
             return None, rest
         home = self.limits.env.get("HOME")
@@ -1006,8 +1191,9 @@ class _FlowBuilder:
     # besides a function's own name, these may run a function of the script in this shell
     CALLERS = frozenset({"eval", "source", ".", "trap"})
 
-    def __init__(self, origins: dict[tuple[int, int, str], list[int]], commands: list[SimpleCommand],
-                 functions: set[str]) -> None:
+    def __init__(
+        self, origins: dict[tuple[int, int, str], list[int]], commands: list[SimpleCommand], functions: set[str]
+    ) -> None:
         self.origins = origins
         self.commands = commands
         self.functions = functions
@@ -1086,8 +1272,11 @@ class _FlowBuilder:
 
 
 def _has_expansion(node: Node) -> bool:
-    return any(n.type in ("simple_expansion", "expansion", "command_substitution", "process_substitution",
-                          "arithmetic_expansion") for n in descendants(node))
+    return any(
+        n.type
+        in ("simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion")
+        for n in descendants(node)
+    )
 
 
 def extract_substitutions(text: str) -> list[str]:
@@ -1110,14 +1299,14 @@ def extract_substitutions(text: str) -> list[str]:
                 elif text[j] == ")":
                     depth -= 1
                 j += 1
-            found.append(text[i + 2: j - 1] if depth == 0 else text[i + 2:])
+            found.append(text[i + 2 : j - 1] if depth == 0 else text[i + 2 :])
             i = j
             continue
         if ch == "`":
             j = i + 1
             while j < n and text[j] != "`":
                 j += 2 if text[j] == "\\" else 1
-            found.append(text[i + 1: j].replace("\\`", "`"))
+            found.append(text[i + 1 : j].replace("\\`", "`"))
             i = j + 1
             continue
         i += 1
@@ -1138,15 +1327,15 @@ def _decode_ansi_c(body: str) -> str:
             out.append(_ANSI_SIMPLE[nxt])
             i += 2
         elif nxt == "x":
-            match = re.match(r"[0-9A-Fa-f]{1,2}", body[i + 2:])
+            match = re.match(r"[0-9A-Fa-f]{1,2}", body[i + 2 :])
             out.append(chr(int(match.group(0), 16)) if match else "\\x")
             i += 2 + (len(match.group(0)) if match else 0)
         elif nxt in "uU":
-            match = re.match(r"[0-9A-Fa-f]{1,%d}" % (4 if nxt == "u" else 8), body[i + 2:])
+            match = re.match(r"[0-9A-Fa-f]{1,%d}" % (4 if nxt == "u" else 8), body[i + 2 :])
             out.append(chr(min(int(match.group(0), 16), 0x10FFFF)) if match else "\\" + nxt)
             i += 2 + (len(match.group(0)) if match else 0)
         elif nxt in "01234567":
-            match = re.match(r"[0-7]{1,3}", body[i + 1:])
+            match = re.match(r"[0-7]{1,3}", body[i + 1 :])
             assert match is not None
             out.append(chr(int(match.group(0), 8) & 0xFF))
             i += 1 + len(match.group(0))

@@ -36,7 +36,7 @@ def would_loop(source: str) -> bool:
         i = _word_end(source, i, quoted)
         for begin, end in quoted:
             at = source.find("${", begin, end)
-            if at != -1 and "}" not in source[at + 2:i] and (begin > start or end < i):
+            if at != -1 and "}" not in source[at + 2 : i] and (begin > start or end < i):
                 return True
     return False
 
@@ -48,11 +48,11 @@ def _word_end(text: str, i: int, quoted: list[tuple[int, int]]) -> int:
         ch = text[i]
         if ch == "\\":
             i += 2
-        elif ch == "'" or (ch == "$" and text[i + 1:i + 2] == "'"):
+        elif ch == "'" or (ch == "$" and text[i + 1 : i + 2] == "'"):
             i = _single_quoted(text, i, quoted)
-        elif ch in "\"`":
+        elif ch in '"`':
             i = _closing(text, i + 1, ch) + 1
-        elif ch == "$" and text[i + 1:i + 2] in ("{", "("):
+        elif ch == "$" and text[i + 1 : i + 2] in ("{", "("):
             i = _group_end(text, i + 1, quoted)
         else:
             i += 1

@@ -4,8 +4,9 @@ Phase 1 expands `%VAR%` (with `:~a,b` substrings and `:a=b` replacements) from t
 the shell would see; an undefined variable stays literal text, as cmd leaves it on a `/c` line.
 Phase 2 handles `^` escapes, `"` quoting, the operators `& && | ||`, parentheses and redirection.
 A command word that depends on `%...%` or `!...!` is not a literal (`set x=del&& call %x% f`),
-`call` with `%` in its line is refused, a word with `!` is run-time text (delayed expansion), and `for /f ('cmd')`, `cmd /c`,
-`start`, `if ... cmd` and `forfiles /c` are followed into the commands they run.
+`call` with `%` in its line is refused, a word with `!` is run-time text (delayed expansion), and
+`for /f ('cmd')`, `cmd /c`, `start`, `if ... cmd` and `forfiles /c` are followed into the commands
+they run.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ INTERNAL = frozenset(
     "ver verify vol".split()
 )
 # Their arguments are text, never files (`type` is not here: in cmd it prints a file).
-PATHLESS_COMMANDS = frozenset({"echo", "rem", "title", "color", "ver", "cls", "whoami", "hostname", "where", "pause",
-                               "set"})
+PATHLESS_COMMANDS = frozenset(
+    {"echo", "rem", "title", "color", "ver", "cls", "whoami", "hostname", "where", "pause", "set"}
+)
 # Their arguments are scripts, checked in the script's own dialect, not paths.
 SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "bash", "sh", "for", "if", "call", "start"})
 
@@ -82,7 +84,10 @@ _VAR = re.compile(r"%([^%\s=:]+(?::[^%]*)?)%|%%|%[0-9*]|%~[a-zA-Z]*[0-9]|%=[^%\s
 # expands, a lone `!` is removed (`del! x` runs del), carets are taken once more. Such a token is
 # run-time text wherever it stands; a token without `!` is never touched.
 _DELAYED = re.compile(r"!")
-_INTERNAL_GLUED = re.compile(r"^(cd|chdir|dir|echo|md|mkdir|rd|rmdir|type|del|erase|copy|move|ren|rename|pushd|popd|cls|ver|vol|set|title|color)([./\\:+\[\]].*)$", re.I)
+_INTERNAL_GLUED = re.compile(
+    r"^(cd|chdir|dir|echo|md|mkdir|rd|rmdir|type|del|erase|copy|move|ren|rename|pushd|popd|cls|ver|vol|set|title|color)([./\\:+\[\]].*)$",
+    re.I,
+)
 
 
 def command_key(word: str) -> str:
@@ -166,7 +171,7 @@ def expand_percent(source: str, env: dict[str, str]) -> list[_Piece]:
     last = 0
     for match in _VAR.finditer(source):
         if match.start() > last:
-            pieces.append(_Piece(source[last: match.start()], False))
+            pieces.append(_Piece(source[last : match.start()], False))
         token = match.group(0)
         last = match.end()
         if token == "%%":
@@ -253,8 +258,11 @@ class _Tokenizer:
                 pending_redirect = None
                 return
             words = segment.words
-            if words and (words[0].value or "").lower() == "for" and word.source.startswith("%") and not any(
-                w.source.startswith("%") for w in words[1:]
+            if (
+                words
+                and (words[0].value or "").lower() == "for"
+                and word.source.startswith("%")
+                and not any(w.source.startswith("%") for w in words[1:])
             ):
                 self.loop_variables.add(word.source.lstrip("%"))
             segment.words.append(word)
@@ -308,8 +316,13 @@ class _Tokenizer:
                 self.pending_join = op
                 i += len(op)
                 continue
-            if ch == "(" and segment.words and (segment.words[0].value or "").lower() == "for" and not word_chars \
-                    and (segment.words[-1].value or "").lower() == "in":
+            if (
+                ch == "("
+                and segment.words
+                and (segment.words[0].value or "").lower() == "for"
+                and not word_chars
+                and (segment.words[-1].value or "").lower() == "in"
+            ):
                 j, level = i, 0
                 while j < n:
                     if chars[j][0] == "(":
@@ -321,7 +334,7 @@ class _Tokenizer:
                     j += 1
                 if j >= n:
                     raise Refused("for loop set without a closing parenthesis", rule=R.PARSE_FAILED)
-                text = "".join(c for c, _ in chars[i: j + 1])
+                text = "".join(c for c, _ in chars[i : j + 1])
                 segment.words.append(Word(text, text, text))
                 i = j + 1
                 continue
@@ -392,8 +405,11 @@ class _Tokenizer:
                     break
                 if not (ch == '"' and quoted):
                     prefix += ch
-            reason = ("a %VARIABLE% whose value is not known" if dynamic
-                      else "a `!`, which delayed expansion rewrites (`!x!` expands, a lone `!` is removed)")
+            reason = (
+                "a %VARIABLE% whose value is not known"
+                if dynamic
+                else "a `!`, which delayed expansion rewrites (`!x!` expands, a lone `!` is removed)"
+            )
             return Word(source, None, prefix, reason)
         return Word(source, value, value)
 
@@ -462,7 +478,9 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
         return _directory_change(key, words)
     if key == "call":
         if any("%" in w.source for w in words[1:]):
-            return [Refusal(R.DYNAMIC_COMMAND, "call expands %variables% a second time", " ".join(w.source for w in words))]
+            return [
+                Refusal(R.DYNAMIC_COMMAND, "call expands %variables% a second time", " ".join(w.source for w in words))
+            ]
         rest = words[1:]
         if rest and (rest[0].value or "").startswith(":"):
             return [Refusal(R.UNSUPPORTED_CONSTRUCT, "call :label jumps inside a batch file", rest[0].source)]
@@ -509,8 +527,9 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
         if any(w.value is None for w in words[1:]) or any("=" in a for a in arguments):
             query = False
         elif key == "doskey":
-            query = all(a in ("/macros", "/m", "/history", "/h", "/?") or a.startswith(("/macros:", "/m:"))
-                        for a in arguments)
+            query = all(
+                a in ("/macros", "/m", "/history", "/h", "/?") or a.startswith(("/macros:", "/m:")) for a in arguments
+            )
         else:
             query = len(arguments) <= 1
         if not query:
@@ -520,7 +539,9 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
     if key == "wmic":
         lowered = [(v or "").lower() for v in values]
         if "create" in lowered:
-            return [Refusal(R.NESTED_SCRIPT, "wmic process call create runs a command", " ".join(v or "" for v in values))]
+            return [
+                Refusal(R.NESTED_SCRIPT, "wmic process call create runs a command", " ".join(v or "" for v in values))
+            ]
         return []
     if key in LINK_MAKERS:
         return _links(key, words)
@@ -551,8 +572,13 @@ def _directory_change(key: str, words: tuple[Word, ...]) -> list[Resolution]:
 # one; copy /l, xcopy /b and robocopy /sl /sj copy links as links. Their switches that do so (None:
 # always).
 LINK_MAKERS: dict[str, frozenset[str] | None] = {
-    "mklink": None, "move": None, "ren": None, "rename": None, "copy": frozenset({"/l"}),
-    "xcopy": frozenset({"/b"}), "robocopy": frozenset({"/sl", "/sj", "/sjd", "/sjf"}),
+    "mklink": None,
+    "move": None,
+    "ren": None,
+    "rename": None,
+    "copy": frozenset({"/l"}),
+    "xcopy": frozenset({"/b"}),
+    "robocopy": frozenset({"/sl", "/sj", "/sjd", "/sjf"}),
 }
 
 
@@ -592,8 +618,24 @@ def _cmd_script(word: Word, label: str) -> Script:
 
 
 START_VALUE = frozenset({"/d", "/node", "/affinity"})
-START_FLAGS = frozenset({"/b", "/min", "/max", "/wait", "/low", "/normal", "/high", "/realtime", "/abovenormal",
-                         "/belownormal", "/i", "/separate", "/shared", "/machine"})
+START_FLAGS = frozenset(
+    {
+        "/b",
+        "/min",
+        "/max",
+        "/wait",
+        "/low",
+        "/normal",
+        "/high",
+        "/realtime",
+        "/abovenormal",
+        "/belownormal",
+        "/i",
+        "/separate",
+        "/shared",
+        "/machine",
+    }
+)
 
 
 def _start(words: tuple[Word, ...]) -> list[Resolution]:
@@ -681,7 +723,7 @@ def _for_loop(words: tuple[Word, ...]) -> list[Resolution]:
     if do_at < in_at:
         return [Refusal(R.UNSUPPORTED_CONSTRUCT, "for loop without in (...) do", " ".join(sources))]
     options = lowered[1:in_at]
-    set_text = " ".join(sources[in_at + 1: do_at]).strip()
+    set_text = " ".join(sources[in_at + 1 : do_at]).strip()
     out: list[Resolution] = []
     if set_text.startswith("(") and set_text.endswith(")"):
         inner = set_text[1:-1].strip()
@@ -701,11 +743,13 @@ def _for_loop(words: tuple[Word, ...]) -> list[Resolution]:
         if at + 1 < in_at - 1:  # for /r ROOT %f: the files it walks lie below ROOT
             out.append(PathUse(words[at + 1], "for /r"))
     variable = sources[in_at - 1] if in_at >= 1 else ""
-    body = words[do_at + 1:]
+    body = words[do_at + 1 :]
     if not body:
         return out  # the body is a ( ... ) block: its commands stand on their own
     items = [item for item in re.split(r"[\s,;]+", inner) if item] if "/f" not in options else []
-    safe = bool(items) and all(not item.startswith(("/", "\\")) and ":" not in item and ".." not in item for item in items)
+    safe = bool(items) and all(
+        not item.startswith(("/", "\\")) and ":" not in item and ".." not in item for item in items
+    )
     body_words = tuple(_loop_word(w, variable, safe) for w in body)
     return out + [Inner(body_words, "for ... do", repeats=True)]
 
@@ -713,8 +757,13 @@ def _for_loop(words: tuple[Word, ...]) -> list[Resolution]:
 def _loop_word(word: Word, variable: str, safe: bool) -> Word:
     if variable and variable in word.source:
         prefix = word.source.split(variable, 1)[0].replace('"', "")
-        return Word(word.source, None, prefix, f"loop variable {variable}",
-                    path_safe=safe and ".." not in word.source and not prefix.startswith(("\\", "/")) and ":" not in prefix)
+        return Word(
+            word.source,
+            None,
+            prefix,
+            f"loop variable {variable}",
+            path_safe=safe and ".." not in word.source and not prefix.startswith(("\\", "/")) and ":" not in prefix,
+        )
     return word
 
 
@@ -735,7 +784,7 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
         source = words[i].source
         lowered = source.lower()
         if lowered in ("/c", "/k", "/r"):
-            rest = words[i + 1:]
+            rest = words[i + 1 :]
             if not rest:
                 return []
             if any(w.value is None for w in rest):
@@ -744,7 +793,7 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
             text = " ".join((w.source if caller == DIALECT else w.value or "") for w in rest)
             if text.startswith('"') and text.count('"') >= 2:
                 last = text.rfind('"')
-                text = text[1:last] + text[last + 1:]
+                text = text[1:last] + text[last + 1 :]
             return [Script(DIALECT, text, f"cmd {lowered}")]
         if lowered.startswith(("/c", "/k", "/r")) and len(lowered) > 2 and lowered[2] not in ":":
             text = source[2:]

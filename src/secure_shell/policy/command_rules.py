@@ -46,16 +46,20 @@ def _options(values: str, flags: str) -> GlobalOptions:
     return GlobalOptions(frozenset(values.split()), frozenset(flags.split()))
 
 
-_NODE_PACKAGE_MANAGER = _options("--prefix -w --workspace --loglevel -C --dir --filter -F --cwd",
-                                 "-g --global -s --silent -q --quiet -y --yes -r --recursive -d --verbose "
-                                 "--workspaces -ws --include-workspace-root")
+_NODE_PACKAGE_MANAGER = _options(
+    "--prefix -w --workspace --loglevel -C --dir --filter -F --cwd",
+    "-g --global -s --silent -q --quiet -y --yes -r --recursive -d --verbose --workspaces -ws --include-workspace-root",
+)
 GLOBAL_OPTIONS: dict[str, GlobalOptions] = {
     "git": GlobalOptions(GIT_VALUE_OPTIONS, GIT_FLAGS),
-    "npm": _NODE_PACKAGE_MANAGER, "pnpm": _NODE_PACKAGE_MANAGER, "yarn": _NODE_PACKAGE_MANAGER,
+    "npm": _NODE_PACKAGE_MANAGER,
+    "pnpm": _NODE_PACKAGE_MANAGER,
+    "yarn": _NODE_PACKAGE_MANAGER,
     "docker": _options("--context -c -H --host --config -l --log-level", "-D --debug --tls --tlsverify"),
     "podman": _options("--connection -c --url --root --runroot --log-level", "--remote -r"),
-    "kubectl": _options("-n --namespace --context --kubeconfig --cluster --user -s --server --token -v",
-                        "--insecure-skip-tls-verify"),
+    "kubectl": _options(
+        "-n --namespace --context --kubeconfig --cluster --user -s --server --token -v", "--insecure-skip-tls-verify"
+    ),
     "cargo": _options("--color -Z -C --config", "-q --quiet -v --verbose --frozen --locked --offline"),
 }
 
@@ -94,8 +98,11 @@ def allows(rule: CommandRule, keys: tuple[str, ...], words: tuple[Word, ...]) ->
     if not rule.words:
         return True
     rest = _exact_reading(keys[0], words[1:])
-    return rest is not None and len(rest) >= len(rule.words) and all(
-        word.value == wanted for word, wanted in zip(rest, rule.words, strict=False))
+    return (
+        rest is not None
+        and len(rest) >= len(rule.words)
+        and all(word.value == wanted for word, wanted in zip(rest, rule.words, strict=False))
+    )
 
 
 def catches(rule: CommandRule, keys: tuple[str, ...], words: tuple[Word, ...]) -> bool:
@@ -149,7 +156,7 @@ def _broad_readings(program: str, arguments: tuple[Word, ...], unknown: int) -> 
             if unknown >= MAX_UNKNOWN_OPTIONS:
                 yield None
                 return
-            yield from _broad_readings(program, arguments[i + 2:], unknown + 1)  # it took a value
+            yield from _broad_readings(program, arguments[i + 2 :], unknown + 1)  # it took a value
             i += 1  # or it is a flag
             unknown += 1
     if i < len(arguments) and arguments[i].value == "--":

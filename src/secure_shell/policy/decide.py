@@ -67,8 +67,9 @@ MAX_LINKS = 256  # link names, and paths that go up (..), remembered per decisio
 URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 FILE_URL = re.compile(r"^file:", re.IGNORECASE)  # a URL that names a file on this machine
 # Options whose value is prose (commit messages, titles): a run-time value there is not a path.
-TEXT_OPTIONS = frozenset({"-m", "--message", "--body", "--title", "--description", "--notes", "--subject", "--comment",
-                          "--date", "--author"})
+TEXT_OPTIONS = frozenset(
+    {"-m", "--message", "--body", "--title", "--description", "--notes", "--subject", "--comment", "--date", "--author"}
+)
 
 
 STARTING_DIRECTORY = "the starting directory"
@@ -139,8 +140,15 @@ def _argument_matchers(entries: tuple[str, ...]) -> tuple[tuple[str, regex.Patte
 
 
 class _Engine:
-    def __init__(self, policy: ShellPolicy, env: dict[str, str], cross_check: CrossCheck | None,
-                 realpath: Realpath | None, confirmed: bool = False, session_input: str | None = None) -> None:
+    def __init__(
+        self,
+        policy: ShellPolicy,
+        env: dict[str, str],
+        cross_check: CrossCheck | None,
+        realpath: Realpath | None,
+        confirmed: bool = False,
+        session_input: str | None = None,
+    ) -> None:
         self.confirmed = confirmed
         self.session_input = session_input
         self.reading_input = 0  # > 0 while the session input itself is being checked as a script
@@ -186,9 +194,11 @@ class _Engine:
             self.deny(R.EMPTY_COMMAND, "the command is empty", "")
             return
         if len(command) > policy.max_command_length:
-            self.deny(R.COMMAND_TOO_LONG,
-                      f"the command has {len(command)} characters; the limit is {policy.max_command_length}",
-                      command[:60])
+            self.deny(
+                R.COMMAND_TOO_LONG,
+                f"the command has {len(command)} characters; the limit is {policy.max_command_length}",
+                command[:60],
+            )
             return
         problem = command_line_problem(policy.shell, command, policy.executable, policy.executable_args, cwd)
         if problem is not None:
@@ -212,8 +222,12 @@ class _Engine:
             allowed = self.within_allowed(resolved)
             self.paths.append(PathChecked(resolved, allowed, "cwd"))
             if not allowed:
-                self.deny(R.WORKING_DIRECTORY, f"working directory {resolved} is outside the allowed paths "
-                          f"({', '.join(self.policy.allowed_paths) or 'none configured'})", start)
+                self.deny(
+                    R.WORKING_DIRECTORY,
+                    f"working directory {resolved} is outside the allowed paths "
+                    f"({', '.join(self.policy.allowed_paths) or 'none configured'})",
+                    start,
+                )
         return {resolved: STARTING_DIRECTORY}
 
     # --- scripts -----------------------------------------------------------------------------
@@ -233,8 +247,16 @@ class _Engine:
             self.parses[cache_key] = outcome
         return outcome
 
-    def script(self, text: str, dialect: str, via: tuple[str, ...], depth: int, probe: bool = False,
-               start: Directories | None = None, repeats: bool = False) -> None:
+    def script(
+        self,
+        text: str,
+        dialect: str,
+        via: tuple[str, ...],
+        depth: int,
+        probe: bool = False,
+        start: Directories | None = None,
+        repeats: bool = False,
+    ) -> None:
         reading = text is self.session_input
         self.reading_input += reading
         try:
@@ -242,8 +264,16 @@ class _Engine:
         finally:
             self.reading_input -= reading
 
-    def _script(self, text: str, dialect: str, via: tuple[str, ...], depth: int, probe: bool,
-                start: Directories | None, repeats: bool) -> None:
+    def _script(
+        self,
+        text: str,
+        dialect: str,
+        via: tuple[str, ...],
+        depth: int,
+        probe: bool,
+        start: Directories | None,
+        repeats: bool,
+    ) -> None:
         if probe:
             self.probes += 1
         else:
@@ -290,7 +320,9 @@ class _Engine:
 
     # --- the working directory ---------------------------------------------------------------
 
-    def _directories(self, parsed: Parsed, dialect: str, start: Directories, repeats: bool = False) -> list[Directories]:
+    def _directories(
+        self, parsed: Parsed, dialect: str, start: Directories, repeats: bool = False
+    ) -> list[Directories]:
         """Where each command of a parsed script may start (policy/flow.py)."""
         commands = DIALECTS[dialect].simple_commands(parsed)
         if not any(self._may_move(simple, dialect) for simple in commands):
@@ -315,12 +347,16 @@ class _Engine:
         flow = parsed.command_flow()
         if repeats:
             flow = Flow(LOOP, (flow,))
-        walk = FlowPass(len(commands), lambda index, before, seen: self._step(commands[index], dialect, before, seen),
-                        self.space.depth)
+        walk = FlowPass(
+            len(commands),
+            lambda index, before, seen: self._step(commands[index], dialect, before, seen),
+            self.space.depth,
+        )
         return walk, walk.reach(flow, start)
 
-    def _step(self, simple: SimpleCommand, dialect: str, before: Directories,
-              seen: Directories) -> tuple[Directories, Directories, Directories]:
+    def _step(
+        self, simple: SimpleCommand, dialect: str, before: Directories, seen: Directories
+    ) -> tuple[Directories, Directories, Directories]:
         """One command's effect on the working directory: (if it succeeded, in any case, at any later point)."""
         succeeded, after = before, before
         lasting: Directories = {}
@@ -367,8 +403,12 @@ class _Engine:
         word = self._target(item)
         if word is None:
             inherited = self._inherited_previous(item)
-            earlier = join(seen, {inherited.value: "the previous directory the shell inherited"}
-                           if inherited is not None and inherited.value else {})
+            earlier = join(
+                seen,
+                {inherited.value: "the previous directory the shell inherited"}
+                if inherited is not None and inherited.value
+                else {},
+            )
             return join(before, {path: f"{how}, back there by `{shown}`" for path, how in earlier.items()})
         if word.value is None and not word.path_safe:
             return {UNKNOWN: f"`{shown}` goes to a directory known only at run time"}
@@ -451,14 +491,18 @@ class _Engine:
 
     # --- simple commands ---------------------------------------------------------------------
 
-    def command(self, simple: SimpleCommand, dialect: str, via: tuple[str, ...], depth: int, probe: bool,
-                bases: Directories) -> None:
+    def command(
+        self, simple: SimpleCommand, dialect: str, via: tuple[str, ...], depth: int, probe: bool, bases: Directories
+    ) -> None:
         module = DIALECTS[dialect]
         if self.session_input is not None and not probe and _reads_own_stdin(simple):
             # a program reading the session's input: what it reads so far is known; inside that
             # input, a program reading stdin takes the input that follows, which is not known yet
-            simple = (replace(simple, stdin_piped=True) if self.reading_input
-                      else replace(simple, stdin_text=self.session_input))
+            simple = (
+                replace(simple, stdin_piped=True)
+                if self.reading_input
+                else replace(simple, stdin_text=self.session_input)
+            )
         if not probe and self.policy.restrict_working_directory:  # path rules off: no target is checked
             for redirect in simple.redirects:
                 if redirect.target is not None:
@@ -472,8 +516,12 @@ class _Engine:
             first = simple.words[0]
         if first.value is None:
             if not probe:
-                self.deny(R.DYNAMIC_COMMAND, f"the command word {first.source!r} is not a literal "
-                          f"({first.dynamic_reason}); it cannot be checked", first.source)
+                self.deny(
+                    R.DYNAMIC_COMMAND,
+                    f"the command word {first.source!r} is not a literal "
+                    f"({first.dynamic_reason}); it cannot be checked",
+                    first.source,
+                )
             return
         key = module.command_key(first.value)
         self.commands.append(CommandSeen(key, tuple(w.shown() for w in simple.words), dialect, via))
@@ -506,40 +554,69 @@ class _Engine:
                     moved = {UNKNOWN: f"{item.role} names a directory known only at run time"}
                 program = join(program, moved) if item.keeps_caller else (moved or program)
         changes_shell = any(isinstance(item, WorkingDirectory) and item.shell for item in resolutions)
-        if restricted and not changes_shell and key not in module.PATHLESS_COMMANDS and key not in module.SCRIPT_RUNNERS:
+        if (
+            restricted
+            and not changes_shell
+            and key not in module.PATHLESS_COMMANDS
+            and key not in module.SCRIPT_RUNNERS
+        ):
             windows_program = names_program_file(first.value)
             texts = {id(item.word) for item in resolutions if isinstance(item, Text)}
             texts |= {id(item.target) for item in resolutions if isinstance(item, Link) and item.target is not None}
             text_words = module.text_arguments(key, simple.words)
             texts |= {id(word) for word in text_words if module.stays_one_word(key, word)}
             split = {id(word) for word in text_words if not module.stays_one_word(key, word)}
-            self._check_argument_paths(tuple(w for w in simple.words[1:] if id(w) not in texts), dialect, program,
-                                       windows_program,
-                                       module.dynamic_arguments_may_be_paths(key), split, key)
+            self._check_argument_paths(
+                tuple(w for w in simple.words[1:] if id(w) not in texts),
+                dialect,
+                program,
+                windows_program,
+                module.dynamic_arguments_may_be_paths(key),
+                split,
+                key,
+            )
         for item in resolutions:
             if isinstance(item, WorkingDirectory):
                 target = self._target(item) or self._inherited_previous(item)
                 if item.shell and restricted and target is not None:
                     self.check_word(target, item.role, bases, dialect)
             elif isinstance(item, Inner):
-                inner = SimpleCommand(item.words, via=via, stdin_text=item.stdin_text, stdin_piped=item.stdin_piped,
-                                      filled=item.filled or simple.filled)
+                inner = SimpleCommand(
+                    item.words,
+                    via=via,
+                    stdin_text=item.stdin_text,
+                    stdin_piped=item.stdin_piped,
+                    filled=item.filled or simple.filled,
+                )
                 inner_bases = program
                 if item.repeats and restricted:
                     inner_bases = self._repeated(inner, dialect, program)
                 self.command(inner, dialect, via + (item.label,), depth, False, inner_bases)
             elif isinstance(item, Script):
                 if simple.filled is not None and item.text is not None and simple.filled in item.text:
-                    self.deny(R.NESTED_SCRIPT, f"{item.label}: the script {item.text[:60]!r} has text filled in at run "
-                              f"time ({simple.filled}), which runs as code; pass it as an argument ($1) instead",
-                              item.label)
+                    self.deny(
+                        R.NESTED_SCRIPT,
+                        f"{item.label}: the script {item.text[:60]!r} has text filled in at run "
+                        f"time ({simple.filled}), which runs as code; pass it as an argument ($1) instead",
+                        item.label,
+                    )
                 elif item.text is None:
                     if not item.probe:
-                        self.deny(R.NESTED_SCRIPT, f"{item.label}: {item.why_unknown or 'the script cannot be read'}",
-                                  item.label)
+                        self.deny(
+                            R.NESTED_SCRIPT,
+                            f"{item.label}: {item.why_unknown or 'the script cannot be read'}",
+                            item.label,
+                        )
                 else:
-                    self.script(item.text, item.dialect, via + (item.label,), depth + 1, probe=item.probe,
-                                start=program, repeats=item.repeats)
+                    self.script(
+                        item.text,
+                        item.dialect,
+                        via + (item.label,),
+                        depth + 1,
+                        probe=item.probe,
+                        start=program,
+                        repeats=item.repeats,
+                    )
             elif isinstance(item, ReadsInput):
                 self._presumed_runner(item.label, (Word(item.text, item.text),), dialect, via)
             elif isinstance(item, Refusal):
@@ -573,15 +650,23 @@ class _Engine:
                 keys = (module.command_key(token), module.raw_key(token))
                 rule = next((rule for rule in rules if names_program(rule, keys)), None) if token else None
                 if rule is not None:
-                    blocked = f"{token!r} is a blocked command" if not rule.words else (
-                        f"{token!r} may run as {rule.entry!r}, a blocked command")
-                    self.deny(R.MAY_RUN_BLOCKED, f"{program!r} is not known to this policy and may run the programs "
-                              f"its arguments or its input name; {blocked}{where}. Run the tool without "
-                              "naming a blocked command, or ask for the command to be allowed", token)
+                    blocked = (
+                        f"{token!r} is a blocked command"
+                        if not rule.words
+                        else (f"{token!r} may run as {rule.entry!r}, a blocked command")
+                    )
+                    self.deny(
+                        R.MAY_RUN_BLOCKED,
+                        f"{program!r} is not known to this policy and may run the programs "
+                        f"its arguments or its input name; {blocked}{where}. Run the tool without "
+                        "naming a blocked command, or ask for the command to be allowed",
+                        token,
+                    )
                     return
 
-    def _check_names(self, keys: tuple[str, ...], words: tuple[Word, ...], dialect: str, via: tuple[str, ...],
-                     probe: bool) -> None:
+    def _check_names(
+        self, keys: tuple[str, ...], words: tuple[Word, ...], dialect: str, via: tuple[str, ...], probe: bool
+    ) -> None:
         """The command lists (policy/command_rules.py): blocked, then ask, then allowed."""
         where = f" (in {' > '.join(via)})" if via else ""
         name = words[0].value or words[0].source
@@ -592,8 +677,11 @@ class _Engine:
             also = f" (blockedCommands entry {blocked.entry!r})" if blocked.words else ""
             self.deny(R.BLOCKED_COMMAND, f"{shown!r} is a blocked command{also}{where}", name)
             return
-        ask = None if probe or self.confirmed else next(
-            (r for r in compile_rules(self.policy.ask_commands, key) if catches(r, keys, words)), None)
+        ask = (
+            None
+            if probe or self.confirmed
+            else next((r for r in compile_rules(self.policy.ask_commands, key) if catches(r, keys, words)), None)
+        )
         if ask is not None:
             shown = name if not ask.words else " ".join(w.shown() for w in words)[:80]
             also = f" (askCommands entry {ask.entry!r})" if ask.words else ""
@@ -606,8 +694,11 @@ class _Engine:
         forms = [r.entry for r in rules if r.words and names_program(r, keys)]
         if forms:
             shown = " ".join(w.shown() for w in words)[:80]
-            self.deny(R.NOT_ALLOWED_COMMAND, f"{shown!r} is none of the allowed forms of {name} "
-                      f"({', '.join(forms)}){where}", name)
+            self.deny(
+                R.NOT_ALLOWED_COMMAND,
+                f"{shown!r} is none of the allowed forms of {name} ({', '.join(forms)}){where}",
+                name,
+            )
             return
         self.deny(R.NOT_ALLOWED_COMMAND, f"{name!r} is not in allowedCommands{where}", name)
 
@@ -622,9 +713,16 @@ class _Engine:
 
     # --- paths -------------------------------------------------------------------------------
 
-    def _check_argument_paths(self, words: tuple[Word, ...], dialect: str, bases: Directories,
-                              windows_program: bool = False, dynamic_may_be_path: bool = True,
-                              split: set[int] | None = None, key: str = "") -> None:
+    def _check_argument_paths(
+        self,
+        words: tuple[Word, ...],
+        dialect: str,
+        bases: Directories,
+        windows_program: bool = False,
+        dynamic_may_be_path: bool = True,
+        split: set[int] | None = None,
+        key: str = "",
+    ) -> None:
         """Every path-like argument against the allowed paths. `split`: text arguments (a count, a
         pattern) whose run-time value the shell may split into several words."""
         module = DIALECTS[dialect]
@@ -638,27 +736,39 @@ class _Engine:
                 option, glued, _ = word.prefix.partition("=")
                 # a brace expansion of literal text makes words that all begin with the prefix
                 static_braces = word.dynamic_reason == "brace expansion" and not re.search(r"[$`*?\[]", word.source)
-                if ((URL.match(word.prefix) and not FILE_URL.match(word.prefix)) or (glued and option in TEXT_OPTIONS)) and (
-                        static_braces or module.stays_one_word(key, word)):
+                if (
+                    (URL.match(word.prefix) and not FILE_URL.match(word.prefix)) or (glued and option in TEXT_OPTIONS)
+                ) and (static_braces or module.stays_one_word(key, word)):
                     continue  # `"https://host/$path"`, `--date="$(date)"`: a URL or prose, whatever the value
                 if word.dynamic_reason == "glob pattern" and ".." not in word.source and word.prefix.startswith("/"):
                     # a glob cannot leave the directory its literal part names: check that one
                     self.check_path(Word(word.prefix, posixpath.dirname(word.prefix) or "/"), "argument", bases)
                     continue
                 if split and id(word) in split:
-                    self.deny(R.PATH_UNRESOLVABLE, f"argument {word.source!r} is only known at run time and the shell "
-                              "may split it into several words, which the path rule cannot check; quote it "
-                              f"(\"{word.source}\") to pass it as one word", word.source)
+                    self.deny(
+                        R.PATH_UNRESOLVABLE,
+                        f"argument {word.source!r} is only known at run time and the shell "
+                        "may split it into several words, which the path rule cannot check; quote it "
+                        f'("{word.source}") to pass it as one word',
+                        word.source,
+                    )
                     continue
-                self.deny(R.PATH_UNRESOLVABLE, f"argument {word.source!r} is only known at run time "
-                          f"({word.dynamic_reason}); the path rule cannot check it", word.source)
+                self.deny(
+                    R.PATH_UNRESOLVABLE,
+                    f"argument {word.source!r} is only known at run time "
+                    f"({word.dynamic_reason}); the path rule cannot check it",
+                    word.source,
+                )
                 continue
             if windows_program and re.fullmatch(r"/[A-Za-z?][\w:?.-]*", word.value):
                 continue  # a switch of a Windows program started from bash (ipconfig.exe /all)
             candidates = _path_candidates(word.value, DIALECTS[dialect])
             if candidates is None:
-                self.deny(R.PATH_UNRESOLVABLE, f"argument {word.source!r} expands to too many words to check",
-                          word.source[:80])
+                self.deny(
+                    R.PATH_UNRESOLVABLE,
+                    f"argument {word.source!r} expands to too many words to check",
+                    word.source[:80],
+                )
                 continue
             for candidate in candidates:
                 directory = None if self.posix else _wildcard_directory(candidate)
@@ -707,8 +817,11 @@ class _Engine:
         out: Directories = {}
         for base, how in places.items():
             if base == UNKNOWN:
-                self.deny(R.PATH_UNRESOLVABLE, f"{role} path {raw!r} is relative, and the working directory here "
-                          f"is not known ({how})", raw)
+                self.deny(
+                    R.PATH_UNRESOLVABLE,
+                    f"{role} path {raw!r} is relative, and the working directory here is not known ({how})",
+                    raw,
+                )
                 continue
             resolved = absolute if absolute is not None else self.resolve_from(raw, base)
             if ".." in raw and ".." in self.space.parts(raw):
@@ -795,10 +908,14 @@ class _Engine:
         for link, name, maker in self.links:
             for climb, raw, checking in self.climbs:
                 if (maker != checking or not maker) and self._may_hold(link, climb):
-                    self.deny(R.PATH_UNRESOLVABLE, f"path {raw!r} goes up (..) from {_shown(climb)}, which this "
-                              f"command may make a symbolic link ({name or 'too many links to follow'}); `..` after "
-                              "a link leads to the parent of the link's target, which cannot be known before the "
-                              "link exists. Write the path without going up through the link", raw)
+                    self.deny(
+                        R.PATH_UNRESOLVABLE,
+                        f"path {raw!r} goes up (..) from {_shown(climb)}, which this "
+                        f"command may make a symbolic link ({name or 'too many links to follow'}); `..` after "
+                        "a link leads to the parent of the link's target, which cannot be known before the "
+                        "link exists. Write the path without going up through the link",
+                        raw,
+                    )
                     return
 
     def _may_hold(self, link: str, path: str) -> bool:
@@ -844,9 +961,15 @@ def _argument_blocked(text: str, matchers: tuple[tuple[str, regex.Pattern[str] |
         # GNU getopt and PowerShell accept unambiguous abbreviations: --no-preserve, -enc
         if literal.startswith("--") and option.startswith("--") and len(option) >= 5 and literal.startswith(option):
             return True
-        if (literal.startswith("-") and not literal.startswith("--") and len(literal) > 3
-                and option.startswith("-") and not option.startswith("--") and len(option) >= 3
-                and literal.startswith(option)):
+        if (
+            literal.startswith("-")
+            and not literal.startswith("--")
+            and len(literal) > 3
+            and option.startswith("-")
+            and not option.startswith("--")
+            and len(option) >= 3
+            and literal.startswith(option)
+        ):
             return True
         if pattern is not None:
             try:
@@ -868,8 +991,11 @@ def _path_candidates(value: str, dialect: Dialect) -> list[str] | None:
             return None
         words.extend(expanded)
     words = [file_url_path(word) if FILE_URL.match(word) else word for word in words]
-    return [word for word in words if word and not URL.match(word) and not re.match(r"^[\w.-]+@[\w.-]+:", word)
-            and dialect.looks_like_path(word)]
+    return [
+        word
+        for word in words
+        if word and not URL.match(word) and not re.match(r"^[\w.-]+@[\w.-]+:", word) and dialect.looks_like_path(word)
+    ]
 
 
 def _wildcard_directory(path: str) -> str | None:
@@ -885,7 +1011,7 @@ def file_url_path(url: str) -> str:
     """The file a `file:` URL names, percent-decoded as curl, wget and git decode it:
     file:///etc/x and file://localhost/etc/x are /etc/x, file:///C:/x is C:/x, file://host/x
     the network path //host/x."""
-    rest = unquote(url[len("file:"):])
+    rest = unquote(url[len("file:") :])
     if rest.startswith("//"):
         host, _, path = rest[2:].partition("/")
         if host.casefold() not in ("", "localhost"):

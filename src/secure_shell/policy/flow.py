@@ -45,7 +45,7 @@ def split_below(key: str) -> tuple[int, str]:
     """(levels, path) of a BELOW entry; (0, key) of a plain directory."""
     if not key.startswith(BELOW):
         return 0, key
-    levels, _, path = key[len(BELOW):].partition(":")
+    levels, _, path = key[len(BELOW) :].partition(":")
     return int(levels), path
 
 
@@ -77,8 +77,11 @@ def widen(grown: Directories, entry: Directories, depth: Depth) -> Directories:
                 break
         else:
             out.setdefault(UNKNOWN, "a loop moves the shell on every round")
-    return {path: how for path, how in out.items()
-            if not any(other != path and _covers(other, path, depth) for other in out)}
+    return {
+        path: how
+        for path, how in out.items()
+        if not any(other != path and _covers(other, path, depth) for other in out)
+    }
 
 
 def subsumed(directories: Directories, by: Directories, depth: Depth) -> bool:
@@ -116,8 +119,11 @@ class FlowPass:
         for round_number in range(MAX_ROUNDS):
             before = (dict(self.seen), dict(self.ambient), dict(self.lasting))
             _, after = self._run(flow, start)
-            if (subsumed(self.seen, before[0], self.depth) and subsumed(self.ambient, before[1], self.depth)
-                    and subsumed(self.lasting, before[2], self.depth)):
+            if (
+                subsumed(self.seen, before[0], self.depth)
+                and subsumed(self.ambient, before[1], self.depth)
+                and subsumed(self.lasting, before[2], self.depth)
+            ):
                 return after
             if round_number == 0:
                 continue  # the first round starts from nothing: what it found is not yet growth

@@ -14,12 +14,42 @@ from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
 from secure_shell.policy.wrappers import option_scripts
 
-GLOBAL_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
-                                  "--config-env", "--attr-source", "--list-cmds"})
-GLOBAL_FLAGS = frozenset({"-p", "--paginate", "-P", "--no-pager", "--bare", "--no-replace-objects",
-                          "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs",
-                          "--no-optional-locks", "--html-path", "--man-path", "--info-path", "--version", "--help",
-                          "-v", "-h", "--no-advice"})
+GLOBAL_VALUE_OPTIONS = frozenset(
+    {
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--super-prefix",
+        "--config-env",
+        "--attr-source",
+        "--list-cmds",
+    }
+)
+GLOBAL_FLAGS = frozenset(
+    {
+        "-p",
+        "--paginate",
+        "-P",
+        "--no-pager",
+        "--bare",
+        "--no-replace-objects",
+        "--literal-pathspecs",
+        "--glob-pathspecs",
+        "--noglob-pathspecs",
+        "--icase-pathspecs",
+        "--no-optional-locks",
+        "--html-path",
+        "--man-path",
+        "--info-path",
+        "--version",
+        "--help",
+        "-v",
+        "-h",
+        "--no-advice",
+    }
+)
 # Config keys that only change presentation or identity; every other key given on the command
 # line may name a program (core.pager, core.sshCommand, alias.*, *.command, filter.*, ...).
 SAFE_CONFIG_KEY = re.compile(
@@ -30,8 +60,17 @@ SAFE_CONFIG_KEY = re.compile(
     re.IGNORECASE,
 )
 REMOTE_PROGRAM_OPTIONS = ("--upload-pack", "--receive-pack", "--exec")
-FILTER_BRANCH_SCRIPTS = frozenset({"--env-filter", "--tree-filter", "--index-filter", "--parent-filter",
-                                   "--msg-filter", "--commit-filter", "--tag-name-filter"})
+FILTER_BRANCH_SCRIPTS = frozenset(
+    {
+        "--env-filter",
+        "--tree-filter",
+        "--index-filter",
+        "--parent-filter",
+        "--msg-filter",
+        "--commit-filter",
+        "--tag-name-filter",
+    }
+)
 
 
 def resolve_git(words: tuple[Word, ...]) -> list[Resolution]:
@@ -40,14 +79,18 @@ def resolve_git(words: tuple[Word, ...]) -> list[Resolution]:
     while i < len(words):
         value = words[i].value
         if value is None:
-            return [Refusal(R.DYNAMIC_COMMAND, "git: a global option or the subcommand is not a literal", words[i].source)]
+            return [
+                Refusal(R.DYNAMIC_COMMAND, "git: a global option or the subcommand is not a literal", words[i].source)
+            ]
         option, eq, attached = value.partition("=")
         if option in GLOBAL_VALUE_OPTIONS:
             arg = Word(attached, attached) if eq else (words[i + 1] if i + 1 < len(words) else Word("", ""))
             if option == "-c":
                 out.extend(_config_pair(arg))
             elif option == "--config-env":
-                out.append(Refusal(R.NESTED_SCRIPT, "git --config-env takes a config value from the environment", value))
+                out.append(
+                    Refusal(R.NESTED_SCRIPT, "git --config-env takes a config value from the environment", value)
+                )
             elif option == "-C":
                 out.append(WorkingDirectory(arg, shell=False, role="git -C"))
             elif option in ("--git-dir", "--work-tree"):
@@ -68,7 +111,7 @@ def resolve_git(words: tuple[Word, ...]) -> list[Resolution]:
     if i >= len(words):
         return out
     sub = words[i].value or ""
-    args = words[i + 1:]
+    args = words[i + 1 :]
     out.extend(_remote_program_options(args))
     out.extend(_subcommand(sub, args))
     return out
@@ -88,7 +131,11 @@ def _config_pair(arg: Word) -> list[Resolution]:
         return [Inner((Word("git", "git"), *alias_words), f"git alias {key[6:]}")]
     if SAFE_CONFIG_KEY.match(key):
         return []
-    return [Refusal(R.NESTED_SCRIPT, f"git -c {key} may name a program git runs; only presentation keys are accepted", arg.value)]
+    return [
+        Refusal(
+            R.NESTED_SCRIPT, f"git -c {key} may name a program git runs; only presentation keys are accepted", arg.value
+        )
+    ]
 
 
 def _remote_program_options(args: tuple[Word, ...]) -> list[Resolution]:
@@ -138,20 +185,24 @@ def _subcommand(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
                 if program:
                     out.append(Script("bash", program, "git grep -O"))
                 else:
-                    out.append(Refusal(R.NESTED_SCRIPT, "git grep -O opens the matches with a pager program",
-                                       value))
+                    out.append(Refusal(R.NESTED_SCRIPT, "git grep -O opens the matches with a pager program", value))
     elif sub == "filter-branch":
         for j, word in enumerate(args):
             if word.value in FILTER_BRANCH_SCRIPTS and j + 1 < len(args):
                 out.append(_script(args[j + 1], f"git filter-branch {word.value}"))
     elif sub == "config":
         values = [w.value for w in args]
-        reading = any(v is not None and (v.startswith(("--get", "--list", "-l", "--unset", "--show")) or v in ("get", "list")) for v in values)
+        reading = any(
+            v is not None and (v.startswith(("--get", "--list", "-l", "--unset", "--show")) or v in ("get", "list"))
+            for v in values
+        )
         positional = [v for v in values if v is not None and not v.startswith("-")]
         if positional and positional[0] in ("set",):
             positional = positional[1:]
         if not reading and len(positional) >= 2 and not SAFE_CONFIG_KEY.match(positional[0]):
-            out.append(Refusal(R.NESTED_SCRIPT, f"git config {positional[0]} may make git run a program later", positional[0]))
+            out.append(
+                Refusal(R.NESTED_SCRIPT, f"git config {positional[0]} may make git run a program later", positional[0])
+            )
     return out
 
 

@@ -31,8 +31,13 @@ def string_literals(code: str) -> list[str] | None:
 def scan_inline_code(code: str, label: str) -> list[Resolution]:
     literals = string_literals(code)
     if literals is None:  # an unread literal could name anything: never pass it unseen
-        return [Refusal(R.INLINE_CODE, f"{label}: the code holds more than {MAX_LITERALS} string literals, "
-                        "too many to check one by one", code[:80])]
+        return [
+            Refusal(
+                R.INLINE_CODE,
+                f"{label}: the code holds more than {MAX_LITERALS} string literals, too many to check one by one",
+                code[:80],
+            )
+        ]
     out: list[Resolution] = []
     for literal in literals:
         stripped = literal.strip()

@@ -14,18 +14,74 @@ from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Link, Resolution
 
 
-_LN_LONG = ("--symbolic", "--relative", "--target-directory", "--no-target-directory", "--suffix", "--backup",
-            "--force", "--interactive", "--logical", "--physical", "--no-dereference", "--verbose", "--directory",
-            "--help", "--version")
-_CP_LONG = ("--archive", "--attributes-only", "--backup", "--copy-contents", "--debug", "--force",
-            "--interactive", "--link", "--dereference", "--no-clobber", "--no-dereference", "--preserve",
-            "--no-preserve", "--parents", "--recursive", "--reflink", "--remove-destination", "--sparse",
-            "--strip-trailing-slashes", "--symbolic-link", "--suffix", "--target-directory",
-            "--no-target-directory", "--update", "--verbose", "--keep-directory-symlink", "--one-file-system",
-            "--context", "--help", "--version", "--exchange")
-_MV_LONG = ("--backup", "--force", "--interactive", "--no-clobber", "--no-copy", "--strip-trailing-slashes",
-            "--suffix", "--target-directory", "--no-target-directory", "--update", "--verbose", "--context",
-            "--exchange", "--debug", "--help", "--version")
+_LN_LONG = (
+    "--symbolic",
+    "--relative",
+    "--target-directory",
+    "--no-target-directory",
+    "--suffix",
+    "--backup",
+    "--force",
+    "--interactive",
+    "--logical",
+    "--physical",
+    "--no-dereference",
+    "--verbose",
+    "--directory",
+    "--help",
+    "--version",
+)
+_CP_LONG = (
+    "--archive",
+    "--attributes-only",
+    "--backup",
+    "--copy-contents",
+    "--debug",
+    "--force",
+    "--interactive",
+    "--link",
+    "--dereference",
+    "--no-clobber",
+    "--no-dereference",
+    "--preserve",
+    "--no-preserve",
+    "--parents",
+    "--recursive",
+    "--reflink",
+    "--remove-destination",
+    "--sparse",
+    "--strip-trailing-slashes",
+    "--symbolic-link",
+    "--suffix",
+    "--target-directory",
+    "--no-target-directory",
+    "--update",
+    "--verbose",
+    "--keep-directory-symlink",
+    "--one-file-system",
+    "--context",
+    "--help",
+    "--version",
+    "--exchange",
+)
+_MV_LONG = (
+    "--backup",
+    "--force",
+    "--interactive",
+    "--no-clobber",
+    "--no-copy",
+    "--strip-trailing-slashes",
+    "--suffix",
+    "--target-directory",
+    "--no-target-directory",
+    "--update",
+    "--verbose",
+    "--context",
+    "--exchange",
+    "--debug",
+    "--help",
+    "--version",
+)
 _LONG_WITH_VALUE = frozenset({"--target-directory", "--suffix"})  # the rest take none, or only with `=`
 
 
@@ -87,8 +143,10 @@ def link(words: tuple[Word, ...]) -> list[Resolution]:
 def copy_or_move(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     """`mv` always moves a link as a link; `cp` makes or copies links with -s, -a, -d, -P, -r/-R."""
     read = _read(words, _MV_LONG if key == "mv" else _CP_LONG)
-    if key == "cp" and not (read[0].flags & {"s", "a", "d", "P", "R", "r", "--symbolic-link", "--archive",
-                                          "--no-dereference", "--recursive"}):
+    if key == "cp" and not (
+        read[0].flags
+        & {"s", "a", "d", "P", "R", "r", "--symbolic-link", "--archive", "--no-dereference", "--recursive"}
+    ):
         return []  # cp follows links and copies what they point to
     names = {id(name): name for name, _ in _names(read)}
     return [Link(name, role=key) for name in names.values()]

@@ -32,8 +32,13 @@ def long_option(text: str, known: tuple[str, ...]) -> str | None:
     return matches[0] if len(matches) == 1 else None
 
 
-def read_options(words: tuple[Word, ...], short_with_value: str = "", long_options: tuple[str, ...] = (),
-                 long_with_value: frozenset[str] = frozenset(), permute: bool = True) -> Options:
+def read_options(
+    words: tuple[Word, ...],
+    short_with_value: str = "",
+    long_options: tuple[str, ...] = (),
+    long_with_value: frozenset[str] = frozenset(),
+    permute: bool = True,
+) -> Options:
     """`words[1:]` as options and operands. `permute`: options may follow operands (GNU programs);
     bash's builtins stop at the first operand. A word known only at run time is an operand."""
     flags: set[str] = set()
@@ -73,7 +78,7 @@ def read_options(words: tuple[Word, ...], short_with_value: str = "", long_optio
             for position, letter in enumerate(value[1:], start=1):
                 flags.add(letter)
                 if letter in short_with_value:
-                    rest = value[position + 1:]
+                    rest = value[position + 1 :]
                     if rest:
                         values.setdefault(letter, []).append(Word(rest, rest))
                         carriers.setdefault(letter, []).append(word)

@@ -79,16 +79,16 @@ class Finding:
 
 
 # How commands run relative to each other, for the working-directory data flow (policy/flow.py).
-RUN = "run"            # command number `index` runs
-SEQ = "seq"            # the parts run one after another
-AND = "and"            # each part runs only if the one before it succeeded (a && b)
-OR = "or"              # each part runs only if the one before it failed (a || b)
-NOT = "not"            # the part runs; its success and failure swap (! a)
-MAYBE = "maybe"        # the parts may run or not (a branch of if / case)
-LOOP = "loop"          # the parts run any number of times (while, for)
-APART = "apart"        # the parts run in another process: nothing they change comes back (subshell, pipe, &)
+RUN = "run"  # command number `index` runs
+SEQ = "seq"  # the parts run one after another
+AND = "and"  # each part runs only if the one before it succeeded (a && b)
+OR = "or"  # each part runs only if the one before it failed (a || b)
+NOT = "not"  # the part runs; its success and failure swap (! a)
+MAYBE = "maybe"  # the parts may run or not (a branch of if / case)
+LOOP = "loop"  # the parts run any number of times (while, for)
+APART = "apart"  # the parts run in another process: nothing they change comes back (subshell, pipe, &)
 DEFERRED = "deferred"  # the parts run later, any number of times, from anywhere (a function body)
-CALL = "call"          # a function of the script may run here (its name, eval, source)
+CALL = "call"  # a function of the script may run here (its name, eval, source)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,8 +26,21 @@ _CONTROL = re.compile(r"[\x00-\x1f]")
 WINDOWS_NULL_DEVICES = frozenset({"nul", "\\\\.\\nul"})
 POSIX_NULL_DEVICES = frozenset({"/dev/null"})
 # Names that are devices, not files: reading or writing them touches no path the rules govern.
-POSIX_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/zero", "/dev/random",
-                           "/dev/urandom", "/dev/tty", "/dev/fd/0", "/dev/fd/1", "/dev/fd/2"})
+POSIX_DEVICES = frozenset(
+    {
+        "/dev/null",
+        "/dev/stdin",
+        "/dev/stdout",
+        "/dev/stderr",
+        "/dev/zero",
+        "/dev/random",
+        "/dev/urandom",
+        "/dev/tty",
+        "/dev/fd/0",
+        "/dev/fd/1",
+        "/dev/fd/2",
+    }
+)
 WINDOWS_DEVICES = frozenset({"nul", "nul:", "con", "con:", "$null", "\\\\.\\nul"})
 
 
@@ -149,7 +162,7 @@ def mount_to_windows(path: str, mount_point: str) -> str | None:
     prefix = mount_point.rstrip("/") + "/"
     if not path.startswith(prefix):
         return None
-    rest = path[len(prefix):]
+    rest = path[len(prefix) :]
     drive, _, tail = rest.partition("/")
     if len(drive) != 1 or not drive.isalpha():
         return None
@@ -273,7 +286,8 @@ class PathSpace:
         for root in roots:
             if self.posix:
                 if is_within_posix(path, root) or (
-                        self.realpath is not None and is_within_posix(path, self.realpath(root))):
+                    self.realpath is not None and is_within_posix(path, self.realpath(root))
+                ):
                     return root
             elif is_within_windows(path, root):
                 return root
@@ -294,5 +308,8 @@ class PathSpace:
         if raw.startswith(("/dev/tcp/", "/dev/udp/")):
             return False  # bash opens a network socket there: a path, checked (and refused) as one
         lowered = raw.casefold()
-        return raw in POSIX_DEVICES or lowered in WINDOWS_DEVICES or (
-            not self.posix and ntpath.basename(lowered.replace("/", "\\")).split(".")[0] == "nul")
+        return (
+            raw in POSIX_DEVICES
+            or lowered in WINDOWS_DEVICES
+            or (not self.posix and ntpath.basename(lowered.replace("/", "\\")).split(".")[0] == "nul")
+        )

@@ -52,54 +52,208 @@ _LANGUAGE = Language(tree_sitter_powershell.language())
 DASHES = "\u2013\u2014\u2015\u2212"
 QUOTES = {"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"'}
 
-UNSUPPORTED_KINDS = frozenset({
-    "class_statement", "class_attribute", "class_method_definition", "class_method_parameter",
-    "class_method_parameter_list", "class_property_definition", "enum_statement", "enum_member", "data_statement",
-    "data_command", "data_commands_allowed", "data_commands_list", "data_name", "inlinescript_statement",
-    "parallel_statement", "sequence_statement", "stop_parsing", "verbatim_command_argument", "switch_filename",
-})
-KNOWN_KINDS = frozenset({
-    "additive_argument_expression", "additive_expression", "argument_expression", "argument_expression_list",
-    "argument_list", "array_expression", "array_literal_expression", "array_type_name", "assignement_operator",
-    "assignment_expression", "attribute", "attribute_argument", "attribute_arguments", "attribute_list",
-    "attribute_name", "bitwise_argument_expression", "bitwise_expression", "block_name", "braced_variable",
-    "cast_expression", "catch_clause", "catch_clauses", "catch_type_list", "command", "command_argument_sep",
-    "command_elements", "command_invokation_operator", "command_name", "command_name_expr", "command_parameter",
-    "comment", "comparison_argument_expression", "comparison_expression", "comparison_operator",
-    "decimal_integer_literal", "dimension", "do_statement", "element_access", "else_clause", "elseif_clause",
-    "elseif_clauses", "empty_statement", "expandable_here_string_literal", "expandable_string_literal",
-    "expression_with_unary_operator", "file_redirection_operator", "finally_clause", "flow_control_statement",
-    "for_condition", "for_initializer", "for_iterator", "for_statement", "foreach_parameter", "foreach_statement",
-    "format_argument_expression", "format_expression", "format_operator", "function_name",
-    "function_parameter_declaration", "function_statement", "generic_token", "generic_type_arguments",
-    "generic_type_name", "hash_entry", "hash_literal_body", "hash_literal_expression", "hexadecimal_integer_literal",
-    "if_statement", "integer_literal", "invokation_expression", "invokation_foreach_expression", "key_expression",
-    "label", "label_expression", "left_assignment_expression", "logical_argument_expression", "logical_expression",
-    "member_access", "member_name", "merging_redirection_operator", "multiplicative_argument_expression",
-    "multiplicative_expression", "named_block", "named_block_list", "param_block", "parameter_list",
-    "parenthesized_expression", "path_command_name", "path_command_name_token", "pipeline", "pipeline_chain",
-    "pipeline_chain_tail", "post_decrement_expression", "post_increment_expression", "pre_decrement_expression",
-    "pre_increment_expression", "program", "range_argument_expression", "range_expression", "real_literal",
-    "redirected_file_name", "redirection", "redirections", "script_block", "script_block_body",
-    "script_block_expression", "script_parameter", "script_parameter_default", "simple_name", "statement_block",
-    "statement_list", "string_literal", "sub_expression", "switch_body", "switch_clause", "switch_clause_condition",
-    "switch_clauses", "switch_condition", "switch_parameter", "switch_parameters", "switch_statement",
-    "trap_statement", "try_statement",
-    "type_identifier", "type_literal", "type_name", "type_spec", "unary_expression", "variable",
-    "verbatim_here_string_characters", "verbatim_string_characters", "while_condition", "while_statement",
-})
+UNSUPPORTED_KINDS = frozenset(
+    {
+        "class_statement",
+        "class_attribute",
+        "class_method_definition",
+        "class_method_parameter",
+        "class_method_parameter_list",
+        "class_property_definition",
+        "enum_statement",
+        "enum_member",
+        "data_statement",
+        "data_command",
+        "data_commands_allowed",
+        "data_commands_list",
+        "data_name",
+        "inlinescript_statement",
+        "parallel_statement",
+        "sequence_statement",
+        "stop_parsing",
+        "verbatim_command_argument",
+        "switch_filename",
+    }
+)
+KNOWN_KINDS = frozenset(
+    {
+        "additive_argument_expression",
+        "additive_expression",
+        "argument_expression",
+        "argument_expression_list",
+        "argument_list",
+        "array_expression",
+        "array_literal_expression",
+        "array_type_name",
+        "assignement_operator",
+        "assignment_expression",
+        "attribute",
+        "attribute_argument",
+        "attribute_arguments",
+        "attribute_list",
+        "attribute_name",
+        "bitwise_argument_expression",
+        "bitwise_expression",
+        "block_name",
+        "braced_variable",
+        "cast_expression",
+        "catch_clause",
+        "catch_clauses",
+        "catch_type_list",
+        "command",
+        "command_argument_sep",
+        "command_elements",
+        "command_invokation_operator",
+        "command_name",
+        "command_name_expr",
+        "command_parameter",
+        "comment",
+        "comparison_argument_expression",
+        "comparison_expression",
+        "comparison_operator",
+        "decimal_integer_literal",
+        "dimension",
+        "do_statement",
+        "element_access",
+        "else_clause",
+        "elseif_clause",
+        "elseif_clauses",
+        "empty_statement",
+        "expandable_here_string_literal",
+        "expandable_string_literal",
+        "expression_with_unary_operator",
+        "file_redirection_operator",
+        "finally_clause",
+        "flow_control_statement",
+        "for_condition",
+        "for_initializer",
+        "for_iterator",
+        "for_statement",
+        "foreach_parameter",
+        "foreach_statement",
+        "format_argument_expression",
+        "format_expression",
+        "format_operator",
+        "function_name",
+        "function_parameter_declaration",
+        "function_statement",
+        "generic_token",
+        "generic_type_arguments",
+        "generic_type_name",
+        "hash_entry",
+        "hash_literal_body",
+        "hash_literal_expression",
+        "hexadecimal_integer_literal",
+        "if_statement",
+        "integer_literal",
+        "invokation_expression",
+        "invokation_foreach_expression",
+        "key_expression",
+        "label",
+        "label_expression",
+        "left_assignment_expression",
+        "logical_argument_expression",
+        "logical_expression",
+        "member_access",
+        "member_name",
+        "merging_redirection_operator",
+        "multiplicative_argument_expression",
+        "multiplicative_expression",
+        "named_block",
+        "named_block_list",
+        "param_block",
+        "parameter_list",
+        "parenthesized_expression",
+        "path_command_name",
+        "path_command_name_token",
+        "pipeline",
+        "pipeline_chain",
+        "pipeline_chain_tail",
+        "post_decrement_expression",
+        "post_increment_expression",
+        "pre_decrement_expression",
+        "pre_increment_expression",
+        "program",
+        "range_argument_expression",
+        "range_expression",
+        "real_literal",
+        "redirected_file_name",
+        "redirection",
+        "redirections",
+        "script_block",
+        "script_block_body",
+        "script_block_expression",
+        "script_parameter",
+        "script_parameter_default",
+        "simple_name",
+        "statement_block",
+        "statement_list",
+        "string_literal",
+        "sub_expression",
+        "switch_body",
+        "switch_clause",
+        "switch_clause_condition",
+        "switch_clauses",
+        "switch_condition",
+        "switch_parameter",
+        "switch_parameters",
+        "switch_statement",
+        "trap_statement",
+        "try_statement",
+        "type_identifier",
+        "type_literal",
+        "type_name",
+        "type_spec",
+        "unary_expression",
+        "variable",
+        "verbatim_here_string_characters",
+        "verbatim_string_characters",
+        "while_condition",
+        "while_statement",
+    }
+)
 # Expression layers the grammar wraps around every value; one child means "the same value".
-CHAIN = frozenset({
-    "logical_expression", "bitwise_expression", "comparison_expression", "additive_expression",
-    "multiplicative_expression", "format_expression", "range_expression", "array_literal_expression",
-    "unary_expression", "logical_argument_expression", "bitwise_argument_expression",
-    "comparison_argument_expression", "additive_argument_expression", "multiplicative_argument_expression",
-    "format_argument_expression", "range_argument_expression", "argument_expression", "pipeline", "pipeline_chain",
-    "string_literal", "statement_list", "argument_expression_list",
-})
+CHAIN = frozenset(
+    {
+        "logical_expression",
+        "bitwise_expression",
+        "comparison_expression",
+        "additive_expression",
+        "multiplicative_expression",
+        "format_expression",
+        "range_expression",
+        "array_literal_expression",
+        "unary_expression",
+        "logical_argument_expression",
+        "bitwise_argument_expression",
+        "comparison_argument_expression",
+        "additive_argument_expression",
+        "multiplicative_argument_expression",
+        "format_argument_expression",
+        "range_argument_expression",
+        "argument_expression",
+        "pipeline",
+        "pipeline_chain",
+        "string_literal",
+        "statement_list",
+        "argument_expression_list",
+    }
+)
 # Their arguments are text, never files.
-PATHLESS_COMMANDS = frozenset({"write-output", "write-host", "write-verbose", "write-warning", "write-debug",
-                               "write-information", "write-error", "get-date", "start-sleep", "get-command"})
+PATHLESS_COMMANDS = frozenset(
+    {
+        "write-output",
+        "write-host",
+        "write-verbose",
+        "write-warning",
+        "write-debug",
+        "write-information",
+        "write-error",
+        "get-date",
+        "start-sleep",
+        "get-command",
+    }
+)
 # Their arguments are scripts, checked in the script's own dialect, not paths.
 SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "bash", "sh", "invoke-expression", "start"})
 
@@ -118,15 +272,37 @@ def path_words(value: str) -> list[str] | None:
 
 
 def looks_like_path(value: str) -> bool:
-    return ("\\" in value or "/" in value or bool(re.match(r"^[A-Za-z]:", value)) or value in ("..", "~")
-            or value.startswith("~") or bool(PROVIDER_PATH.match(value)))
+    return (
+        "\\" in value
+        or "/" in value
+        or bool(re.match(r"^[A-Za-z]:", value))
+        or value in ("..", "~")
+        or value.startswith("~")
+        or bool(PROVIDER_PATH.match(value))
+    )
 
 
 _MULTIPLIERS = {"kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40, "pb": 1 << 50}
 _MULTIPLIER = re.compile(r"(?<![\w$.`-])(\d+(?:\.\d+)?)(kb|mb|gb|tb|pb)\b", re.IGNORECASE)
 # Nouns and verbs of cmdlets that take file paths: a run-time value there may name any file.
-PATH_NOUNS = frozenset({"item", "childitem", "content", "location", "path", "itemproperty", "file", "archive",
-                        "acl", "filehash", "csv", "clixml", "itempropertyvalue", "authenticodesignature"})
+PATH_NOUNS = frozenset(
+    {
+        "item",
+        "childitem",
+        "content",
+        "location",
+        "path",
+        "itemproperty",
+        "file",
+        "archive",
+        "acl",
+        "filehash",
+        "csv",
+        "clixml",
+        "itempropertyvalue",
+        "authenticodesignature",
+    }
+)
 PATH_VERBS = frozenset({"out", "export", "import", "tee", "start", "invoke"})
 OPERATORS = {";": ";", "|": "|", "&&": "&&", "||": "||", "&": "&"}
 
@@ -159,8 +335,25 @@ def command_key(word: str) -> str:
 
 
 # Verbs of cmdlets that may run what they are given; any other cmdlet does not run programs.
-RUNNING_VERBS = frozenset({"invoke", "start", "foreach", "register", "new", "add", "set", "enter", "debug", "trace",
-                           "measure", "receive", "resume", "wait", "use"})
+RUNNING_VERBS = frozenset(
+    {
+        "invoke",
+        "start",
+        "foreach",
+        "register",
+        "new",
+        "add",
+        "set",
+        "enter",
+        "debug",
+        "trace",
+        "measure",
+        "receive",
+        "resume",
+        "wait",
+        "use",
+    }
+)
 NON_RUNNERS = frozenset(
     "git npm npx pnpm yarn node python py pip dotnet msbuild docker kubectl winget choco code where whoami hostname "
     "ipconfig ping tasklist findstr".split()
@@ -213,12 +406,29 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
 
 # Kinds whose commands run conditionally, repeatedly, later or elsewhere: a script with any of them
 # gets the unordered flow (every directory change may precede every command).
-CONTROL_KINDS = frozenset({
-    "if_statement", "while_statement", "do_statement", "for_statement", "foreach_statement", "switch_statement",
-    "function_statement", "script_block", "script_block_expression", "trap_statement", "try_statement",
-    "sub_expression", "statement_block", "named_block", "expandable_string_literal", "expandable_here_string_literal",
-    "flow_control_statement", "parenthesized_expression", "array_expression",
-})
+CONTROL_KINDS = frozenset(
+    {
+        "if_statement",
+        "while_statement",
+        "do_statement",
+        "for_statement",
+        "foreach_statement",
+        "switch_statement",
+        "function_statement",
+        "script_block",
+        "script_block_expression",
+        "trap_statement",
+        "try_statement",
+        "sub_expression",
+        "statement_block",
+        "named_block",
+        "expandable_string_literal",
+        "expandable_here_string_literal",
+        "flow_control_statement",
+        "parenthesized_expression",
+        "array_expression",
+    }
+)
 
 
 def _straight_line_flow(root: Node, spans: list[tuple[int, int, int]], view: GrammarView) -> Flow | None:
@@ -244,8 +454,11 @@ def _straight_line_flow(root: Node, spans: list[tuple[int, int, int]], view: Gra
                 if child.type == "pipeline_chain_tail":
                     operator = next((c.type for c in child.children if not c.is_named), "&&")
                 elif child.type == "pipeline_chain":
-                    stages = [Flow(RUN, index=i) for start, end, i in spans
-                              if start >= child.start_byte and end <= child.end_byte]
+                    stages = [
+                        Flow(RUN, index=i)
+                        for start, end, i in spans
+                        if start >= child.start_byte and end <= child.end_byte
+                    ]
                     if not stages:
                         continue
                     chain = stages[0] if len(stages) == 1 else Flow(LOOP, (sequence(stages),))
@@ -288,7 +501,7 @@ class _Walker:
         self.commands.append(command)
 
     def text(self, node: Node) -> str:
-        return self.data[node.start_byte: node.end_byte].decode("utf-8", "replace")
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def walk(self, root: Node) -> None:
         stack: list[tuple[Node, tuple[str, ...]]] = [(root, ())]
@@ -296,8 +509,11 @@ class _Walker:
             node, via = stack.pop()
             kind = node.type
             if not node.is_named:
-                if kind in OPERATORS and node.parent is not None and node.parent.type in (
-                    "statement_list", "empty_statement", "pipeline_chain", "pipeline", "pipeline_chain_tail"
+                if (
+                    kind in OPERATORS
+                    and node.parent is not None
+                    and node.parent.type
+                    in ("statement_list", "empty_statement", "pipeline_chain", "pipeline", "pipeline_chain_tail")
                 ):
                     self.operators.add(OPERATORS[kind])
                 continue
@@ -313,8 +529,9 @@ class _Walker:
             elif kind == "left_assignment_expression":
                 self._assigned(node)
             elif kind == "variable" and self.text(node).startswith("@"):
-                self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT, "splatting hides which arguments are passed",
-                                             self.text(node)))
+                self.findings.append(
+                    Finding(R.UNSUPPORTED_CONSTRUCT, "splatting hides which arguments are passed", self.text(node))
+                )
             elif kind == "sub_expression":
                 self.operators.add("$(")
                 child_via = via + ("$(...)",)
@@ -334,7 +551,9 @@ class _Walker:
         """`"x$(cmd)y"`: the grammar keeps the string whole; the sub-expressions are parsed here."""
         text = self.text(node)
         for inner in _subexpressions(text):
-            commands, operators, findings = absorb_nested(parse(inner, self.limits), via + ('"$(...)"',), "string", inner)
+            commands, operators, findings = absorb_nested(
+                parse(inner, self.limits), via + ('"$(...)"',), "string", inner
+            )
             self.commands.extend(commands)
             self.operators |= operators
             self.findings.extend(findings)
@@ -345,11 +564,13 @@ class _Walker:
         text = self.text(node).strip()
         static = re.match(r"^\[([^\]]+)\]\s*::\s*(\w+)\s*$", text)
         if static and f"{static.group(1).casefold().removeprefix('system.')}::{static.group(2).casefold()}" in (
-                SAFE_STATIC_PROPERTIES):
+            SAFE_STATIC_PROPERTIES
+        ):
             return
         if re.match(r"^\[[^\]]+\]\s*::", text):
-            self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT, f"setting a static property ({text[:60]}) is not "
-                                         "analysed", text[:80]))
+            self.findings.append(
+                Finding(R.UNSUPPORTED_CONSTRUCT, f"setting a static property ({text[:60]}) is not analysed", text[:80])
+            )
             return
         match = re.match(r"^\$\{?([A-Za-z_][\w]*:)?([\w?]+)", text)
         if match is None:
@@ -366,13 +587,22 @@ class _Walker:
         if target is not None and target.type == "type_literal":
             type_name = self.text(target).strip("[]").casefold().removeprefix("system.")
             if type_name not in PURE_TYPES:
-                self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT,
-                                             f"calling a method of [{self.text(target).strip('[]')}] is not analysed",
-                                             self.text(node)[:80]))
+                self.findings.append(
+                    Finding(
+                        R.UNSUPPORTED_CONSTRUCT,
+                        f"calling a method of [{self.text(target).strip('[]')}] is not analysed",
+                        self.text(node)[:80],
+                    )
+                )
             return
         if method not in PURE_METHODS:
-            self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT, f"method call .{self.text(member) if member else '?'}() "
-                                         "is not known to be side-effect free", self.text(node)[:80]))
+            self.findings.append(
+                Finding(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    f"method call .{self.text(member) if member else '?'}() is not known to be side-effect free",
+                    self.text(node)[:80],
+                )
+            )
         elif method == "foreach":
             self._foreach_member(node)
 
@@ -380,8 +610,11 @@ class _Walker:
         """`.ForEach('Delete')` calls that method of every element, as `ForEach-Object Delete` does;
         `.ForEach({...})` runs a block (walked where it stands), `.ForEach([type])` converts."""
         arguments = next((c for c in node.named_children if c.type == "argument_list"), None)
-        listed = next((c for c in arguments.named_children if c.type == "argument_expression_list"), None) if (
-            arguments is not None) else None
+        listed = (
+            next((c for c in arguments.named_children if c.type == "argument_expression_list"), None)
+            if (arguments is not None)
+            else None
+        )
         first = _unwrap(listed.named_children[0]) if listed is not None and listed.named_children else None
         if first is None or first.type in ("script_block_expression", "type_literal"):
             return
@@ -542,8 +775,10 @@ class _Walker:
         return None
 
     def _redirect(self, node: Node) -> Redirect:
-        operator = next((c for c in node.named_children if c.type in ("file_redirection_operator",
-                                                                       "merging_redirection_operator")), None)
+        operator = next(
+            (c for c in node.named_children if c.type in ("file_redirection_operator", "merging_redirection_operator")),
+            None,
+        )
         op_text = self.text(operator).strip() if operator is not None else ">"
         if operator is not None and operator.type == "merging_redirection_operator":
             return Redirect(op_text, None)
@@ -600,7 +835,7 @@ def _subexpressions(text: str) -> list[str]:
                 elif text[j] == ")":
                     depth -= 1
                 j += 1
-            found.append(text[i + 2: j - 1])
+            found.append(text[i + 2 : j - 1])
             i = j
             continue
         i += 1
@@ -617,31 +852,57 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
 
 # Variables whose value changes what later commands do: parameter defaults for every cmdlet, how
 # arguments reach native programs, how arrays become strings, where modules (cmdlets) load from.
-STATE_VARIABLES = frozenset({"psdefaultparametervalues", "psnativecommandargumentpassing", "ofs",
-                             "psmoduleautoloadingpreference", "executioncontext", "pshome"})
+STATE_VARIABLES = frozenset(
+    {
+        "psdefaultparametervalues",
+        "psnativecommandargumentpassing",
+        "ofs",
+        "psmoduleautoloadingpreference",
+        "executioncontext",
+        "pshome",
+    }
+)
 
 
 def state_variable_refusal(scope: str, name: str, text: str) -> Refusal | None:
     """A refusal for setting `scope:name` (`env:PATH`, `variable:OFS`, or a plain variable)."""
     scope = scope.rstrip(":").casefold()
     if scope == "env" and dangerous_variable(name):
-        return Refusal(R.DANGEROUS_VARIABLE, f"setting $env:{name} changes which program runs or what it loads",
-                       text[:80])
+        return Refusal(
+            R.DANGEROUS_VARIABLE, f"setting $env:{name} changes which program runs or what it loads", text[:80]
+        )
     if scope in ("", "variable", "global", "script", "local") and name.casefold() in STATE_VARIABLES:
-        return Refusal(R.DANGEROUS_VARIABLE, f"setting ${name} changes what later commands do (their parameters, "
-                       "arguments or which cmdlet runs)", text[:80])
+        return Refusal(
+            R.DANGEROUS_VARIABLE,
+            f"setting ${name} changes what later commands do (their parameters, arguments or which cmdlet runs)",
+            text[:80],
+        )
     return None
 
 
 # Static properties scripts commonly set that change only how text is encoded or which TLS versions
 # a web request may use.
-SAFE_STATIC_PROPERTIES = frozenset({"console::outputencoding", "console::inputencoding",
-                                    "net.servicepointmanager::securityprotocol"})
+SAFE_STATIC_PROPERTIES = frozenset(
+    {"console::outputencoding", "console::inputencoding", "net.servicepointmanager::securityprotocol"}
+)
 
 
 # Cmdlets that write an item or a variable: on the Env: and Variable: drives they set variables.
-_ITEM_WRITERS = frozenset({"set-item", "new-item", "set-content", "add-content", "clear-item", "copy-item",
-                           "move-item", "rename-item", "set-variable", "new-variable", "clear-variable"})
+_ITEM_WRITERS = frozenset(
+    {
+        "set-item",
+        "new-item",
+        "set-content",
+        "add-content",
+        "clear-item",
+        "copy-item",
+        "move-item",
+        "rename-item",
+        "set-variable",
+        "new-variable",
+        "clear-variable",
+    }
+)
 
 
 def _item_state(key: str, words: tuple[Word, ...]) -> list[Resolution]:
@@ -650,13 +911,22 @@ def _item_state(key: str, words: tuple[Word, ...]) -> list[Resolution]:
         if value is None:
             continue
         if re.match(r"^(function|alias):", value, re.I):
-            return [Refusal(R.SHADOWING, f"{words[0].source} on the {value.split(':')[0]}: drive defines or renames "
-                            "a function or alias, which may shadow a command", value)]
+            return [
+                Refusal(
+                    R.SHADOWING,
+                    f"{words[0].source} on the {value.split(':')[0]}: drive defines or renames "
+                    "a function or alias, which may shadow a command",
+                    value,
+                )
+            ]
         drive = re.match(r"^(env|variable):\\?([\w?]+)$", value, re.I)
         if drive:
             refusal = state_variable_refusal(drive.group(1), drive.group(2), value)
-        elif key in ("set-variable", "new-variable", "clear-variable") and not value.startswith("-") and (
-                index == 1 or (words[index - 1].value or "").casefold().startswith("-n")):
+        elif (
+            key in ("set-variable", "new-variable", "clear-variable")
+            and not value.startswith("-")
+            and (index == 1 or (words[index - 1].value or "").casefold().startswith("-n"))
+        ):
             refusal = state_variable_refusal("", value, value)
         else:
             refusal = None
@@ -689,7 +959,9 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
     if key == "add-type":
         return [Refusal(R.INLINE_CODE, "Add-Type compiles and loads code", " ".join(w.source for w in words)[:80])]
     if key == "new-object" and any((w.value or "").lower().startswith("-com") for w in words[1:]):
-        return [Refusal(R.NESTED_SCRIPT, "COM objects (WScript.Shell, ...) run programs", " ".join(w.source for w in words))]
+        return [
+            Refusal(R.NESTED_SCRIPT, "COM objects (WScript.Shell, ...) run programs", " ".join(w.source for w in words))
+        ]
     if key in ("powershell", "pwsh", "powershell_ise"):
         return launcher(words, command)
     if key == "cmd":
@@ -708,8 +980,13 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
 def is_parameter(word: Word) -> bool:
     """`-Name` written bare: a quoted `'-c'` or an array element (`a, -c`) is a value."""
     value = word.value
-    return (value is not None and len(value) > 1 and value[:1] in "-" + DASHES and word.source[:1] not in "'\""
-            and not word.joined)
+    return (
+        value is not None
+        and len(value) > 1
+        and value[:1] in "-" + DASHES
+        and word.source[:1] not in "'\""
+        and not word.joined
+    )
 
 
 def _bind(words: tuple[Word, ...], parameters: dict[str, str], positional: tuple[str, ...]) -> dict[str, list[Word]]:
@@ -756,8 +1033,16 @@ def _argument(words: tuple[Word, ...], i: int) -> tuple[list[Word], int]:
     return argument, i
 
 
-_PATH_PARAMETERS = {"path": "path", "literalpath": "path", "lp": "path", "pspath": "path", "credential": "credential",
-                    "filter": "filter", "include": "include", "exclude": "exclude"}
+_PATH_PARAMETERS = {
+    "path": "path",
+    "literalpath": "path",
+    "lp": "path",
+    "pspath": "path",
+    "credential": "credential",
+    "filter": "filter",
+    "include": "include",
+    "exclude": "exclude",
+}
 _LINK_TYPES = ("symboliclink", "junction", "hardlink")
 
 
@@ -774,17 +1059,34 @@ def _links(key: str, words: tuple[Word, ...]) -> list[Resolution]:
             return []
         path, new = paths[0], names[0]
         if len(paths) > 1 or len(names) > 1 or path.value is None or new.value is None:
-            return [Link(Word(f"{path.source}\\{new.source}", None, "", "a name known only at run time"),
-                         role="Rename-Item")]
+            return [
+                Link(
+                    Word(f"{path.source}\\{new.source}", None, "", "a name known only at run time"), role="Rename-Item"
+                )
+            ]
         folder = path.value.replace("/", "\\").rstrip("\\").rpartition("\\")[0]
         text = f"{folder}\\{new.value}" if folder else new.value
         return [Link(Word(text, text), role="Rename-Item")]
-    bound = _bind(words, {"path": "path", "name": "name", "itemtype": "itemtype", "type": "itemtype",
-                          "value": "value", "target": "value", "credential": "credential"}, ("path",))
+    bound = _bind(
+        words,
+        {
+            "path": "path",
+            "name": "name",
+            "itemtype": "itemtype",
+            "type": "itemtype",
+            "value": "value",
+            "target": "value",
+            "credential": "credential",
+        },
+        ("path",),
+    )
     kinds = bound.get("itemtype", [])
     kind = kinds[0] if kinds else None
-    if kind is None or (len(kinds) == 1 and kind.value is not None and not any(
-            t.startswith(kind.value.casefold()) for t in _LINK_TYPES if kind.value)):
+    if kind is None or (
+        len(kinds) == 1
+        and kind.value is not None
+        and not any(t.startswith(kind.value.casefold()) for t in _LINK_TYPES if kind.value)
+    ):
         return []  # a file or a directory
     names = bound.get("name", [])
     if len(names) > 1:
@@ -810,12 +1112,41 @@ def _links(key: str, words: tuple[Word, ...]) -> list[Resolution]:
 
 # Parameters whose value is text to every cmdlet that has them: a pattern, content, a count, a
 # format, a URL. Only full names: an abbreviation (`-P`) may stand for -Path in another cmdlet.
-TEXT_PARAMETERS = frozenset({
-    "pattern", "value", "message", "encoding", "delimiter", "property", "expandproperty", "method", "format",
-    "uformat", "first", "last", "skip", "count", "totalcount", "tail", "head", "depth", "algorithm", "object",
-    "separator", "foregroundcolor", "backgroundcolor", "seconds", "milliseconds", "id", "context",
-    "contenttype", "useragent", "activity", "status",
-})
+TEXT_PARAMETERS = frozenset(
+    {
+        "pattern",
+        "value",
+        "message",
+        "encoding",
+        "delimiter",
+        "property",
+        "expandproperty",
+        "method",
+        "format",
+        "uformat",
+        "first",
+        "last",
+        "skip",
+        "count",
+        "totalcount",
+        "tail",
+        "head",
+        "depth",
+        "algorithm",
+        "object",
+        "separator",
+        "foregroundcolor",
+        "backgroundcolor",
+        "seconds",
+        "milliseconds",
+        "id",
+        "context",
+        "contenttype",
+        "useragent",
+        "activity",
+        "status",
+    }
+)
 # Name patterns applied inside -Path: text while they name no directory (`-Filter ..\x\*` may leave it).
 NAME_PATTERN_PARAMETERS = frozenset({"filter", "include", "exclude"})
 
@@ -848,8 +1179,9 @@ def stays_one_word(key: str, word: Word) -> bool:
     """PowerShell never splits a value: a cmdlet binds even an array to the one parameter. A native
     program receives a bare variable holding an array as several arguments; a string (`"$x\\y"`,
     `$HOME\\x`) is one."""
-    return (word.value is not None or is_cmdlet(key) or word.source[:1] in "'\""
-            or not word.source.startswith(("$", "@")))
+    return (
+        word.value is not None or is_cmdlet(key) or word.source[:1] in "'\"" or not word.source.startswith(("$", "@"))
+    )
 
 
 # The approved verbs cmdlets are named with (Get-Verb), those agents meet; a name with another verb
@@ -861,7 +1193,8 @@ CMDLET_VERBS = frozenset(
     "export group import initialize limit merge mount out publish restore save sync unpublish update approve "
     "assert build complete confirm deny deploy disable enable install invoke register request restart resume "
     "start stop submit suspend uninstall unregister wait debug measure ping repair resolve test trace "
-    "block grant protect revoke unblock unprotect use tee foreach where sort".split())
+    "block grant protect revoke unblock unprotect use tee foreach where sort".split()
+)
 
 
 def is_cmdlet(key: str) -> bool:
@@ -873,7 +1206,9 @@ def is_cmdlet(key: str) -> bool:
 def _location(key: str, words: tuple[Word, ...]) -> WorkingDirectory:
     """Set-Location / Push-Location [-Path|-LiteralPath] DIR, Pop-Location; `-` and `+` step through
     the location history. Set-Location alone goes home (PowerShell 7)."""
-    role = {"set-location": "Set-Location", "push-location": "Push-Location", "pop-location": "Pop-Location"}.get(key, key)
+    role = {"set-location": "Set-Location", "push-location": "Push-Location", "pop-location": "Pop-Location"}.get(
+        key, key
+    )
     if key == "pop-location":
         return WorkingDirectory(None, role=role)
     target: Word | None = None
@@ -909,11 +1244,37 @@ def _location(key: str, words: tuple[Word, ...]) -> WorkingDirectory:
 
 # Methods of files, directories, processes and services that change something: `% Delete` on what
 # Get-ChildItem lists is Remove-Item under another name.
-SIDE_EFFECT_MEMBERS = frozenset({
-    "delete", "moveto", "copyto", "replace", "create", "createsubdirectory", "kill", "close", "closemainwindow",
-    "start", "stop", "pause", "continue", "remove", "clear", "encrypt", "decrypt", "setaccesscontrol", "open",
-    "openwrite", "appendtext", "createtext", "invoke", "invokemember", "dispose", "refresh", "waitforexit",
-})
+SIDE_EFFECT_MEMBERS = frozenset(
+    {
+        "delete",
+        "moveto",
+        "copyto",
+        "replace",
+        "create",
+        "createsubdirectory",
+        "kill",
+        "close",
+        "closemainwindow",
+        "start",
+        "stop",
+        "pause",
+        "continue",
+        "remove",
+        "clear",
+        "encrypt",
+        "decrypt",
+        "setaccesscontrol",
+        "open",
+        "openwrite",
+        "appendtext",
+        "createtext",
+        "invoke",
+        "invokemember",
+        "dispose",
+        "refresh",
+        "waitforexit",
+    }
+)
 
 
 def _member_call(words: tuple[Word, ...]) -> list[Resolution]:
@@ -925,9 +1286,15 @@ def _member_call(words: tuple[Word, ...]) -> list[Resolution]:
         lowered = _normalise_parameter(value).lower()
         if lowered.startswith("-") and len(lowered) > 1:
             if "-membername".startswith(lowered.split(":", 1)[0]) and len(lowered) > 2:
-                member = words[i + 1] if ":" not in lowered and i + 1 < len(words) else Word(value, value.split(":", 1)[-1])
+                member = (
+                    words[i + 1] if ":" not in lowered and i + 1 < len(words) else Word(value, value.split(":", 1)[-1])
+                )
                 break
-            i += 2 if lowered in ("-argumentlist", "-inputobject", "-begin", "-end", "-process", "-remainingscripts") else 1
+            i += (
+                2
+                if lowered in ("-argumentlist", "-inputobject", "-begin", "-end", "-process", "-remainingscripts")
+                else 1
+            )
             continue
         if words[i].source.startswith("{") or value == "{scriptblock}":
             return []  # a script block: its commands are checked where they stand
@@ -944,9 +1311,12 @@ def member_call_refusal(member: Word, caller: str) -> Refusal | None:
     if member.value is None:
         return Refusal(R.DYNAMIC_COMMAND, f"{caller}: the member it calls is not a literal", member.source)
     if member.value.casefold() in SIDE_EFFECT_MEMBERS:
-        return Refusal(R.MAY_RUN_BLOCKED, f"{caller} {member.value} calls the {member.value}() method of each "
-                       "object, which changes files or processes; use the cmdlet for it, which the policy checks",
-                       member.value)
+        return Refusal(
+            R.MAY_RUN_BLOCKED,
+            f"{caller} {member.value} calls the {member.value}() method of each "
+            "object, which changes files or processes; use the cmdlet for it, which the policy checks",
+            member.value,
+        )
     return None
 
 
@@ -954,7 +1324,9 @@ def _invoke_command(words: tuple[Word, ...]) -> list[Resolution]:
     out: list[Resolution] = []
     for i, word in enumerate(words[1:], start=1):
         value = (word.value or "").lower()
-        if value.startswith(("-computername", "-cn", "-session", "-hostname", "-vmname", "-vmid", "-containerid", "-uri")):
+        if value.startswith(
+            ("-computername", "-cn", "-session", "-hostname", "-vmname", "-vmid", "-containerid", "-uri")
+        ):
             return [Refusal(R.NESTED_SCRIPT, "Invoke-Command runs its script on another machine", word.source)]
         if value.startswith("-filepath") or value == "-fi":
             if i + 1 < len(words):
@@ -970,7 +1342,7 @@ def _start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     i = 1
     while i < len(words):
         word = words[i]
-        value = (word.value or "")
+        value = word.value or ""
         lowered = value.lower()
         if is_parameter(word):
             name = lowered.split(":", 1)[0]
@@ -996,16 +1368,28 @@ def _start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
                 continue
             if name in ("-workingdirectory", "-wo") or ("-workingdirectory".startswith(name) and len(name) >= 3):
                 if i + 1 < len(words):
-                    paths.append(WorkingDirectory(words[i + 1], shell=False, role=f"{words[0].source} -WorkingDirectory"))
+                    paths.append(
+                        WorkingDirectory(words[i + 1], shell=False, role=f"{words[0].source} -WorkingDirectory")
+                    )
                 i += 2
                 continue
-            if name in ("-redirectstandardoutput", "-rso", "-redirectstandarderror", "-rse", "-redirectstandardinput",
-                        "-rsi"):
+            if name in (
+                "-redirectstandardoutput",
+                "-rso",
+                "-redirectstandarderror",
+                "-rse",
+                "-redirectstandardinput",
+                "-rsi",
+            ):
                 if i + 1 < len(words):
                     paths.append(PathUse(words[i + 1], f"{key} {name}"))
                 i += 2
                 continue
-            if ":" in value or name in ("-wait", "-nonewwindow", "-passthru", "-usenewenvironment") or i + 1 >= len(words):
+            if (
+                ":" in value
+                or name in ("-wait", "-nonewwindow", "-passthru", "-usenewenvironment")
+                or i + 1 >= len(words)
+            ):
                 i += 1
             else:
                 i = _argument(words, i + 1)[1]
@@ -1050,7 +1434,7 @@ def windows_argv(line: str) -> list[str]:
             i, started = j, True
             continue
         if ch == '"':
-            if quoted and line[i + 1:i + 2] == '"':
+            if quoted and line[i + 1 : i + 2] == '"':
                 current.append('"')
                 i += 2
                 continue
@@ -1068,11 +1452,49 @@ def windows_argv(line: str) -> list[str]:
     return args
 
 
-LAUNCHER_VALUE = frozenset({"-windowstyle", "-w", "-executionpolicy", "-ex", "-ep", "-inputformat", "-inp", "-if",
-                            "-outputformat", "-o", "-of", "-configurationname", "-config", "-version", "-v",
-                            "-psconsolefile", "-settingsfile", "-workingdirectory", "-wd", "-custompipename"})
-LAUNCHER_FLAGS = frozenset({"-noprofile", "-nop", "-noninteractive", "-noni", "-nologo", "-nol", "-noexit",
-                            "-noe", "-sta", "-mta", "-login", "-l", "-interactive", "-i", "-noprofileloadtime"})
+LAUNCHER_VALUE = frozenset(
+    {
+        "-windowstyle",
+        "-w",
+        "-executionpolicy",
+        "-ex",
+        "-ep",
+        "-inputformat",
+        "-inp",
+        "-if",
+        "-outputformat",
+        "-o",
+        "-of",
+        "-configurationname",
+        "-config",
+        "-version",
+        "-v",
+        "-psconsolefile",
+        "-settingsfile",
+        "-workingdirectory",
+        "-wd",
+        "-custompipename",
+    }
+)
+LAUNCHER_FLAGS = frozenset(
+    {
+        "-noprofile",
+        "-nop",
+        "-noninteractive",
+        "-noni",
+        "-nologo",
+        "-nol",
+        "-noexit",
+        "-noe",
+        "-sta",
+        "-mta",
+        "-login",
+        "-l",
+        "-interactive",
+        "-i",
+        "-noprofileloadtime",
+    }
+)
 
 
 def launcher(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
@@ -1097,10 +1519,16 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution
                     return out + [Script(DIALECT, None, "powershell -EncodedCommand", "the payload is not a literal")]
                 decoded = decode_encoded_command(payload)
                 if decoded is None:
-                    return out + [Refusal(R.NESTED_SCRIPT, "powershell -EncodedCommand payload is not valid UTF-16LE base64", payload[:40])]
+                    return out + [
+                        Refusal(
+                            R.NESTED_SCRIPT,
+                            "powershell -EncodedCommand payload is not valid UTF-16LE base64",
+                            payload[:40],
+                        )
+                    ]
                 return out + [Script(DIALECT, decoded, "powershell -EncodedCommand")]
             if "command".startswith(name) or name in ("c", "commandwithargs", "cwa"):
-                rest = words[i + 1:]
+                rest = words[i + 1 :]
                 if not rest or rest[0].value == "-":
                     return out + _stdin(command)
                 if any(w.value is None for w in rest):

@@ -24,11 +24,38 @@ import re
 from dataclasses import dataclass, field
 
 # Keywords that open a statement which is not a command (`if (...) {...}`, `function f {...}`).
-_STATEMENT_KEYWORDS = frozenset({
-    "if", "elseif", "else", "while", "do", "until", "for", "foreach", "switch", "try", "catch", "finally",
-    "trap", "function", "filter", "workflow", "begin", "process", "end", "dynamicparam", "data", "class",
-    "enum", "configuration", "parallel", "sequence", "inlinescript", "param",
-})
+_STATEMENT_KEYWORDS = frozenset(
+    {
+        "if",
+        "elseif",
+        "else",
+        "while",
+        "do",
+        "until",
+        "for",
+        "foreach",
+        "switch",
+        "try",
+        "catch",
+        "finally",
+        "trap",
+        "function",
+        "filter",
+        "workflow",
+        "begin",
+        "process",
+        "end",
+        "dynamicparam",
+        "data",
+        "class",
+        "enum",
+        "configuration",
+        "parallel",
+        "sequence",
+        "inlinescript",
+        "param",
+    }
+)
 # Keywords followed by a pipeline: what comes next starts a statement.
 _PIPELINE_KEYWORDS = frozenset({"return", "throw", "exit", "break", "continue"})
 # A parameter token as the grammar reads it (`-Path`, `-Path:x`, `--no-pager`, `-a?`).
@@ -147,7 +174,7 @@ class _Scanner:
             frame.state = "name"  # dot-sourcing
             return i + 1
         word = _NAME.match(text, i)
-        if word and (text[i + len(word.group(0)):i + len(word.group(0)) + 1] or " ") in _WORD_END | {"("}:
+        if word and (text[i + len(word.group(0)) : i + len(word.group(0)) + 1] or " ") in _WORD_END | {"("}:
             lowered = word.group(0).casefold()
             if lowered in _STATEMENT_KEYWORDS:
                 frame.state = "keyword"
@@ -157,7 +184,7 @@ class _Scanner:
                 return end
             if lowered in _PIPELINE_KEYWORDS:
                 return i + len(word.group(0))  # still at a statement's start
-        if ch.isalpha() or ch in "_\\/~*?%" or (ch == "." and not text[i + 1:i + 2].isdigit()):
+        if ch.isalpha() or ch in "_\\/~*?%" or (ch == "." and not text[i + 1 : i + 2].isdigit()):
             frame.state = "arguments"
             if text.startswith("./", i):
                 self.view[i + 1] = "\\"  # `./x` is `.\x` to PowerShell; the grammar knows only the second
@@ -202,11 +229,11 @@ class _Scanner:
             return i + 1
         if ch == "&":
             return self._ampersand(i)
-        if ch in "<>" or (ch.isdigit() and text[i + 1:i + 2] == ">") or (ch == "*" and text[i + 1:i + 2] == ">"):
+        if ch in "<>" or (ch.isdigit() and text[i + 1 : i + 2] == ">") or (ch == "*" and text[i + 1 : i + 2] == ">"):
             return self._redirection(i)
         if text.startswith("--%", i):
             raise _Lost  # stop-parsing: the rest of the line is passed as it stands, which nothing here reads
-        if ch == "-" and not text[i + 1:i + 2].isdigit():
+        if ch == "-" and not text[i + 1 : i + 2].isdigit():
             end = self._word_end(i)
             if not _GRAMMAR_PARAMETER.fullmatch(text[i:end]):
                 j = i
@@ -301,7 +328,7 @@ class _Scanner:
         if text.startswith("??", i) and blank_before:
             self.view[i], self.view[i + 1] = ",", " "
             return i + 2
-        blank_after = text[i + 1:i + 2] in (" ", "\t")
+        blank_after = text[i + 1 : i + 2] in (" ", "\t")
         if text[i] == "?" and blank_before and blank_after:
             self.view[i] = ","
             frame.ternaries += 1
@@ -369,7 +396,6 @@ class _Scanner:
         return max(min(j, len(text)), i + 1)  # a separator where a word was due is one character
 
 
-
 def skip_string(text: str, i: int) -> int:
     """The offset just after the string literal (or here-string) starting at `i`."""
     if text.startswith(("@'", '@"'), i):
@@ -384,7 +410,7 @@ def skip_string(text: str, i: int) -> int:
         ch = text[j]
         if quote == "'":
             if ch == "'":
-                if text[j + 1:j + 2] == "'":
+                if text[j + 1 : j + 2] == "'":
                     j += 2
                     continue
                 return j + 1
@@ -394,7 +420,7 @@ def skip_string(text: str, i: int) -> int:
             j += 2
             continue
         if ch == '"':
-            if text[j + 1:j + 2] == '"':
+            if text[j + 1 : j + 2] == '"':
                 j += 2
                 continue
             return j + 1

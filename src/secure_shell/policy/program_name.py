@@ -8,8 +8,21 @@ Windows would have appended when it looked the program up.
 from __future__ import annotations
 
 # PATHEXT's default on Windows, plus PowerShell's own script module: what a program name may drop.
-WINDOWS_PROGRAM_EXTENSIONS = (".com", ".exe", ".bat", ".cmd", ".vbs", ".vbe", ".js", ".jse", ".wsf", ".wsh", ".msc",
-                              ".ps1", ".psm1")
+WINDOWS_PROGRAM_EXTENSIONS = (
+    ".com",
+    ".exe",
+    ".bat",
+    ".cmd",
+    ".vbs",
+    ".vbe",
+    ".js",
+    ".jse",
+    ".wsf",
+    ".wsh",
+    ".msc",
+    ".ps1",
+    ".psm1",
+)
 
 
 def basename(word: str) -> str:

@@ -15,8 +15,11 @@ from secure_shell.shells import ShellKind
 
 DIALECTS: dict[str, Dialect] = {"bash": bash, "cmd": cmd, "powershell": powershell}
 SHELL_DIALECT = {
-    ShellKind.BASH: "bash", ShellKind.WSL: "bash", ShellKind.GITBASH: "bash",
-    ShellKind.CMD: "cmd", ShellKind.POWERSHELL: "powershell",
+    ShellKind.BASH: "bash",
+    ShellKind.WSL: "bash",
+    ShellKind.GITBASH: "bash",
+    ShellKind.CMD: "cmd",
+    ShellKind.POWERSHELL: "powershell",
 }
 
 

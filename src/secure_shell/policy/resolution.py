@@ -2,8 +2,9 @@
 
 A wrapper, a launcher or an interpreter's inline code resolves to one of these: an inner command in
 the same dialect (Inner), a script of some dialect (Script), a word used as a path (PathUse), or a
-refusal (Refusal), a directory it moves to (WorkingDirectory), a name it may make a link (Link). Every dialect and the wrapper table speak these types and nothing else of each
-other, so no dialect needs to import another.
+refusal (Refusal), a directory it moves to (WorkingDirectory), a name it may make a link (Link),
+text it reads that may name what it runs (ReadsInput). Every dialect and the wrapper table speak
+these types and nothing else of each other, so no dialect needs to import another.
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def sed_effects(script: str) -> ScriptEffects:
                 i = flags.end()
                 if i < n and script[i] == "w":
                     end = _line_end(script, i + 1)
-                    effects.writes.append(script[i + 1:end].strip())
+                    effects.writes.append(script[i + 1 : end].strip())
                     i = end
             continue
         raise ScriptError(f"unknown sed command {command!r}")
@@ -193,7 +193,7 @@ def ed_effects(script: str) -> ScriptEffects:
         index += 1
         match = _ED_ADDRESS.match(line)
         assert match is not None
-        rest = line[match.end():]
+        rest = line[match.end() :]
         if not rest:
             continue
         command, argument = rest[0], rest[1:]

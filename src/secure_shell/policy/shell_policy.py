@@ -8,9 +8,13 @@ from typing import Any
 from secure_shell.shells import PathDialect, ShellKind
 
 
-_CAMEL = {"blocked_commands": "blockedCommands", "allowed_commands": "allowedCommands",
-          "blocked_arguments": "blockedArguments", "blocked_operators": "blockedOperators",
-          "ask_commands": "askCommands"}
+_CAMEL = {
+    "blocked_commands": "blockedCommands",
+    "allowed_commands": "allowedCommands",
+    "blocked_arguments": "blockedArguments",
+    "blocked_operators": "blockedOperators",
+    "ask_commands": "askCommands",
+}
 
 
 @dataclass(frozen=True, slots=True)

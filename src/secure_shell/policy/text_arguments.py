@@ -27,25 +27,42 @@ class ArgumentModel:
     permute: bool = True  # options may follow operands (GNU); BSD programs stop at the first operand
 
 
-def _model(short: str = "", long: str = "", paths: str = "", text_operands: tuple[int, int | None] = (0, 0),
-           pattern_options: str = "", permute: bool = True) -> ArgumentModel:
-    return ArgumentModel(short, tuple(long.split()), frozenset(paths.split()), text_operands,
-                         frozenset(pattern_options.split()), permute)
+def _model(
+    short: str = "",
+    long: str = "",
+    paths: str = "",
+    text_operands: tuple[int, int | None] = (0, 0),
+    pattern_options: str = "",
+    permute: bool = True,
+) -> ArgumentModel:
+    return ArgumentModel(
+        short, tuple(long.split()), frozenset(paths.split()), text_operands, frozenset(pattern_options.split()), permute
+    )
 
 
 EVERY = (0, None)
 FIRST = (0, 1)
 
 
-_GREP = _model("efmABCdD", "--regexp --file --max-count --after-context --before-context --context --directories "
-               "--devices --label --include --exclude --exclude-dir --exclude-from --binary-files --group-separator",
-               paths="f --file --exclude-from", text_operands=FIRST, pattern_options="e f --regexp --file")
-_RG = _model("efgtTmABCMjErd", "--regexp --file --glob --iglob --type --type-not --type-add --type-clear "
-             "--max-count --after-context --before-context --context --max-columns --threads --encoding --replace "
-             "--max-depth --max-filesize --sort --sortr --colors --context-separator --field-match-separator "
-             "--field-context-separator --path-separator --ignore-file --pre --pre-glob --engine --dfa-size-limit "
-             "--regex-size-limit --hyperlink-format",
-             paths="f --file --ignore-file --pre", text_operands=FIRST, pattern_options="e f --regexp --file")
+_GREP = _model(
+    "efmABCdD",
+    "--regexp --file --max-count --after-context --before-context --context --directories "
+    "--devices --label --include --exclude --exclude-dir --exclude-from --binary-files --group-separator",
+    paths="f --file --exclude-from",
+    text_operands=FIRST,
+    pattern_options="e f --regexp --file",
+)
+_RG = _model(
+    "efgtTmABCMjErd",
+    "--regexp --file --glob --iglob --type --type-not --type-add --type-clear "
+    "--max-count --after-context --before-context --context --max-columns --threads --encoding --replace "
+    "--max-depth --max-filesize --sort --sortr --colors --context-separator --field-match-separator "
+    "--field-context-separator --path-separator --ignore-file --pre --pre-glob --engine --dfa-size-limit "
+    "--regex-size-limit --hyperlink-format",
+    paths="f --file --ignore-file --pre",
+    text_operands=FIRST,
+    pattern_options="e f --regexp --file",
+)
 _AWK = _model("fFv", "--file --field-separator --assign", paths="f --file")
 
 MODELS: dict[str, ArgumentModel] = {
@@ -53,9 +70,12 @@ MODELS: dict[str, ArgumentModel] = {
     "tail": _model("ncs", "--lines --bytes --sleep-interval --pid --max-unchanged-stats"),
     "cut": _model("bcdf", "--bytes --characters --delimiter --fields --output-delimiter"),
     "fold": _model("w", "--width"),
-    "sort": _model("ktSTo", "--key --field-separator --buffer-size --temporary-directory --output --parallel "
-                   "--batch-size --compress-program --files0-from --random-source --sort",
-                   paths="T o --temporary-directory --output --files0-from --random-source --compress-program"),
+    "sort": _model(
+        "ktSTo",
+        "--key --field-separator --buffer-size --temporary-directory --output --parallel "
+        "--batch-size --compress-program --files0-from --random-source --sort",
+        paths="T o --temporary-directory --output --files0-from --random-source --compress-program",
+    ),
     "uniq": _model("fsw", "--skip-fields --skip-chars --check-chars"),
     "paste": _model("d", "--delimiters"),
     "tr": _model(text_operands=EVERY),
@@ -66,25 +86,70 @@ MODELS: dict[str, ArgumentModel] = {
     "unexpand": _model("t", "--tabs"),
     "fmt": _model("wgp", "--width --goal --prefix"),
     "shuf": _model("nio", "--head-count --input-range --output --random-source", paths="o --output --random-source"),
-    "du": _model("dBtX", "--max-depth --block-size --threshold --exclude --exclude-from --time-style --files0-from",
-                 paths="X --exclude-from --files0-from"),
-    "ls": _model("ITw", "--block-size --format --hide --ignore --indicator-style --quoting-style --sort --tabsize "
-                 "--time-style --width"),
-    "grep": _GREP, "egrep": _GREP, "fgrep": _GREP,
+    "du": _model(
+        "dBtX",
+        "--max-depth --block-size --threshold --exclude --exclude-from --time-style --files0-from",
+        paths="X --exclude-from --files0-from",
+    ),
+    "ls": _model(
+        "ITw",
+        "--block-size --format --hide --ignore --indicator-style --quoting-style --sort --tabsize --time-style --width",
+    ),
+    "grep": _GREP,
+    "egrep": _GREP,
+    "fgrep": _GREP,
     "rg": _RG,
-    "awk": _AWK, "gawk": _AWK, "mawk": _AWK, "nawk": _AWK,
+    "awk": _AWK,
+    "gawk": _AWK,
+    "mawk": _AWK,
+    "nawk": _AWK,
     "kill": _model("sn", text_operands=EVERY),
 }
 
 
 # find's tests and actions whose argument is text (a name pattern, a time, a size, a format);
 # -newer, -samefile, -fprint, -fls and -newerXY with a file reference keep theirs a path.
-FIND_TEXT_TESTS = frozenset({
-    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname", "-ilname",
-    "-mtime", "-atime", "-ctime", "-mmin", "-amin", "-cmin", "-size", "-perm", "-type", "-xtype", "-user", "-group",
-    "-uid", "-gid", "-links", "-inum", "-maxdepth", "-mindepth", "-printf", "-regextype", "-used", "-fstype",
-    "-context", "-newermt", "-newerat", "-newerct", "-newerBt",
-})
+FIND_TEXT_TESTS = frozenset(
+    {
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-lname",
+        "-ilname",
+        "-mtime",
+        "-atime",
+        "-ctime",
+        "-mmin",
+        "-amin",
+        "-cmin",
+        "-size",
+        "-perm",
+        "-type",
+        "-xtype",
+        "-user",
+        "-group",
+        "-uid",
+        "-gid",
+        "-links",
+        "-inum",
+        "-maxdepth",
+        "-mindepth",
+        "-printf",
+        "-regextype",
+        "-used",
+        "-fstype",
+        "-context",
+        "-newermt",
+        "-newerat",
+        "-newerct",
+        "-newerBt",
+    }
+)
 
 
 def _find(words: tuple[Word, ...]) -> list[Word]:
@@ -104,8 +169,23 @@ def _find(words: tuple[Word, ...]) -> list[Word]:
 
 _ADB_VALUES = frozenset({"-s", "-t", "-H", "-P", "-L"})
 # adb subcommands whose operands are the device's paths or commands, not this machine's files
-_ADB_DEVICE_SIDE = frozenset({"shell", "exec-out", "logcat", "uninstall", "forward", "reverse", "root", "unroot",
-                              "reboot", "get-state", "get-serialno", "devices", "wait-for-device"})
+_ADB_DEVICE_SIDE = frozenset(
+    {
+        "shell",
+        "exec-out",
+        "logcat",
+        "uninstall",
+        "forward",
+        "reverse",
+        "root",
+        "unroot",
+        "reboot",
+        "get-state",
+        "get-serialno",
+        "devices",
+        "wait-for-device",
+    }
+)
 
 
 def _adb(words: tuple[Word, ...]) -> list[Word]:
@@ -116,7 +196,7 @@ def _adb(words: tuple[Word, ...]) -> list[Word]:
         i += 2 if words[i].value in _ADB_VALUES else 1
     if i >= len(words) or words[i].value is None:
         return []
-    subcommand, rest = words[i].value, words[i + 1:]
+    subcommand, rest = words[i].value, words[i + 1 :]
     operands = [w for w in rest if not (w.value or "").startswith("-")]
     if subcommand in _ADB_DEVICE_SIDE:
         return list(rest)
@@ -137,8 +217,9 @@ def text_arguments(key: str, words: tuple[Word, ...]) -> list[Word]:
     if model is None:
         return []
     read = read_options(words, model.short_values, model.long_values, frozenset(model.long_values), model.permute)
-    found = [carrier for option, carriers in read.carriers.items() if option not in model.path_values
-             for carrier in carriers]
+    found = [
+        carrier for option, carriers in read.carriers.items() if option not in model.path_values for carrier in carriers
+    ]
     if not model.pattern_options & read.flags:
         found.extend(read.operands[slice(*model.text_operands)])
     return found

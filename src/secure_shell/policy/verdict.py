@@ -49,34 +49,54 @@ PATH_RULES = frozenset({"path-outside-allowed", "path-unresolvable", "working-di
 # What an agent can do next, by the rule of its first refusal.
 NEXT_STEP = {
     "path-outside-allowed": "work with paths inside an allowed directory (relative paths start from the "
-                            "working directory; get_current_directory shows it).",
+    "working directory; get_current_directory shows it).",
     "working-directory-outside-allowed": "choose an allowed directory as the working directory "
-                                         "(set_current_directory, or workingDir).",
+    "(set_current_directory, or workingDir).",
     "path-unresolvable": "write the path literally, not through a variable, a glob or a command's output; a "
-                         "run-time value that is not a path passes quoted (\"$N\").",
+    'run-time value that is not a path passes quoted ("$N").',
     "blocked-command": "this program is blocked by the policy (get_config lists the rules): do the task "
-                       "another way, or ask the user to change the policy.",
+    "another way, or ask the user to change the policy.",
     "command-not-allowed": "only the commands in allowedCommands run here (get_config lists them): use one "
-                           "of those, or ask the user to allow this one.",
+    "of those, or ask the user to allow this one.",
     "may-run-blocked-command": "run the tool without naming a blocked command, or ask the user to allow it.",
     "blocked-argument": "leave that argument out; the policy refuses it (get_config lists blockedArguments).",
     "blocked-operator": "run the parts as separate commands; the policy refuses this operator.",
     "dynamic-command-word": "name the program literally; a command chosen at run time cannot be checked.",
     "nested-script-unreadable": "run the inner command directly instead of through a string, a file or a pipe.",
     "dangerous-variable": "leave that variable alone; setting it changes which program runs.",
-    "command-shadowing": "call the program by its own name; aliases and functions that replace commands are "
-                         "refused.",
+    "command-shadowing": "call the program by its own name; aliases and functions that replace commands are refused.",
     "inline-code": "put the code in a file inside the project and run that file.",
     "command-too-long": "split the command into several shorter ones.",
     "parse-failed": "simplify the command: split it into separate, plainer commands.",
 }
 
-REASON_IDS = frozenset({
-    ALLOWED, EMPTY_COMMAND, COMMAND_TOO_LONG, CONTROL_CHARACTER, TOO_COMPLEX, PARSE_FAILED, PARSE_TIMEOUT,
-    PARSERS_DISAGREE, UNSUPPORTED_CONSTRUCT, DYNAMIC_COMMAND, NESTED_SCRIPT, WRAPPER_OPTION, SHADOWING,
-    DANGEROUS_VARIABLE, INLINE_CODE, BLOCKED_COMMAND, NOT_ALLOWED_COMMAND, BLOCKED_ARGUMENT, BLOCKED_OPERATOR,
-    PATH_OUTSIDE, PATH_UNRESOLVABLE, WORKING_DIRECTORY, ASK_COMMAND,
-})
+REASON_IDS = frozenset(
+    {
+        ALLOWED,
+        EMPTY_COMMAND,
+        COMMAND_TOO_LONG,
+        CONTROL_CHARACTER,
+        TOO_COMPLEX,
+        PARSE_FAILED,
+        PARSE_TIMEOUT,
+        PARSERS_DISAGREE,
+        UNSUPPORTED_CONSTRUCT,
+        DYNAMIC_COMMAND,
+        NESTED_SCRIPT,
+        WRAPPER_OPTION,
+        SHADOWING,
+        DANGEROUS_VARIABLE,
+        INLINE_CODE,
+        BLOCKED_COMMAND,
+        NOT_ALLOWED_COMMAND,
+        BLOCKED_ARGUMENT,
+        BLOCKED_OPERATOR,
+        PATH_OUTSIDE,
+        PATH_UNRESOLVABLE,
+        WORKING_DIRECTORY,
+        ASK_COMMAND,
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

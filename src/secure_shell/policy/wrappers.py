@@ -32,17 +32,72 @@ from secure_shell.policy.resolution import (
 )
 
 # Assigning these changes which program runs, or makes a program run code of its own.
-DANGEROUS_VARIABLES = frozenset({
-    "PATH", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS0", "PS1", "PS4", "LD_PRELOAD", "LD_LIBRARY_PATH",
-    "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "SHELLOPTS", "BASHOPTS", "IFS", "CDPATH",
-    "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_EDITOR", "GIT_ASKPASS",
-    "GIT_PROXY_COMMAND", "GIT_EXEC_PATH", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT", "GIT_TEMPLATE_DIR", "GIT_DIR", "GIT_WORK_TREE", "PAGER", "MANPAGER", "EDITOR",
-    "VISUAL", "BROWSER", "OLDPWD", "DIRSTACK", "SSH_ASKPASS", "SUDO_ASKPASS", "LESSOPEN", "LESSCLOSE", "PYTHONSTARTUP",
-    "PYTHONPATH", "PYTHONHOME", "PERL5OPT", "PERL5LIB", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS", "NODE_PATH",
-    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "MAKEFLAGS", "TAR_OPTIONS", "ZDOTDIR", "HISTFILE", "COMSPEC",
-    "PATHEXT", "NPM_CONFIG_SCRIPT_SHELL", "NPM_CONFIG_PREFIX", "PSMODULEPATH",
-})
+DANGEROUS_VARIABLES = frozenset(
+    {
+        "PATH",
+        "BASH_ENV",
+        "ENV",
+        "PROMPT_COMMAND",
+        "PS0",
+        "PS1",
+        "PS4",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "DYLD_INSERT_LIBRARIES",
+        "DYLD_LIBRARY_PATH",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "IFS",
+        "CDPATH",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_PAGER",
+        "GIT_EDITOR",
+        "GIT_ASKPASS",
+        "GIT_PROXY_COMMAND",
+        "GIT_EXEC_PATH",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_TEMPLATE_DIR",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "PAGER",
+        "MANPAGER",
+        "EDITOR",
+        "VISUAL",
+        "BROWSER",
+        "OLDPWD",
+        "DIRSTACK",
+        "SSH_ASKPASS",
+        "SUDO_ASKPASS",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "PYTHONSTARTUP",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PERL5OPT",
+        "PERL5LIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "MAKEFLAGS",
+        "TAR_OPTIONS",
+        "ZDOTDIR",
+        "HISTFILE",
+        "COMSPEC",
+        "PATHEXT",
+        "NPM_CONFIG_SCRIPT_SHELL",
+        "NPM_CONFIG_PREFIX",
+        "PSMODULEPATH",
+    }
+)
 
 
 def dangerous_variable(name: str, *, environment: bool = True) -> bool:
@@ -53,19 +108,64 @@ def dangerous_variable(name: str, *, environment: bool = True) -> bool:
     base = name.split("[", 1)[0]
     return (base.upper() if environment else base) in DANGEROUS_VARIABLES
 
+
 SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh", "fish", "tcsh", "csh"})
-INTERPRETERS = frozenset({
-    "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun", "perl", "ruby", "php",
-    "lua", "luajit", "rscript", "osascript", "tclsh", "wish", "jshell", "groovy", "scala", "kotlin",
-})
+INTERPRETERS = frozenset(
+    {
+        "python",
+        "python2",
+        "python3",
+        "pypy",
+        "pypy3",
+        "node",
+        "nodejs",
+        "deno",
+        "bun",
+        "perl",
+        "ruby",
+        "php",
+        "lua",
+        "luajit",
+        "rscript",
+        "osascript",
+        "tclsh",
+        "wish",
+        "jshell",
+        "groovy",
+        "scala",
+        "kotlin",
+    }
+)
 # Inline-code options of interpreters (python -c, node -e ...).
 INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--exec", "-p", "--print", "-x"})
 NUMBERED_PYTHON = re.compile(r"^(python|pypy)\d+(\.\d+)*$")
 # Commands whose arguments are text, never files: path rules do not apply to them.
-PATHLESS_COMMANDS = frozenset({
-    "echo", "printf", "true", "false", ":", "test", "[", "expr", "seq", "sleep", "basename", "dirname",
-    "which", "type", "date", "uname", "whoami", "id", "hostname", "pwd", "yes", "hash",
-})
+PATHLESS_COMMANDS = frozenset(
+    {
+        "echo",
+        "printf",
+        "true",
+        "false",
+        ":",
+        "test",
+        "[",
+        "expr",
+        "seq",
+        "sleep",
+        "basename",
+        "dirname",
+        "which",
+        "type",
+        "date",
+        "uname",
+        "whoami",
+        "id",
+        "hostname",
+        "pwd",
+        "yes",
+        "hash",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,46 +201,72 @@ def _spec(values: str = "", flags: str = "", **kw: object) -> WrapperSpec:
 # name -> spec. Each row names what its options are so the inner command is found exactly.
 WRAPPERS: dict[str, WrapperSpec] = {
     # runs its argument with a changed environment; NAME=VALUE words are skipped (and checked)
-    "env": _spec("-u --unset -C --chdir", "-i --ignore-environment -0 --null -v --debug -",
-                 script_options={"-S": "bash", "--split-string": "bash"}, directory_options=frozenset({"-C", "--chdir"})),
-    "sudo": _spec("-u --user -g --group -C --close-from -D --chdir -h --host -p --prompt -r --role -t --type "
-                  "-T --command-timeout -U --other-user",
-                  "-A --askpass -b --background -E --preserve-env -H --set-home -i --login -k --reset-timestamp "
-                  "-K --remove-timestamp -n --non-interactive -P --preserve-groups -S --stdin -s --shell -v "
-                  "--validate -l --list -N --no-update", directory_options=frozenset({"-D", "--chdir"})),
+    "env": _spec(
+        "-u --unset -C --chdir",
+        "-i --ignore-environment -0 --null -v --debug -",
+        script_options={"-S": "bash", "--split-string": "bash"},
+        directory_options=frozenset({"-C", "--chdir"}),
+    ),
+    "sudo": _spec(
+        "-u --user -g --group -C --close-from -D --chdir -h --host -p --prompt -r --role -t --type "
+        "-T --command-timeout -U --other-user",
+        "-A --askpass -b --background -E --preserve-env -H --set-home -i --login -k --reset-timestamp "
+        "-K --remove-timestamp -n --non-interactive -P --preserve-groups -S --stdin -s --shell -v "
+        "--validate -l --list -N --no-update",
+        directory_options=frozenset({"-D", "--chdir"}),
+    ),
     "doas": _spec("-u -C", "-n -s -L"),
     "command": _spec("", "-p", stop_options=frozenset({"-v", "-V"})),
     "builtin": _spec(),
     "exec": _spec("-a", "-c -l"),
     "nice": _spec("-n --adjustment", "", numeric_flags=True),
-    "ionice": _spec("-c --class -n --classdata", "-t --ignore", stop_options=frozenset({"-p", "--pid", "-P", "--pgid", "-u", "--uid"})),
+    "ionice": _spec(
+        "-c --class -n --classdata",
+        "-t --ignore",
+        stop_options=frozenset({"-p", "--pid", "-P", "--pgid", "-u", "--uid"}),
+    ),
     "nohup": _spec(),
     "timeout": _spec("-s --signal -k --kill-after", "--preserve-status --foreground -v --verbose", positional=1),
-    "time": _spec("-f --format -o --output", "-p -a --append -v --verbose -q --quiet --portability",
-                  path_options=frozenset({"-o", "--output"})),
+    "time": _spec(
+        "-f --format -o --output",
+        "-p -a --append -v --verbose -q --quiet --portability",
+        path_options=frozenset({"-o", "--output"}),
+    ),
     "stdbuf": _spec("-i --input -o --output -e --error"),
     "setsid": _spec("", "-c --ctty -f --fork -w --wait"),
     "chroot": _spec("--userspec --groups", "--skip-chdir", positional=1),
-    "flock": _spec("-w --wait --timeout -E --conflict-exit-code",
-                   "-s --shared -x -e --exclusive -u --unlock -n --nb --nonblock -o --close -F --no-fork --verbose",
-                   positional=1, script_options={"-c": "bash", "--command": "bash"}),
-    "xargs": _spec("-a --arg-file -d --delimiter -E -I -L -n --max-args "
-                   "-P --max-procs -s --max-chars --process-slot-var",
-                   "-0 --null -o --open-tty -p --interactive -r --no-run-if-empty -t --verbose -x --exit",
-                   default_command=("echo",),
-                   optional_values=frozenset({"-e", "--eof", "-i", "--replace", "-l", "--max-lines"})),
-    "strace": _spec("-e -o -p -s -u -E -a -b -I -O -P -S -X --trace --signal --status --output --attach "
-                    "--string-limit --user --env --columns --detach-on --summary-sort-by --const-print-style "
-                    "--absolute-timestamps --timestamps --decode-fds --quiet --silent",
-                    "-f -F -c -C -d -D -h -i -k -q -qq -r -t -tt -ttt -T -v -V -w -x -xx -y -yy -z -Z "
-                    "--follow-forks --output-separately --summary-only --summary --summary-wall-clock "
-                    "--relative-timestamps --syscall-times --instruction-pointer --stack-trace --no-abbrev "
-                    "--successful-only --failed-only --help --version --debug --seccomp-bpf",
-                    path_options=frozenset({"-o", "--output"})),
-    "ltrace": _spec("-e -o -p -s -u -a -n -l -x -A -D -F -L",
-                    "-b -c -C -f -h -i -r -S -t -tt -ttt -T -V -w", path_options=frozenset({"-o"})),
-    "runuser": _spec("-u --user -g --group -G --supp-group", "-l --login -m -p --preserve-environment",
-                     script_options={"-c": "bash", "--command": "bash"}),
+    "flock": _spec(
+        "-w --wait --timeout -E --conflict-exit-code",
+        "-s --shared -x -e --exclusive -u --unlock -n --nb --nonblock -o --close -F --no-fork --verbose",
+        positional=1,
+        script_options={"-c": "bash", "--command": "bash"},
+    ),
+    "xargs": _spec(
+        "-a --arg-file -d --delimiter -E -I -L -n --max-args -P --max-procs -s --max-chars --process-slot-var",
+        "-0 --null -o --open-tty -p --interactive -r --no-run-if-empty -t --verbose -x --exit",
+        default_command=("echo",),
+        optional_values=frozenset({"-e", "--eof", "-i", "--replace", "-l", "--max-lines"}),
+    ),
+    "strace": _spec(
+        "-e -o -p -s -u -E -a -b -I -O -P -S -X --trace --signal --status --output --attach "
+        "--string-limit --user --env --columns --detach-on --summary-sort-by --const-print-style "
+        "--absolute-timestamps --timestamps --decode-fds --quiet --silent",
+        "-f -F -c -C -d -D -h -i -k -q -qq -r -t -tt -ttt -T -v -V -w -x -xx -y -yy -z -Z "
+        "--follow-forks --output-separately --summary-only --summary --summary-wall-clock "
+        "--relative-timestamps --syscall-times --instruction-pointer --stack-trace --no-abbrev "
+        "--successful-only --failed-only --help --version --debug --seccomp-bpf",
+        path_options=frozenset({"-o", "--output"}),
+    ),
+    "ltrace": _spec(
+        "-e -o -p -s -u -a -n -l -x -A -D -F -L",
+        "-b -c -C -f -h -i -r -S -t -tt -ttt -T -V -w",
+        path_options=frozenset({"-o"}),
+    ),
+    "runuser": _spec(
+        "-u --user -g --group -G --supp-group",
+        "-l --login -m -p --preserve-environment",
+        script_options={"-c": "bash", "--command": "bash"},
+    ),
     "coproc": _spec(),
     "unbuffer": _spec("", "-p"),
     "caffeinate": _spec("-t -w", "-d -i -m -s -u"),
@@ -149,8 +275,11 @@ WRAPPERS: dict[str, WrapperSpec] = {
     "firejail": _spec("", "--quiet --noprofile"),
 }
 
-SU_SPEC = _spec("-g --group -G --supp-group -s --shell -w --whitelist-environment", "-l --login - -m -p "
-                "--preserve-environment -P --pty", script_options={"-c": "bash", "--command": "bash"})
+SU_SPEC = _spec(
+    "-g --group -G --supp-group -s --shell -w --whitelist-environment",
+    "-l --login - -m -p --preserve-environment -P --pty",
+    script_options={"-c": "bash", "--command": "bash"},
+)
 
 
 def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] | None:
@@ -188,7 +317,9 @@ def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] 
         return _shell_options(key, words)
     if key == "git":
         return [Launch("git", command, dialect, key)]
-    if key in ("npx", "bunx", "pnpx") or (key in ("npm", "pnpm", "yarn") and len(words) > 1 and _value(words[1]) in ("exec", "x", "dlx")):
+    if key in ("npx", "bunx", "pnpx") or (
+        key in ("npm", "pnpm", "yarn") and len(words) > 1 and _value(words[1]) in ("exec", "x", "dlx")
+    ):
         return _package_runner(words)
     if key in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
         return _awk(words)
@@ -200,7 +331,7 @@ def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] 
         return _tar(words)
     if key in ("make", "gmake", "ninja", "pnpm"):
         return list(directory_options(words, key, ("-C",), ("--directory", "--dir"))) or None
-    if key in ("vim", "vi", "nvim", "ex", "view", "vimdiff", "emacs", "nano") :
+    if key in ("vim", "vi", "nvim", "ex", "view", "vimdiff", "emacs", "nano"):
         return _editor(key, words)
     if key in ("cmd",):
         return [Launch("cmd", command, dialect, key)]
@@ -235,8 +366,9 @@ def _source_text(words: tuple[Word, ...]) -> str:
     return " ".join(w.source for w in words)[:120]
 
 
-def _by_spec(name: str, spec: WrapperSpec, words: tuple[Word, ...], command: SimpleCommand,
-             runs_inner: bool = True) -> list[Resolution]:
+def _by_spec(
+    name: str, spec: WrapperSpec, words: tuple[Word, ...], command: SimpleCommand, runs_inner: bool = True
+) -> list[Resolution]:
     out: list[Resolution] = []
     i = 1
     positional_left = spec.positional
@@ -244,8 +376,9 @@ def _by_spec(name: str, spec: WrapperSpec, words: tuple[Word, ...], command: Sim
         word = words[i]
         value = word.value
         if value is None:
-            out.append(Refusal(R.DYNAMIC_COMMAND, f"{name}: an argument that decides what runs is not a literal",
-                               word.source))
+            out.append(
+                Refusal(R.DYNAMIC_COMMAND, f"{name}: an argument that decides what runs is not a literal", word.source)
+            )
             return out
         if name == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", value):
             var = value.split("=", 1)[0]
@@ -281,12 +414,18 @@ def _by_spec(name: str, spec: WrapperSpec, words: tuple[Word, ...], command: Sim
             if cluster is not None:
                 option, attached_value = cluster
                 if option in spec.script_options:
-                    script_word = Word(attached_value, attached_value) if attached_value else (
-                        words[i + 1] if i + 1 < len(words) else None)
+                    script_word = (
+                        Word(attached_value, attached_value)
+                        if attached_value
+                        else (words[i + 1] if i + 1 < len(words) else None)
+                    )
                     return out + [_script_option(name, option, script_word, value, spec)]
                 if option in spec.value_options:
-                    value_word = Word(attached_value, attached_value) if attached_value else (
-                        words[i + 1] if i + 1 < len(words) else None)
+                    value_word = (
+                        Word(attached_value, attached_value)
+                        if attached_value
+                        else (words[i + 1] if i + 1 < len(words) else None)
+                    )
                     out += _value_uses(name, option, value_word, spec)
                     i += 1 if attached_value else 2
                     continue
@@ -332,8 +471,9 @@ def _xargs_replace(options: tuple[Word, ...]) -> str | None:
 
 
 # Options whose value is code: a word filled in at run time there is code nobody has read.
-_CODE_OPTIONS = frozenset({*INLINE_CODE_OPTIONS, "-c", "/c", "/k", "/r", "-command", "-encodedcommand", "-ec",
-                           "--command"})
+_CODE_OPTIONS = frozenset(
+    {*INLINE_CODE_OPTIONS, "-c", "/c", "/k", "/r", "-command", "-encodedcommand", "-ec", "--command"}
+)
 _SOURCING = frozenset({"eval", "source", ".", "iex", "invoke-expression"})
 
 
@@ -342,14 +482,21 @@ def filled_refusal(words: tuple[Word, ...], filled: str, label: str) -> Refusal 
     a command or code rather than an argument (`xargs -I{} sh -c {}`, `find -exec {} ;`)."""
     first = words[0].value or ""
     if filled in first:
-        return Refusal(R.DYNAMIC_COMMAND, f"{label}: the command word {words[0].source!r} is filled in at run time",
-                       words[0].source)
+        return Refusal(
+            R.DYNAMIC_COMMAND,
+            f"{label}: the command word {words[0].source!r} is filled in at run time",
+            words[0].source,
+        )
     code_next = first.lower() in _SOURCING
     for word in words[1:]:
         value = word.value or ""
         if code_next and filled in value:
-            return Refusal(R.NESTED_SCRIPT, f"{label}: the code {word.source!r} is filled in at run time, so "
-                           "nobody can read it; pass the value as an argument ($1) instead", word.source)
+            return Refusal(
+                R.NESTED_SCRIPT,
+                f"{label}: the code {word.source!r} is filled in at run time, so "
+                "nobody can read it; pass the value as an argument ($1) instead",
+                word.source,
+            )
         code_next = value.lower() in _CODE_OPTIONS or first.lower() in _SOURCING
     return None
 
@@ -382,7 +529,7 @@ def _short_cluster(value: str, spec: WrapperSpec) -> tuple[str, str] | None:
         return None
     for position, letter in enumerate(value[1:], start=1):
         option = f"-{letter}"
-        rest = value[position + 1:]
+        rest = value[position + 1 :]
         if option in spec.value_options or option in spec.script_options:
             return option, rest
         if option in spec.optional_values:
@@ -421,8 +568,12 @@ def _shell(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
         value = words[i].value
         if value is None:
             return [Script("bash", None, f"{name} {words[i].source}", "the script or option is not a literal")]
-        if value == "-c" or (value.startswith("-") and not value.startswith("--") and "c" in value[1:]
-                             and all(f"-{ch}" in SHELL_FLAGS or ch == "c" for ch in value[1:])):
+        if value == "-c" or (
+            value.startswith("-")
+            and not value.startswith("--")
+            and "c" in value[1:]
+            and all(f"-{ch}" in SHELL_FLAGS or ch == "c" for ch in value[1:])
+        ):
             if i + 1 >= len(words):
                 return [Refusal(R.WRAPPER_OPTION, f"{name} -c without a script", value)]
             return [_word_script("bash", words[i + 1], f"{name} -c")]
@@ -497,7 +648,7 @@ def _find(words: tuple[Word, ...]) -> list[Resolution]:
             j = i + 1
             while j < len(words) and words[j].value not in (";", "+"):
                 j += 1
-            inner = words[i + 1: j]
+            inner = words[i + 1 : j]
             if not inner:
                 out.append(Refusal(R.WRAPPER_OPTION, f"find {value} without a command", value))
             else:
@@ -511,8 +662,10 @@ def _find(words: tuple[Word, ...]) -> list[Resolution]:
 
 
 def _watch(words: tuple[Word, ...]) -> list[Resolution]:
-    spec = _spec("-n --interval -d --differences -q --equexit --color", "-t --no-title -b --beep -e --errexit "
-                 "-g --chgexit -c --color -p --precise -w --no-wrap -x --exec")
+    spec = _spec(
+        "-n --interval -d --differences -q --equexit --color",
+        "-t --no-title -b --beep -e --errexit -g --chgexit -c --color -p --precise -w --no-wrap -x --exec",
+    )
     i = 1
     exec_mode = False
     while i < len(words):
@@ -532,7 +685,7 @@ def _watch(words: tuple[Word, ...]) -> list[Resolution]:
         cluster = _short_cluster(value, spec) if value.startswith("-") else None
         if cluster is not None:  # -n10, -dn 5, -tx
             option, attached = cluster
-            exec_mode = exec_mode or "x" in value[1:value.index(option[1]) + 1]
+            exec_mode = exec_mode or "x" in value[1 : value.index(option[1]) + 1]
             i += 2 if option in spec.value_options and not attached else 1
             continue
         if value.startswith("-"):
@@ -593,7 +746,9 @@ def _package_runner(words: tuple[Word, ...]) -> list[Resolution]:
     while i < len(words):
         value = words[i].value
         if value is None:
-            return [Refusal(R.DYNAMIC_COMMAND, f"{words[0].source}: the command it runs is not a literal", words[i].source)]
+            return [
+                Refusal(R.DYNAMIC_COMMAND, f"{words[0].source}: the command it runs is not a literal", words[i].source)
+            ]
         if value == "--":
             i += 1
             break
@@ -615,8 +770,9 @@ def option_scripts(args: tuple[Word, ...], options: tuple[str, ...], dialect: st
         for option in options:
             if value == option and i + 1 < len(args):
                 found.append(_word_script(dialect, args[i + 1], label))
-            elif value.startswith(option + "=") or (len(option) == 2 and value.startswith(option) and len(value) > 2
-                                                     and not value.startswith("--")):
+            elif value.startswith(option + "=") or (
+                len(option) == 2 and value.startswith(option) and len(value) > 2 and not value.startswith("--")
+            ):
                 text = value.split("=", 1)[1] if value.startswith(option + "=") else value[2:]
                 found.append(_word_script(dialect, Word(text, text), label))
     return found
@@ -648,10 +804,17 @@ def _awk(words: tuple[Word, ...]) -> list[Resolution]:
     if program.value is None:
         return [Refusal(R.INLINE_CODE, "awk program is not a literal", program.source)]
     if _AWK_EXEC.search(program.value):
-        return [Refusal(R.INLINE_CODE, "awk program runs shell commands (system, getline or a pipe)", program.value[:80])]
+        return [
+            Refusal(R.INLINE_CODE, "awk program runs shell commands (system, getline or a pipe)", program.value[:80])
+        ]
     if _AWK_FILES.search(program.value):
-        return [Refusal(R.INLINE_CODE, "awk program writes or reads a file it names (print > file, getline < file)",
-                        program.value[:80])]
+        return [
+            Refusal(
+                R.INLINE_CODE,
+                "awk program writes or reads a file it names (print > file, getline < file)",
+                program.value[:80],
+            )
+        ]
     return [Text(program)]
 
 
@@ -659,7 +822,10 @@ def _sed(words: tuple[Word, ...]) -> list[Resolution]:
     """sed's scripts, parsed: `e` and `s///e` run commands; `r R w W` and `s///w` name files."""
     scripts: list[Word] = []
     i = 1
-    have_script_option = any(w.value in ("-e", "--expression", "-f", "--file") or (w.value or "").startswith("--expression=") for w in words[1:])
+    have_script_option = any(
+        w.value in ("-e", "--expression", "-f", "--file") or (w.value or "").startswith("--expression=")
+        for w in words[1:]
+    )
     texts: list[Resolution] = []
     if any(w.value == "--sandbox" for w in words[1:]):
         return []  # GNU sed refuses e, r and w itself
@@ -712,8 +878,16 @@ def _script_effects(name: str, text: str, reader: Callable[[str], ScriptEffects]
     return uses + [PathUse(Word(path, path), f"{name} script writes") for path in effects.writes]
 
 
-_TAR_EXEC = ("--checkpoint-action", "--to-command", "--use-compress-program", "--rsh-command", "--info-script",
-             "--new-volume-script", "-I", "-F")
+_TAR_EXEC = (
+    "--checkpoint-action",
+    "--to-command",
+    "--use-compress-program",
+    "--rsh-command",
+    "--info-script",
+    "--new-volume-script",
+    "-I",
+    "-F",
+)
 
 
 # Long options that are whole names of their own, though a program-running option starts with them
@@ -726,11 +900,17 @@ def _tar(words: tuple[Word, ...]) -> list[Resolution]:
         value = word.value or ""
         if value.split("=")[0] in _TAR_EXACT:
             continue
-        if any(value == opt or value.startswith(opt + "=") or (opt.startswith("--") and len(value) > 6 and opt.startswith(value.split("=")[0])) for opt in _TAR_EXEC):
+        if any(
+            value == opt
+            or value.startswith(opt + "=")
+            or (opt.startswith("--") and len(value) > 6 and opt.startswith(value.split("=")[0]))
+            for opt in _TAR_EXEC
+        ):
             return [Refusal(R.NESTED_SCRIPT, "tar option runs a program", value)]
     # -C applies to the names after it; the archive named before it stays where the caller is
-    out: list[Resolution] = [replace(item, keeps_caller=True)
-                             for item in directory_options(words, "tar", ("-C",), ("--directory",))]
+    out: list[Resolution] = [
+        replace(item, keeps_caller=True) for item in directory_options(words, "tar", ("-C",), ("--directory",))
+    ]
     for word in words[1:]:
         cluster = _TAR_CLUSTER.match(word.value or "")
         if cluster and cluster.group(2):  # -xvf/tmp/a.tar: the archive glued to its cluster
@@ -742,8 +922,9 @@ def _tar(words: tuple[Word, ...]) -> list[Resolution]:
 _TAR_CLUSTER = re.compile(r"^-([AcdrtuxzjJvpPkmOSWwBiGhlMaZ]*[fCTXgKNVbH])(.+)$")
 
 
-def directory_options(words: tuple[Word, ...], name: str, short: tuple[str, ...],
-                      long: tuple[str, ...]) -> list[WorkingDirectory]:
+def directory_options(
+    words: tuple[Word, ...], name: str, short: tuple[str, ...], long: tuple[str, ...]
+) -> list[WorkingDirectory]:
     """`-C DIR`, `-CDIR`, `--directory DIR`, `--directory=DIR`: the program works from DIR."""
     out: list[WorkingDirectory] = []
     for index, word in enumerate(words[1:], start=1):
@@ -758,7 +939,7 @@ def directory_options(words: tuple[Word, ...], name: str, short: tuple[str, ...]
                 out.append(WorkingDirectory(Word(attached, attached), shell=False, role=f"{name} {option}"))
         elif any(value.startswith(option) and len(value) > len(option) for option in short):
             option = next(option for option in short if value.startswith(option))
-            attached = value[len(option):]
+            attached = value[len(option) :]
             out.append(WorkingDirectory(Word(attached, attached), shell=False, role=f"{name} {option}"))
     return out
 
@@ -768,7 +949,11 @@ def _editor(key: str, words: tuple[Word, ...]) -> list[Resolution]:
         value = word.value or ""
         if re.fullmatch(r"\+\d*", value):
             continue  # vim +42 f, emacs +42 f: open at a line
-        if value in ("-c", "--cmd", "-S", "--eval", "-l", "--load", "-x") or value.startswith("+") or value.startswith("--eval="):
+        if (
+            value in ("-c", "--cmd", "-S", "--eval", "-l", "--load", "-x")
+            or value.startswith("+")
+            or value.startswith("--eval=")
+        ):
             return [Refusal(R.INLINE_CODE, f"{key} runs editor commands given on its command line", value)]
     return []
 
@@ -776,9 +961,19 @@ def _editor(key: str, words: tuple[Word, ...]) -> list[Resolution]:
 SSH_VALUE = frozenset("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -P -p -Q -R -S -W -w".split())
 SSH_FLAGS = frozenset("-4 -6 -A -a -C -f -G -g -K -k -M -N -n -q -s -T -t -V -v -X -x -Y -y".split())
 # ssh_config keys that run a program here, or read more configuration that may.
-SSH_LOCAL_PROGRAM_KEYS = frozenset({"proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand",
-                                    "match", "include", "securitykeyprovider", "pkcs11provider",
-                                    "remotecommand"})  # (a remote command the check would not see)
+SSH_LOCAL_PROGRAM_KEYS = frozenset(
+    {
+        "proxycommand",
+        "localcommand",
+        "permitlocalcommand",
+        "knownhostscommand",
+        "match",
+        "include",
+        "securitykeyprovider",
+        "pkcs11provider",
+        "remotecommand",
+    }
+)  # (a remote command the check would not see)
 
 
 def _ssh(words: tuple[Word, ...]) -> list[Resolution]:
@@ -822,12 +1017,26 @@ def _ssh(words: tuple[Word, ...]) -> list[Resolution]:
         if argument.value is None:
             return [Refusal(R.DYNAMIC_COMMAND, f"ssh {option}: its value is not a literal", argument.source)]
         if option == "-F":
-            return [Refusal(R.NESTED_SCRIPT, "ssh -F reads a configuration file, which may name programs to run "
-                            "here (ProxyCommand, LocalCommand)", argument.source)]
-        if option == "-o" and re.split(r"[\s=]", argument.value.strip(), maxsplit=1)[0].lower() in SSH_LOCAL_PROGRAM_KEYS:
+            return [
+                Refusal(
+                    R.NESTED_SCRIPT,
+                    "ssh -F reads a configuration file, which may name programs to run "
+                    "here (ProxyCommand, LocalCommand)",
+                    argument.source,
+                )
+            ]
+        if (
+            option == "-o"
+            and re.split(r"[\s=]", argument.value.strip(), maxsplit=1)[0].lower() in SSH_LOCAL_PROGRAM_KEYS
+        ):
             key = argument.value.split("=")[0].split()[0]
-            return [Refusal(R.NESTED_SCRIPT, f"ssh -o {key} runs a program this check cannot see (here, or as "
-                            "the remote command)", argument.source)]
+            return [
+                Refusal(
+                    R.NESTED_SCRIPT,
+                    f"ssh -o {key} runs a program this check cannot see (here, or as the remote command)",
+                    argument.source,
+                )
+            ]
         if option in ("-i", "-E", "-S"):
             out.append(PathUse(argument, f"ssh {option}"))
     remote = words[i:]
@@ -842,10 +1051,23 @@ WSL_FLAGS = frozenset({"--system"})
 # that are Windows paths are checked as paths). --unregister, --install, --mount and --manage
 # delete, install or attach whole file systems: not among them.
 WSL_MANAGEMENT: dict[str, tuple[int, tuple[int, ...]]] = {
-    "-l": (0, ()), "--list": (0, ()), "--status": (0, ()), "--version": (0, ()), "-v": (0, ()), "--help": (0, ()),
-    "--shutdown": (0, ()), "--update": (0, ()), "-t": (1, ()), "--terminate": (1, ()), "-s": (1, ()),
-    "--set-default": (1, ()), "--set-version": (2, ()), "--set-default-version": (1, ()),
-    "--export": (2, (1,)), "--import": (3, (1, 2)), "--import-in-place": (2, (1,)),
+    "-l": (0, ()),
+    "--list": (0, ()),
+    "--status": (0, ()),
+    "--version": (0, ()),
+    "-v": (0, ()),
+    "--help": (0, ()),
+    "--shutdown": (0, ()),
+    "--update": (0, ()),
+    "-t": (1, ()),
+    "--terminate": (1, ()),
+    "-s": (1, ()),
+    "--set-default": (1, ()),
+    "--set-version": (2, ()),
+    "--set-default-version": (1, ()),
+    "--export": (2, (1,)),
+    "--import": (3, (1, 2)),
+    "--import-in-place": (2, (1,)),
 }
 
 
@@ -856,7 +1078,7 @@ def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
         if value is None:
             return [Refusal(R.DYNAMIC_COMMAND, "wsl: argument is not a literal", words[i].source)]
         if value in ("-e", "--exec"):
-            rest = words[i + 1:]
+            rest = words[i + 1 :]
             return [Inner(rest, "wsl -e")] if rest else []
         if value == "--":
             i += 1
@@ -869,15 +1091,21 @@ def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
             continue
         if value.lower() in WSL_MANAGEMENT:
             count, paths = WSL_MANAGEMENT[value.lower()]
-            operands = words[i + 1: i + 1 + count]
+            operands = words[i + 1 : i + 1 + count]
             if any(w.value is None for w in operands):
                 return [Refusal(R.DYNAMIC_COMMAND, f"wsl {value}: argument is not a literal", value)]
-            extra = [w.value for w in words[i + 1 + count:]]
+            extra = [w.value for w in words[i + 1 + count :]]
             for index, item in enumerate(extra):
-                if item is None or not (item.startswith("-") or index > 0 and extra[index - 1] in (
-                        "--version", "--format")):
-                    return [Refusal(R.WRAPPER_OPTION, f"wsl {value}: unexpected argument {item!r}",
-                                    words[i + 1 + count + index].source)]
+                if item is None or not (
+                    item.startswith("-") or index > 0 and extra[index - 1] in ("--version", "--format")
+                ):
+                    return [
+                        Refusal(
+                            R.WRAPPER_OPTION,
+                            f"wsl {value}: unexpected argument {item!r}",
+                            words[i + 1 + count + index].source,
+                        )
+                    ]
             return [PathUse(operands[p], f"wsl {value}") for p in paths if p < len(operands)]
         if value.startswith("-"):
             return [Refusal(R.WRAPPER_OPTION, f"wsl: option {value!r} is not a way to run a command", value)]
@@ -905,54 +1133,125 @@ def _interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolu
         if not value.startswith("-") or value.startswith("-m"):
             return program_fed  # a program file or module (`python -mjson.tool`): what it does is its own
     if command.stdin_piped:
-        return [Refusal(R.NESTED_SCRIPT, f"{name} reads its program from stdin (a pipe, or input still to "
-                        "come), whose text is not known here; pass the code with -c/-e or as a file, or start it "
-                        "as its own interactive command", name)]
+        return [
+            Refusal(
+                R.NESTED_SCRIPT,
+                f"{name} reads its program from stdin (a pipe, or input still to "
+                "come), whose text is not known here; pass the code with -c/-e or as a file, or start it "
+                "as its own interactive command",
+                name,
+            )
+        ]
     return fed
 
 
 # Builtins that take variable names. bash evaluates a name's subscript as arithmetic and runs a
 # command substitution inside it even from quoted text (`printf -v 'a[$(rm x)]' y`); a name may be
 # one that changes what runs (`read PATH`).
-NAME_BUILTINS = frozenset({"read", "mapfile", "readarray", "printf", "getopts", "wait", "declare", "typeset",
-                           "local", "export", "readonly", "unset", "test", "[", "let"})
+NAME_BUILTINS = frozenset(
+    {
+        "read",
+        "mapfile",
+        "readarray",
+        "printf",
+        "getopts",
+        "wait",
+        "declare",
+        "typeset",
+        "local",
+        "export",
+        "readonly",
+        "unset",
+        "test",
+        "[",
+        "let",
+    }
+)
 # (options whose value is a name, options that take another value) per builtin
-_NAME_OPTIONS = {"read": ("a", "dinNptu"), "mapfile": ("", "dnOsuCc"), "readarray": ("", "dnOsuCc"),
-                 "printf": ("v", ""), "wait": ("p", "")}
+_NAME_OPTIONS = {
+    "read": ("a", "dinNptu"),
+    "mapfile": ("", "dnOsuCc"),
+    "readarray": ("", "dnOsuCc"),
+    "printf": ("v", ""),
+    "wait": ("p", ""),
+}
 _SUBSCRIPT_CODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\[.*[$`]")
 _ASSIGNED = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\[.*\])?\+?=")
-_SIMPLE_LET = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*(?:\+\+|--|[-+*/%]?=-?\d+)|(?:\+\+|--)[A-Za-z_][A-Za-z0-9_]*|\d+)$")
+_SIMPLE_LET = re.compile(
+    r"^(?:[A-Za-z_][A-Za-z0-9_]*(?:\+\+|--|[-+*/%]?=-?\d+)|(?:\+\+|--)[A-Za-z_][A-Za-z0-9_]*|\d+)$"
+)
 
 
 def _name_builtin(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     text = _source_text(words)
     if key == "let" and not all(w.value is not None and _SIMPLE_LET.match(w.value) for w in words[1:]):
-        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "let evaluates its arguments as arithmetic, where a variable's "
-                        "value or a subscript can run commands; write (( ... )) instead, which is checked", text)]
+        return [
+            Refusal(
+                R.UNSUPPORTED_CONSTRUCT,
+                "let evaluates its arguments as arithmetic, where a variable's "
+                "value or a subscript can run commands; write (( ... )) instead, which is checked",
+                text,
+            )
+        ]
     for index, word in enumerate(words[1:], start=1):
-        if key in ("test", "[") and word.value == "-v" and index + 1 < len(words) and (
-                words[index + 1].value is None or re.search(r"[$`]", words[index + 1].value or "")):
-            return [Refusal(R.UNSUPPORTED_CONSTRUCT, f"{key} -v evaluates the name's subscript as arithmetic, "
-                            "which runs the command substitutions in it; name the variable literally", text)]
+        if (
+            key in ("test", "[")
+            and word.value == "-v"
+            and index + 1 < len(words)
+            and (words[index + 1].value is None or re.search(r"[$`]", words[index + 1].value or ""))
+        ):
+            return [
+                Refusal(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    f"{key} -v evaluates the name's subscript as arithmetic, "
+                    "which runs the command substitutions in it; name the variable literally",
+                    text,
+                )
+            ]
         if word.value is not None and _SUBSCRIPT_CODE.match(word.value):
-            return [Refusal(R.UNSUPPORTED_CONSTRUCT, f"{key} evaluates the subscript of {word.value!r} as arithmetic, "
-                            "which runs the command substitutions in it", word.source)]
+            return [
+                Refusal(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    f"{key} evaluates the subscript of {word.value!r} as arithmetic, "
+                    "which runs the command substitutions in it",
+                    word.source,
+                )
+            ]
     if key in ("declare", "typeset", "local", "export", "readonly"):
         if any(re.fullmatch(r"-[a-zA-Z]*n[a-zA-Z]*", w.value or "") for w in words[1:]):
-            return [Refusal(R.DANGEROUS_VARIABLE, f"{key} -n makes a name stand for another variable; what is "
-                            "assigned through it cannot be followed", text)]
+            return [
+                Refusal(
+                    R.DANGEROUS_VARIABLE,
+                    f"{key} -n makes a name stand for another variable; what is assigned through it cannot be followed",
+                    text,
+                )
+            ]
         names = _declared_names(words)
     else:
         names = _assigned_names(key, words)
-    exported = key == "export" or (key in ("declare", "typeset", "local", "readonly") and any(
-        re.fullmatch(r"-[a-zA-Z]*x[a-zA-Z]*", w.value or "") for w in words[1:]))
+    exported = key == "export" or (
+        key in ("declare", "typeset", "local", "readonly")
+        and any(re.fullmatch(r"-[a-zA-Z]*x[a-zA-Z]*", w.value or "") for w in words[1:])
+    )
     for name in names:
         if name is None:
-            return [Refusal(R.DANGEROUS_VARIABLE, f"{key} assigns a variable named only at run time, which may be "
-                            "one that changes which program runs or where the shell goes", text)]
+            return [
+                Refusal(
+                    R.DANGEROUS_VARIABLE,
+                    f"{key} assigns a variable named only at run time, which may be "
+                    "one that changes which program runs or where the shell goes",
+                    text,
+                )
+            ]
         if dangerous_variable(name, environment=exported):
-            return [Refusal(R.DANGEROUS_VARIABLE, f"{key} assigns {name}, which changes which program runs, where "
-                            "the shell goes, or runs code of its own", text)]
+            return [
+                Refusal(
+                    R.DANGEROUS_VARIABLE,
+                    f"{key} assigns {name}, which changes which program runs, where "
+                    "the shell goes, or runs code of its own",
+                    text,
+                )
+            ]
     return []
 
 
@@ -974,7 +1273,12 @@ def _assigned_names(key: str, words: tuple[Word, ...]) -> list[str | None]:
     """The variables read, mapfile, printf -v, getopts, wait -p and let assign; None for a name known
     only at run time (`read $v`)."""
     if key == "let":
-        return [m.group(1) for w in words[1:] for m in [re.match(r"^(?:\+\+|--)?([A-Za-z_][A-Za-z0-9_]*)", w.value or "")] if m]
+        return [
+            m.group(1)
+            for w in words[1:]
+            for m in [re.match(r"^(?:\+\+|--)?([A-Za-z_][A-Za-z0-9_]*)", w.value or "")]
+            if m
+        ]
     if key == "getopts":
         return [w.value for w in words[2:3]]
     if key not in _NAME_OPTIONS:
@@ -990,8 +1294,22 @@ def _assigned_names(key: str, words: tuple[Word, ...]) -> list[str | None]:
 
 
 # shopt options that change nothing about which file a word names or which program runs
-_SAFE_SHOPT = frozenset({"nullglob", "failglob", "globstar", "dotglob", "nocaseglob", "nocasematch", "globskipdots",
-                         "checkwinsize", "histappend", "inherit_errexit", "extquote", "progcomp"})
+_SAFE_SHOPT = frozenset(
+    {
+        "nullglob",
+        "failglob",
+        "globstar",
+        "dotglob",
+        "nocaseglob",
+        "nocasematch",
+        "globskipdots",
+        "checkwinsize",
+        "histappend",
+        "inherit_errexit",
+        "extquote",
+        "progcomp",
+    }
+)
 
 
 def _shell_options(key: str, words: tuple[Word, ...]) -> list[Resolution]:
@@ -1005,9 +1323,15 @@ def _shell_options(key: str, words: tuple[Word, ...]) -> list[Resolution]:
             if value is None or value == "--":
                 break
             if re.fullmatch(r"-[a-zA-Z]*k[a-zA-Z]*", value) or (
-                    value == "-o" and index + 1 < len(values) and values[index + 1] == "keyword"):
-                return [Refusal(R.DANGEROUS_VARIABLE, "set -k turns NAME=value arguments into environment "
-                                "assignments of the command", text)]
+                value == "-o" and index + 1 < len(values) and values[index + 1] == "keyword"
+            ):
+                return [
+                    Refusal(
+                        R.DANGEROUS_VARIABLE,
+                        "set -k turns NAME=value arguments into environment assignments of the command",
+                        text,
+                    )
+                ]
             if not value.startswith(("-", "+")):
                 break  # positional parameters from here on
         return []
@@ -1020,6 +1344,12 @@ def _shell_options(key: str, words: tuple[Word, ...]) -> list[Resolution]:
         if value.startswith("-"):
             continue
         if value not in _SAFE_SHOPT or (mode == "-u" and value == "globskipdots"):
-            return [Refusal(R.UNSUPPORTED_CONSTRUCT, f"shopt {mode} {value} changes how bash reads later commands "
-                            "(where cd goes, which shell a pipeline stage runs in, what a glob matches)", text)]
+            return [
+                Refusal(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    f"shopt {mode} {value} changes how bash reads later commands "
+                    "(where cd goes, which shell a pipeline stage runs in, what a glob matches)",
+                    text,
+                )
+            ]
     return []

@@ -42,8 +42,10 @@ def confine_main(argv: Sequence[str]) -> None:  # pragma: no cover - runs inside
     if abi < 6:
         missing.append("signal and abstract-socket scoping (Landlock ABI 6)")
     if missing and spec["mode"] == "require":
-        sys.stderr.write(f"secure-shell: sandbox mode require: this distribution's kernel cannot enforce "
-                         f"{'; '.join(missing)}; nothing ran\n")
+        sys.stderr.write(
+            f"secure-shell: sandbox mode require: this distribution's kernel cannot enforce "
+            f"{'; '.join(missing)}; nothing ran\n"
+        )
         raise SystemExit(REFUSED)
     tmpdir = f"/tmp/secure-shell-{os.getuid()}"
     os.makedirs(tmpdir, mode=0o700, exist_ok=True)
@@ -55,8 +57,9 @@ def confine_main(argv: Sequence[str]) -> None:  # pragma: no cover - runs inside
         resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
     kernel.drop_ptrace_capability()
     if abi >= 1:
-        rules = reach.reach(spec["write"], spec["read"], os.environ.get("PATH", ""), tmpdir,
-                            os.path.expanduser("~"), deny and abi >= 4)
+        rules = reach.reach(
+            spec["write"], spec["read"], os.environ.get("PATH", ""), tmpdir, os.path.expanduser("~"), deny and abi >= 4
+        )
         if abi < 6:
             rules = kernel.Ruleset(rules.read, rules.write, rules.devices, rules.deny_network, False)
         kernel.restrict_self(rules, abi)
@@ -72,20 +75,22 @@ def program_text() -> str:
     """kernel.py and reach.py as modules of a standalone program that runs confine_main."""
     kernel_source = inspect.getsource(kernel)
     reach_source = inspect.getsource(reach).replace("from secure_shell.sandbox.kernel import", "from kernel import")
-    return "\n".join([
-        "from __future__ import annotations",
-        "import json, sys, types",
-        "def _module(name, source):",
-        "    module = types.ModuleType(name)",
-        "    sys.modules[name] = module",
-        "    exec(compile(source, name, 'exec'), module.__dict__)",
-        "    return module",
-        f"kernel = _module('kernel', {kernel_source!r})",
-        f"reach = _module('reach', {reach_source!r})",
-        f"REFUSED = {REFUSED}",
-        inspect.getsource(confine_main),
-        "confine_main(sys.argv)",
-    ])
+    return "\n".join(
+        [
+            "from __future__ import annotations",
+            "import json, sys, types",
+            "def _module(name, source):",
+            "    module = types.ModuleType(name)",
+            "    sys.modules[name] = module",
+            "    exec(compile(source, name, 'exec'), module.__dict__)",
+            "    return module",
+            f"kernel = _module('kernel', {kernel_source!r})",
+            f"reach = _module('reach', {reach_source!r})",
+            f"REFUSED = {REFUSED}",
+            inspect.getsource(confine_main),
+            "confine_main(sys.argv)",
+        ]
+    )
 
 
 @lru_cache(maxsize=1)
@@ -96,9 +101,11 @@ def bootstrap() -> str:
 
 
 # In mode auto: run python3 when the distribution has it, else the command itself, uncontained.
-FALLBACK = ('if command -v python3 >/dev/null 2>&1; then exec python3 -I -c "$0" "$@"; fi; '
-            'echo "secure-shell: python3 is missing in this distribution: the command runs uncontained" >&2; '
-            'shift 2; exec "$@"')
+FALLBACK = (
+    'if command -v python3 >/dev/null 2>&1; then exec python3 -I -c "$0" "$@"; fi; '
+    'echo "secure-shell: python3 is missing in this distribution: the command runs uncontained" >&2; '
+    'shift 2; exec "$@"'
+)
 
 
 def wrap(args: Sequence[str], spec: dict[str, object]) -> list[str] | None:
@@ -111,5 +118,5 @@ def wrap(args: Sequence[str], spec: dict[str, object]) -> list[str] | None:
                 front = ["python3", "-I", "-c", bootstrap(), text, "--"]
             else:
                 front = ["sh", "-c", FALLBACK, bootstrap(), text, "--"]
-            return [*args[: index + 1], *front, *args[index + 1:]]
+            return [*args[: index + 1], *front, *args[index + 1 :]]
     return None

@@ -31,13 +31,31 @@ class SandboxSettings:
     max_processes: int | None
 
     def to_dict(self) -> dict[str, object]:
-        return {"mode": self.mode, "network": self.network, "readablePaths": list(self.readable_paths),
-                "writablePaths": list(self.writable_paths), "maxProcesses": self.max_processes}
+        return {
+            "mode": self.mode,
+            "network": self.network,
+            "readablePaths": list(self.readable_paths),
+            "writablePaths": list(self.writable_paths),
+            "maxProcesses": self.max_processes,
+        }
 
 
-def ruleset_for(policy: ShellPolicy, settings: SandboxSettings, path_env: str, tmpdir: str, home: str,
-                realpath: Callable[[str], str] = os.path.realpath) -> Ruleset:
+def ruleset_for(
+    policy: ShellPolicy,
+    settings: SandboxSettings,
+    path_env: str,
+    tmpdir: str,
+    home: str,
+    realpath: Callable[[str], str] = os.path.realpath,
+) -> Ruleset:
     """The kernel rules for `policy`'s commands run with PATH=`path_env` and TMPDIR=`tmpdir`."""
     allowed = [p for p in (host_path(e, policy.path_dialect, policy.mount_point) for e in policy.allowed_paths) if p]
-    return reach([*allowed, *settings.writable_paths], settings.readable_paths, path_env, tmpdir, home,
-                 settings.network == "deny", realpath)
+    return reach(
+        [*allowed, *settings.writable_paths],
+        settings.readable_paths,
+        path_env,
+        tmpdir,
+        home,
+        settings.network == "deny",
+        realpath,
+    )

@@ -33,11 +33,18 @@ class HostSupport:
     user_processes: int | None = None  # without a cgroup: this user's processes at start (RLIMIT_NPROC base)
 
     def to_dict(self) -> dict[str, object]:
-        return {"linux": self.linux, "landlockAbi": self.landlock_abi, "filesystem": self.landlock_abi >= LANDLOCK_FS_ABI,
-                "tcp": self.landlock_abi >= LANDLOCK_NET_ABI, "scoping": self.landlock_abi >= LANDLOCK_SCOPE_ABI,
-                "seccomp": self.seccomp, "pidsLimit": self.pids.describe() if self.pids else (
-                    "RLIMIT_NPROC (per user)" if self.user_processes is not None else "not available"),
-                "launcher": self.launcher_error or "ok"}
+        return {
+            "linux": self.linux,
+            "landlockAbi": self.landlock_abi,
+            "filesystem": self.landlock_abi >= LANDLOCK_FS_ABI,
+            "tcp": self.landlock_abi >= LANDLOCK_NET_ABI,
+            "scoping": self.landlock_abi >= LANDLOCK_SCOPE_ABI,
+            "seccomp": self.seccomp,
+            "pidsLimit": self.pids.describe()
+            if self.pids
+            else ("RLIMIT_NPROC (per user)" if self.user_processes is not None else "not available"),
+            "launcher": self.launcher_error or "ok",
+        }
 
 
 def detect() -> HostSupport:
@@ -78,9 +85,14 @@ class Enforcement:
         return self.filesystem
 
     def to_dict(self) -> dict[str, object]:
-        return {"filesystem": self.filesystem, "networkDenied": self.network, "scoping": self.scoping,
-                "pidsLimit": self.pids, "notEnforced": list(self.missing),
-                "where": "inside the WSL distribution, for each command" if self.inside_distribution else "host"}
+        return {
+            "filesystem": self.filesystem,
+            "networkDenied": self.network,
+            "scoping": self.scoping,
+            "pidsLimit": self.pids,
+            "notEnforced": list(self.missing),
+            "where": "inside the WSL distribution, for each command" if self.inside_distribution else "host",
+        }
 
 
 def enforcement(settings: SandboxSettings, host: HostSupport, wsl: bool = False) -> Enforcement:
@@ -90,14 +102,18 @@ def enforcement(settings: SandboxSettings, host: HostSupport, wsl: bool = False)
     if settings.mode == "off":
         return Enforcement(False, False, False, False, ())
     if wsl:
-        return Enforcement(True, settings.network == "deny", True, settings.max_processes is not None, (),
-                           inside_distribution=True)
+        return Enforcement(
+            True, settings.network == "deny", True, settings.max_processes is not None, (), inside_distribution=True
+        )
     missing = []
     usable = host.linux and host.launcher_error is None
     filesystem = usable and host.landlock_abi >= LANDLOCK_FS_ABI
     if not filesystem:
-        missing.append("filesystem rules (Landlock)" if host.launcher_error is None
-                       else f"every restriction: {host.launcher_error}")
+        missing.append(
+            "filesystem rules (Landlock)"
+            if host.launcher_error is None
+            else f"every restriction: {host.launcher_error}"
+        )
     network = True
     if settings.network == "deny":
         network = usable and host.landlock_abi >= LANDLOCK_NET_ABI and host.seccomp
@@ -113,8 +129,10 @@ def enforcement(settings: SandboxSettings, host: HostSupport, wsl: bool = False)
     if settings.max_processes is not None and not pids:
         if usable and host.user_processes is not None:
             nproc = host.user_processes + settings.max_processes
-            missing.append("per-command process limit (no cgroup this server can manage; RLIMIT_NPROC limits "
-                           "this user's processes instead)")
+            missing.append(
+                "per-command process limit (no cgroup this server can manage; RLIMIT_NPROC limits "
+                "this user's processes instead)"
+            )
         else:
             missing.append("per-command process limit (no cgroup this server can manage)")
     return Enforcement(filesystem, network, scoping, pids, tuple(missing), nproc_limit=nproc)

@@ -72,8 +72,9 @@ def landlock_abi() -> int:
     """The kernel's Landlock ABI version, 0 when Landlock is absent or disabled."""
     if not hasattr(os, "uname") or os.uname().sysname != "Linux":
         return 0
-    version = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
-                            ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))
+    version = _libc.syscall(
+        SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION)
+    )
     return max(int(version), 0)
 
 
@@ -143,8 +144,16 @@ def _add_path(ruleset_fd: int, path: str, access: int) -> None:
         if not os.path.isdir(f"/proc/self/fd/{target}"):
             access &= FILE_ONLY
         rule = struct.pack("=Qi", access, target)
-        if _libc.syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset_fd), ctypes.c_int(RULE_PATH_BENEATH),
-                         ctypes.c_char_p(rule), ctypes.c_uint32(0)) != 0:
+        if (
+            _libc.syscall(
+                SYS_LANDLOCK_ADD_RULE,
+                ctypes.c_int(ruleset_fd),
+                ctypes.c_int(RULE_PATH_BENEATH),
+                ctypes.c_char_p(rule),
+                ctypes.c_uint32(0),
+            )
+            != 0
+        ):
             raise _error(f"landlock_add_rule {path}")
     finally:
         os.close(target)
@@ -208,28 +217,28 @@ def network_filter(machine: str) -> bytes:
     numbers = SYSCALLS[machine]
     # (label, code, k, jump-if-true label, jump-if-false label); None falls through.
     program: list[tuple[str | None, int, int, str | None, str | None]] = [
-        (None, BPF_LD_W_ABS, 4, None, None),                              # the architecture
-        (None, BPF_JMP_JEQ_K, AUDIT_ARCH[machine], None, "deny"),        # another ABI (i386, x32): refuse
-        (None, BPF_LD_W_ABS, 0, None, None),                              # the syscall number
+        (None, BPF_LD_W_ABS, 4, None, None),  # the architecture
+        (None, BPF_JMP_JEQ_K, AUDIT_ARCH[machine], None, "deny"),  # another ABI (i386, x32): refuse
+        (None, BPF_LD_W_ABS, 0, None, None),  # the syscall number
         (None, BPF_JMP_JGE_K, X32_SYSCALL_BIT, "deny", None),
         (None, BPF_JMP_JEQ_K, numbers["socket"], "socket", None),
         (None, BPF_JMP_JEQ_K, numbers["sendto"], "flags4", None),
         (None, BPF_JMP_JEQ_K, numbers["sendmmsg"], "flags4", None),
         (None, BPF_JMP_JEQ_K, numbers["sendmsg"], "flags3", None),
         (None, BPF_JMP_JEQ_K, numbers["io_uring_setup"], "deny", "allow"),
-        ("socket", BPF_LD_W_ABS, 16, None, None),                        # domain
+        ("socket", BPF_LD_W_ABS, 16, None, None),  # domain
         (None, BPF_JMP_JEQ_K, AF_UNIX, "allow", None),
         (None, BPF_JMP_JEQ_K, AF_INET, "type", None),
         (None, BPF_JMP_JEQ_K, AF_INET6, "type", "deny_family"),
         ("type", BPF_LD_W_ABS, 24, None, None),
         (None, BPF_ALU_AND_K, SOCK_TYPE_MASK, None, None),
         (None, BPF_JMP_JEQ_K, SOCK_STREAM, None, "deny"),
-        (None, BPF_LD_W_ABS, 32, None, None),                             # protocol: 0 or TCP
+        (None, BPF_LD_W_ABS, 32, None, None),  # protocol: 0 or TCP
         (None, BPF_JMP_JEQ_K, 0, "allow", None),
         (None, BPF_JMP_JEQ_K, IPPROTO_TCP, "allow", "deny"),
-        ("flags3", BPF_LD_W_ABS, 32, None, None),                          # sendmsg's flags
+        ("flags3", BPF_LD_W_ABS, 32, None, None),  # sendmsg's flags
         (None, BPF_JMP_JEQ_K, 0, "fastopen", "fastopen"),
-        ("flags4", BPF_LD_W_ABS, 40, None, None),                          # sendto's and sendmmsg's flags
+        ("flags4", BPF_LD_W_ABS, 40, None, None),  # sendto's and sendmmsg's flags
         ("fastopen", BPF_ALU_AND_K, MSG_FASTOPEN, None, None),
         (None, BPF_JMP_JEQ_K, 0, "allow", "deny"),
         ("allow", BPF_RET_K, SECCOMP_RET_ALLOW, None, None),

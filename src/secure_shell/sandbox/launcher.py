@@ -46,6 +46,7 @@ COLLECT_EVERY = 1000
 
 # --- in the launcher ---------------------------------------------------------------------------
 
+
 def main(request_fd: int, control_fd: int) -> None:
     import ctypes
 
@@ -105,8 +106,9 @@ def _handle(message: dict[str, Any], fds: list[int], leaders: set[int], rulesets
     op = message["op"]
     if op == "define":  # a ruleset, built once; spawns name it by its id
         spec = message["ruleset"]
-        ruleset = kernel.Ruleset(tuple(spec["read"]), tuple(spec["write"]), tuple(spec["devices"]),
-                                 spec["deny_network"], spec["scope"])
+        ruleset = kernel.Ruleset(
+            tuple(spec["read"]), tuple(spec["write"]), tuple(spec["devices"]), spec["deny_network"], spec["scope"]
+        )
         rulesets[int(message["id"])] = kernel.build_ruleset(ruleset, int(message["abi"]))
         return {"id": message["id"]}
     if op == "spawn":
@@ -142,8 +144,9 @@ def _spawn(message: dict[str, Any], fds: list[int], rulesets: dict[int, int]) ->
         step = ["setup"]
         try:
             os.close(errors_read)
-            _become_command(message, program, argv, env, (stdin_fd, stdout_fd, stderr_fd), ruleset_fd,
-                            network_filter, step)
+            _become_command(
+                message, program, argv, env, (stdin_fd, stdout_fd, stderr_fd), ruleset_fd, network_filter, step
+            )
         except BaseException as exc:  # noqa: BLE001 - anything: report and never return into the launcher
             try:
                 number = exc.errno if isinstance(exc, OSError) and exc.errno else 0
@@ -171,9 +174,16 @@ class _SpawnFailure(Exception):
         self.step = str(failure["step"])
 
 
-def _become_command(message: dict[str, Any], program: str, argv: list[str], env: dict[str, str],
-                    streams: tuple[int | None, int, int], ruleset_fd: int | None,
-                    network_filter: kernel.NetworkFilter | None, step: list[str]) -> None:
+def _become_command(
+    message: dict[str, Any],
+    program: str,
+    argv: list[str],
+    env: dict[str, str],
+    streams: tuple[int | None, int, int],
+    ruleset_fd: int | None,
+    network_filter: kernel.NetworkFilter | None,
+    step: list[str],
+) -> None:
     """In the forked child. Every descriptor of the launcher is close-on-exec; dup2 onto 0-2 clears it."""
     stdin_fd, stdout_fd, stderr_fd = streams
     os.setsid()

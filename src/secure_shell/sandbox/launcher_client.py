@@ -47,12 +47,22 @@ class Confinement:
     @property
     def applies(self) -> bool:
         """Whether it restricts anything at all."""
-        return (self.ruleset is not None or self.seccomp or self.cgroup is not None or self.no_new_privs
-                or self.nproc is not None)
+        return (
+            self.ruleset is not None
+            or self.seccomp
+            or self.cgroup is not None
+            or self.no_new_privs
+            or self.nproc is not None
+        )
 
     def to_message(self, ruleset_id: int | None) -> dict[str, Any]:
-        return {"ruleset": ruleset_id, "seccomp": self.seccomp, "cgroup": self.cgroup, "no_new_privs": self.no_new_privs,
-                "nproc": self.nproc}
+        return {
+            "ruleset": ruleset_id,
+            "seccomp": self.seccomp,
+            "cgroup": self.cgroup,
+            "no_new_privs": self.no_new_privs,
+            "nproc": self.nproc,
+        }
 
 
 class Launcher:
@@ -69,10 +79,18 @@ class Launcher:
                     pass
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-m", "secure_shell.sandbox.launcher", str(requests_there.fileno()),
-                 str(control_there.fileno())],
-                pass_fds=(requests_there.fileno(), control_there.fileno()), stdin=subprocess.DEVNULL,
-                env={"PATH": os.defpath}, close_fds=True,
+                [
+                    sys.executable,
+                    "-I",
+                    "-m",
+                    "secure_shell.sandbox.launcher",
+                    str(requests_there.fileno()),
+                    str(control_there.fileno()),
+                ],
+                pass_fds=(requests_there.fileno(), control_there.fileno()),
+                stdin=subprocess.DEVNULL,
+                env={"PATH": os.defpath},
+                close_fds=True,
             )
         finally:
             requests_there.close()
@@ -106,15 +124,28 @@ class Launcher:
             raise LauncherError(int(answer.get("errno") or 0), str(answer["error"]), str(answer.get("step", "")))
         return answer
 
-    def spawn(self, argv: list[str], env: dict[str, str], cwd: str | None,
-              limits: list[tuple[str, int]], confinement: Confinement, stdin: int | None = None,
-              terminal: bool = False) -> LaunchedProcess:
+    def spawn(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        limits: list[tuple[str, int]],
+        confinement: Confinement,
+        stdin: int | None = None,
+        terminal: bool = False,
+    ) -> LaunchedProcess:
         """Start a command: stdin is /dev/null unless `stdin` is given; with `terminal`, `stdin` is a
         pseudo-terminal that becomes its controlling terminal and its stdout and stderr too, and the
         returned process has no output pipes (the caller reads the terminal)."""
         ruleset_id = self._ruleset_id(confinement.ruleset, confinement.abi) if confinement.ruleset else None
-        message = {"op": "spawn", "argv": argv, "env": env, "cwd": cwd, "limits": limits,
-                   **confinement.to_message(ruleset_id)}
+        message = {
+            "op": "spawn",
+            "argv": argv,
+            "env": env,
+            "cwd": cwd,
+            "limits": limits,
+            **confinement.to_message(ruleset_id),
+        }
         if terminal:
             if stdin is None:
                 raise ValueError("a terminal needs its descriptor")
@@ -143,9 +174,20 @@ class Launcher:
             found = self._ruleset_ids.get(key)
             if found is None:
                 found = len(self._ruleset_ids) + 1
-                self.request({"op": "define", "id": found, "abi": abi, "ruleset": {
-                    "read": list(ruleset.read), "write": list(ruleset.write), "devices": list(ruleset.devices),
-                    "deny_network": ruleset.deny_network, "scope": ruleset.scope}})
+                self.request(
+                    {
+                        "op": "define",
+                        "id": found,
+                        "abi": abi,
+                        "ruleset": {
+                            "read": list(ruleset.read),
+                            "write": list(ruleset.write),
+                            "devices": list(ruleset.devices),
+                            "deny_network": ruleset.deny_network,
+                            "scope": ruleset.scope,
+                        },
+                    }
+                )
                 self._ruleset_ids[key] = found
         return found
 

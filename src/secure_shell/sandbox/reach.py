@@ -10,11 +10,24 @@ from typing import Callable
 
 from secure_shell.sandbox.kernel import Ruleset
 
-SYSTEM_READ = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/proc", "/sys",
-               "/run/systemd/resolve", "/var/lib/dpkg/alternatives", "/nix/store")
+SYSTEM_READ = (
+    "/usr",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/bin",
+    "/sbin",
+    "/etc",
+    "/opt",
+    "/proc",
+    "/sys",
+    "/run/systemd/resolve",
+    "/var/lib/dpkg/alternatives",
+    "/nix/store",
+)
 # Devices a command may read, write and ioctl: not the disks.
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/pts",
-           "/dev/ptmx")
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/pts", "/dev/ptmx")
 SHARED_WRITABLE = ("/dev/shm",)
 # Read-only configuration in the home directory that everyday tools fail without (git refuses to run
 # when it cannot read an existing ~/.gitconfig); credentials files stay unreadable.
@@ -22,16 +35,28 @@ HOME_READABLE = (".gitconfig", ".config/git")
 TOOLCHAIN_BIN_NAMES = ("bin", "sbin", "shims")
 
 
-def reach(writable: list[str] | tuple[str, ...], readable: list[str] | tuple[str, ...], path_env: str, tmpdir: str,
-          home: str, deny_network: bool, realpath: Callable[[str], str] = os.path.realpath) -> Ruleset:
+def reach(
+    writable: list[str] | tuple[str, ...],
+    readable: list[str] | tuple[str, ...],
+    path_env: str,
+    tmpdir: str,
+    home: str,
+    deny_network: bool,
+    realpath: Callable[[str], str] = os.path.realpath,
+) -> Ruleset:
     """Write beneath `writable`, TMPDIR and /dev/shm; read and execute the system directories, PATH's
     directories, git's configuration in `home` and `readable`; the terminal and null devices."""
     write = _unique([*writable, tmpdir, *SHARED_WRITABLE], realpath)
     home_files = [os.path.join(home, name) for name in HOME_READABLE]
     read_candidates = [*SYSTEM_READ, *_path_directories(path_env, home, realpath), *home_files, *readable]
     read = _unique([p for p in read_candidates if not _too_broad(p, home, realpath)], realpath)
-    return Ruleset(read=tuple(p for p in read if p not in write), write=tuple(write), devices=DEVICES,
-                   deny_network=deny_network, scope=True)
+    return Ruleset(
+        read=tuple(p for p in read if p not in write),
+        write=tuple(write),
+        devices=DEVICES,
+        deny_network=deny_network,
+        scope=True,
+    )
 
 
 def _path_directories(path_env: str, home: str, realpath: Callable[[str], str]) -> list[str]:
