@@ -59,6 +59,11 @@ class InputChannel:
             self._writer = write_end
         os.set_blocking(self._writer, False)
 
+    @property
+    def ready(self) -> bool:
+        """Whether input can be written yet (on Windows, once the command's pipe exists)."""
+        return self._writer is not None
+
     def adopt(self, pipe: IO[bytes]) -> None:
         """Windows: the pipe subprocess made for the command's stdin."""
         self._writer = pipe

@@ -91,3 +91,42 @@ def test_a_planted_cmd_exe_in_the_working_directory_is_never_the_shell(
     planted.write_bytes(Path(os.environ["SystemRoot"], "System32", "whoami.exe").read_bytes())
     monkeypatch.chdir(tmp_path)
     assert find_executable("cmd.exe") == os.path.join(os.environ["SystemRoot"], "System32", "cmd.exe")
+
+
+def test_an_interactive_command_reads_what_is_written_and_ends_at_eof(tmp_path: Path) -> None:
+    """send_input's path on Windows: a pipe on the command's stdin, written by the server, closed at the end."""
+    import threading
+
+    from secure_shell.executor import execute_tracked
+    from secure_shell.process_input import InputChannel
+    from secure_shell.shells import SHELL_FACTS, build_invocation
+
+    invocation = build_invocation(
+        ShellKind.CMD, 'findstr /n "^"', CMD, SHELL_FACTS[ShellKind.CMD].default_args, str(tmp_path)
+    )
+    channel = InputChannel()
+    chunks: list[bytes] = []
+
+    def feed() -> None:
+        deadline = time.monotonic() + 30
+        while not channel.ready and time.monotonic() < deadline:
+            time.sleep(0.01)
+        channel.write(b"hello\r\nworld\r\n", 10)
+        channel.close()
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    outcome = execute_tracked(
+        invocation, dict(os.environ), 60, lambda _, data: chunks.append(data), threading.Event(), stdin=channel
+    )
+    writer.join(10)
+    assert outcome.exit_code == 0
+    assert lines(b"".join(chunks).decode("ascii", "replace")) == ["1:hello", "2:world"]
+
+
+def test_a_pseudo_terminal_is_refused_on_windows() -> None:
+    from secure_shell.errors import InputError
+    from secure_shell.process_input import InputChannel
+
+    with pytest.raises(InputError, match="not available on Windows"):
+        InputChannel(terminal=True)
