@@ -459,3 +459,34 @@ def test_start_up_names_the_shells_this_host_lacks_in_one_line(tmp_path: Path) -
     )
     lines = [line for line in served.stderr.splitlines() if "not available" in line]
     assert len(lines) == 1 and "cmd (cmd.exe not found)" in lines[0] and "gitbash (" in lines[0]
+
+
+def test_a_terminal_on_stdin_is_told_the_server_waits_for_an_mcp_client(tmp_path: Path) -> None:
+    conf = str(REPO / "config" / "wcli0-example.json")
+    base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
+    base.update(state_env(tmp_path))
+    primary, secondary = os.openpty()
+    served = subprocess.Popen(
+        [sys.executable, "-m", "secure_shell", "--config", conf, "serve"],
+        cwd=tmp_path,
+        env=base,
+        stdin=secondary,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.close(secondary)
+    try:
+        assert served.stderr is not None
+        seen = ""
+        deadline = time.monotonic() + 30
+        while "not an MCP client" not in seen and time.monotonic() < deadline:
+            line = served.stderr.readline()
+            if not line:
+                break
+            seen += line
+        assert "serving MCP on stdin and stdout; this terminal is not an MCP client" in seen
+    finally:
+        served.terminate()
+        served.wait(30)
+        os.close(primary)
