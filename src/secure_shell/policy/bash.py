@@ -715,7 +715,13 @@ class _Walker:
                 if redirect_node.type in ("herestring_redirect", "heredoc_redirect"):
                     stdin_text = self._stdin_literal(redirect_node)
         stdin_piped = self._piped(node)
-        self._add(node, SimpleCommand(tuple(words), tuple(redirects), tuple(assignments), via, stdin_text, stdin_piped))
+        feeders = self._feeders(node) if stdin_piped else ()
+        self._add(
+            node,
+            SimpleCommand(
+                tuple(words), tuple(redirects), tuple(assignments), via, stdin_text, stdin_piped, feeders=feeders
+            ),
+        )
 
     def _bracket_test(self, node: Node, via: tuple[str, ...]) -> None:
         """`[ -f x ]` is the command `[` (a builtin, and /usr/bin/[) with its operands as words, as
@@ -758,6 +764,27 @@ class _Walker:
         if parent is None or parent.type != "pipeline":
             return False
         return parent.named_children.index(current) > 0 if current in parent.named_children else False
+
+    def _feeders(self, node: Node) -> tuple[tuple[str | None, ...] | None, ...]:
+        """The argv of each earlier stage of this command's pipeline, nearest first; None for a
+        stage that is not one simple command (a subshell, a loop)."""
+        current = node
+        parent = node.parent
+        while parent is not None and parent.type in ("redirected_statement", "negated_command"):
+            current, parent = parent, parent.parent
+        if parent is None or parent.type != "pipeline" or current not in parent.named_children:
+            return ()
+        stages = parent.named_children[: parent.named_children.index(current)]
+        out: list[tuple[str | None, ...] | None] = []
+        for stage in reversed(stages):
+            if stage.type == "redirected_statement":
+                stage = stage.named_children[0] if stage.named_children else stage
+            if stage.type != "command":
+                out.append(None)
+                continue
+            parts = [c for c in stage.named_children if c.type not in ("variable_assignment", "file_redirect")]
+            out.append(tuple(self.word(c).value for c in parts))
+        return tuple(out)
 
     def _declaration(self, node: Node, via: tuple[str, ...]) -> None:
         keyword = node.children[0]

@@ -53,6 +53,8 @@ class SimpleCommand:
     stdin_text: str | None = None  # literal here-doc / here-string feeding this command
     stdin_piped: bool = False  # fed by a pipe from an earlier command
     filled: str | None = None  # text its wrapper replaces at run time (find -exec's {}, xargs -I R)
+    # the argv of each earlier stage of its pipeline, nearest first (None: not a simple command)
+    feeders: tuple[tuple[str | None, ...] | None, ...] = ()
     changes_directory: bool = False
 
 

@@ -10,6 +10,7 @@ the engine in their own dialect.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -445,11 +446,121 @@ def _by_spec(
     inner = words[i:]
     if not inner and spec.default_command:
         inner = tuple(Word(w, w) for w in spec.default_command)
+    if inner and name == "xargs":
+        return out + _xargs(words[1:i], tuple(inner), command)
     if inner:
-        piped = command.stdin_piped if name not in ("xargs",) else False
-        filled = _xargs_replace(words[1:i]) if name == "xargs" else None
-        out.append(Inner(tuple(inner), name, command.stdin_text, piped, filled=filled))
+        out.append(Inner(tuple(inner), name, command.stdin_text, command.stdin_piped))
     return out
+
+
+MAX_XARGS_CHECKED = 256  # input words (or -I lines) of a known xargs input that are checked one by one
+
+
+def _xargs(options: tuple[Word, ...], inner: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
+    """The command xargs runs, with the arguments it reads from its input: the words themselves
+    when the input is known (a here-document, an interactive command's input), paths below the
+    working directory when it lists files (`find . | xargs grep x`), else run-time text."""
+    filled = _xargs_replace(options)
+    values = [w.value or "" for w in options]
+    from_file = any(v in ("-a", "--arg-file") or v.startswith(("-a", "--arg-file=")) for v in values)
+    text = None if from_file else command.stdin_text
+    if text is None and command.stdin_piped and not from_file:
+        text = _echoed(command.feeders)  # `echo a b | xargs ...`: the words are right there
+    if text is not None:
+        if "-0" in values or "--null" in values:
+            items = [item for item in text.split("\0") if item]
+        elif filled is not None:
+            items = [line.lstrip(" \t") for line in text.split("\n") if line.strip()]
+        else:
+            try:
+                items = shlex.split(text, posix=True)
+            except ValueError:
+                return [
+                    Refusal(R.NESTED_SCRIPT, "xargs: its input has an unmatched quote (xargs stops there)", "xargs")
+                ]
+        if len(items) > MAX_XARGS_CHECKED:
+            return [Refusal(R.TOO_COMPLEX, f"xargs: more than {MAX_XARGS_CHECKED} input items to check", "xargs")]
+        if filled is None:
+            return [Inner(inner + tuple(Word(item, item) for item in items), "xargs", filled=filled)]
+        return [
+            Inner(
+                tuple(
+                    Word(
+                        w.source,
+                        w.value.replace(filled, item) if w.value is not None else None,
+                        dynamic_reason=w.dynamic_reason,
+                    )
+                    for w in inner
+                ),
+                "xargs",
+                filled=filled,
+            )
+            for item in items
+        ] or [Inner(inner, "xargs", filled=filled)]
+    reads = command.stdin_piped or from_file or any(r.operator in ("<", "0<", "<>") for r in command.redirects)
+    if not reads:
+        return [Inner(inner, "xargs", filled=filled)]  # stdin closed: it runs the command once, as given
+    lists_paths = not from_file and command.stdin_piped and _lists_paths(command.feeders)
+    reason = (
+        "the paths xargs reads from a file lister's output"
+        if lists_paths
+        else "the arguments xargs reads from its input"
+    )
+    arrived = Word("<xargs input>", None, dynamic_reason=reason, path_safe=lists_paths)
+    if filled is None:
+        return [Inner(inner + (arrived,), "xargs", filled=filled)]
+    return [
+        Inner(tuple(arrived if w.value is not None and filled in w.value else w for w in inner), "xargs", filled=filled)
+    ]
+
+
+# Programs whose output is file names below the directories their (checked) arguments name.
+_PATH_LISTERS = frozenset({"find", "fd", "fdfind", "ls"})
+# Programs that pass on whole lines of their input, some of them: a file list stays one.
+_LINE_FILTERS = frozenset({"grep", "egrep", "fgrep", "sort", "uniq", "head", "tail", "tac", "shuf"})
+_LINE_CHANGING = re.compile(
+    r"^-(?:[a-zA-Z]*[ocnbHlLZ][a-zA-Z]*|-(?:count|only-matching|line-number|byte-offset|"
+    r"with-filename|files-with(?:out)?-match(?:es)?|null))$"
+)
+
+
+_LISTS_FILES = re.compile(r"^(?:-[a-zA-Z]*[lL][a-zA-Z]*|--files(?:-with(?:out)?-match(?:es)?)?)$")
+
+
+def _echoed(feeders: tuple[tuple[str | None, ...] | None, ...]) -> str | None:
+    """What the pipe carries when its only feeder is `echo` with literal words (no -e escapes)."""
+    if len(feeders) != 1 or not feeders[0] or feeders[0][0] != "echo":
+        return None
+    words = list(feeders[0][1:])
+    if any(w is None for w in words) or (words and words[0] in ("-e", "-E", "-ne", "-en")):
+        return None
+    newline = not (words and words[0] == "-n")
+    words = words[1:] if words and words[0] == "-n" else words
+    return " ".join(w for w in words if w is not None) + ("\n" if newline else "")
+
+
+def _lists_paths(feeders: tuple[tuple[str | None, ...] | None, ...]) -> bool:
+    """Whether what reaches xargs is file names a lister found (find, fd, ls, git ls-files, grep -l,
+    rg --files), perhaps narrowed by filters that keep whole lines (grep, sort, head...). A lister's
+    own arguments are checked as paths where it stands, so its output lies below them."""
+    for stage in feeders:
+        if not stage or stage[0] is None:
+            return False
+        key = stage[0].rsplit("/", 1)[-1]
+        args = stage[1:]
+        if key in _PATH_LISTERS:
+            return True
+        if key == "git" and args and (args[0] == "ls-files" or "--name-only" in args):
+            return True
+        if key in ("grep", "rg") and any(_LISTS_FILES.match(a or "") for a in args):
+            return True
+        if key in _LINE_FILTERS and not any(_LINE_CHANGING.match(a or "") for a in args):
+            operands = [a for a in args if a is None or not a.startswith("-")]
+            if len(operands) > (1 if key in ("grep", "egrep", "fgrep") else 0):
+                return False  # it reads files (or a run-time word), not the pipe
+            continue
+        return False
+    return False
 
 
 def _xargs_replace(options: tuple[Word, ...]) -> str | None:
