@@ -264,7 +264,9 @@ class ShellTools:
                 verdict = refusal
         if not verdict.allowed:
             return input_denial_reply(execution, verdict, self.config.shells[ShellKind(execution.shell)].allowed_paths)
-        await _await_answer(execution, wait_ms / 1000)
+        # a terminal echoes the input back at once: that is not the program's answer yet
+        echo = len(written.encode("utf-8")) if execution.stdin == "terminal" else 0
+        await _await_answer(execution, wait_ms / 1000, echo)
         return input_reply(
             execution, written, seen, self.config.logging.max_return_lines, self.config.logging.max_return_bytes
         )
@@ -422,9 +424,9 @@ def _core(function: Any, *args: Any) -> Any:
         raise ToolError(str(exc)) from None
 
 
-async def _await_answer(execution: Execution, seconds: float) -> None:
-    """Wait up to `seconds` for the output input causes: until output has come and then paused,
-    the command has ended, or the time is up."""
+async def _await_answer(execution: Execution, seconds: float, echo: int = 0) -> None:
+    """Wait up to `seconds` for the output input causes: until more than `echo` bytes of output
+    have come and then paused, the command has ended, or the time is up."""
     buffer = execution.buffer
     deadline = time.monotonic() + seconds
     before = seen = buffer.total_bytes
@@ -434,7 +436,7 @@ async def _await_answer(execution: Execution, seconds: float) -> None:
         now, size = time.monotonic(), buffer.total_bytes
         if size != seen:
             seen, changed = size, now
-        elif size != before and now - changed >= OUTPUT_QUIET:
+        elif size - before > echo and now - changed >= OUTPUT_QUIET:
             break
 
 
