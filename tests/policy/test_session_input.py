@@ -5,10 +5,13 @@ earlier line moves the later ones."""
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from secure_shell.policy.decide import decide
-from tests.policy.conftest import B, N, P, assert_allowed, assert_denied, cwd_for, policy_for, ENV
+from tests.policy.conftest import B, N, P, X, ENV, assert_allowed, assert_denied, cwd_for, policy_for, scratch_project
 
 MAY_RUN = "may-run-blocked-command"
 
@@ -20,6 +23,14 @@ DENIED = [
     ("bash", "bash -c 'bash'", "rm x\n", B),
     ("bash", "bash", "cd /etc\ncat passwd\n", P),
     ("bash", "bash", "cat /etc/passwd\n", P),
+    # an interactive shell (a terminal, -i) replaces `!...` and a leading `^` with earlier lines
+    ("bash", "bash", "echo r''m x\n!!:1-2\n", X),
+    ("bash", "bash -i", "echo r''m x\n!e:1-2\n", X),
+    ("bash", "bash", "echo r''m x\n^echo ^\n", X),
+    ("bash", "bash", 'x="a\n!zz"\n', X),
+    ("bash", "bash", 'echo hi!"x"\n', X),
+    ("bash", "bash", "history -s 'r\"\"m x'\nfc -s\n", X),
+    ("bash", "bash", 'bind \'"q": "r""m x\\n"\'\n', X),
     # inside the input, a program reading stdin takes the input that follows: not known yet
     ("bash", "bash", "python3\n", N),
     ("bash", "bash", "bash\n", N),
@@ -51,6 +62,8 @@ ALLOWED = [
     ("bash", "bash", "ls -la\n"),
     ("bash", "bash", "cd src\ncat a.txt\n"),
     ("bash", "bash", "git status\ngit log -1\n"),
+    ("bash", "bash", "echo \"done!\"; echo 'a!b'; echo a\\!b\nif ! true; then :; fi; [ a != b ]\n"),
+    ("bash", "bash -i", "echo $! ${!a[@]}; fc -l\n"),
     ("bash", "python3 -i", "1 + 1\n"),
     ("bash", "python3 -i", "import json; print(json.dumps({'a': 1}))\n"),
     ("bash", "node", "console.log([1, 2].map(x => x * 2))\n"),
@@ -88,3 +101,30 @@ def test_input_checked_as_the_whole_session() -> None:
     assert_denied(decide("bash", policy, cwd_for("bash"), ENV, session_input=first), P, first)
     inside = "cd ..\n"  # from the project root: outside, so a relative path after it is outside too
     assert_denied(decide("bash", policy, cwd_for("bash"), ENV, session_input=inside + "cat proj/../x\n"), P, inside)
+
+
+# each is refused as input to `bash -i`, and real bash -i reading it from a pipe writes outside
+HISTORY_ORACLE = [
+    "echo touch ../outside/written.txt\n!!:1-2\n",
+    "echo touch ../outside/written.txt\n!e:1-2\n",
+    "echo touch ../outside/written.txt\n^echo ^\n",
+    'echo touch ../outside/written.txt\necho "$(!!:1-2)"\n',
+]
+
+
+@pytest.mark.parametrize("text", HISTORY_ORACLE)
+def test_history_expansion_is_refused_and_really_runs(tmp_path: Path, text: str) -> None:
+    project, policy = scratch_project(tmp_path)
+    verdict = decide("bash -i", policy, str(project), {"HOME": str(tmp_path)}, session_input=text)
+    assert not verdict.allowed and X in verdict.rules, verdict.reasons
+    subprocess.run(
+        ["bash", "--norc", "--noprofile", "-i"],
+        input=text,
+        text=True,
+        cwd=project,
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HISTFILE": "/dev/null", "TERM": "dumb"},
+    )
+    assert (tmp_path / "outside" / "written.txt").exists(), f"bash -i did not expand {text!r}"

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterator
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Iterator, NamedTuple
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -192,8 +194,14 @@ _ANSI_SIMPLE = {
 # How a part of a word is known: a literal, only at run time, or at run time but below the
 # working directory (a relative glob, a brace list, a loop over such words, a number).
 LITERAL, DYNAMIC, PATH_SAFE = 0, 1, 2
+# Below the working directory like PATH_SAFE, but possibly empty: `$i/etc/passwd` is `/etc/passwd`
+# while $i is unset (a loop that never ran, a branch not taken, `$!` before any background job).
+MAYBE_EMPTY = 3
 
 
+_ASSIGNMENT_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+# Arithmetic operators that set their left side from its old value (`(( n += 2 ))`).
+_UPDATING_OPERATORS = frozenset({"+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="})
 # `[[ X OP Y ]]` operators that evaluate both sides as arithmetic.
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _ASSIGNING_EXPANSION = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?:?=")
@@ -496,6 +504,10 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
         return Failed(f"syntax error near {snippet[:40]!r}" if snippet else "syntax error")
     walker = _Walker(data, limits)
     walker.walk(root)
+    if walker.sites or walker.anything:  # resolve variables again, knowing every assignment
+        assignments = _Assignments(walker.sites, walker.anything, limits.env)
+        walker = _Walker(data, limits, assignments)
+        walker.walk(root)
     kinds = frozenset(node.type for node in descendants(root) if node.is_named)
     flow = _FlowBuilder(walker.origins, walker.commands, walker.functions).build(root)
     return Parsed(
@@ -574,12 +586,118 @@ def _first_error(root: Node) -> Node | None:
     return None
 
 
-class _Walker:
-    """Iterates the tree once, collecting simple commands, operators and findings."""
+class _Site(NamedTuple):
+    """One place a script sets a variable."""
 
-    def __init__(self, data: bytes, limits: Limits) -> None:
+    straight: bool  # runs once, in text order, in the main shell (not in a loop, branch, function...)
+    numeric: bool  # the value is a number
+    safe: bool  # the value can only name a path below the working directory
+    filled: bool = False  # the value is never empty
+
+
+# Statements whose children run once, in order, in the main shell (a `list` only for its first
+# part: what follows `&&` or `||` may not run).
+_STRAIGHT_KINDS = frozenset(
+    {
+        "program",
+        "compound_statement",
+        "redirected_statement",
+        "declaration_command",
+        "unset_command",
+        "variable_assignments",
+        "list",
+    }
+)
+# Variables bash sets to a number.
+_NUMERIC_SHELL_SET = frozenset({"RANDOM", "SRANDOM", "SECONDS", "LINENO", "BASHPID", "EPOCHSECONDS", "HISTCMD"})
+# Variables bash sets itself as the script runs (`$_` is the last argument of the last command).
+_SHELL_SET = frozenset(
+    {
+        "_",
+        "RANDOM",
+        "SRANDOM",
+        "SECONDS",
+        "LINENO",
+        "BASHPID",
+        "EPOCHSECONDS",
+        "EPOCHREALTIME",
+        "BASH_COMMAND",
+        "PIPESTATUS",
+        "REPLY",
+        "OPTARG",
+        "OPTIND",
+        "DIRSTACK",
+        "HISTCMD",
+        "FUNCNAME",
+        "BASH_SOURCE",
+        "BASH_LINENO",
+        "BASH_REMATCH",
+        "COLUMNS",
+        "LINES",
+        "MAPFILE",
+        "COPROC",
+    }
+)
+
+
+def _relative_value(value: str) -> bool:
+    return not value.startswith(("/", "~")) and ".." not in value
+
+
+@dataclass(frozen=True, slots=True)
+class _Assignments:
+    """What every assignment of each variable in a script says, read in a first pass. bash runs a
+    loop body again, calls a function later, skips a branch and keeps a subshell's variables to
+    itself, so the text-order value a use sees is the value it gets only for a name every
+    assignment of which runs once, in order, in the main shell. For the others only what holds of
+    every value is known: that it is a number, or a word below the working directory."""
+
+    sites: dict[str, list[_Site]]
+    anything: bool  # eval, source or a name known only at run time may set any variable
+    env: Mapping[str, str]
+
+    def steady(self, name: str) -> bool:
+        return not self.anything and name not in _SHELL_SET and all(s.straight for s in self.sites.get(name, ()))
+
+    def assigned(self, name: str) -> bool:
+        return self.anything or name in self.sites or name in _SHELL_SET
+
+    def numeric(self, name: str) -> bool:
+        initial = self.env.get(name)
+        return (
+            not self.anything
+            and name not in _SHELL_SET
+            and bool(self.sites.get(name))
+            and all(s.numeric for s in self.sites[name])
+            and (initial is None or re.fullmatch(r"-?\d+", initial) is not None)
+        )
+
+    def filled(self, name: str) -> bool:
+        return bool(self.sites.get(name)) and all(s.filled for s in self.sites[name])
+
+    def safe(self, name: str) -> bool:
+        initial = self.env.get(name)
+        return (
+            not self.anything
+            and name not in _SHELL_SET
+            and bool(self.sites.get(name))
+            and all(s.safe for s in self.sites[name])
+            and (initial is None or _relative_value(initial))
+        )
+
+
+class _Walker:
+    """Iterates the tree once, collecting simple commands, operators and findings. Given the
+    `assignments` of a first pass, a variable is resolved to its text-order value only where that
+    is the value it has when the use runs."""
+
+    def __init__(self, data: bytes, limits: Limits, assignments: _Assignments | None = None) -> None:
         self.data = data
         self.limits = limits
+        self.assignments = assignments
+        self.sites: dict[str, list[_Site]] = {}
+        self.anything = False  # a same-shell code runner or a run-time name may set any variable
+        self.associative: set[str] = set()
         self.commands: list[SimpleCommand] = []
         self.operators: set[str] = set()
         self.findings: list[Finding] = []
@@ -714,6 +832,7 @@ class _Walker:
                 redirects.append(redirect)
                 if redirect_node.type in ("herestring_redirect", "heredoc_redirect"):
                     stdin_text = self._stdin_literal(redirect_node)
+        self._command_sites(words)
         stdin_piped = self._piped(node)
         feeders = self._feeders(node) if stdin_piped else ()
         self._add(
@@ -722,6 +841,26 @@ class _Walker:
                 tuple(words), tuple(redirects), tuple(assignments), via, stdin_text, stdin_piped, feeders=feeders
             ),
         )
+
+    def _command_sites(self, words: list[Word]) -> None:
+        """The variables a command sets in this shell: read, mapfile, printf -v...; cd sets PWD;
+        eval, source and trap run text that may set any."""
+        at = 0
+        while at < len(words) and words[at].value in ("builtin", "command"):
+            at += 1
+        head = words[at].value if at < len(words) else None
+        if head is None:
+            return
+        if head in ("eval", "source", ".", "trap"):
+            self.anything = True
+        if head in ("cd", "pushd", "popd"):
+            for name in ("PWD", "OLDPWD"):
+                self._site(name, straight=False)
+        for assigned in wrappers.assigned_names(head, tuple(words[at:])):
+            if assigned is None:
+                self.anything = True
+            else:
+                self._site(assigned.split("[", 1)[0], straight=False)
 
     def _bracket_test(self, node: Node, via: tuple[str, ...]) -> None:
         """`[ -f x ]` is the command `[` (a builtin, and /usr/bin/[) with its operands as words, as
@@ -796,13 +935,66 @@ class _Walker:
             if child.type == "variable_assignment":
                 name_node = child.child_by_field_name("name")
                 name = self.text(name_node) if name_node else ""
-                words.append(Word(self.text(child), None if self._dynamic_value(child) else self.text(child)))
+                dynamic = self._dynamic_value(child)
+                reason = "a value known only at run time" if dynamic else ""
+                words.append(Word(self.text(child), None if dynamic else self.text(child), "", reason))
                 self._dangerous_name(name, child, environment=exported)
             elif child.type == "variable_name":  # `unset DISPLAY`, `export PATH`: a name, spelled out
                 words.append(Word(self.text(child), self.text(child)))
             else:
                 words.append(self.word(child))
+        self._declared(node, self.text(keyword), words)
         self._add(node, SimpleCommand(tuple(words), via=via))
+
+    def _declared(self, node: Node, keyword: str, words: list[Word]) -> None:
+        """What declare, local, export, readonly, typeset and unset do to the variables followed."""
+        options = "".join(w.value[1:] for w in words[1:] if w.value and w.value.startswith("-"))
+        operands = [w for w in words[1:] if not (w.value and w.value.startswith(("-", "+")))]
+        if keyword == "unset":
+            if "f" in options:
+                return  # functions
+            for word in operands:
+                if word.value is None:
+                    self.anything = True
+                    continue
+                name = word.value.split("[", 1)[0]
+                straight = "[" not in word.value and self._straight(node)
+                self._site(name, straight=straight, numeric=True, safe=True)  # empty from here on
+                if straight:
+                    self.variables[name] = ""
+            return
+        known = self.assignments
+        if "i" in options and known is not None:
+            # every value given to the name is evaluated as arithmetic: each must be a number
+            for word in operands:
+                name = (word.value or "").partition("=")[0].rstrip("+").split("[", 1)[0]
+                if known.anything or (known.sites.get(name) and not known.numeric(name)):
+                    self.findings.append(
+                        Finding(
+                            R.UNSUPPORTED_CONSTRUCT,
+                            f"{keyword} -i makes bash evaluate every value given to {name or 'the name'} as "
+                            "arithmetic, and one is not known to be a number (code hidden in it would run)",
+                            self.text(node)[:80],
+                        )
+                    )
+                    break
+        local = keyword == "local" or (keyword in ("declare", "typeset") and inside(node, "function_definition"))
+        for word in operands:
+            value = word.value
+            if value is None:
+                if not _ASSIGNMENT_TEXT.match(word.source):  # `declare f=$(c)` is followed by _assignment
+                    self.anything = True
+                continue
+            name, equals, assigned = value.partition("=")
+            name = name.rstrip("+").split("[", 1)[0]
+            if "A" in options:
+                self.associative.add(name)
+            if equals and not word.source.startswith(name):  # `declare "f=/x"`: a quoted assignment
+                numeric = re.fullmatch(r"-?\d+", assigned) is not None
+                safe = _relative_value(assigned)
+                self._site(name, straight=False, numeric=numeric, safe=safe, filled=bool(assigned))
+            elif not equals and local:  # a new, empty variable of the function's own
+                self._site(name, straight=False, numeric=True, safe=True)
 
     def _dynamic_value(self, assignment: Node) -> bool:
         value = assignment.child_by_field_name("value")
@@ -817,16 +1009,86 @@ class _Walker:
         if not (prefix and name == "IFS" and node.parent is not None and self._ifs_stays_local(node.parent)):
             # A prefix assignment (`X=1 cmd`) is exported to the command; a plain one is bash's own.
             self._dangerous_name(name, node, environment=prefix)
-        if name_node.type == "variable_name":
-            value_node = node.child_by_field_name("value")
-            self.variables[name] = self.word(value_node).value if value_node is not None else ""
+        if name_node.type != "variable_name":  # `a[i]=v`: array elements are not followed
+            self._site(name.split("[", 1)[0], straight=False)
+            return
+        value_node = node.child_by_field_name("value")
+        word = self.word(value_node) if value_node is not None else Word("", "")
+        value = word.value
+        if self.text(node)[len(name) :].startswith("+="):
+            old = self.variables.get(name, self.limits.env.get(name))
+            value = old + value if old is not None and value is not None else None
+        if value_node is not None and value_node.type == "array":
+            elements = [self.word(c).value for c in value_node.named_children]
+            numeric = all(e is not None and re.fullmatch(r"-?\d+", e) for e in elements)
+            self._site(name, straight=False, numeric=numeric)
+            self.variables[name] = None
+            return
+        numeric = (value is not None and re.fullmatch(r"-?\d+", value) is not None) or (
+            value_node is not None and value_node.type == "arithmetic_expansion"
+        )
+        safe = word.path_safe or (value is not None and _relative_value(value))
+        filled = bool(value) or (value is None and numeric)
+        if prefix:  # the command's environment only: the shell keeps its own value
+            self._site(name, straight=False, numeric=numeric, safe=safe, filled=filled)
+            return
+        self._site(name, straight=self._straight(node), numeric=numeric, safe=safe, filled=filled)
+        self.variables[name] = value
+
+    def _site(
+        self, name: str, *, straight: bool, numeric: bool = False, safe: bool = False, filled: bool = False
+    ) -> None:
+        self.sites.setdefault(name, []).append(_Site(straight, numeric, safe, filled))
+
+    def _straight(self, node: Node) -> bool:
+        """True when `node` runs once, in text order, in the main shell."""
+        current, parent = node, node.parent
+        while parent is not None:
+            if parent.type not in _STRAIGHT_KINDS and not (
+                parent.type == "variable_assignment" and current.type != "array"
+            ):
+                return False
+            if parent.type == "list" and parent.named_children and current != parent.named_children[0]:
+                return False  # after `&&` or `||`
+            following = current.next_sibling
+            if following is not None and following.type == "&":
+                return False  # in the background: a subshell
+            current, parent = parent, parent.parent
+        return True
 
     def _subscript(self, node: Node) -> None:
         """An indexed array's subscript is arithmetic, and bash runs a command substitution inside it
         even from a quoted string: `a['$(rm x)']=1`, `"${a['$(rm x)']}"`."""
         index = node.child_by_field_name("index")
-        if index is not None:
-            self._arithmetic_text(index)
+        if index is None:
+            return
+        self._arithmetic_text(index)
+        array = node.child_by_field_name("name")
+        name = self.text(array) if array is not None else ""
+        if name in self.associative or self.text(index) in ("@", "*") or self._in_arithmetic(node):
+            return  # an associative array's key is a string; arithmetic checks its own subscripts
+        operand = self._arithmetic_operand(index)
+        if operand is not None:
+            self.findings.append(
+                Finding(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    f"the subscript of {name} is arithmetic, and {operand} in it is not known to be a number "
+                    "(bash evaluates it as code); declare -A makes the keys strings",
+                    self.text(node)[:80],
+                )
+            )
+
+    def _in_arithmetic(self, node: Node) -> bool:
+        current, parent = node, node.parent
+        while parent is not None:
+            if (
+                parent.type == "arithmetic_expansion"
+                or (parent.type == "c_style_for_statement" and current != parent.child_by_field_name("body"))
+                or (parent.type == "compound_statement" and self.text(parent).startswith("(("))
+            ):
+                return True
+            current, parent = parent, parent.parent
+        return False
 
     def _in_double_brackets(self, node: Node) -> bool:
         parent = node.parent
@@ -882,12 +1144,14 @@ class _Walker:
         self._dangerous_name(name, node, environment=False)
         values = [self.word(v) for v in node.children_by_field_name("value")]
         self.variables.pop(name, None)
-        if values and all(w.value is not None and re.fullmatch(r"-?\d+", w.value) for w in values):
+        numeric = bool(values) and all(w.value is not None and re.fullmatch(r"-?\d+", w.value) for w in values)
+        safe = bool(values) and all((w.value is not None and _relative_value(w.value)) or w.path_safe for w in values)
+        filled = bool(values) and all(w.value != "" for w in values)
+        # `for f` alone walks the positional parameters
+        self._site(name, straight=False, numeric=numeric, safe=safe, filled=filled)
+        if numeric:
             self.numeric.add(name)  # for i in 1 2 3
-        if values and all(
-            (w.value is not None and not w.value.startswith(("/", "~")) and ".." not in w.value) or w.path_safe
-            for w in values
-        ):
+        if safe:
             self.loop_safe.add(name)
         else:
             self.loop_safe.discard(name)
@@ -945,8 +1209,11 @@ class _Walker:
         assigned = _ASSIGNING_EXPANSION.match(text)
         if assigned:  # ${NAME:=value} assigns NAME when it is unset
             self._dangerous_name(assigned.group(1), node, environment=False)
+            self._site(assigned.group(1), straight=False)
         if "`" in text and not any(c.type == "command_substitution" for c in descendants(node)):
             self._inline_substitutions(node, text[2:-1], (), "${...} expansion")
+        self._offsets(node)
+        self._indirection(node)
         if _EXPANSION_OPERATOR.search(text):
             self.findings.append(
                 Finding(
@@ -955,6 +1222,53 @@ class _Walker:
                     text[:80],
                 )
             )
+
+    def _offsets(self, node: Node) -> None:
+        """`${x:OFFSET:LENGTH}` evaluates both as arithmetic."""
+        children = node.children
+        colon = next((i for i, c in enumerate(children) if c.type == ":"), None)
+        if colon is None:
+            return
+        for part in children[colon + 1 :]:
+            if not part.is_named:
+                continue
+            operand = self._arithmetic_operand(part)
+            if operand is not None:
+                self.findings.append(
+                    Finding(
+                        R.UNSUPPORTED_CONSTRUCT,
+                        f"a substring's offset and length are arithmetic, and {operand} is not known to be "
+                        "a number (bash evaluates it as code)",
+                        self.text(node)[:80],
+                    )
+                )
+                return
+
+    def _indirection(self, node: Node) -> None:
+        """`${!x}` reads the variable x names; a subscript in that name is evaluated as arithmetic,
+        so x must be known to name a plain variable. `${!a[@]}` and `${!prefix*}` only list names."""
+        children = node.children
+        if len(children) < 3 or children[1].type != "!":
+            return
+        target = children[2]
+        following = children[3].type if len(children) > 3 else "}"
+        if target.type == "subscript" and self.text(target.child_by_field_name("index") or target) in ("@", "*"):
+            return
+        if following in ("*", "@") or self.text(target) == "#":
+            return  # names with a prefix; `${!#}` is the last positional parameter
+        name = self.text(target)
+        value = self.variables.get(name) if target.type == "variable_name" else None
+        steady = self.assignments is None or self.assignments.steady(name)
+        if value is not None and steady and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+", value):
+            return
+        self.findings.append(
+            Finding(
+                R.UNSUPPORTED_CONSTRUCT,
+                f"${{!{name}}} reads the variable ${name} names, which is not known; bash evaluates a "
+                "subscript in that name as arithmetic, which runs code",
+                self.text(node)[:80],
+            )
+        )
 
     def _arithmetic(self, node: Node, hint: str = "") -> None:
         """bash evaluates a variable's value as arithmetic code: `a[$(rm x)]` inside runs rm."""
@@ -971,39 +1285,127 @@ class _Walker:
                     assigned.add(self.text(name_node))
             elif current.type == "binary_expression":  # ((x = 1)): x is set, its old value not read
                 left, operator = current.child_by_field_name("left"), current.child_by_field_name("operator")
-                if (
-                    left is not None
-                    and left.type == "variable_name"
-                    and operator is not None
-                    and self.text(operator) == "="
-                ):
-                    assigned.add(self.text(left))
+                if left is not None and left.type == "variable_name" and operator is not None:
+                    if self.text(operator) == "=":
+                        assigned.add(self.text(left))
+                    elif self.text(operator) in _UPDATING_OPERATORS:
+                        self._site(self.text(left), straight=False, numeric=True, filled=True)
+            elif current.type in ("postfix_expression", "unary_expression") and any(
+                c.type in ("++", "--") for c in current.children
+            ):
+                for child in current.named_children:
+                    if child.type == "variable_name":
+                        self._site(self.text(child), straight=False, numeric=True, filled=True)
             stack.extend(current.children)
         self.numeric |= assigned
         for name in assigned:
+            self._site(name, straight=False, numeric=True, filled=True)
             self._dangerous_name(name, node, environment=False)
+        parts = [c for c in node.children if c != body] if body is not None else [node]
+        operand = next((found for part in parts if (found := self._arithmetic_operand(part)) is not None), None)
+        if operand is not None:
+            self.findings.append(
+                Finding(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    f"arithmetic on {operand}, whose value is not known to be a number "
+                    "(bash evaluates it as code)" + hint,
+                    self.text(node)[:80],
+                )
+            )
+
+    def _arithmetic_operand(self, node: Node) -> str | None:
+        """The first operand of arithmetic text whose value is not known to be a number: bash
+        evaluates a variable's value, an array element, a parameter or a command's output as
+        arithmetic in turn, and a subscript there runs the command substitutions in it."""
         stack = [node]
         while stack:
             current = stack.pop()
-            if (
-                current.type in ("variable_name", "word")
-                and current.parent is not None
-                and current.parent.type not in ("command_name", "subscript")
+            kind = current.type
+            if kind == "command_substitution":
+                if not self._prints_a_number(current):
+                    return f"the output of {self.text(current)[:40]}"
+                continue
+            if kind == "expansion" and self.text(current).startswith("${#"):
+                # a length is a number; only a subscript inside it is evaluated
+                for part in current.named_children:
+                    index = part.child_by_field_name("index") if part.type == "subscript" else None
+                    if index is not None:
+                        stack.append(index)
+                continue
+            if kind == "subscript":
+                array = current.child_by_field_name("name")
+                index = current.child_by_field_name("index")
+                if index is not None and self.text(index) not in ("@", "*"):
+                    stack.append(index)
+                if array is not None and not self._numeric_variable(self.text(array)):
+                    return f"the elements of {self.text(array)}"
+                continue
+            if kind in ("variable_name", "special_variable_name", "word") and not (
+                current.parent is not None and current.parent.type == "command_name"
             ):
                 name = self.text(current)
-                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and not self._numeric_variable(name):
-                    self.findings.append(
-                        Finding(
-                            R.UNSUPPORTED_CONSTRUCT,
-                            f"arithmetic on ${name}, whose value is not known to be a number "
-                            "(bash evaluates it as code)" + hint,
-                            self.text(node)[:80],
-                        )
-                    )
-                    return
+                expanded = current.parent is not None and current.parent.type in ("simple_expansion", "expansion")
+                if name in ("#", "?", "$", "!"):
+                    continue  # numbers
+                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                    if not self._numeric_variable(name):
+                        return f"${name}"
+                elif expanded:
+                    return f"${name}"  # a positional parameter, $@, $*, $- or $0
+                continue
             stack.extend(current.children)
+        return None
+
+    def _prints_a_number(self, substitution: Node) -> bool:
+        """`$(wc -l < f)`, `$(... | wc -c)`, `$(nproc)`, `$(id -u)`, `$(date +%s)`: output that is
+        only a number whatever the input."""
+        statements = [c for c in substitution.named_children if c.type != "comment"]
+        if len(statements) != 1:
+            return False
+        statement = statements[0]
+        if statement.type == "pipeline":
+            statement = statement.named_children[-1]
+        if statement.type == "redirected_statement":
+            statement = statement.child_by_field_name("body") or statement
+        if statement.type != "command":
+            return False
+        parts = [c for c in statement.named_children if c.type not in ("file_redirect", "herestring_redirect")]
+        if any(c.type == "variable_assignment" for c in parts):
+            return False
+        words = [self.word(c).value for c in parts]
+        if not words or any(w is None for w in words):
+            return False
+        head, args = words[0], [w for w in words[1:] if w is not None]
+        if head == "wc":
+            return all(a.startswith("-") and a != "-" for a in args)
+        if head == "nproc":
+            return True
+        if head == "id":
+            return bool(args) and all(re.fullmatch(r"-[ugr]+", a) for a in args)
+        if head == "date":
+            return args == ["+%s"]
+        return False
+
+    def _in_own_loop(self, node: Node, name: str) -> bool:
+        """True inside the body of `for NAME in ...` or `for ((NAME = ...; ...))`."""
+        current, parent = node, node.parent
+        while parent is not None:
+            if parent.type == "for_statement" and current == parent.child_by_field_name("body"):
+                variable = parent.child_by_field_name("variable")
+                if variable is not None and self.text(variable) == name:
+                    return True
+            if parent.type == "c_style_for_statement" and current == parent.child_by_field_name("body"):
+                initializer = parent.child_by_field_name("initializer")
+                if initializer is not None and re.match(rf"\s*{re.escape(name)}\s*=", self.text(initializer)):
+                    return True
+            current, parent = parent, parent.parent
+        return False
 
     def _numeric_variable(self, name: str) -> bool:
+        if name in _NUMERIC_SHELL_SET:
+            return True
+        if self.assignments is not None:
+            return self.assignments.numeric(name)
         if name in self.numeric:  # assigned inside arithmetic: `for ((i=0; ...))`
             return True
         value = self.variables.get(name)
@@ -1071,15 +1473,21 @@ class _Walker:
         literal: list[str] = []
         reason = ""
         safe = True
-        for piece, kind in self._pieces(node):
+        pieces = list(self._pieces(node))
+        before = False  # a part that is never empty came before
+        for index, (piece, kind) in enumerate(pieces):
             if kind == LITERAL:
                 if not reason:
                     literal.append(piece)
+                before = before or bool(piece)
                 continue
             if not reason:
                 reason = piece
             if kind == DYNAMIC:
                 safe = False
+            elif kind == MAYBE_EMPTY and not before and any(p or k != LITERAL for p, k in pieces[index + 1 :]):
+                safe = False  # what follows may start the path: `$i/etc/passwd`
+            before = before or kind != MAYBE_EMPTY
         prefix = "".join(literal)
         if not reason:
             return Word(source, prefix, prefix)
@@ -1184,16 +1592,37 @@ class _Walker:
         if match is None:
             special = re.fullmatch(r"\$\{?([?#$!-])\}?", text)
             if special:
-                yield "special parameter", PATH_SAFE  # a number or the shell's option letters
+                # a number or the shell's option letters; `$!` is empty before any background job
+                yield "special parameter", MAYBE_EMPTY if special.group(1) == "!" else PATH_SAFE
                 return
             yield f"expansion {text}", DYNAMIC
             return
         name = match.group(1)
-        if name in self.loop_safe:
-            yield f"loop variable ${name}", PATH_SAFE
+        if name in _NUMERIC_SHELL_SET:
+            yield f"${name}, a number bash sets", PATH_SAFE
             return
-        if name in self.numeric:
-            yield f"arithmetic variable ${name}", PATH_SAFE
+        if name in _SHELL_SET:
+            yield f"${name}, which bash sets as the script runs", DYNAMIC
+            return
+        known = self.assignments
+        if known is not None:
+            if not known.steady(name) or (known.assigned(name) and inside(node, "function_definition")):
+                # set in a loop, a branch, a function or a subshell, or read in a function that
+                # runs later: only what holds of every value it is given is known
+                # in the body of its own loop a variable every assignment of which fills it is set
+                fill = MAYBE_EMPTY if not (known.filled(name) and self._in_own_loop(node, name)) else PATH_SAFE
+                if known.numeric(name):
+                    yield f"arithmetic variable ${name}", fill
+                elif known.safe(name):
+                    yield f"loop variable ${name}", fill
+                else:
+                    yield f"variable ${name}, set in a loop, a branch, a function, a subshell or by a command", DYNAMIC
+                return
+        elif name in self.loop_safe:
+            yield f"loop variable ${name}", MAYBE_EMPTY
+            return
+        elif name in self.numeric:
+            yield f"arithmetic variable ${name}", MAYBE_EMPTY
             return
         if name in self.variables:
             value = self.variables[name]

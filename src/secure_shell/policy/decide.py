@@ -501,7 +501,7 @@ class _Engine:
             simple = (
                 replace(simple, stdin_piped=True)
                 if self.reading_input
-                else replace(simple, stdin_text=self.session_input)
+                else replace(simple, stdin_text=self.session_input, stdin_session=True)
             )
         if not probe and self.policy.restrict_working_directory:  # path rules off: no target is checked
             for redirect in simple.redirects:

@@ -52,6 +52,7 @@ class SimpleCommand:
     via: tuple[str, ...] = ()
     stdin_text: str | None = None  # literal here-doc / here-string feeding this command
     stdin_piped: bool = False  # fed by a pipe from an earlier command
+    stdin_session: bool = False  # stdin_text is what an agent typed into the running program
     filled: str | None = None  # text its wrapper replaces at run time (find -exec's {}, xargs -I R)
     # the argv of each earlier stage of its pipeline, nearest first (None: not a simple command)
     feeders: tuple[tuple[str | None, ...] | None, ...] = ()

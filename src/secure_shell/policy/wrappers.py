@@ -312,6 +312,8 @@ def resolve(key: str, command: SimpleCommand, dialect: str) -> list[Resolution] 
         return [Refusal(R.SHADOWING, "hash -p makes one name run another program", _source_text(words))]
     if key == "enable" and len(words) > 1:
         return [Refusal(R.SHADOWING, "enable changes which builtins exist", _source_text(words))]
+    if key in CODE_BUILTINS:
+        return (_name_builtin(key, words) if key in NAME_BUILTINS else []) + _code_builtin(key, words)
     if key in NAME_BUILTINS:
         return _name_builtin(key, words)
     if key in ("set", "shopt"):
@@ -670,15 +672,82 @@ SHELL_FLAGS = frozenset(
 )
 
 
+# Shells that replace `!word` and a leading `^` in the lines they read when interactive (a
+# terminal, -i) or after `set -H`.
+HISTORY_SHELLS = frozenset({"bash", "sh", "rbash", "zsh", "csh", "tcsh"})
+
+
+def history_expansion(text: str) -> str | None:
+    """The first line of `text` in which an interactive bash would replace `!...` (or a leading
+    `^old^new`) with text from earlier lines, which the policy never saw in that place; None if
+    there is none. Per line, as bash expands: single quotes and a backslash protect `!`; `!`
+    before a blank, `=`, the end of the line or (inside double quotes) the closing quote, and `$!`
+    or `${!name}`, are left alone."""
+    for line in text.split("\n"):
+        if line.startswith("^"):
+            return line[:60]
+        quote = ""
+        i = 0
+        while i < len(line):
+            ch = line[i]
+            if quote == "'":
+                quote = "" if ch == "'" else quote
+            elif ch == "\\":
+                i += 1
+            elif ch == "'" and not quote:
+                quote = "'"
+            elif ch == '"':
+                quote = "" if quote else '"'
+            elif ch == "!":
+                after = line[i + 1 : i + 2]
+                dollar = line[i - 1 : i] == "$" or line[max(0, i - 2) : i] == "${"
+                if not (after in ("", " ", "=") or (after == '"' and quote) or dollar):
+                    return line[:60]
+            i += 1
+    return None
+
+
+def _history_refusal(name: str, line: str) -> Refusal:
+    return Refusal(
+        R.UNSUPPORTED_CONSTRUCT,
+        f"an interactive {name} replaces `!...` (and a line starting with `^`) with text from earlier "
+        "lines before it runs them, text the policy never saw there; put the `!` in single quotes or "
+        "write it as `\\!`",
+        line,
+    )
+
+
+def _shell_value_option(name: str, option: str, value: str | None) -> Refusal | None:
+    """`bash -O NAME` and `-o NAME` set options before the script runs, as shopt and set would."""
+    text = f"{name} {option} {value}"
+    if value is None:
+        return Refusal(R.UNSUPPORTED_CONSTRUCT, f"{name} {option}: the option name is not a literal", text)
+    if option == "-O" and value not in _SAFE_SHOPT:
+        return Refusal(
+            R.UNSUPPORTED_CONSTRUCT,
+            f"{name} -O {value} changes how bash reads the commands it runs "
+            "(where cd goes, which shell a pipeline stage runs in, what a glob matches)",
+            text,
+        )
+    if option == "-o" and value == "keyword":
+        return Refusal(
+            R.DANGEROUS_VARIABLE, f"{name} -o keyword turns NAME=value arguments into environment assignments", text
+        )
+    return None
+
+
 def _shell(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
     """`bash -c STRING`, `bash script.sh`, `bash` reading its script from stdin."""
     name = words[0].value or "sh"
     i = 1
     reads_stdin = False
+    expands_history = False  # -i, -H, -o histexpand
     while i < len(words):
         value = words[i].value
         if value is None:
             return [Script("bash", None, f"{name} {words[i].source}", "the script or option is not a literal")]
+        if value.startswith("-") and not value.startswith("--") and ("i" in value[1:] or "H" in value[1:]):
+            expands_history = True
         if value == "-c" or (
             value.startswith("-")
             and not value.startswith("--")
@@ -687,8 +756,17 @@ def _shell(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
         ):
             if i + 1 >= len(words):
                 return [Refusal(R.WRAPPER_OPTION, f"{name} -c without a script", value)]
+            text = words[i + 1].value
+            line = history_expansion(text) if expands_history and text is not None else None
+            if line is not None and name in HISTORY_SHELLS:
+                return [_history_refusal(name, line)]
             return [_word_script("bash", words[i + 1], f"{name} -c")]
         if value in SHELL_VALUE_OPTIONS:
+            option_value = words[i + 1].value if i + 1 < len(words) else ""
+            problem = _shell_value_option(name, value, option_value)
+            if problem is not None:
+                return [problem]
+            expands_history = expands_history or (value == "-o" and option_value == "histexpand")
             i += 2
             continue
         if value == "-s":
@@ -710,6 +788,10 @@ def _shell(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
         if script.value is None or value.startswith(("/dev/stdin", "/dev/fd/", "/proc/self/fd/")):
             return [Script("bash", None, f"{name} {script.source}", "the script comes from a stream, not a file")]
         return [PathUse(script, f"{name} script")]
+    if (expands_history or command.stdin_session) and name in HISTORY_SHELLS and command.stdin_text is not None:
+        line = history_expansion(command.stdin_text)
+        if line is not None:
+            return [_history_refusal(name, line)]
     return _stdin_script("bash", name, command)
 
 
@@ -1328,6 +1410,17 @@ def _name_builtin(key: str, words: tuple[Word, ...]) -> list[Resolution]:
                     word.source,
                 )
             ]
+    for word in _subscripted_names(key, words):
+        subscript = _NAME_SUBSCRIPT.match(word.value or "")
+        if subscript and re.search(r"[A-Za-z_]", subscript.group(1)) and subscript.group(1) not in ("@", "*"):
+            return [
+                Refusal(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    f"{key} evaluates the subscript of {word.value!r} as arithmetic, where a variable's value "
+                    "runs as code; use a number or $((...)) there",
+                    word.source,
+                )
+            ]
     if key in ("declare", "typeset", "local", "export", "readonly"):
         if any(re.fullmatch(r"-[a-zA-Z]*n[a-zA-Z]*", w.value or "") for w in words[1:]):
             return [
@@ -1366,6 +1459,19 @@ def _name_builtin(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     return []
 
 
+_NAME_SUBSCRIPT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\[(.*?)\](?:\+?=|$)")
+
+
+def _subscripted_names(key: str, words: tuple[Word, ...]) -> list[Word]:
+    """The words `key` takes as variable names (where `a[i]` has its subscript evaluated)."""
+    if key in ("printf", "test", "[", "wait"):
+        flag = {"printf": "-v", "test": "-v", "[": "-v", "wait": "-p"}[key]
+        return [words[i + 1] for i in range(1, len(words) - 1) if words[i].value == flag]
+    if key == "let":
+        return []
+    return [w for w in words[1:] if not (w.value or "-").startswith(("-", "+"))]
+
+
 def _declared_names(words: tuple[Word, ...]) -> list[str | None]:
     """The variables declare, export, local, readonly and typeset set; None for a name known only at
     run time (`export $(cat .env)`). A value known only at run time leaves the name known."""
@@ -1378,6 +1484,12 @@ def _declared_names(words: tuple[Word, ...]) -> list[str | None]:
         elif word.value is None or not text.startswith(("-", "+")):
             names.append(None)
     return names
+
+
+def assigned_names(key: str, words: tuple[Word, ...]) -> list[str | None]:
+    """The variables builtin `key` sets (read, mapfile, printf -v, getopts, wait -p, let); None
+    for a name known only at run time."""
+    return _assigned_names(key, words) if key in NAME_BUILTINS else []
 
 
 def _assigned_names(key: str, words: tuple[Word, ...]) -> list[str | None]:
@@ -1423,6 +1535,95 @@ _SAFE_SHOPT = frozenset(
 )
 
 
+# Builtins that run text given as an option or replay earlier text: compgen/complete -C run a
+# command and expand -W's word list (a `$(...)` in it runs); mapfile's -C callback is evaluated;
+# fc re-runs history; bind makes a key type or run text nobody checks.
+CODE_BUILTINS = frozenset({"compgen", "complete", "mapfile", "readarray", "fc", "bind"})
+_COMPLETION_VALUE_OPTIONS = "oAGWFCXPS"
+_BIND_LISTING = frozenset("lpPvVsSX")
+_BIND_VALUE_OPTIONS = "mqur"
+
+
+def _code_builtin(key: str, words: tuple[Word, ...]) -> list[Resolution]:
+    text = _source_text(words)
+    if any(w.value is None for w in words[1:]) and key in ("fc", "bind", "compgen", "complete"):
+        bad = next(w for w in words[1:] if w.value is None)
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, f"{key}: {bad.source!r} is only known at run time", text)]
+    if key == "fc":
+        if any(re.fullmatch(r"-[a-zA-Z]*l[a-zA-Z]*", w.value or "") for w in words[1:]):
+            return []  # fc -l lists the history
+        return [
+            Refusal(
+                R.UNSUPPORTED_CONSTRUCT,
+                "fc runs commands again from the shell's history, text the policy never saw as written; "
+                "write the command out",
+                text,
+            )
+        ]
+    if key == "bind":
+        return _bind(words, text)
+    if key in ("mapfile", "readarray"):
+        callback = read_options(words, "dnOsuCc", permute=False).values.get("C", [])
+        # bash evaluates `CALLBACK INDEX LINE` in this shell every -c lines
+        return [replace(_word_script("bash", w, f"{key} -C"), same_shell=True, repeats=True) for w in callback]
+    found: list[Resolution] = []
+    i = 1
+    while i < len(words):
+        value = words[i].value or ""
+        if not value.startswith("-") or value == "--":
+            break
+        for at, letter in enumerate(value[1:], start=2):
+            if letter not in _COMPLETION_VALUE_OPTIONS:
+                continue
+            rest = value[at:]
+            argument = Word(rest, rest) if rest else (words[i + 1] if i + 1 < len(words) else None)
+            if not rest:
+                i += 1
+            if argument is None:
+                break
+            if letter == "C":  # run as a command, in a subshell, each time completions are made
+                found.append(replace(_word_script("bash", argument, f"{key} -C"), repeats=True))
+            elif letter == "W" and re.search(r"[$`]", argument.value or ""):
+                found.append(
+                    Refusal(
+                        R.UNSUPPORTED_CONSTRUCT,
+                        f"{key} -W expands its word list, so a $(...) or `...` in it runs",
+                        text,
+                    )
+                )
+            break
+        i += 1
+    return found
+
+
+def _bind(words: tuple[Word, ...], text: str) -> list[Resolution]:
+    """Only the forms that list or remove bindings: a binding makes a key run a command (-x) or
+    type text into the shell (a macro), and -f reads bindings from a file."""
+    i = 1
+    while i < len(words):
+        value = words[i].value or ""
+        if not value.startswith("-") or value == "-" or value == "--":
+            break
+        letters = value[1:]
+        for at, letter in enumerate(letters):
+            if letter in _BIND_VALUE_OPTIONS:
+                if at == len(letters) - 1:
+                    i += 1  # its value is the next word
+                break
+            if letter not in _BIND_LISTING:
+                return [
+                    Refusal(
+                        R.UNSUPPORTED_CONSTRUCT,
+                        f"bind -{letter} makes a key run or type text the policy never sees",
+                        text,
+                    )
+                ]
+        i += 1
+    if i < len(words):
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "bind makes a key run or type text the policy never sees", text)]
+    return []
+
+
 def _shell_options(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     """`set -k` makes every NAME=value argument an environment assignment; shopt's cdable_vars,
     lastpipe, expand_aliases, extglob or -u globskipdots change where cd goes, which shell a pipeline
@@ -1440,6 +1641,17 @@ def _shell_options(key: str, words: tuple[Word, ...]) -> list[Resolution]:
                     Refusal(
                         R.DANGEROUS_VARIABLE,
                         "set -k turns NAME=value arguments into environment assignments of the command",
+                        text,
+                    )
+                ]
+            if (value.startswith("-") and "H" in value[1:] and not value.startswith("--")) or (
+                value == "-o" and index + 1 < len(values) and values[index + 1] == "histexpand"
+            ):
+                return [
+                    Refusal(
+                        R.UNSUPPORTED_CONSTRUCT,
+                        "set -H turns on history expansion: a `!` in a later line is replaced by earlier "
+                        "text the policy never saw in that place",
                         text,
                     )
                 ]
