@@ -207,6 +207,14 @@ DENIED = [
     ("bash <<EOF\nrm x\nEOF", B),
     ("sh -s <<< 'rm x'", B),
     ("bash < script.sh", N),
+    # a wrapper's stdin is its command's; `0<` is descriptor 0 (the grammar reads `0` as a word)
+    ("timeout 10 bash < script.sh", N),
+    ("nice -n 5 sh < x.sh", N),
+    ("find . -exec bash \\; < x.sh", N),
+    ("bash 0< script.sh", N),
+    ("env bash 0< x.sh", N),
+    ("bash 0<<< 'r\"\"m x'", B),
+    ("timeout 10 bash <<< 'r\"\"m x'", B),
     ("bash <(echo rm x)", N),
     ("bash /dev/stdin", N),
     ("source <(echo rm x)", N),
@@ -421,6 +429,10 @@ DENIED = [
 ]
 
 ALLOWED = [
+    "timeout 5 cat < f",
+    "timeout 5 grep x < f",
+    "cat 0< notes.txt",
+    "echo 0 > count.txt",
     # idioms: IFS for one read, a lowercase variable, [ tests, lists inside substitutions
     'while IFS= read -r line; do echo "$line"; done < f.txt',
     "IFS=, read a b <<< 'x,y'",

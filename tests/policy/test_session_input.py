@@ -62,6 +62,9 @@ ALLOWED = [
     ("bash", "bash", "ls -la\n"),
     ("bash", "bash", "cd src\ncat a.txt\n"),
     ("bash", "bash", "git status\ngit log -1\n"),
+    # a shell's input is its script, checked as one: words that are not commands are words
+    ("bash", "bash", "echo rm x\ngit commit -m 'fix passwd handling'\n"),
+    ("bash", "timeout 600 bash", "grep -n rm notes.txt\n"),
     ("bash", "bash", "echo \"done!\"; echo 'a!b'; echo a\\!b\nif ! true; then :; fi; [ a != b ]\n"),
     ("bash", "bash -i", "echo $! ${!a[@]}; fc -l\n"),
     ("bash", "python3 -i", "1 + 1\n"),

@@ -818,7 +818,9 @@ class _Walker:
                     word = Word(word.source, None, "", "an expansion in the command word")
                 words.append(word)
             elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
-                redirects.append(self._redirect(child, words))
+                descriptor = self._glued_descriptor(node, child, words)
+                redirect = self._redirect(child, words)
+                redirects.append(Redirect(descriptor + redirect.operator, redirect.target))
                 if child.type in ("herestring_redirect", "heredoc_redirect"):
                     stdin_text = self._stdin_literal(child)
             elif child.type == "comment":
@@ -828,7 +830,9 @@ class _Walker:
         statement = node.parent
         if statement is not None and statement.type == "redirected_statement":
             for redirect_node in statement.children_by_field_name("redirect"):
+                descriptor = self._glued_descriptor(node, redirect_node, words)
                 redirect = self._redirect(redirect_node, words)
+                redirect = Redirect(descriptor + redirect.operator, redirect.target)
                 redirects.append(redirect)
                 if redirect_node.type in ("herestring_redirect", "heredoc_redirect"):
                     stdin_text = self._stdin_literal(redirect_node)
@@ -841,6 +845,26 @@ class _Walker:
                 tuple(words), tuple(redirects), tuple(assignments), via, stdin_text, stdin_piped, feeders=feeders
             ),
         )
+
+    def _glued_descriptor(self, command: Node, redirect: Node, words: list[Word]) -> str:
+        """tree-sitter-bash reads `bash 0< f` as the argument `0` and `< f`; bash reads descriptor 0
+        redirected from f (digits glued to the operator). The digits are taken off the words."""
+        before = [c for c in command.named_children if c.end_byte <= redirect.start_byte]
+        last = before[-1] if before else None
+        if (
+            last is not None
+            and last.end_byte == redirect.start_byte
+            and last.type in ("number", "word")
+            and self.text(last).isdigit()
+            and words
+            and words[-1].source == self.text(last)
+            and len(words) > 1
+        ):
+            words.pop()
+            if self.text(last) == "0" and redirect.type in ("herestring_redirect", "heredoc_redirect"):
+                return ""  # `0<<<` is `<<<`
+            return self.text(last)
+        return ""
 
     def _command_sites(self, words: list[Word]) -> None:
         """The variables a command sets in this shell: read, mapfile, printf -v...; cd sets PWD;

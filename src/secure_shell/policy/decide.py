@@ -30,6 +30,7 @@ from secure_shell.policy.parsed import (  # noqa: F401 - CrossCheckResult: the n
     Flow,
     Limits,
     ParseOutcome,
+    Redirect,
     Parsed,
     SimpleCommand,
     Unsupported,
@@ -542,7 +543,15 @@ class _Engine:
         if not self._resolved(simple, dialect)[1] and module.may_run_arguments(key):
             # what it may run is named in its arguments or in the text it reads (`expect <<< 'spawn x'`)
             self._presumed_runner(first.value, simple.words[1:] + fed, dialect, via)
-        elif fed and module.may_run_input(key):  # `less <<< '!rm x'`: its keystrokes run commands
+        elif (
+            fed
+            and module.may_run_input(key)
+            and not any(
+                (isinstance(item, Script) and item.from_stdin) or (isinstance(item, Inner) and item.inherits_stdin)
+                for item in resolutions
+            )
+        ):  # `less <<< '!rm x'`: its keystrokes run commands; a shell's input is checked as its script,
+            # and what a wrapper runs is checked reading the wrapper's input
             self._presumed_runner(first.value, fed, dialect, via)
         restricted = self.policy.restrict_working_directory
         # where the program works: the shell's directory, or the one an option names (git -C, env -C)
@@ -581,11 +590,16 @@ class _Engine:
                 if item.shell and restricted and target is not None:
                     self.check_word(target, item.role, bases, dialect)
             elif isinstance(item, Inner):
+                inherits = item.inherits_stdin
                 inner = SimpleCommand(
                     item.words,
+                    # what feeds the wrapper's stdin feeds the command (its target is checked above)
+                    tuple(Redirect(r.operator, None) for r in simple.redirects if r.operator in _STDIN_REDIRECTS)
+                    if inherits
+                    else (),
                     via=via,
-                    stdin_text=item.stdin_text,
-                    stdin_piped=item.stdin_piped,
+                    stdin_text=item.stdin_text if item.stdin_text is not None or not inherits else simple.stdin_text,
+                    stdin_piped=item.stdin_piped or (inherits and simple.stdin_piped),
                     filled=item.filled or simple.filled,
                 )
                 inner_bases = program

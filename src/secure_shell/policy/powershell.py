@@ -1559,7 +1559,7 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution
 
 def _stdin(command: SimpleCommand) -> list[Resolution]:
     if command.stdin_text is not None:
-        return [Script(DIALECT, command.stdin_text, "powershell <<<")]
+        return [Script(DIALECT, command.stdin_text, "powershell <<<", from_stdin=True)]
     if command.stdin_piped:
         return [Script(DIALECT, None, "... | powershell", "a shell reading its commands from a pipe")]
     return []

@@ -25,6 +25,9 @@ class Inner:
     stdin_piped: bool = False
     repeats: bool = False  # runs any number of times in the same shell (cmd's `for ... do`)
     filled: str | None = None  # text the wrapper replaces at run time (find's {}, xargs -I R)
+    # it reads the wrapper's stdin (a here-string, a pipe, `< file`): all but xargs, which reads
+    # its input itself
+    inherits_stdin: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,7 @@ class Script:
     probe: bool = False  # a string found in inline code: only blocked names count, parse errors do not
     same_shell: bool = False  # runs in the calling shell (eval, trap): its `cd` moves the caller
     repeats: bool = False  # may run any number of times, at any later point (trap)
+    from_stdin: bool = False  # the text is what the program reads on stdin: its input is modelled
 
 
 @dataclass(frozen=True, slots=True)

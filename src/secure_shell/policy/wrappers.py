@@ -483,7 +483,9 @@ def _xargs(options: tuple[Word, ...], inner: tuple[Word, ...], command: SimpleCo
         if len(items) > MAX_XARGS_CHECKED:
             return [Refusal(R.TOO_COMPLEX, f"xargs: more than {MAX_XARGS_CHECKED} input items to check", "xargs")]
         if filled is None:
-            return [Inner(inner + tuple(Word(item, item) for item in items), "xargs", filled=filled)]
+            return [
+                Inner(inner + tuple(Word(item, item) for item in items), "xargs", filled=filled, inherits_stdin=False)
+            ]
         return [
             Inner(
                 tuple(
@@ -496,12 +498,13 @@ def _xargs(options: tuple[Word, ...], inner: tuple[Word, ...], command: SimpleCo
                 ),
                 "xargs",
                 filled=filled,
+                inherits_stdin=False,
             )
             for item in items
-        ] or [Inner(inner, "xargs", filled=filled)]
+        ] or [Inner(inner, "xargs", filled=filled, inherits_stdin=False)]
     reads = command.stdin_piped or from_file or any(r.operator in ("<", "0<", "<>") for r in command.redirects)
     if not reads:
-        return [Inner(inner, "xargs", filled=filled)]  # stdin closed: it runs the command once, as given
+        return [Inner(inner, "xargs", filled=filled, inherits_stdin=False)]  # stdin closed: runs it once, as given
     lists_paths = not from_file and command.stdin_piped and _lists_paths(command.feeders)
     reason = (
         "the paths xargs reads from a file lister's output"
@@ -509,10 +512,16 @@ def _xargs(options: tuple[Word, ...], inner: tuple[Word, ...], command: SimpleCo
         else "the arguments xargs reads from its input"
     )
     arrived = Word("<xargs input>", None, dynamic_reason=reason, path_safe=lists_paths)
+    # with -a the input is a file, and the command reads xargs' own stdin
     if filled is None:
-        return [Inner(inner + (arrived,), "xargs", filled=filled)]
+        return [Inner(inner + (arrived,), "xargs", filled=filled, inherits_stdin=from_file)]
     return [
-        Inner(tuple(arrived if w.value is not None and filled in w.value else w for w in inner), "xargs", filled=filled)
+        Inner(
+            tuple(arrived if w.value is not None and filled in w.value else w for w in inner),
+            "xargs",
+            filled=filled,
+            inherits_stdin=from_file,
+        )
     ]
 
 
@@ -797,7 +806,7 @@ def _shell(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
 
 def _stdin_script(dialect: str, name: str, command: SimpleCommand) -> list[Resolution]:
     if command.stdin_text is not None:
-        return [Script(dialect, command.stdin_text, f"{name} <<<")]
+        return [Script(dialect, command.stdin_text, f"{name} <<<", from_stdin=True)]
     if command.stdin_piped:
         return [Script(dialect, None, f"... | {name}", "a shell reading its commands from a pipe")]
     if any(r.operator in ("<", "0<", "<<", "<<<") for r in command.redirects):
