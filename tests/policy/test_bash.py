@@ -3,6 +3,9 @@ the harmless look-alikes that must stay allowed."""
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from secure_shell.shells import ShellKind
@@ -656,6 +659,39 @@ def test_bash_denies(command: str, rule: str) -> None:
 @pytest.mark.parametrize("command", ALLOWED, ids=ALLOWED)
 def test_bash_allows(command: str) -> None:
     assert_allowed(check("bash", command), command)
+
+
+# Words the grammar reads otherwise than bash: each runs `rm` in real bash (a stand-in that
+# records its arguments), and the engine must see `rm` too.
+SPELLED_RM = [
+    "'r'\\m -f victim",  # tree-sitter splits a quoted string and a following backslash escape
+    '"r"\\m -f victim',
+    "r''\\m -f victim",
+    "r``m -f victim",  # an empty command substitution is nothing
+    "r$'m\\0tail' -f victim",  # a $'...' string ends at a NUL
+    "r$'m\\c@' -f victim",
+    "r$'m\\x00' -f victim",
+    "timeout 5 bash 0<<< 'r\"\"m -f victim'",  # `0<<<` is a here-string, not the argument 0
+]
+
+
+@pytest.mark.parametrize("command", SPELLED_RM, ids=SPELLED_RM)
+def test_a_word_is_read_as_bash_reads_it(tmp_path: Path, command: str) -> None:
+    assert_denied(check("bash", command), B, command)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    recorder = bin_dir / "rm"
+    recorder.write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/ran\n')
+    recorder.chmod(0o755)
+    subprocess.run(
+        ["bash", "--norc", "--noprofile", "-c", command],
+        cwd=tmp_path,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin"},
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+    assert (tmp_path / "ran").read_text().strip() == "-f victim", f"bash did not run rm for {command!r}"
 
 
 # The same techniques through WSL and Git Bash, which are bash with other path rules.

@@ -199,6 +199,10 @@ LITERAL, DYNAMIC, PATH_SAFE = 0, 1, 2
 MAYBE_EMPTY = 3
 
 
+# Children of a command that are not (part of) a word.
+_NOT_WORDS = frozenset({"variable_assignment", "file_redirect", "herestring_redirect", "heredoc_redirect", "comment"})
+# bash expands a tilde after `=` and `:` in an argument that looks like an assignment (`of=~/x`).
+_ASSIGNMENT_TILDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=(?:[^:]*:)*$")
 _ASSIGNMENT_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 # Arithmetic operators that set their left side from its old value (`(( n += 2 ))`).
 _UPDATING_OPERATORS = frozenset({"+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="})
@@ -802,7 +806,14 @@ class _Walker:
         assignments: list[tuple[str, Word]] = []
         redirects: list[Redirect] = []
         stdin_text: str | None = None
+        previous: Node | None = None  # the last node of the word being built
         for child in node.named_children:
+            if previous is not None and words and self._continues(previous, child):
+                # tree-sitter splits `'r'\m` in two; bash reads one word, `rm`
+                words[-1] = self._joined(words[-1], previous, child)
+                previous = child
+                continue
+            previous = child if child.type not in _NOT_WORDS else None
             if child.type == "variable_assignment":
                 name_node = child.child_by_field_name("name")
                 value_node = child.child_by_field_name("value")
@@ -892,13 +903,19 @@ class _Walker:
         inside are walked as usual."""
         words: list[Word] = []
         stack = [node]
+        previous: Node | None = None
         while stack:
             current = stack.pop()
             if current.type in _TEST_EXPRESSION_KINDS or current is node:
                 stack.extend(reversed(current.children))
             elif current.is_named and current.type != "test_operator" and current.type != "comment":
-                words.append(self.word(current))
+                if previous is not None and words and self._continues(previous, current):
+                    words[-1] = self._joined(words[-1], previous, current)
+                else:
+                    words.append(self.word(current))
+                previous = current
             else:
+                previous = None
                 text = self.text(current)
                 words.append(Word(text, text))
         statement = node.parent
@@ -1166,7 +1183,7 @@ class _Walker:
             return
         name = self.text(variable)
         self._dangerous_name(name, node, environment=False)
-        values = [self.word(v) for v in node.children_by_field_name("value")]
+        values = self.grouped_words(node.children_by_field_name("value"))
         self.variables.pop(name, None)
         numeric = bool(values) and all(w.value is not None and re.fullmatch(r"-?\d+", w.value) for w in values)
         safe = bool(values) and all((w.value is not None and _relative_value(w.value)) or w.path_safe for w in values)
@@ -1459,12 +1476,25 @@ class _Walker:
         first = destinations[0]
         # tree-sitter attaches words after the target (`echo > f b`) to the redirect; bash
         # gives them to the command.
-        words.extend(self.word(extra) for extra in destinations[1:])
-        if operator in (">&", "<&") and first.type == "number":
+        grouped = self.grouped_words(destinations)
+        words.extend(grouped[1:])
+        if operator in (">&", "<&") and first.type == "number" and len(self.text(first)) == len(grouped[0].source):
             return Redirect(prefix + operator, None)
-        if operator in (">&", "<&") and self.text(first) == "-":
+        if operator in (">&", "<&") and grouped[0].source == "-":
             return Redirect(prefix + operator, None)
-        return Redirect(prefix + operator, self.word(first))
+        return Redirect(prefix + operator, grouped[0])
+
+    def grouped_words(self, nodes: list[Node]) -> list[Word]:
+        """The words of `nodes`, those that touch joined as bash joins them (`'a'\\b` is `ab`)."""
+        out: list[Word] = []
+        previous: Node | None = None
+        for node in nodes:
+            if previous is not None and out and self._continues(previous, node):
+                out[-1] = self._joined(out[-1], previous, node)
+            else:
+                out.append(self.word(node))
+            previous = node
+        return out
 
     def _stdin_literal(self, node: Node) -> str | None:
         if node.type == "herestring_redirect":
@@ -1492,12 +1522,31 @@ class _Walker:
 
     # --- words ---------------------------------------------------------------------------------
 
+    def _continues(self, previous: Node, node: Node) -> bool:
+        """True when `node` touches `previous` with no blank between: bash reads one word."""
+        return node.type not in _NOT_WORDS and node.start_byte == previous.end_byte
+
+    def _joined(self, word: Word, previous: Node, node: Node) -> Word:
+        """`word` (ending with `previous`) with `node` appended, as bash reads the two: one word."""
+        start = previous.end_byte - len(word.source.encode("utf-8"))
+        source = self.data[start : node.end_byte].decode("utf-8", "replace")
+        joined = self._word_from(source, [*self._pieces_of_word(word), *self._pieces(node)])
+        if word.value is None and joined.value is not None:  # `$X` in a command word stays dynamic
+            return Word(source, None, word.prefix, word.dynamic_reason)
+        return joined
+
+    def _pieces_of_word(self, word: Word) -> list[tuple[str, int]]:
+        if word.value is not None:
+            return [(word.value, LITERAL)]
+        return [(word.prefix, LITERAL), (word.dynamic_reason, PATH_SAFE if word.path_safe else DYNAMIC)]
+
     def word(self, node: Node) -> Word:
-        source = self.text(node)
+        return self._word_from(self.text(node), list(self._pieces(node)))
+
+    def _word_from(self, source: str, pieces: list[tuple[str, int]]) -> Word:
         literal: list[str] = []
         reason = ""
         safe = True
-        pieces = list(self._pieces(node))
         before = False  # a part that is never empty came before
         for index, (piece, kind) in enumerate(pieces):
             if kind == LITERAL:
@@ -1539,9 +1588,16 @@ class _Walker:
         elif kind in ("string", "translated_string"):
             yield from self._double_quoted(node)
         elif kind == "concatenation":
-            for child in node.children:
+            for before, child in zip([None, *node.children[:-1]], node.children, strict=True):
+                if before is not None and child.start_byte != before.end_byte:
+                    # tree-sitter joins words across a blank after empty backticks (`a `` b`)
+                    raise Refused("words the grammar joined across a blank", self.text(node)[:80])
                 if child.is_named:
                     yield from self._pieces(child)
+                elif child.type == "$" and child.next_sibling is not None and child.next_sibling.type == "string":
+                    continue  # `$"text"`: a translated string is its text
+                elif child.type == "``":
+                    continue  # an empty command substitution: nothing (`r``m` is rm)
                 else:
                     yield from self._unquoted(self.text(child), child)
         elif kind in ("simple_expansion", "expansion"):
@@ -1574,8 +1630,9 @@ class _Walker:
                 yield "".join(out), LITERAL
                 yield "brace expansion", PATH_SAFE
                 return
-            if ch == "~" and i == 0 and node.start_byte == self._word_start(node):
-                home, rest = self._tilde(raw)
+            assigned = i > 0 and _ASSIGNMENT_TILDE.match("".join(out)) is not None
+            if ch == "~" and node.start_byte == self._word_start(node) and (i == 0 or assigned):
+                home, rest = self._tilde(raw[i:], ":" if assigned else "")
                 if home is None:
                     yield "tilde expansion", DYNAMIC
                     return
@@ -1590,10 +1647,16 @@ class _Walker:
         parent = node.parent
         if parent is not None and parent.type == "concatenation":
             return parent.start_byte
+        if parent is not None and parent.type == "command_name":
+            return self._word_start(parent)
+        before = node.prev_named_sibling
+        if before is not None and before.type not in _NOT_WORDS and before.end_byte == node.start_byte:
+            return self._word_start(before)  # `'a'~/x`: the grammar split the word; bash reads one
         return node.start_byte
 
-    def _tilde(self, raw: str) -> tuple[str | None, str]:
-        match = re.match(r"~([^/]*)", raw)
+    def _tilde(self, raw: str, ends: str = "") -> tuple[str | None, str]:
+        """`~` or `~user` up to the first slash (or `ends`, `:` in an assignment): HOME, or None."""
+        match = re.match(rf"~([^/{ends}]*)", raw)
         user = match.group(1) if match else ""
         rest = raw[len(user) + 1 :]
         if user:
@@ -1602,13 +1665,25 @@ class _Walker:
         return home, rest
 
     def _double_quoted(self, node: Node) -> Iterator[tuple[str, int]]:
-        for child in node.named_children:
+        inside = node.children[1:-1] if len(node.children) >= 2 else []
+        position = node.children[0].end_byte if node.children else node.start_byte
+        end = node.children[-1].start_byte if len(node.children) >= 2 else node.end_byte
+        for child in inside:
+            if child.start_byte > position:  # text the grammar left out of its nodes (a newline)
+                yield _unescape_double(self.data[position : child.start_byte].decode("utf-8", "replace")), LITERAL
+            position = child.end_byte
             if child.type == "string_content":
-                yield re.sub(r'\\([$`"\\])', r"\1", self.text(child)), LITERAL
+                yield _unescape_double(self.text(child)), LITERAL
             elif child.type in ("simple_expansion", "expansion"):
                 yield from self._variable(child, quoted=True)
+            elif child.type == "``":
+                continue  # an empty command substitution
+            elif not child.is_named:
+                yield self.text(child), LITERAL  # a `$` nothing follows is a `$`
             else:
                 yield from self._pieces(child)
+        if end > position:
+            yield _unescape_double(self.data[position:end].decode("utf-8", "replace")), LITERAL
 
     def _variable(self, node: Node, *, quoted: bool) -> Iterator[tuple[str, int]]:
         text = self.text(node)
@@ -1793,6 +1868,11 @@ def extract_substitutions(text: str) -> list[str]:
     return found
 
 
+def _unescape_double(text: str) -> str:
+    """Inside double quotes a backslash escapes only `$`, a backtick, `"`, a backslash and a newline."""
+    return re.sub(r'\\([$`"\\\n])', lambda m: "" if m.group(1) == "\n" else m.group(1), text)
+
+
 def _decode_ansi_c(body: str) -> str:
     out: list[str] = []
     i = 0
@@ -1825,4 +1905,5 @@ def _decode_ansi_c(body: str) -> str:
         else:
             out.append("\\" + nxt)
             i += 2
-    return "".join(out)
+    # bash's strings end at a NUL: `r$'m\0x'` is the word rm
+    return "".join(out).split("\0", 1)[0]
