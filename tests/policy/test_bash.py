@@ -672,6 +672,8 @@ SPELLED_RM = [
     "r$'m\\c@' -f victim",
     "r$'m\\x00' -f victim",
     "timeout 5 bash 0<<< 'r\"\"m -f victim'",  # `0<<<` is a here-string, not the argument 0
+    "echo note # a comment ends at its newline \\\nrm -f victim",
+    "echo $'\\''; r\\\nm -f victim",  # $'\\'' is a whole string: the continuation is joined
 ]
 
 

@@ -376,17 +376,23 @@ def raw_key(word: str) -> str:
 def preprocess(source: str) -> str:
     """Remove backslash-newline outside single quotes, as bash does before it splits words.
 
-    Closes `r\\<newline>m x`: tree-sitter-bash reads it as command `r`, bash runs `rm x`.
+    Closes `r\\<newline>m x`: tree-sitter-bash reads it as command `r`, bash runs `rm x`. A
+    `$'...'` string escapes its own quote (`$'\\''`), and a comment ends at its newline even
+    after a backslash (`# note \\<newline>rm x` runs rm): both are copied as they are.
     """
     out: list[str] = []
     i, n = 0, len(source)
-    in_single = in_double = False
+    in_single = in_ansi = in_double = False
     while i < n:
         ch = source[i]
-        if in_single:
+        if in_single or in_ansi:
+            if in_ansi and ch == "\\" and i + 1 < n:
+                out.append(source[i : i + 2])
+                i += 2
+                continue
             out.append(ch)
             if ch == "'":
-                in_single = False
+                in_single = in_ansi = False
             i += 1
             continue
         if ch == "\\" and i + 1 < n:
@@ -396,8 +402,17 @@ def preprocess(source: str) -> str:
             out.append(source[i : i + 2])
             i += 2
             continue
+        if ch == "#" and not in_double and (i == 0 or source[i - 1] in " \t\n;&|()<>"):
+            stop = source.find("\n", i)
+            stop = n if stop < 0 else stop
+            out.append(source[i:stop])  # a comment, to its newline
+            i = stop
+            continue
         if ch == "'" and not in_double:
-            in_single = True
+            if i > 0 and source[i - 1] == "$" and not (i > 1 and source[i - 2] == "\\"):
+                in_ansi = True
+            else:
+                in_single = True
         elif ch == '"':
             in_double = not in_double
         out.append(ch)
