@@ -215,6 +215,9 @@ DENIED = [
     ("nice -n 5 sh < x.sh", N),
     ("find . -exec bash \\; < x.sh", N),
     ("bash 0< script.sh", N),
+    # tree-sitter reads a line starting with a backslash as an argument of the line before
+    ("ls\n\\rm -f x", X),
+    ("echo a\n\\python3 x.py", X),
     ("env bash 0< x.sh", N),
     ("bash 0<<< 'r\"\"m x'", B),
     ("timeout 10 bash <<< 'r\"\"m x'", B),

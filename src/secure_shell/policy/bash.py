@@ -1587,6 +1587,10 @@ class _Walker:
     def _pieces(self, node: Node) -> Iterator[tuple[str, int]]:
         """(literal text, LITERAL) or (why not literal, DYNAMIC or PATH_SAFE) for each part, in order."""
         kind = node.type
+        if kind == "word" and "\n" in self.text(node):
+            # bash ends a command at an unquoted line break; tree-sitter reads `ls<newline>\\rm x`
+            # as ls with the argument `<newline>\\rm`
+            raise Refused("a line break the grammar read inside a word", self.text(node)[:80])
         if kind == "word" or kind == "command_name":
             raw = self.text(node)
             if kind == "command_name" and node.named_children:
