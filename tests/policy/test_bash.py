@@ -218,6 +218,10 @@ DENIED = [
     # tree-sitter reads a line starting with a backslash as an argument of the line before
     ("ls\n\\rm -f x", X),
     ("echo a\n\\python3 x.py", X),
+    # tree-sitter drops a `-` before $"..." and reads `=~ x | rm y` inside $(...) as a regex
+    ('printf x - $"t"; ls', X),
+    ("echo $(ls =~ x | rm y)", X),
+    ("echo $(ls == | rm x)", X),
     ("env bash 0< x.sh", N),
     ("bash 0<<< 'r\"\"m x'", B),
     ("timeout 10 bash <<< 'r\"\"m x'", B),
@@ -677,6 +681,7 @@ SPELLED_RM = [
     "timeout 5 bash 0<<< 'r\"\"m -f victim'",  # `0<<<` is a here-string, not the argument 0
     "echo note # a comment ends at its newline \\\nrm -f victim",
     "echo $'\\''; r\\\nm -f victim",  # $'\\'' is a whole string: the continuation is joined
+    "echo \\ #; rm -f victim",  # tree-sitter drops an escaped blank and reads the rest as a comment
 ]
 
 

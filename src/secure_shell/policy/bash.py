@@ -44,6 +44,7 @@ from secure_shell.policy.parsed import (
     Redirect,
     Refused,
     SimpleCommand,
+    Unsupported,
     Word,
     absorb_nested,
     never_raises,
@@ -199,6 +200,14 @@ LITERAL, DYNAMIC, PATH_SAFE = 0, 1, 2
 MAYBE_EMPTY = 3
 
 
+# Escaped blanks between or at the edge of the grammar's nodes: part of the word in bash.
+_ESCAPED_BLANKS = re.compile(rb"(?:\\[ \t])*")
+_ESCAPED_BLANKS_END = re.compile(rb"(?:\\[ \t])+\Z")
+_ESCAPED_BLANKS_START = re.compile(rb"(?:\\[ \t])+")
+# Test operators tree-sitter-bash reads as tokens even in a plain command's arguments.
+_TEST_TOKENS = frozenset({"==", "=~", "!="})
+# A word that is only escaped blanks, which the grammar leaves out of its nodes.
+_BLANK_WORD = re.compile(rb"(?<=[ \t])((?:\\[ \t])+)(?=[ \t])")
 # Children of a command that are not (part of) a word.
 _NOT_WORDS = frozenset({"variable_assignment", "file_redirect", "herestring_redirect", "heredoc_redirect", "comment"})
 # bash expands a tilde after `=` and `:` in an argument that looks like an assignment (`of=~/x`).
@@ -376,7 +385,9 @@ def raw_key(word: str) -> str:
 def preprocess(source: str) -> str:
     """Remove backslash-newline outside single quotes, as bash does before it splits words.
 
-    Closes `r\\<newline>m x`: tree-sitter-bash reads it as command `r`, bash runs `rm x`. A
+    Closes `r\\<newline>m x`: tree-sitter-bash reads it as command `r`, bash runs `rm x`. An
+    escaped blank becomes a quoted one (tree-sitter drops `\\ ` and then reads `\\ #; rm x` as a
+    comment; bash runs rm). A
     `$'...'` string escapes its own quote (`$'\\''`), and a comment ends at its newline even
     after a backslash (`# note \\<newline>rm x` runs rm): both are copied as they are.
     """
@@ -399,7 +410,12 @@ def preprocess(source: str) -> str:
             if source[i + 1] == "\n":
                 i += 2
                 continue
-            out.append(source[i : i + 2])
+            if source[i + 1] in " \t" and not in_double:
+                if out and out[-1] == "$" and not (len(out) > 1 and out[-2] == "$"):
+                    out[-1] = "\\$"  # a lone `$`: `$' '` would be a $'...' string
+                out.append(f"'{source[i + 1]}'")  # the same blank, quoted: tree-sitter drops `\\ `
+            else:
+                out.append(source[i : i + 2])
             i += 2
             continue
         if ch == "#" and not in_double and (i == 0 or source[i - 1] in " \t\n;&|()<>"):
@@ -521,6 +537,9 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
         bad = _first_error(root)
         snippet = data[bad.start_byte : bad.end_byte].decode("utf-8", "replace") if bad else ""
         return Failed(f"syntax error near {snippet[:40]!r}" if snippet else "syntax error")
+    unread = _unread_text(root, data)
+    if unread is not None:
+        return Unsupported(f"text the grammar did not read: {unread!r}", unread)
     walker = _Walker(data, limits)
     walker.walk(root)
     if walker.sites or walker.anything:  # resolve variables again, knowing every assignment
@@ -537,6 +556,24 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
         flow,
         _second_reading(data, walker.nested_lists),
     )
+
+
+def _unread_text(root: Node, data: bytes) -> str | None:
+    """Text no token of the tree covers, other than blanks: tree-sitter-bash drops a `-` before
+    `$"..."` without an error. A command read without it is not the command bash runs."""
+    covered = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.child_count and node.type != "heredoc_body":  # a body's text is between its parts
+            stack.extend(reversed(node.children))
+            continue
+        if node.start_byte > covered and data[covered : node.start_byte].strip(b" \t\n"):
+            return data[covered : node.start_byte].decode("utf-8", "replace").strip()[:40]
+        covered = max(covered, node.end_byte)
+    if data[covered:].strip(b" \t\n"):
+        return data[covered:].decode("utf-8", "replace").strip()[:40]
+    return None
 
 
 def _second_reading(data: bytes, nested_lists: list[int]) -> str | None:
@@ -749,6 +786,9 @@ class _Walker:
                 continue
             if kind not in KNOWN_KINDS:
                 raise Refused(f"{kind} is not modelled", self.text(node)[:80])
+            if kind == "regex" and node.parent is not None and node.parent.type == "command":
+                # tree-sitter reads `ls =~ x | rm y` inside $(...) as a test's regex; bash runs rm
+                raise Refused("a test's regex as a command's argument", self.text(node)[:80])
             if len(self.commands) > self.limits.max_commands:
                 raise Refused("too many commands", "")
             child_via = via
@@ -822,7 +862,11 @@ class _Walker:
         redirects: list[Redirect] = []
         stdin_text: str | None = None
         previous: Node | None = None  # the last node of the word being built
-        for child in node.named_children:
+        end = node.start_byte
+        for child in [c for c in node.children if c.is_named or c.type == "$" or c.type in _TEST_TOKENS]:
+            for blanks in _BLANK_WORD.finditer(self.data, end, child.start_byte):  # `echo \\  x`
+                words.append(Word(blanks.group(1).decode(), blanks.group(1).decode()[1::2]))
+            end = child.end_byte
             if previous is not None and words and self._continues(previous, child):
                 # tree-sitter splits `'r'\m` in two; bash reads one word, `rm`
                 words[-1] = self._joined(words[-1], previous, child)
@@ -1538,14 +1582,17 @@ class _Walker:
     # --- words ---------------------------------------------------------------------------------
 
     def _continues(self, previous: Node, node: Node) -> bool:
-        """True when `node` touches `previous` with no blank between: bash reads one word."""
-        return node.type not in _NOT_WORDS and node.start_byte == previous.end_byte
+        """True when `node` touches `previous` with no blank between (escaped blanks, which the
+        grammar leaves out of its nodes, are no break): bash reads one word."""
+        gap = self.data[previous.end_byte : node.start_byte]
+        return node.type not in _NOT_WORDS and _ESCAPED_BLANKS.fullmatch(gap) is not None
 
     def _joined(self, word: Word, previous: Node, node: Node) -> Word:
         """`word` (ending with `previous`) with `node` appended, as bash reads the two: one word."""
         start = previous.end_byte - len(word.source.encode("utf-8"))
         source = self.data[start : node.end_byte].decode("utf-8", "replace")
-        joined = self._word_from(source, [*self._pieces_of_word(word), *self._pieces(node)])
+        blanks = self.data[previous.end_byte : node.start_byte].decode("utf-8", "replace")[1::2]
+        joined = self._word_from(source, [*self._pieces_of_word(word), (blanks, LITERAL), *self._pieces(node)])
         if word.value is None and joined.value is not None:  # `$X` in a command word stays dynamic
             return Word(source, None, word.prefix, word.dynamic_reason)
         return joined
@@ -1556,7 +1603,16 @@ class _Walker:
         return [(word.prefix, LITERAL), (word.dynamic_reason, PATH_SAFE if word.path_safe else DYNAMIC)]
 
     def word(self, node: Node) -> Word:
-        return self._word_from(self.text(node), list(self._pieces(node)))
+        pieces = list(self._pieces(node))
+        # tree-sitter leaves an escaped blank at the edge of a word (`\\ x`) out of its nodes
+        edge = self.data[max(0, node.start_byte - 2) : node.start_byte]
+        before = _ESCAPED_BLANKS_END.search(self.data, 0, node.start_byte) if edge in (b"\\ ", b"\\\t") else None
+        if before is not None and (before.start() == 0 or self.data[before.start() - 1 : before.start()] in b" \t\n"):
+            pieces.insert(0, (before.group(0).decode()[1::2], LITERAL))
+        after = _ESCAPED_BLANKS_START.match(self.data, node.end_byte)
+        if after is not None and self.data[after.end() : after.end() + 1] in (b"", b" ", b"\t", b"\n", b";", b"|"):
+            pieces.append((after.group(0).decode()[1::2], LITERAL))
+        return self._word_from(self.text(node), pieces)
 
     def _word_from(self, source: str, pieces: list[tuple[str, int]]) -> Word:
         literal: list[str] = []
@@ -1611,10 +1667,8 @@ class _Walker:
                 if before is not None and child.start_byte != before.end_byte:
                     # tree-sitter joins words across a blank after empty backticks (`a `` b`)
                     raise Refused("words the grammar joined across a blank", self.text(node)[:80])
-                if child.is_named:
+                if child.is_named or child.type == "$":
                     yield from self._pieces(child)
-                elif child.type == "$" and child.next_sibling is not None and child.next_sibling.type == "string":
-                    continue  # `$"text"`: a translated string is its text
                 elif child.type == "``":
                     continue  # an empty command substitution: nothing (`r``m` is rm)
                 else:
@@ -1627,6 +1681,10 @@ class _Walker:
             yield "process substitution", PATH_SAFE  # a /dev/fd pipe; its command is checked
         elif kind == "arithmetic_expansion":
             yield "arithmetic", PATH_SAFE  # a number
+        elif kind in _TEST_TOKENS:
+            yield self.text(node), LITERAL  # `echo ==`: the grammar's test operator is a word here
+        elif kind == "$":  # the token may be `-$`; its `$` is nothing before a `$"text"` string
+            yield from self._unquoted(self.text(node) if _lone_dollar(node) else self.text(node)[:-1], node)
         elif kind == "brace_expression":
             yield "brace expansion", PATH_SAFE
         else:
@@ -1649,9 +1707,17 @@ class _Walker:
                 yield "".join(out), LITERAL
                 yield "brace expansion", PATH_SAFE
                 return
-            assigned = i > 0 and _ASSIGNMENT_TILDE.match("".join(out)) is not None
+            assigned = i > 0 and _ASSIGNMENT_TILDE.match(raw[:i]) is not None
             if ch == "~" and node.start_byte == self._word_start(node) and (i == 0 or assigned):
                 home, rest = self._tilde(raw[i:], ":" if assigned else "")
+                following = node.next_sibling
+                if (
+                    not rest
+                    and following is not None
+                    and following.start_byte == node.end_byte
+                    and not self.text(following).startswith("/")
+                ):
+                    home = None  # `~{a}`: the tilde-prefix runs on into the next part (a user name)
                 if home is None:
                     yield "tilde expansion", DYNAMIC
                     return
@@ -1885,6 +1951,16 @@ def extract_substitutions(text: str) -> list[str]:
             continue
         i += 1
     return found
+
+
+def _lone_dollar(node: Node) -> bool:
+    """An unnamed `$` token that is a word of its own (`echo $`), not the `$` of `$"text"`."""
+    following = node.next_sibling
+    while following is not None and following.type == "concatenation" and following.children:
+        following = following.children[0]
+    return node.type == "$" and not (
+        following is not None and following.type == "string" and following.start_byte == node.end_byte
+    )
 
 
 def _unescape_double(text: str) -> str:
