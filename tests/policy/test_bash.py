@@ -222,6 +222,9 @@ DENIED = [
     ('printf x - $"t"; ls', X),
     ("echo $(ls =~ x | rm y)", X),
     ("echo $(ls == | rm x)", X),
+    # the line after `==` or `=~` (even after a comment) is read as its operand
+    ("ls ==\nrm x", X),
+    ("ls =~ #c\nrm x", X),
     ("env bash 0< x.sh", N),
     ("bash 0<<< 'r\"\"m x'", B),
     ("timeout 10 bash <<< 'r\"\"m x'", B),
@@ -682,6 +685,7 @@ SPELLED_RM = [
     "echo note # a comment ends at its newline \\\nrm -f victim",
     "echo $'\\''; r\\\nm -f victim",  # $'\\'' is a whole string: the continuation is joined
     "echo \\ #; rm -f victim",  # tree-sitter drops an escaped blank and reads the rest as a comment
+    'echo "$(ls #c \\\nrm -f victim)"',  # a comment inside "$(...)" ends at its newline too
 ]
 
 

@@ -418,7 +418,9 @@ def preprocess(source: str) -> str:
                 out.append(source[i : i + 2])
             i += 2
             continue
-        if ch == "#" and not in_double and (i == 0 or source[i - 1] in " \t\n;&|()<>"):
+        # also inside double quotes: a `"$(...)"` holds commands and comments, and keeping a
+        # backslash-newline in a string is harmless (the string's value drops it)
+        if ch == "#" and (i == 0 or source[i - 1] in " \t\n;&|()<>`"):
             stop = source.find("\n", i)
             stop = n if stop < 0 else stop
             out.append(source[i:stop])  # a comment, to its newline
@@ -862,6 +864,10 @@ class _Walker:
         redirects: list[Redirect] = []
         stdin_text: str | None = None
         previous: Node | None = None  # the last node of the word being built
+        for before, after in zip(node.children[:-1], node.children[1:], strict=True):
+            if b"\n" in self.data[before.end_byte : after.start_byte]:
+                # tree-sitter reads the line after `aa ==` as its operand; bash runs it on its own
+                raise Refused("a command the grammar continued onto the next line", self.text(node)[:80])
         end = node.start_byte
         for child in [c for c in node.children if c.is_named or c.type == "$" or c.type in _TEST_TOKENS]:
             for blanks in _BLANK_WORD.finditer(self.data, end, child.start_byte):  # `echo \\  x`
