@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Iterator, NamedTuple
 
@@ -721,26 +721,24 @@ class _Assignments:
         return self.anything or name in self.sites or name in _SHELL_SET
 
     def numeric(self, name: str) -> bool:
-        initial = self.env.get(name)
-        return (
-            not self.anything
-            and name not in _SHELL_SET
-            and bool(self.sites.get(name))
-            and all(s.numeric for s in self.sites[name])
-            and (initial is None or re.fullmatch(r"-?\d+", initial) is not None)
-        )
+        return self._every(name, lambda site: site.numeric, lambda value: re.fullmatch(r"-?\d+", value) is not None)
+
+    def safe(self, name: str) -> bool:
+        return self._every(name, lambda site: site.safe, _relative_value)
 
     def filled(self, name: str) -> bool:
         return bool(self.sites.get(name)) and all(s.filled for s in self.sites[name])
 
-    def safe(self, name: str) -> bool:
+    def _every(self, name: str, holds: Callable[[_Site], bool], holds_initially: Callable[[str], bool]) -> bool:
+        """Whether every value the name is given, and the one it starts with, has a property."""
+        sites = self.sites.get(name)
         initial = self.env.get(name)
         return (
             not self.anything
             and name not in _SHELL_SET
-            and bool(self.sites.get(name))
-            and all(s.safe for s in self.sites[name])
-            and (initial is None or _relative_value(initial))
+            and bool(sites)
+            and all(holds(site) for site in sites or ())
+            and (initial is None or holds_initially(initial))
         )
 
 
@@ -1173,16 +1171,20 @@ class _Walker:
         name = self.text(array) if array is not None else ""
         if name in self.associative or self.text(index) in ("@", "*") or self._in_arithmetic(node):
             return  # an associative array's key is a string; arithmetic checks its own subscripts
-        operand = self._arithmetic_operand(index)
+        self._unknown_operand(
+            index,
+            f"the subscript of {name} is arithmetic, and {{}} in it is not known to be a number "
+            "(bash evaluates it as code); declare -A makes the keys strings",
+            node,
+        )
+
+    def _unknown_operand(self, part: Node, message: str, node: Node) -> bool:
+        """Refuse arithmetic text `part` (of `node`) when an operand in it is not known to be a
+        number; `message` has a {} for the operand. True when refused."""
+        operand = self._arithmetic_operand(part)
         if operand is not None:
-            self.findings.append(
-                Finding(
-                    R.UNSUPPORTED_CONSTRUCT,
-                    f"the subscript of {name} is arithmetic, and {operand} in it is not known to be a number "
-                    "(bash evaluates it as code); declare -A makes the keys strings",
-                    self.text(node)[:80],
-                )
-            )
+            self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT, message.format(operand), self.text(node)[:80]))
+        return operand is not None
 
     def _in_arithmetic(self, node: Node) -> bool:
         current, parent = node, node.parent
@@ -1335,19 +1337,12 @@ class _Walker:
         colon = next((i for i, c in enumerate(children) if c.type == ":"), None)
         if colon is None:
             return
+        message = (
+            "a substring's offset and length are arithmetic, and {} is not known to be a number "
+            "(bash evaluates it as code)"
+        )
         for part in children[colon + 1 :]:
-            if not part.is_named:
-                continue
-            operand = self._arithmetic_operand(part)
-            if operand is not None:
-                self.findings.append(
-                    Finding(
-                        R.UNSUPPORTED_CONSTRUCT,
-                        f"a substring's offset and length are arithmetic, and {operand} is not known to be "
-                        "a number (bash evaluates it as code)",
-                        self.text(node)[:80],
-                    )
-                )
+            if part.is_named and self._unknown_operand(part, message, node):
                 return
 
     def _indirection(self, node: Node) -> None:
@@ -1407,17 +1402,10 @@ class _Walker:
         for name in assigned:
             self._site(name, straight=False, numeric=True, filled=True)
             self._dangerous_name(name, node, environment=False)
-        parts = [c for c in node.children if c != body] if body is not None else [node]
-        operand = next((found for part in parts if (found := self._arithmetic_operand(part)) is not None), None)
-        if operand is not None:
-            self.findings.append(
-                Finding(
-                    R.UNSUPPORTED_CONSTRUCT,
-                    f"arithmetic on {operand}, whose value is not known to be a number "
-                    "(bash evaluates it as code)" + hint,
-                    self.text(node)[:80],
-                )
-            )
+        message = "arithmetic on {}, whose value is not known to be a number (bash evaluates it as code)" + hint
+        for part in [c for c in node.children if c != body] if body is not None else [node]:
+            if self._unknown_operand(part, message, node):
+                return
 
     def _arithmetic_operand(self, node: Node) -> str | None:
         """The first operand of arithmetic text whose value is not known to be a number: bash
