@@ -5,7 +5,9 @@ before it is written."""
 from __future__ import annotations
 
 import json
+import shutil
 import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -288,6 +290,44 @@ async def test_the_input_rate_cap(tmp_path: Path) -> None:
         third = await client.call_tool("send_input", {"executionId": run, "input": "c", "waitMs": 0})
         assert third.is_error and "2 inputs in the last minute (maxInputsPerMinute 2)" in text_of(third)
         await client.call_tool("stop_command", {"executionId": run})
+
+
+def test_a_tab_or_a_meta_key_on_a_terminal_is_refused(tmp_path: Path) -> None:
+    """bash on a terminal completes `rmdi<tab>` to rmdir (real bash under `script`, below); on a
+    pipe a tab is a tab."""
+    from secure_shell.errors import InputError
+    from secure_shell.interactive import InputSession
+    from secure_shell.process_input import InputChannel
+
+    terminal, pipe = InputChannel(terminal=True), InputChannel(terminal=False)
+    try:
+        with pytest.raises(InputError, match="a tab completes a word"):
+            InputSession(terminal, 1 << 20, 100, 600).admit("rmdi\t victimdir")
+        with pytest.raises(InputError, match="Meta key"):
+            InputSession(terminal, 1 << 20, 100, 600).admit("echo caf\u00e9")
+        assert InputSession(pipe, 1 << 20, 100, 600).admit("a\tb caf\u00e9") == "a\tb caf\u00e9\n"
+    finally:
+        for channel in (terminal, pipe):
+            channel.dispose()
+            if channel.output is not None:
+                import os
+
+                os.close(channel.output)
+    script = shutil.which("script")
+    if script is None:
+        pytest.skip("util-linux script(1) is not installed: the completion itself is not shown")
+    (tmp_path / "victimdir").mkdir()
+    subprocess.run(
+        [script, "-qc", "bash --norc --noprofile -i", "/dev/null"],
+        input="rmdi\t victimdir\nexit\n",
+        text=True,
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=30,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TERM": "dumb"},
+        check=False,
+    )
+    assert not (tmp_path / "victimdir").exists(), "bash on a terminal did not complete rmdi<tab>"
 
 
 def test_a_terminal_line_longer_than_a_terminal_keeps_is_refused() -> None:

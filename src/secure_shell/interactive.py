@@ -2,8 +2,9 @@
 
 The policy checks all the text written to a command's stdin so far (decide(session_input=...)),
 so this session keeps that text, bounded. Characters that a terminal would act on instead of
-passing them on (erase, kill-line, literal-next, interrupt, end-of-file) are refused: with them,
-what the program reads would differ from the text that was checked.
+passing them on (erase, kill-line, literal-next, interrupt, end-of-file) are refused, and on a
+terminal so are a tab and non-ASCII text, which a line editor completes or reads as Meta keys:
+with them, what the program reads would differ from the text that was checked.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ MAX_TERMINAL_LINE = 4000
 WRITE_TIMEOUT = 5.0  # for the command to take one input off its pipe or terminal
 RATE_WINDOW = 60.0
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# What a terminal's line editor (readline) turns into other text: completion, Meta keys.
+_LINE_EDITED = re.compile(r"[\t\x80-\U0010ffff]")
 
 
 @dataclass
@@ -57,6 +60,14 @@ class InputSession:
         if size > self.max_bytes:
             raise InputError(f"the input is {size} bytes; the limit is {self.max_bytes} (maxInputBytes)")
         if self.channel.terminal:
+            edited = _LINE_EDITED.search(text)
+            if edited is not None:
+                raise InputError(
+                    f"on a terminal the program's line editor acts on {edited.group()!r} (character "
+                    f"{edited.start() + 1}): a tab completes a word (`rmdi<tab>` runs rmdir) and a character "
+                    "past ASCII may be a Meta key, so what runs would not be the text checked; send ASCII "
+                    "text without tabs, or start the command without pty"
+                )
             longest = max((len(line) for line in text.split("\n")), default=0)
             if longest > MAX_TERMINAL_LINE:
                 raise InputError(
