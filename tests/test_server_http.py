@@ -194,3 +194,39 @@ async def test_bad_json_rpc_over_http_gets_the_spec_errors(http_server: str) -> 
     assert not_json.status_code == 400 and not_json.json()["error"]["code"] == -32700
     assert wrong.status_code == 400 and (wrong.json()["id"], wrong.json()["error"]["code"]) == ("m1", -32600)
     assert batch.status_code == 400 and (batch.json()["id"], batch.json()["error"]["code"]) == (None, -32600)
+
+
+def _session(port: int) -> str:
+    import json
+
+    init = raw_post(port, json.dumps(INIT).encode()).getresponse()
+    session = init.getheader("mcp-session-id")
+    init.read()
+    raw_post(port, b'{"jsonrpc": "2.0", "method": "notifications/initialized"}', session).getresponse().read()
+    assert session
+    return session
+
+
+def _call(port: int, session: str, name: str, arguments: dict[str, object]) -> dict[str, object]:
+    """One tools/call over its own connection; the result, read from JSON or the event stream."""
+    import json
+
+    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    text = raw_post(port, json.dumps(body).encode(), session).getresponse().read().decode()
+    if text.lstrip().startswith("{"):
+        return json.loads(text)["result"]  # type: ignore[no-any-return]
+    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    return json.loads(data[-1])["result"]  # type: ignore[no-any-return]
+
+
+def test_only_the_session_that_started_an_interactive_command_types_into_it(http_server: str) -> None:
+    port = port_of(http_server)
+    owner, other = _session(port), _session(port)
+    started = _call(port, owner, "execute_command", {"shell": "bash", "command": "cat", "interactive": True})
+    text = started["content"][0]["text"]  # type: ignore[index]
+    run = text.split("started interactively as ")[1].split()[0]
+    foreign = _call(port, other, "send_input", {"executionId": run, "input": "hello"})
+    assert foreign.get("isError") and "started by another client session" in foreign["content"][0]["text"]  # type: ignore[index]
+    own = _call(port, owner, "send_input", {"executionId": run, "input": "hello", "waitMs": 2000})
+    assert not own.get("isError") and "hello" in own["content"][0]["text"]  # type: ignore[index]
+    _call(port, owner, "stop_command", {"executionId": run})

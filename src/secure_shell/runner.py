@@ -621,6 +621,12 @@ class Runner:
         if session is None:
             raise InputError(f"{execution_id} was not started with interactive: true; its stdin is closed")
         started = run.started
+        if started.origin.startswith("mcp:") and origin != started.origin:
+            # over HTTP each client session has its own commands' input: another client may read
+            # the output, not type into the program
+            raise InputError(
+                f"{execution_id} was started by another client session; only that session may send it input"
+            )
         with session.lock:  # one input at a time: each is checked after the one before it
             if not run.thread.is_alive() or started.execution.status != "running":
                 raise InputError(f"{execution_id} has already ended ({started.execution.status})")
