@@ -64,6 +64,8 @@ TWINS = [
     ("select PATH in /tmp; do ls; done", V, "select choice in a b; do echo $choice; done"),
     ("declare -n r=PATH; r=/tmp; ls", V, "declare -r limit=5"),
     ('declare "PATH=/tmp"; ls', V, 'declare "mode=fast"'),
+    ("time PATH=/tmp/x; ls", V, "time ls -la"),
+    ("time -p LD_PRELOAD=./x.so; ls", V, "time -p make -j2"),
     ("export 'LD_PRELOAD=./x.so'", V, "export NODE_ENV=production"),
     # a variable named only at run time may be any of them
     ("v=PATH; read $v <<< /tmp", V, 'read -r -a parts <<< "a b"'),
@@ -135,6 +137,7 @@ FLOW = [
     ("f=../outside/written.txt; false && f=w.txt; touch $f", "for i in 1 2 3; do cat part$i.txt; done"),
     ("f=../outside/written.txt; f=w.txt true; touch $f", "LANG=C sort f"),
     ("f=w.txt; eval 'f=../outside/written.txt'; touch $f", "source .venv/bin/activate && python -m pytest"),
+    ("f=w.txt; time f=../outside/written.txt; touch $f", "time ls -la"),
     ("f=w.txt; read f <<< ../outside/written.txt; touch $f", 'while read -r line; do echo "$line"; done < f'),
     ("f=w.txt; printf -v f ../outside/written.txt; touch $f", "printf -v out '%s' x; echo $out"),
     ("f=w.txt; declare 'f=../outside/written.txt'; touch $f", "declare -r limit=5; echo $limit"),

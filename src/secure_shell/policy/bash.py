@@ -910,7 +910,7 @@ class _Walker:
                 redirects.append(redirect)
                 if redirect_node.type in ("herestring_redirect", "heredoc_redirect"):
                     stdin_text = self._stdin_literal(redirect_node)
-        self._command_sites(words)
+        self._command_sites(node, words)
         stdin_piped = self._piped(node)
         feeders = self._feeders(node) if stdin_piped else ()
         self._add(
@@ -940,7 +940,7 @@ class _Walker:
             return self.text(last)
         return ""
 
-    def _command_sites(self, words: list[Word]) -> None:
+    def _command_sites(self, node: Node, words: list[Word]) -> None:
         """The variables a command sets in this shell: read, mapfile, printf -v...; cd sets PWD;
         eval, source and trap run text that may set any."""
         at = 0
@@ -954,6 +954,16 @@ class _Walker:
         if head in ("cd", "pushd", "popd"):
             for name in ("PWD", "OLDPWD"):
                 self._site(name, straight=False)
+        if head == "time":  # a keyword: `time f=x` assigns f in this shell, `time f=x cmd` for cmd
+            for word in words[at + 1 :]:
+                assigned = _ASSIGNMENT_TEXT.match(word.value or "")
+                if assigned is None and (word.value or "").startswith("-"):
+                    continue
+                if assigned is None:
+                    break
+                name = assigned.group(0).rstrip("+=").split("[", 1)[0]
+                self._site(name, straight=False)
+                self._dangerous_name(name, node)  # `time PATH=.` changes what `ls` runs next
         for assigned in wrappers.assigned_names(head, tuple(words[at:])):
             if assigned is None:
                 self.anything = True
