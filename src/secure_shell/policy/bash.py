@@ -956,12 +956,12 @@ class _Walker:
                 self._site(name, straight=False)
         if head == "time":  # a keyword: `time f=x` assigns f in this shell, `time f=x cmd` for cmd
             for word in words[at + 1 :]:
-                assigned = _ASSIGNMENT_TEXT.match(word.value or "")
-                if assigned is None and (word.value or "").startswith("-"):
+                prefix = _ASSIGNMENT_TEXT.match(word.value or "")
+                if prefix is None and (word.value or "").startswith("-"):
                     continue
-                if assigned is None:
+                if prefix is None:
                     break
-                name = assigned.group(0).rstrip("+=").split("[", 1)[0]
+                name = prefix.group(0).rstrip("+=").split("[", 1)[0]
                 self._site(name, straight=False)
                 self._dangerous_name(name, node)  # `time PATH=.` changes what `ls` runs next
         for assigned in wrappers.assigned_names(head, tuple(words[at:])):
