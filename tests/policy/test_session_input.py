@@ -11,7 +11,19 @@ from pathlib import Path
 import pytest
 
 from secure_shell.policy.decide import decide
-from tests.policy.conftest import B, N, P, X, ENV, assert_allowed, assert_denied, cwd_for, policy_for, scratch_project
+from tests.policy.conftest import (
+    ENV,
+    B,
+    N,
+    P,
+    U,
+    X,
+    assert_allowed,
+    assert_denied,
+    cwd_for,
+    policy_for,
+    scratch_project,
+)
 
 MAY_RUN = "may-run-blocked-command"
 
@@ -31,6 +43,8 @@ DENIED = [
     ("bash", "bash", 'echo hi!"x"\n', X),
     ("bash", "bash", "history -s 'r\"\"m x'\nfc -s\n", X),
     ("bash", "bash", 'bind \'"q": "r""m x\\n"\'\n', X),
+    # `select` empties its variable on a reply it did not offer: `$f/etc/passwd` is /etc/passwd
+    ("bash", "bash", "select f in a b; do cat $f/etc/passwd; done\n9\n", U),
     # inside the input, a program reading stdin takes the input that follows: not known yet
     ("bash", "bash", "python3\n", N),
     ("bash", "bash", "bash\n", N),

@@ -1264,7 +1264,8 @@ class _Walker:
         self.variables.pop(name, None)
         numeric = bool(values) and all(w.value is not None and re.fullmatch(r"-?\d+", w.value) for w in values)
         safe = bool(values) and all((w.value is not None and _relative_value(w.value)) or w.path_safe for w in values)
-        filled = bool(values) and all(w.value != "" for w in values)
+        # `select` sets the variable to "" when the reply is not a number it offered
+        filled = bool(values) and all(w.value != "" for w in values) and node.children[0].type == "for"
         # `for f` alone walks the positional parameters
         self._site(name, straight=False, numeric=numeric, safe=safe, filled=filled)
         if numeric:
