@@ -145,3 +145,9 @@ def test_history_expansion_is_refused_and_really_runs(tmp_path: Path, text: str)
         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HISTFILE": "/dev/null", "TERM": "dumb"},
     )
     assert (tmp_path / "outside" / "written.txt").exists(), f"bash -i did not expand {text!r}"
+
+
+def test_a_shell_session_past_what_the_policy_reads_says_to_start_a_new_command() -> None:
+    text = "echo hello world\n" * 600  # 10 200 characters: more than 4 x maxCommandLength (2 000)
+    verdict = decide("bash", policy_for("bash"), cwd_for("bash"), ENV, session_input=text)
+    assert not verdict.allowed and "start a new interactive command" in verdict.reasons[0].message

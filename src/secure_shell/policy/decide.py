@@ -284,8 +284,16 @@ class _Engine:
             what = "inline code names too many possible commands" if probe else "shells are nested too deeply"
             self.deny(R.TOO_COMPLEX, f"{what} to analyse", " > ".join(via))
             return
-        if len(text) > max(self.policy.max_command_length, 256) * 4:
-            if not probe:
+        limit = max(self.policy.max_command_length, 256) * 4
+        if len(text) > limit:
+            if not probe and text is self.session_input:
+                self.deny(
+                    R.COMMAND_TOO_LONG,
+                    f"all the input this command has received is {len(text)} characters, more than the policy "
+                    f"reads ({limit}: 4 x maxCommandLength); start a new interactive command",
+                    text[:60],
+                )
+            elif not probe:
                 self.deny(R.COMMAND_TOO_LONG, "a nested script is too long to analyse", text[:60])
             return
         module = DIALECTS[dialect]
