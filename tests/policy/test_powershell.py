@@ -15,6 +15,10 @@ def enc(script: str) -> str:
 
 
 DENIED = [
+    # Invoke-History re-runs history, and Add-History writes any entry into it (documented)
+    ("Import-Csv h.csv | Add-History; Invoke-History", X),
+    ("r 1", X),
+    ("ihy", X),
     # aliases and names
     ("Remove-Item x", B),
     ("remove-item x", B),
@@ -158,6 +162,7 @@ DENIED = [
 ]
 
 ALLOWED = [
+    "Get-History | Select-Object -Last 5",
     "Get-ChildItem",
     "Get-ChildItem -Recurse -Filter *.ps1",
     "gci src",

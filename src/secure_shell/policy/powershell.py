@@ -948,6 +948,15 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
         if len(args) != 1 or args[0].value is None:
             return [Script(DIALECT, None, "Invoke-Expression", "its argument is not a literal string")]
         return [Script(DIALECT, args[0].value, "Invoke-Expression")]
+    if key == "invoke-history":  # `r`, `ihy`: re-runs a history entry, which Add-History can forge
+        return [
+            Refusal(
+                R.UNSUPPORTED_CONSTRUCT,
+                "Invoke-History runs a command again from the session's history, text the policy never saw "
+                "as written; write the command out",
+                " ".join(w.source for w in words)[:80],
+            )
+        ]
     if key == "invoke-command":
         return _invoke_command(words)
     if key == "foreach-object":
