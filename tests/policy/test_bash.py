@@ -442,6 +442,11 @@ DENIED = [
 ]
 
 ALLOWED = [
+    # counters and numbers from commands that print only numbers
+    'total=0; for f in *.txt; do n=$(wc -l < "$f"); total=$((total + n)); done; echo $total',
+    "n=$(nproc); make -j$n",
+    'arr=(a b c); for i in "${!arr[@]}"; do echo "$i ${arr[$i]}"; done',
+    "start=$(date +%s); sleep 1; end=$(date +%s); echo $((end - start))",
     "timeout 5 cat < f",
     "timeout 5 grep x < f",
     "cat 0< notes.txt",

@@ -213,6 +213,8 @@ _NOT_WORDS = frozenset({"variable_assignment", "file_redirect", "herestring_redi
 # bash expands a tilde after `=` and `:` in an argument that looks like an assignment (`of=~/x`).
 _ASSIGNMENT_TILDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=(?:[^:]*:)*$")
 _ASSIGNMENT_TEXT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+# The indices of an array: numbers unless the array is associative.
+_INDICES = re.compile(r'"?\$\{!([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]\}"?')
 # Arithmetic operators that set their left side from its old value (`(( n += 2 ))`).
 _UPDATING_OPERATORS = frozenset({"+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="})
 # `[[ X OP Y ]]` operators that evaluate both sides as arithmetic.
@@ -1139,7 +1141,11 @@ class _Walker:
             self.variables[name] = None
             return
         numeric = (value is not None and re.fullmatch(r"-?\d+", value) is not None) or (
-            value_node is not None and value_node.type == "arithmetic_expansion"
+            value_node is not None
+            and (
+                value_node.type == "arithmetic_expansion"
+                or (value_node.type == "command_substitution" and self._prints_a_number(value_node))
+            )
         )
         safe = word.path_safe or (value is not None and _relative_value(value))
         filled = bool(value) or (value is None and numeric)
@@ -1262,7 +1268,12 @@ class _Walker:
         self._dangerous_name(name, node, environment=False)
         values = self.grouped_words(node.children_by_field_name("value"))
         self.variables.pop(name, None)
-        numeric = bool(values) and all(w.value is not None and re.fullmatch(r"-?\d+", w.value) for w in values)
+        indices = [_INDICES.fullmatch(w.source) for w in values]
+        numeric = bool(values) and all(
+            (w.value is not None and re.fullmatch(r"-?\d+", w.value))
+            or (index is not None and index.group(1) not in self.associative)  # "${!arr[@]}"
+            for w, index in zip(values, indices, strict=True)
+        )
         safe = bool(values) and all((w.value is not None and _relative_value(w.value)) or w.path_safe for w in values)
         # `select` sets the variable to "" when the reply is not a number it offered
         filled = bool(values) and all(w.value != "" for w in values) and node.children[0].type == "for"
@@ -1793,17 +1804,21 @@ class _Walker:
         if name in _SHELL_SET:
             yield f"${name}, which bash sets as the script runs", DYNAMIC
             return
+        value = self.variables[name] if name in self.variables else self.limits.env.get(name)
         known = self.assignments
         if known is not None:
-            if not known.steady(name) or (known.assigned(name) and inside(node, "function_definition")):
-                # set in a loop, a branch, a function or a subshell, or read in a function that
-                # runs later: only what holds of every value it is given is known
-                # in the body of its own loop a variable every assignment of which fills it is set
+            steady = known.steady(name) and not (known.assigned(name) and inside(node, "function_definition"))
+            if not steady or value is None:
+                # set in a loop, a branch, a function or a subshell, read in a function that runs
+                # later, or set from a run-time value: only what holds of every value it is given
+                # is known; in the body of its own loop a variable every assignment fills is set
                 fill = MAYBE_EMPTY if not (known.filled(name) and self._in_own_loop(node, name)) else PATH_SAFE
                 if known.numeric(name):
                     yield f"arithmetic variable ${name}", fill
                 elif known.safe(name):
                     yield f"loop variable ${name}", fill
+                elif steady:
+                    yield f"variable ${name}", DYNAMIC
                 else:
                     yield f"variable ${name}, set in a loop, a branch, a function, a subshell or by a command", DYNAMIC
                 return
@@ -1813,10 +1828,6 @@ class _Walker:
         elif name in self.numeric:
             yield f"arithmetic variable ${name}", MAYBE_EMPTY
             return
-        if name in self.variables:
-            value = self.variables[name]
-        else:
-            value = self.limits.env.get(name)
         if value is None:
             yield f"variable ${name}", DYNAMIC
         elif not quoted and (any(c.isspace() for c in value) or _GLOB_CHARS.search(value)):
