@@ -4,7 +4,9 @@ bash runs (its xtrace). Text is built from the pieces grammars get wrong: quotes
 `$'...'` strings, empty substitutions, comments, continuations, escaped blanks. A difference is a
 word or a command the policy would check other than as bash runs it.
 
-The default run draws a few hundred texts per check; `-m slow` (and bench/bash_differential.py)
+A third check writes scripts that move a file name between variables through loops, branches,
+functions, subshells and eval, and runs each one the path rules allow: none may write outside the
+project. The default run draws a few hundred texts per check; `-m slow` (and bench/bash_differential.py)
 draws thousands."""
 
 from __future__ import annotations
@@ -13,13 +15,17 @@ import os
 import random
 import re
 import shlex
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from secure_shell.policy.bash import parse, preprocess
+from secure_shell.policy.decide import decide
 from secure_shell.policy.parsed import Limits
+from tests.policy.conftest import scratch_project
 
 HOME = "/home/u"
 LIMITS = Limits(env={"HOME": HOME, "PATH": "/usr/bin:/bin"})
@@ -132,6 +138,69 @@ def command_difference(text: str, scratch: str) -> str | None:
     return f"{text!r}: bash ran {sorted(missed)}, engine saw {sorted(names)}" if missed else None
 
 
+FLOW_VALUES = ["w.txt", "../outside/written.txt", "", "../outside", "written.txt"]
+FLOW_USES = ["touch $f", 'touch "$f"', "touch $f$g", 'touch "$g"', "touch $g/written.txt", 'touch "${f:-w.txt}"']
+
+
+def random_flow(rng: random.Random) -> str:
+    """A script that moves a file name between variables through the statements bash runs out of
+    text order (loops, branches, functions, subshells, eval, background), then writes to it."""
+
+    def value() -> str:
+        return rng.choice(FLOW_VALUES)
+
+    def statement(depth: int = 0) -> str:
+        v, o = rng.choice("fg"), rng.choice("fg")
+        simple = [
+            f"{v}={value()}", f"{v}=${o}", f'{v}="${o}"', f"unset {v}", f"read -r {v} <<< {value() or 'x'}",
+            f"declare {v}={value()}", f"local {v}={value()} 2>/dev/null", f"time {v}={value()} 2>/dev/null",
+            f"{v}={value()} true", f": ${{{v}:={value()}}}", f"printf -v {v} %s {value() or 'x'}",
+            f"{v}+={rng.choice(['/written.txt', 'x', ''])}", f"export {v}={value()}",
+            f"set -- {value() or 'x'}; {v}=$1", f"{v}=${{{o}%/*}}", f"{v}=${{{o}#../}}",
+            f"{v}=$(echo {value() or 'x'})",
+        ]  # fmt: skip
+        if depth >= 2 or rng.random() < 0.55:
+            return rng.choice(simple)
+        inner = "; ".join(statement(depth + 1) for _ in range(rng.randint(1, 2)))
+        condition = rng.choice(["true", "false"])
+        return rng.choice(
+            [
+                f"if {condition}; then {inner}; fi", f"for i in 1 2; do {inner}; done",
+                f'while [ -z "$done" ]; do {inner}; done=1; done', f"( {inner} )", f"{{ {inner}; }}",
+                f"h() {{ {inner}; }}; h", f"{condition} && {{ {inner}; }}", f"{condition} || {{ {inner}; }}",
+                f"case x in x) {inner};; esac", f"eval '{inner}'", f"{inner} &",
+                f"select s in a; do {inner}; break; done <<< 1",
+            ]
+        )  # fmt: skip
+
+    body = "; ".join(statement() for _ in range(rng.randint(1, 4)))
+    use = rng.choice(FLOW_USES)
+    if rng.random() < 0.3:
+        use = f"for i in 1 2; do {use}; {statement()}; done"
+    return f"{body}; {use}"
+
+
+def flow_difference(text: str, scratch: str) -> str | None:
+    """The script allowed under path rules (the project only) while real bash writes outside it."""
+    root = Path(tempfile.mkdtemp(dir=scratch))
+    try:
+        project, policy = scratch_project(root)
+        verdict = decide(text, policy, str(project), {"HOME": str(root), "PATH": "/usr/bin:/bin"})
+        if not verdict.allowed:
+            return None
+        subprocess.run(
+            ["/bin/bash", "--norc", "--noprofile", "-c", text],
+            cwd=project,
+            capture_output=True,
+            timeout=10,
+            env={"PATH": "/usr/bin:/bin", "HOME": str(root)},
+            stdin=subprocess.DEVNULL,
+        )
+        return f"{text!r}: allowed, and bash wrote outside" if (root / "outside" / "written.txt").exists() else None
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def _differences(check, generate, seed: int, count: int, scratch: Path) -> list[str]:  # type: ignore[no-untyped-def]
     rng = random.Random(seed)
     found = []
@@ -154,6 +223,16 @@ def test_the_engine_reads_words_as_bash_does(tmp_path: Path, seed: int) -> None:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_the_engine_finds_every_command_bash_runs(tmp_path: Path, seed: int) -> None:
     assert _differences(command_difference, random_commands, seed, DEFAULT, tmp_path) == []
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_no_script_writes_outside_through_a_variable(tmp_path: Path, seed: int) -> None:
+    assert _differences(flow_difference, random_flow, seed, DEFAULT, tmp_path) == []
+
+
+@pytest.mark.slow
+def test_flow_long(tmp_path: Path) -> None:
+    assert _differences(flow_difference, random_flow, 7, LONG, tmp_path) == []
 
 
 @pytest.mark.slow

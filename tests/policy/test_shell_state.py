@@ -138,6 +138,8 @@ FLOW = [
     ("f=../outside/written.txt; f=w.txt true; touch $f", "LANG=C sort f"),
     ("f=w.txt; eval 'f=../outside/written.txt'; touch $f", "source .venv/bin/activate && python -m pytest"),
     ("f=w.txt; time f=../outside/written.txt; touch $f", "time ls -la"),
+    # `..` in a variable's value counts as much as `..` in the text (g is unset: `local` outside a function)
+    ("f=../outside/written.txt; ( local g=x 2>/dev/null ); touch $f$g", "for g in a b; do touch $g/x; done"),
     ("f=w.txt; read f <<< ../outside/written.txt; touch $f", 'while read -r line; do echo "$line"; done < f'),
     ("f=w.txt; printf -v f ../outside/written.txt; touch $f", "printf -v out '%s' x; echo $out"),
     ("f=w.txt; declare 'f=../outside/written.txt'; touch $f", "declare -r limit=5; echo $limit"),

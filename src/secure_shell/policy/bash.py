@@ -1653,7 +1653,9 @@ class _Walker:
             return Word(source, prefix, prefix)
         # A glob, a brace list or a loop variable over such words cannot climb out of the
         # working directory unless the word is absolute or says `..`.
-        path_safe = safe and not prefix.startswith(("/", "~")) and ".." not in source
+        # (`..` may come from a variable's value as well as from the text: `$f$g` with f=../x)
+        text = "".join(piece for piece, kind in pieces if kind == LITERAL)
+        path_safe = safe and not prefix.startswith(("/", "~")) and ".." not in source and ".." not in text
         return Word(source, None, prefix, reason, path_safe)
 
     def _pieces(self, node: Node) -> Iterator[tuple[str, int]]:
