@@ -139,12 +139,16 @@ def command_difference(text: str, scratch: str) -> str | None:
 
 
 FLOW_VALUES = ["w.txt", "../outside/written.txt", "", "../outside", "written.txt"]
-FLOW_USES = ["touch $f", 'touch "$f"', "touch $f$g", 'touch "$g"', "touch $g/written.txt", 'touch "${f:-w.txt}"']
+FLOW_USES = [
+    "touch $f", 'touch "$f"', "touch $f$g", 'touch "$g"', "touch $g/written.txt", 'touch "${f:-w.txt}"',
+    "touch written.txt",
+]  # fmt: skip
 
 
 def random_flow(rng: random.Random) -> str:
-    """A script that moves a file name between variables through the statements bash runs out of
-    text order (loops, branches, functions, subshells, eval, background), then writes to it."""
+    """A script that moves a file name between variables, and the shell between directories,
+    through the statements bash runs out of text order (loops, branches, functions, subshells,
+    eval, background), then writes to it."""
 
     def value() -> str:
         return rng.choice(FLOW_VALUES)
@@ -157,7 +161,8 @@ def random_flow(rng: random.Random) -> str:
             f"{v}={value()} true", f": ${{{v}:={value()}}}", f"printf -v {v} %s {value() or 'x'}",
             f"{v}+={rng.choice(['/written.txt', 'x', ''])}", f"export {v}={value()}",
             f"set -- {value() or 'x'}; {v}=$1", f"{v}=${{{o}%/*}}", f"{v}=${{{o}#../}}",
-            f"{v}=$(echo {value() or 'x'})",
+            f"{v}=$(echo {value() or 'x'})", "cd ..", "cd -", "cd sub", "cd ../outside", f"cd ${v}",
+            "pushd .. >/dev/null", "popd >/dev/null", "OLDPWD=../outside", "cd $OLDPWD",
         ]  # fmt: skip
         if depth >= 2 or rng.random() < 0.55:
             return rng.choice(simple)
@@ -184,7 +189,7 @@ def flow_difference(text: str, scratch: str) -> str | None:
     """The script allowed under path rules (the project only) while real bash writes outside it."""
     root = Path(tempfile.mkdtemp(dir=scratch))
     try:
-        project, policy = scratch_project(root)
+        project, policy = scratch_project(root, "sub")
         verdict = decide(text, policy, str(project), {"HOME": str(root), "PATH": "/usr/bin:/bin"})
         if not verdict.allowed:
             return None
