@@ -165,7 +165,8 @@ def test_stop_all_ends_a_run_on_an_interrupted_event_loop() -> None:
     # well before the run's own 60 s timeout: stop_all acted, not the loop (loaded machines are slow)
     assert processes_named(marker) == [] and time.monotonic() - started < 10
     worker.join(5)
-    assert outcomes and outcomes[0].exit_code == 128 + 15 and running_count() == 0
+    # TERM, then KILL after a 0.2 s grace: on a loaded machine the KILL may land before the TERM is acted on
+    assert outcomes and outcomes[0].exit_code in (128 + 15, 128 + 9) and running_count() == 0
 
 
 def test_limits_are_set_through_prlimit_and_never_raised() -> None:

@@ -232,7 +232,7 @@ def test_the_engine_finds_every_command_bash_runs(tmp_path: Path, seed: int) -> 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_no_script_writes_outside_through_a_variable(tmp_path: Path, seed: int) -> None:
-    assert _differences(flow_difference, random_flow, seed, DEFAULT, tmp_path) == []
+    assert _differences(flow_difference, random_flow, seed, DEFAULT // 2, tmp_path) == []  # each may run bash
 
 
 @pytest.mark.slow
