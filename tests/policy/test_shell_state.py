@@ -35,6 +35,8 @@ TWINS = [
     ("set -- 'a[$(rm y)]'; echo $(( $1 ))", X, "echo $(( $# + $? ))"),
     ("set -- 'a[$(rm y)]'; [[ $1 -eq 1 ]]", X, '[ "$1" -eq 1 ]'),
     ("echo $(( $(cat n.txt) + 1 ))", X, "echo $(( $(wc -l < f) + $(git ls-files | wc -l) ))"),
+    ("echo $(( $(wc --files0-from=list) ))", X, "echo $(( $(nproc --all) - 1 ))"),
+    ("echo $(( $(nproc --help) ))", X, "n=$(wc -lw < f); echo $n"),
     ("x='a[$(rm y)]'; (( a[x] ))", X, "a=(1 2 3); echo $(( a[1] + ${#a[@]} ))"),
     ("read x; echo ${!x}", X, "x=HOME; echo ${!x} ${!BASH*} ${!#}"),
     ("declare -i n; read n", X, "declare -i n=3; n+=2"),

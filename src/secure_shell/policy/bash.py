@@ -752,7 +752,8 @@ class _Walker:
     def __init__(self, data: bytes, limits: Limits, assignments: _Assignments | None = None) -> None:
         self.data = data
         self.limits = limits
-        self.assignments = assignments
+        # the first pass knows no assignment: every variable keeps its text-order value, none is a number
+        self.assignments = assignments or _Assignments({}, False, limits.env)
         self.sites: dict[str, list[_Site]] = {}
         self.anything = False  # a same-shell code runner or a run-time name may set any variable
         self.associative: set[str] = set()
@@ -760,8 +761,6 @@ class _Walker:
         self.operators: set[str] = set()
         self.findings: list[Finding] = []
         self.variables: dict[str, str | None] = {}
-        self.numeric: set[str] = set()
-        self.loop_safe: set[str] = set()
         self.origins: dict[tuple[int, int, str], list[int]] = {}  # syntax node -> the commands it made
         self.functions: set[str] = set()  # names the script defines as functions
         self.nested_lists: list[int] = []  # byte offsets of `&&` and `||` inside substitutions
@@ -1080,7 +1079,7 @@ class _Walker:
                     self.variables[name] = ""
             return
         known = self.assignments
-        if "i" in options and known is not None:
+        if "i" in options:
             # every value given to the name is evaluated as arithmetic: each must be a number
             for word in operands:
                 name = (word.value or "").partition("=")[0].rstrip("+").split("[", 1)[0]
@@ -1279,13 +1278,7 @@ class _Walker:
         filled = bool(values) and all(w.value != "" for w in values) and node.children[0].type == "for"
         # `for f` alone walks the positional parameters
         self._site(name, straight=False, numeric=numeric, safe=safe, filled=filled)
-        if numeric:
-            self.numeric.add(name)  # for i in 1 2 3
-        if safe:
-            self.loop_safe.add(name)
-        else:
-            self.loop_safe.discard(name)
-            self.variables[name] = None
+        self.variables[name] = None  # one of the values, which one is not known here
 
     def _ifs_stays_local(self, command: Node) -> bool:
         """`IFS=, read a b`: a prefix assignment holds only while the command runs, after its words
@@ -1381,7 +1374,7 @@ class _Walker:
             return  # names with a prefix; `${!#}` is the last positional parameter
         name = self.text(target)
         value = self.variables.get(name) if target.type == "variable_name" else None
-        steady = self.assignments is None or self.assignments.steady(name)
+        steady = self.assignments.steady(name)
         if value is not None and steady and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+", value):
             return
         self.findings.append(
@@ -1420,7 +1413,6 @@ class _Walker:
                     if child.type == "variable_name":
                         self._site(self.text(child), straight=False, numeric=True, filled=True)
             stack.extend(current.children)
-        self.numeric |= assigned
         for name in assigned:
             self._site(name, straight=False, numeric=True, filled=True)
             self._dangerous_name(name, node, environment=False)
@@ -1492,10 +1484,10 @@ class _Walker:
         if not words or any(w is None for w in words):
             return False
         head, args = words[0], [w for w in words[1:] if w is not None]
-        if head == "wc":
-            return all(a.startswith("-") and a != "-" for a in args)
-        if head == "nproc":
-            return True
+        if head == "wc":  # counting its stdin; a file operand or --files0-from prints names too
+            return all(re.fullmatch(r"-[clmwL]+|--(?:bytes|chars|lines|words|max-line-length)", a) for a in args)
+        if head == "nproc":  # --help and --version print text
+            return all(re.fullmatch(r"--all|--ignore=\d+", a) for a in args)
         if head == "id":
             return bool(args) and all(re.fullmatch(r"-[ugr]+", a) for a in args)
         if head == "date":
@@ -1520,12 +1512,7 @@ class _Walker:
     def _numeric_variable(self, name: str) -> bool:
         if name in _NUMERIC_SHELL_SET:
             return True
-        if self.assignments is not None:
-            return self.assignments.numeric(name)
-        if name in self.numeric:  # assigned inside arithmetic: `for ((i=0; ...))`
-            return True
-        value = self.variables.get(name)
-        return value is not None and bool(re.fullmatch(r"-?\d+", value))
+        return self.assignments.numeric(name)
 
     def _redirect_operator(self, node: Node) -> None:
         operator = next((c.type for c in node.children if not c.is_named), "")
@@ -1808,31 +1795,22 @@ class _Walker:
             return
         value = self.variables[name] if name in self.variables else self.limits.env.get(name)
         known = self.assignments
-        if known is not None:
-            steady = known.steady(name) and not (known.assigned(name) and inside(node, "function_definition"))
-            if not steady or value is None:
-                # set in a loop, a branch, a function or a subshell, read in a function that runs
-                # later, or set from a run-time value: only what holds of every value it is given
-                # is known; in the body of its own loop a variable every assignment fills is set
-                fill = MAYBE_EMPTY if not (known.filled(name) and self._in_own_loop(node, name)) else PATH_SAFE
-                if known.numeric(name):
-                    yield f"arithmetic variable ${name}", fill
-                elif known.safe(name):
-                    yield f"loop variable ${name}", fill
-                elif steady:
-                    yield f"variable ${name}", DYNAMIC
-                else:
-                    yield f"variable ${name}, set in a loop, a branch, a function, a subshell or by a command", DYNAMIC
-                return
-        elif name in self.loop_safe:
-            yield f"loop variable ${name}", MAYBE_EMPTY
+        steady = known.steady(name) and not (known.assigned(name) and inside(node, "function_definition"))
+        if not steady or value is None:
+            # set in a loop, a branch, a function or a subshell, read in a function that runs later,
+            # or set from a run-time value: only what holds of every value it is given is known;
+            # in the body of its own loop a variable every assignment fills is set
+            fill = MAYBE_EMPTY if not (known.filled(name) and self._in_own_loop(node, name)) else PATH_SAFE
+            if known.numeric(name):
+                yield f"arithmetic variable ${name}", fill
+            elif known.safe(name):
+                yield f"loop variable ${name}", fill
+            elif steady:
+                yield f"variable ${name}", DYNAMIC
+            else:
+                yield f"variable ${name}, set in a loop, a branch, a function, a subshell or by a command", DYNAMIC
             return
-        elif name in self.numeric:
-            yield f"arithmetic variable ${name}", MAYBE_EMPTY
-            return
-        if value is None:
-            yield f"variable ${name}", DYNAMIC
-        elif not quoted and (any(c.isspace() for c in value) or _GLOB_CHARS.search(value)):
+        if not quoted and (any(c.isspace() for c in value) or _GLOB_CHARS.search(value)):
             yield f"variable ${name} is split or globbed", DYNAMIC
         else:
             yield value, LITERAL
