@@ -33,7 +33,7 @@ from secure_shell.config.schema import SHELL_NAMES, json_schema
 from secure_shell.errors import ConfigError, ConfigIssue, SecureShellError, UsageError
 from secure_shell.shells import ShellKind
 from secure_shell.sandbox.containment import SandboxSettings
-from secure_shell.sandbox.host import HostSupport, enforcement
+from secure_shell.sandbox.host import HostSupport, enforcement, root_note
 from secure_shell.trust import Protected, boundary_problems, broad_start_directory, protected_paths
 
 if TYPE_CHECKING:
@@ -257,6 +257,7 @@ def print_startup_summary(
         restricted = "" if policy.restrict_working_directory else " [working directory not restricted]"
         lines.append(f"  {kind.value}: {policy.executable}; allowed paths: {paths}{restricted}")
         lines.append(f"    sandbox: {describe_enforcement(config.sandbox[kind], host, kind)}")
+    lines += [f"  {line}" for line in host_lines(config, host)]
     if missing:
         lines.append(
             "  not available on this host: " + ", ".join(f"{kind.value} ({why})" for kind, why in missing.items())
@@ -536,7 +537,9 @@ def detect_host() -> HostSupport:
 
     pids = pids_control_available()
     user_processes = count_user_processes(os.getuid()) if pids is None and os.geteuid() != 0 else None
-    return HostSupport(True, kernel.landlock_abi(), kernel.seccomp_supported(), pids, None, user_processes)
+    return HostSupport(
+        True, kernel.landlock_abi(), kernel.seccomp_supported(), pids, None, user_processes, os.geteuid() == 0
+    )
 
 
 def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: ShellKind) -> str:
@@ -550,6 +553,7 @@ def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: She
             ("filesystem", enforced.filesystem),
             ("network denied", enforced.network),
             ("signals and sockets scoped", enforced.scoping),
+            ("system calls filtered, capabilities dropped", enforced.syscalls),
             (f"at most {settings.max_processes} processes", enforced.pids),
             (f"RLIMIT_NPROC {enforced.nproc_limit} for this user", enforced.nproc_limit is not None),
         )
@@ -588,7 +592,25 @@ def run_sandbox(args: argparse.Namespace) -> int:
     )
     for name, shown in shells.items():
         print(f"  {name}: {shown['summary']}")
+    for line in host_lines(config, host):
+        print(f"  {line}")
     return EXIT_OK
+
+
+def host_lines(config: ResolvedConfig, host: HostSupport) -> list[str]:
+    """The memory bound and its mechanism, and what root still reaches when root runs the server."""
+    if not host.linux:
+        return []
+    from secure_shell.sandbox.memory import describe
+
+    memory = config.resources.memory_bytes
+    lines = [
+        f"memory: {describe(memory)} per process (RLIMIT_DATA, resources.memoryBytes)"
+        if memory is not None
+        else "memory: no limit (resources.memoryBytes: null)"
+    ]
+    note = root_note(host)
+    return [*lines, note] if note else lines
 
 
 def run_config_check(args: argparse.Namespace) -> int:

@@ -69,6 +69,7 @@ _RESOURCES = (
     ("RLIMIT_NOFILE", "open_files", "--nofile"),
     ("RLIMIT_AS", "address_space_bytes", "--as"),
     ("RLIMIT_NPROC", "processes", "--nproc"),
+    ("RLIMIT_DATA", "memory_bytes", "--data"),
 )
 
 
@@ -85,6 +86,7 @@ class Limits:
     open_files: int | None = None
     address_space_bytes: int | None = None
     processes: int | None = None
+    memory_bytes: int | None = None  # RLIMIT_DATA (sandbox/memory.py says why not RLIMIT_AS)
 
     def values(self) -> list[tuple[str, int]]:
         """(resource name, value) for each limit that is set, already lowered to the hard limit."""

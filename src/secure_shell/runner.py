@@ -265,7 +265,9 @@ class Runner:
     @property
     def limits(self) -> Limits:
         r = self.config.resources
-        return Limits(r.cpu_seconds, r.file_size_bytes, r.open_files, r.address_space_bytes, r.processes)
+        return Limits(
+            r.cpu_seconds, r.file_size_bytes, r.open_files, r.address_space_bytes, r.processes, r.memory_bytes
+        )
 
     def environment(self, profile: str | None, shell: ShellKind) -> dict[str, str]:
         """Allowlisted server variables, then global.environment.set, then the profile, then the fixed ones."""
@@ -304,6 +306,7 @@ class Runner:
             "max_processes": settings.max_processes,
             "write": [*policy.allowed_paths, *settings.writable_paths],
             "read": list(settings.readable_paths),
+            "credentials": list(settings.credential_paths),
         }
         wrapped = confine.wrap(policy.executable_args, spec)
         if wrapped is None:
@@ -342,7 +345,7 @@ class Runner:
             found = Confinement(
                 ruleset,
                 self.host.landlock_abi,
-                seccomp=enforced.network,
+                seccomp=enforced.syscalls,
                 no_new_privs=launcher_in_use() is not None,
                 nproc=enforced.nproc_limit,
             )

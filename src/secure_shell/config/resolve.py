@@ -151,6 +151,7 @@ def _sandbox(config: ConfigFile, kind: ShellKind) -> SandboxSettings:
         tuple(merged["readable_paths"]),
         tuple(merged["writable_paths"]),
         merged["max_processes"],
+        tuple(merged["credential_paths"]),
     )
 
 

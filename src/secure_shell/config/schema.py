@@ -9,6 +9,7 @@ wcli0 config.json gives the same policy or a stricter one.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Annotated, Any, Literal, Optional, Union, cast
 
@@ -19,6 +20,8 @@ from pydantic.alias_generators import to_camel
 from secure_shell.policy.arguments import argument_pattern
 from secure_shell.policy.operators import KNOWN_OPERATORS
 from secure_shell.policy.paths import PathSyntaxError, check_absolute_entry
+from secure_shell.sandbox.memory import default_memory_bytes
+from secure_shell.sandbox.reach import CREDENTIAL_PATHS
 
 ShellName = Literal["bash", "wsl", "cmd", "powershell", "gitbash"]
 SHELL_NAMES: tuple[str, ...] = ("bash", "wsl", "cmd", "powershell", "gitbash")
@@ -92,6 +95,15 @@ CommandName = Annotated[str, AfterValidator(_command_name)]
 ArgumentEntry = Annotated[str, AfterValidator(_argument_entry)]
 OperatorEntry = Annotated[str, AfterValidator(_operator)]
 AbsolutePath = Annotated[str, AfterValidator(_absolute_path)]
+
+
+def _credential_path(value: str) -> str:
+    """`~/...` or an absolute POSIX path; a glob only in its last part (the rest must name a place)."""
+    if not (value.startswith("~/") or value.startswith("/")) or value.rstrip("/") in ("", "~"):
+        raise ValueError(f"{value!r}: a credential path is absolute or starts with ~/, and names more than a root")
+    if any(c in os.path.dirname(value.rstrip("/")) for c in "*?["):
+        raise ValueError(f"{value!r}: only the last part of a credential path may be a pattern")
+    return value
 
 
 class Section(BaseModel):
@@ -239,6 +251,12 @@ class Resources(Section):
     open_files: Optional[Annotated[int, Field(ge=64, le=1 << 20)]] = Field(
         8192, description="RLIMIT_NOFILE (never above the server's own hard limit)."
     )
+    memory_bytes: Optional[Annotated[int, Field(ge=64 << 20, le=1 << 50)]] = Field(
+        default_factory=default_memory_bytes,
+        description="RLIMIT_DATA for every process of a command (private writable memory). Default: half of "
+        "physical memory or of the server's cgroup memory limit, whichever is lower, at most 8 GiB; null: no "
+        "limit (sanitizer builds need null: their shadow memory counts).",
+    )
     address_space_bytes: Optional[Annotated[int, Field(ge=64 << 20, le=1 << 50)]] = Field(
         None, description="RLIMIT_AS; unset by default: V8, the JVM and Go reserve far more than they use."
     )
@@ -291,6 +309,11 @@ class Sandbox(Section):
         512,
         description="Processes one command may have at once (a cgroup pids limit where the server can make "
         "one); null: no limit.",
+    )
+    credential_paths: list[Annotated[str, AfterValidator(_credential_path)]] = Field(
+        default_factory=lambda: list(CREDENTIAL_PATHS),
+        description="Files and directories no command may read or write, even inside a readable or writable "
+        "directory (`~/` is the home directory; the last part may be a glob). Replaces the default list.",
     )
 
 

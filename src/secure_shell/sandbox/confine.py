@@ -1,9 +1,9 @@
 """Containment inside a WSL distribution, where the host's launcher cannot reach.
 
 A WSL command runs on the distribution's own Linux kernel. It is started as `python3 -I -c
-PROGRAM SPEC -- bash ... -c TEXT`: PROGRAM is assembled from kernel.py, reach.py and
+PROGRAM SPEC -- bash ... -c TEXT`: PROGRAM is assembled from seccomp.py, kernel.py, reach.py and
 `confine_main` below (standard library only), compressed, and applies the same Landlock domain,
-seccomp network filter and no_new_privs inside the distribution before it execs the shell. The
+capability drop, seccomp filter and no_new_privs inside the distribution before it execs the shell. The
 writable and extra readable paths come from the host in SPEC, in the distribution's own names
 (`/mnt/c/...`); PATH, the home directory and a private TMPDIR are the distribution's.
 
@@ -21,7 +21,7 @@ import zlib
 from functools import lru_cache
 from typing import Sequence
 
-from secure_shell.sandbox import kernel, reach
+from secure_shell.sandbox import kernel, reach, seccomp
 
 REFUSED = 126
 
@@ -41,6 +41,8 @@ def confine_main(argv: Sequence[str]) -> None:  # pragma: no cover - runs inside
         missing.append("network deny (Landlock ABI 4 and seccomp)")
     if abi < 6:
         missing.append("signal and abstract-socket scoping (Landlock ABI 6)")
+    if not kernel.seccomp_supported():
+        missing.append("system-call filter (seccomp)")
     if missing and spec["mode"] == "require":
         sys.stderr.write(
             f"secure-shell: sandbox mode require: this distribution's kernel cannot enforce "
@@ -55,26 +57,39 @@ def confine_main(argv: Sequence[str]) -> None:  # pragma: no cover - runs inside
 
         limit = int(spec["max_processes"])
         resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
-    kernel.drop_ptrace_capability()
+    rules = None
     if abi >= 1:
         rules = reach.reach(
-            spec["write"], spec["read"], os.environ.get("PATH", ""), tmpdir, os.path.expanduser("~"), deny and abi >= 4
+            spec["write"],
+            spec["read"],
+            os.environ.get("PATH", ""),
+            tmpdir,
+            os.path.expanduser("~"),
+            deny and abi >= 4,
+            credentials=spec.get("credentials", reach.CREDENTIAL_PATHS),
         )
         if abi < 6:
-            rules = kernel.Ruleset(rules.read, rules.write, rules.devices, rules.deny_network, False)
+            rules = kernel.Ruleset(rules.read, rules.write, rules.devices, rules.deny_network, False, rules.list_only)
+    kernel.drop_capabilities()
+    if rules is not None:
         kernel.restrict_self(rules, abi)
     else:
         kernel.set_no_new_privs()
-    if deny and kernel.seccomp_supported():
-        kernel.NetworkFilter().install()
+    if kernel.seccomp_supported():
+        seccomp.CommandFilter(rules is not None and rules.deny_network).install()
     os.execvp(command[0], command)
 
 
 @lru_cache(maxsize=1)
 def program_text() -> str:
     """kernel.py and reach.py as modules of a standalone program that runs confine_main."""
-    kernel_source = inspect.getsource(kernel)
-    reach_source = inspect.getsource(reach).replace("from secure_shell.sandbox.kernel import", "from kernel import")
+
+    def standalone(module: object) -> str:
+        source = inspect.getsource(module)  # type: ignore[arg-type]
+        return source.replace("from secure_shell.sandbox.kernel import", "from kernel import").replace(
+            "from secure_shell.sandbox import seccomp", "import seccomp"
+        )
+
     return "\n".join(
         [
             "from __future__ import annotations",
@@ -84,8 +99,9 @@ def program_text() -> str:
             "    sys.modules[name] = module",
             "    exec(compile(source, name, 'exec'), module.__dict__)",
             "    return module",
-            f"kernel = _module('kernel', {kernel_source!r})",
-            f"reach = _module('reach', {reach_source!r})",
+            f"seccomp = _module('seccomp', {standalone(seccomp)!r})",
+            f"kernel = _module('kernel', {standalone(kernel)!r})",
+            f"reach = _module('reach', {standalone(reach)!r})",
             f"REFUSED = {REFUSED}",
             inspect.getsource(confine_main),
             "confine_main(sys.argv)",

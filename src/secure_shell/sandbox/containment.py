@@ -4,8 +4,9 @@ Writable: the shell's allowed paths, sandbox.writablePaths, the server's private
 Readable and executable: the system directories, the directories on the command's PATH (with their
 real locations, and a toolchain prefix such as ~/.cargo for a `bin` directory), git's configuration
 in the home directory, the allowed paths and sandbox.readablePaths; never a home directory or a
-filesystem root as a whole. Everything else
-(other projects, ~/.ssh, ~/.aws, browser profiles) can be neither read nor written.
+filesystem root as a whole, and never a credential file (sandbox.credentialPaths), even inside a
+granted directory. Everything else (other projects, ~/.ssh, ~/.aws, browser profiles) can be
+neither read nor written.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Callable
 
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.sandbox.kernel import Ruleset
-from secure_shell.sandbox.reach import reach
+from secure_shell.sandbox.reach import CREDENTIAL_PATHS, reach
 from secure_shell.shells import host_path
 
 
@@ -29,6 +30,7 @@ class SandboxSettings:
     readable_paths: tuple[str, ...]
     writable_paths: tuple[str, ...]
     max_processes: int | None
+    credential_paths: tuple[str, ...] = CREDENTIAL_PATHS
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -37,6 +39,7 @@ class SandboxSettings:
             "readablePaths": list(self.readable_paths),
             "writablePaths": list(self.writable_paths),
             "maxProcesses": self.max_processes,
+            "credentialPaths": list(self.credential_paths),
         }
 
 
@@ -58,4 +61,5 @@ def ruleset_for(
         home,
         settings.network == "deny",
         realpath,
+        settings.credential_paths,
     )

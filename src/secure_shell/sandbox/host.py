@@ -20,6 +20,24 @@ LANDLOCK_FS_ABI = 1  # filesystem rules
 LANDLOCK_NET_ABI = 4  # TCP bind and connect
 LANDLOCK_SCOPE_ABI = 6  # signals and abstract unix sockets
 
+CAPABILITIES_ROOT = "all dropped for each command (bounding, effective, permitted, inheritable, ambient)"
+CAPABILITIES_USER = (
+    "none held by a command (effective, permitted, inheritable and ambient cleared); the bounding set "
+    "stays, as only CAP_SETPCAP may empty it, and no_new_privs keeps any exec from raising a capability"
+)
+MEMORY_MECHANISM = (
+    "RLIMIT_DATA on every process of a command (resources.memoryBytes); no memory cgroup: none is made "
+    "inside a memory cgroup this server did not create"
+)
+# What a contained command still does as uid 0 without a capability, where no namespace pod holds it.
+ROOT_REACHES = (
+    "reads files only root may read beneath the readable directories (system directories, PATH), "
+    "except sandbox.credentialPaths: e.g. /etc/sudoers",
+    "changes the mode, times and user extended attributes of files root owns, anywhere it can name "
+    "them (Landlock governs reads and writes of contents, not attributes): chmod of a system file",
+    "counts against RLIMIT_NPROC with every process of uid 0, where resources.processes sets it",
+)
+
 
 @dataclass(frozen=True)
 class HostSupport:
@@ -31,6 +49,7 @@ class HostSupport:
     pids: PidsControl | None = field(default=None, compare=False)
     launcher_error: str | None = None  # why commands cannot be started through the launcher
     user_processes: int | None = None  # without a cgroup: this user's processes at start (RLIMIT_NPROC base)
+    root: bool = False  # the server runs as uid 0
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -44,6 +63,9 @@ class HostSupport:
             if self.pids
             else ("RLIMIT_NPROC (per user)" if self.user_processes is not None else "not available"),
             "launcher": self.launcher_error or "ok",
+            "capabilities": CAPABILITIES_ROOT if self.root else CAPABILITIES_USER,
+            "memoryLimit": MEMORY_MECHANISM,
+            "rootStillReaches": list(ROOT_REACHES) if self.root else [],
         }
 
 
@@ -53,7 +75,16 @@ def detect() -> HostSupport:
     pids = find_pids_control(os.getpid())
     # Without a cgroup, RLIMIT_NPROC: it counts all of this user's processes and does not bind root.
     user_processes = count_user_processes(os.getuid()) if pids is None and os.geteuid() != 0 else None
-    return HostSupport(True, kernel.landlock_abi(), kernel.seccomp_supported(), pids, None, user_processes)
+    return HostSupport(
+        True, kernel.landlock_abi(), kernel.seccomp_supported(), pids, None, user_processes, os.geteuid() == 0
+    )
+
+
+def root_note(host: HostSupport) -> str | None:
+    """For the start-up lines and `secure-shell sandbox`: what root still reaches, when root runs it."""
+    if not host.root:
+        return None
+    return "running as root: commands hold no capability, yet as uid 0 each " + "; ".join(ROOT_REACHES)
 
 
 def count_user_processes(uid: int) -> int:
@@ -77,6 +108,7 @@ class Enforcement:
     scoping: bool
     pids: bool
     missing: tuple[str, ...]  # what the settings ask for and this host cannot do
+    syscalls: bool = False  # the seccomp filter (seccomp.py): terminals, other processes, keyring, mounts
     inside_distribution: bool = False  # WSL: applied in the distribution by its kernel, per command
     nproc_limit: int | None = None  # RLIMIT_NPROC to set when there is no cgroup (per user)
 
@@ -90,6 +122,7 @@ class Enforcement:
             "networkDenied": self.network,
             "scoping": self.scoping,
             "pidsLimit": self.pids,
+            "syscallFilter": self.syscalls,
             "notEnforced": list(self.missing),
             "where": "inside the WSL distribution, for each command" if self.inside_distribution else "host",
         }
@@ -103,7 +136,13 @@ def enforcement(settings: SandboxSettings, host: HostSupport, wsl: bool = False)
         return Enforcement(False, False, False, False, ())
     if wsl:
         return Enforcement(
-            True, settings.network == "deny", True, settings.max_processes is not None, (), inside_distribution=True
+            True,
+            settings.network == "deny",
+            True,
+            settings.max_processes is not None,
+            (),
+            syscalls=True,
+            inside_distribution=True,
         )
     missing = []
     usable = host.linux and host.launcher_error is None
@@ -124,6 +163,9 @@ def enforcement(settings: SandboxSettings, host: HostSupport, wsl: bool = False)
     scoping = usable and host.landlock_abi >= LANDLOCK_SCOPE_ABI
     if not scoping:
         missing.append("signal and abstract-socket scoping (Landlock ABI 6)")
+    syscalls = usable and host.seccomp
+    if not syscalls:
+        missing.append("system-call filter (seccomp): terminals, other processes, keyring, mounts")
     pids = usable and settings.max_processes is not None and host.pids is not None
     nproc = None
     if settings.max_processes is not None and not pids:
@@ -135,4 +177,4 @@ def enforcement(settings: SandboxSettings, host: HostSupport, wsl: bool = False)
             )
         else:
             missing.append("per-command process limit (no cgroup this server can manage)")
-    return Enforcement(filesystem, network, scoping, pids, tuple(missing), nproc_limit=nproc)
+    return Enforcement(filesystem, network, scoping, pids, tuple(missing), syscalls, nproc_limit=nproc)

@@ -1,4 +1,4 @@
-"""Linux kernel interfaces for containment, through ctypes: Landlock, seccomp, prctl.
+"""Linux kernel interfaces for containment, through ctypes: Landlock, capabilities, prctl.
 
 Landlock (Documentation/userspace-api/landlock.rst) needs no privilege and no namespace: a process
 builds a ruleset of what it may still do and restricts itself; every process it starts inherits the
@@ -7,18 +7,19 @@ links and renames), 3 TRUNCATE, 4 TCP bind and connect, 5 device ioctls, 6 scopi
 abstract unix sockets. Everything here runs in the command's own process between fork and exec (in
 the launcher's child, which has one thread), so nothing takes a lock another thread may hold.
 
-The seccomp filter closes what Landlock's network rules do not cover: sockets other than TCP (UDP,
-raw, SCTP, packet, netlink), io_uring, which could create sockets without the socket() call, and
-TCP Fast Open (sendto/sendmsg with MSG_FASTOPEN connects without passing Landlock's connect check).
+What Landlock does not govern (other sockets, listen, terminals, other processes, the keyring,
+mounts) is refused by the seccomp filter in seccomp.py.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
-import platform
 import struct
 from dataclasses import dataclass
+from typing import Any
+
+from secure_shell.sandbox import seccomp
 
 SYS_LANDLOCK_CREATE_RULESET = 444  # the same number on every architecture
 SYS_LANDLOCK_ADD_RULE = 445
@@ -56,9 +57,11 @@ FILE_ONLY = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_D
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
-CAP_SYS_PTRACE = 19
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+CAPABILITY_NUMBERS = 64  # past the kernel's last capability a drop fails with EINVAL: ignored
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+EPERM, EINVAL = 1, 22
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -78,6 +81,10 @@ def landlock_abi() -> int:
     return max(int(version), 0)
 
 
+def seccomp_supported() -> bool:
+    return seccomp.supported()
+
+
 def fs_rights(abi: int) -> int:
     return FS_BY_ABI[max(k for k in FS_BY_ABI if k <= abi)] if abi >= 1 else 0
 
@@ -91,6 +98,32 @@ class Ruleset:
     devices: tuple[str, ...]  # device files that may be read, written and ioctl'd (null, tty ...)
     deny_network: bool
     scope: bool  # signals and abstract unix sockets limited to the command's own domain
+    list_only: tuple[str, ...] = ()  # directories whose names may be listed, not read (a credential is inside)
+
+    def to_wire(self) -> dict[str, Any]:
+        """As JSON for the launcher (from_wire() reads it back)."""
+        return {
+            "read": list(self.read),
+            "write": list(self.write),
+            "devices": list(self.devices),
+            "deny_network": self.deny_network,
+            "scope": self.scope,
+            "list_only": list(self.list_only),
+        }
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Ruleset:
+        return cls(
+            tuple(data["read"]),
+            tuple(data["write"]),
+            tuple(data["devices"]),
+            bool(data["deny_network"]),
+            bool(data["scope"]),
+            tuple(data.get("list_only", ())),
+        )
+
+    def with_devices(self, *extra: str) -> Ruleset:
+        return Ruleset(self.read, self.write, (*self.devices, *extra), self.deny_network, self.scope, self.list_only)
 
 
 def build_ruleset(ruleset: Ruleset, abi: int) -> int:
@@ -113,6 +146,8 @@ def build_ruleset(ruleset: Ruleset, abi: int) -> int:
             _add_path(fd, path, handled_fs)
         for path in ruleset.devices:
             _add_path(fd, path, (FS_READ_FILE | FS_WRITE_FILE | FS_IOCTL_DEV | FS_TRUNCATE) & handled_fs)
+        for path in ruleset.list_only:
+            _add_path(fd, path, FS_READ_DIR & handled_fs)
     except BaseException:
         os.close(fd)
         raise
@@ -170,118 +205,51 @@ def make_undumpable() -> None:
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
-def drop_ptrace_capability() -> None:
-    """Remove CAP_SYS_PTRACE from the bounding set (a root command then cannot read an undumpable
-    process's memory or environment either); without CAP_SETPCAP there is nothing to drop."""
-    _libc.prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE, 0, 0, 0)
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities() -> None:
+    """Leave the calling process no capability, now or after exec: the bounding set emptied (that
+    needs CAP_SETPCAP, which only a privileged server has; an ordinary user's bounding set stays,
+    inert under no_new_privs, which lets no exec raise anything), the ambient set cleared, and the
+    effective, permitted and inheritable sets zeroed. A root command is then uid 0 without
+    privilege: file permission bits bind it like anyone else. Raises when a capability remains."""
+    for number in range(CAPABILITY_NUMBERS):
+        if _libc.prctl(PR_CAPBSET_DROP, number, 0, 0, 0) != 0:
+            failed = ctypes.get_errno()
+            if failed == EPERM:
+                break  # no CAP_SETPCAP: nothing here can be dropped from the bounding set
+            if failed != EINVAL:
+                raise _error("prctl(PR_CAPBSET_DROP)")
+    if _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 and ctypes.get_errno() != EINVAL:
+        raise _error("prctl(PR_CAP_AMBIENT_CLEAR_ALL)")
+    header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
+    none = (_CapData * 2)()
+    if _libc.capset(ctypes.byref(header), none) != 0:
+        raise _error("capset")
+    left = (_CapData * 2)()
+    if _libc.capget(ctypes.byref(header), left) != 0:
+        raise _error("capget")
+    if any(d.effective or d.permitted or d.inheritable for d in left):
+        raise KernelError(EPERM, "capabilities remain after dropping them all")
+
+
+def capability_sets(pid: str = "self") -> dict[str, int]:
+    """CapInh, CapPrm, CapEff, CapBnd and CapAmb of a process, from /proc (for reports and tests)."""
+    sets = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            name, _, value = line.partition(":")
+            if name.startswith("Cap"):
+                sets[name] = int(value, 16)
+    return sets
 
 
 def _error(what: str) -> KernelError:
     number = ctypes.get_errno()
     return KernelError(number, f"{what}: {os.strerror(number)}")
-
-
-# --- seccomp: sockets other than TCP, and io_uring ---------------------------------------------
-
-AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-SYSCALLS = {
-    "x86_64": {"socket": 41, "io_uring_setup": 425, "sendto": 44, "sendmsg": 46, "sendmmsg": 307},
-    "aarch64": {"socket": 198, "io_uring_setup": 425, "sendto": 206, "sendmsg": 211, "sendmmsg": 269},
-}
-MSG_FASTOPEN = 0x20000000
-AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
-SOCK_STREAM = 1
-SOCK_TYPE_MASK = 0xF  # without SOCK_NONBLOCK and SOCK_CLOEXEC
-IPPROTO_TCP = 6
-EACCES = 13
-EAFNOSUPPORT = 97
-SECCOMP_RET_ALLOW = 0x7FFF0000
-SECCOMP_RET_ERRNO = 0x00050000
-X32_SYSCALL_BIT = 0x40000000
-
-BPF_LD_W_ABS = 0x20
-BPF_JMP_JEQ_K = 0x15
-BPF_JMP_JGE_K = 0x35
-BPF_ALU_AND_K = 0x54
-BPF_RET_K = 0x06
-
-
-def seccomp_supported() -> bool:
-    return platform.machine() in AUDIT_ARCH
-
-
-def network_filter(machine: str) -> bytes:
-    """A seccomp program: AF_UNIX sockets and TCP over IPv4/IPv6 pass (Landlock rules TCP); every
-    other socket family, type and protocol, io_uring, and sends that would open a connection
-    (MSG_FASTOPEN) fail with EACCES / EAFNOSUPPORT."""
-    numbers = SYSCALLS[machine]
-    # (label, code, k, jump-if-true label, jump-if-false label); None falls through.
-    program: list[tuple[str | None, int, int, str | None, str | None]] = [
-        (None, BPF_LD_W_ABS, 4, None, None),  # the architecture
-        (None, BPF_JMP_JEQ_K, AUDIT_ARCH[machine], None, "deny"),  # another ABI (i386, x32): refuse
-        (None, BPF_LD_W_ABS, 0, None, None),  # the syscall number
-        (None, BPF_JMP_JGE_K, X32_SYSCALL_BIT, "deny", None),
-        (None, BPF_JMP_JEQ_K, numbers["socket"], "socket", None),
-        (None, BPF_JMP_JEQ_K, numbers["sendto"], "flags4", None),
-        (None, BPF_JMP_JEQ_K, numbers["sendmmsg"], "flags4", None),
-        (None, BPF_JMP_JEQ_K, numbers["sendmsg"], "flags3", None),
-        (None, BPF_JMP_JEQ_K, numbers["io_uring_setup"], "deny", "allow"),
-        ("socket", BPF_LD_W_ABS, 16, None, None),  # domain
-        (None, BPF_JMP_JEQ_K, AF_UNIX, "allow", None),
-        (None, BPF_JMP_JEQ_K, AF_INET, "type", None),
-        (None, BPF_JMP_JEQ_K, AF_INET6, "type", "deny_family"),
-        ("type", BPF_LD_W_ABS, 24, None, None),
-        (None, BPF_ALU_AND_K, SOCK_TYPE_MASK, None, None),
-        (None, BPF_JMP_JEQ_K, SOCK_STREAM, None, "deny"),
-        (None, BPF_LD_W_ABS, 32, None, None),  # protocol: 0 or TCP
-        (None, BPF_JMP_JEQ_K, 0, "allow", None),
-        (None, BPF_JMP_JEQ_K, IPPROTO_TCP, "allow", "deny"),
-        ("flags3", BPF_LD_W_ABS, 32, None, None),  # sendmsg's flags
-        (None, BPF_JMP_JEQ_K, 0, "fastopen", "fastopen"),
-        ("flags4", BPF_LD_W_ABS, 40, None, None),  # sendto's and sendmmsg's flags
-        ("fastopen", BPF_ALU_AND_K, MSG_FASTOPEN, None, None),
-        (None, BPF_JMP_JEQ_K, 0, "allow", "deny"),
-        ("allow", BPF_RET_K, SECCOMP_RET_ALLOW, None, None),
-        ("deny", BPF_RET_K, SECCOMP_RET_ERRNO | EACCES, None, None),
-        ("deny_family", BPF_RET_K, SECCOMP_RET_ERRNO | EAFNOSUPPORT, None, None),
-    ]
-    return assemble(program)
-
-
-def assemble(program: list[tuple[str | None, int, int, str | None, str | None]]) -> bytes:
-    """Classic BPF with labels: a jump names the instruction it goes to (None: the next one)."""
-    where = {label: index for index, (label, *_rest) in enumerate(program) if label is not None}
-    code = bytearray()
-    for index, (_, op, k, if_true, if_false) in enumerate(program):
-        jt = where[if_true] - index - 1 if if_true else 0
-        jf = where[if_false] - index - 1 if if_false else 0
-        if not (0 <= jt < 256 and 0 <= jf < 256):
-            raise ValueError(f"BPF jump out of range at instruction {index}")
-        code += struct.pack("=HBBI", op, jt, jf, k)
-    return bytes(code)
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
-class NetworkFilter:
-    """The network filter, built once (in the launcher, before any fork); install() in the child is
-    one prctl."""
-
-    def __init__(self) -> None:
-        machine = platform.machine()
-        if machine not in AUDIT_ARCH:
-            raise KernelError(0, f"no seccomp filter for {machine}")
-        code = network_filter(machine)
-        self._code = ctypes.create_string_buffer(code, len(code))
-        self._program = _SockFprog(len(code) // 8, ctypes.cast(self._code, ctypes.c_void_p))
-
-    def install(self) -> None:
-        """Load it into the calling process (no_new_privs must be set already)."""
-        if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(self._program), 0, 0) != 0:
-            raise _error("seccomp filter")
-
-
-def install_network_filter() -> None:
-    NetworkFilter().install()

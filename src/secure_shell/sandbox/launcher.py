@@ -6,7 +6,8 @@ launcher is started once, as a fresh interpreter that imports only the standard 
 `kernel`, and for each command it forks itself (a few megabytes, one thread) and in the child: a new
 session, the pipes as stdout and stderr, /dev/null as stdin (an interactive command's pipe or
 terminal when it has one), the working directory, the resource
-limits, the cgroup, then no_new_privs, Landlock and the seccomp network filter, and exec.
+limits, the cgroup, then every capability dropped, no_new_privs, Landlock (a terminal command's
+domain adds its own /dev/pts/N) and the seccomp filter, and exec.
 
 It is also the child subreaper, so a command's descendants that leave its process group are
 adopted here; the server asks it to sweep them (kill and reap those carrying a run's tag). A
@@ -35,7 +36,7 @@ import time
 from typing import Any, NoReturn
 
 from secure_shell import process_tree
-from secure_shell.sandbox import kernel
+from secure_shell.sandbox import kernel, seccomp
 
 MAX_MESSAGE = 4 << 20
 PR_SET_CHILD_SUBREAPER = 36
@@ -105,11 +106,9 @@ def _receive(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
 def _handle(message: dict[str, Any], fds: list[int], leaders: set[int], rulesets: dict[int, int]) -> dict[str, Any]:
     op = message["op"]
     if op == "define":  # a ruleset, built once; spawns name it by its id
-        spec = message["ruleset"]
-        ruleset = kernel.Ruleset(
-            tuple(spec["read"]), tuple(spec["write"]), tuple(spec["devices"]), spec["deny_network"], spec["scope"]
-        )
+        ruleset = kernel.Ruleset.from_wire(message["ruleset"])
         rulesets[int(message["id"])] = kernel.build_ruleset(ruleset, int(message["abi"]))
+        _DEFINED[int(message["id"])] = (ruleset, int(message["abi"]))
         return {"id": message["id"]}
     if op == "spawn":
         pid = _spawn(message, fds, rulesets)
@@ -137,7 +136,7 @@ def _spawn(message: dict[str, Any], fds: list[int], rulesets: dict[int, int]) ->
         program = argv[0] if "/" in argv[0] else _which(argv[0], env.get("PATH", os.defpath))
     except OSError as exc:
         raise _SpawnFailure({"errno": exc.errno or 2, "error": exc.strerror or str(exc), "step": "exec"}) from None
-    network_filter = _network_filter() if message.get("seccomp") else None
+    network_filter = _command_filter(message.get("seccomp"))
     errors_read, errors_write = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
     if pid == 0:  # the command's process: only system calls from here to exec
@@ -181,7 +180,7 @@ def _become_command(
     env: dict[str, str],
     streams: tuple[int | None, int, int],
     ruleset_fd: int | None,
-    network_filter: kernel.NetworkFilter | None,
+    network_filter: seccomp.CommandFilter | None,
     step: list[str],
 ) -> None:
     """In the forked child. Every descriptor of the launcher is close-on-exec; dup2 onto 0-2 clears it."""
@@ -212,10 +211,20 @@ def _become_command(
         os.write(procs, b"0")
         os.close(procs)
     step[0] = "landlock"
+    if ruleset_fd is not None and message.get("terminal"):
+        # this command's own terminal and no other: a domain of its own, built here while the
+        # capabilities that may be needed to open its paths are still held (fork shares the
+        # launcher's ruleset object, which must not grow)
+        ruleset, abi = _DEFINED[int(message["ruleset"])]
+        ruleset_fd = kernel.build_ruleset(ruleset.with_devices(os.ttyname(0)), abi)
+    contained = ruleset_fd is not None or message.get("no_new_privs")
+    if contained:
+        step[0] = "capabilities"  # after the cgroup join and the rules: the last steps that may need one
+        kernel.drop_capabilities()
+    step[0] = "landlock"
     if ruleset_fd is not None:
-        kernel.drop_ptrace_capability()
         kernel.restrict_with(ruleset_fd)
-    elif message.get("no_new_privs"):
+    elif contained:
         kernel.set_no_new_privs()
     step[0] = "seccomp"
     if network_filter is not None:
@@ -224,13 +233,18 @@ def _become_command(
     os.execve(program, argv, env)
 
 
-_FILTER: list[kernel.NetworkFilter] = []
+_FILTERS: dict[bool, seccomp.CommandFilter] = {}
+_DEFINED: dict[int, tuple[kernel.Ruleset, int]] = {}  # the rulesets by id, for a terminal's own domain
 
 
-def _network_filter() -> kernel.NetworkFilter:
-    if not _FILTER:
-        _FILTER.append(kernel.NetworkFilter())
-    return _FILTER[0]
+def _command_filter(kind: object) -> seccomp.CommandFilter | None:
+    """The seccomp filter a spawn names: "network" (the network denied too), "base", or none."""
+    if not kind:
+        return None
+    deny_network = kind != "base"
+    if deny_network not in _FILTERS:
+        _FILTERS[deny_network] = seccomp.CommandFilter(deny_network)
+    return _FILTERS[deny_network]
 
 
 def _which(name: str, path: str) -> str:

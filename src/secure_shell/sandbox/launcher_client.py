@@ -39,7 +39,7 @@ class Confinement:
 
     ruleset: Ruleset | None = None  # Landlock (and no_new_privs) when set
     abi: int = 0
-    seccomp: bool = False  # the network filter (sockets other than TCP and unix)
+    seccomp: bool = False  # the command filter (seccomp.py); with the network part when the ruleset denies it
     cgroup: str | None = None  # a cgroup directory to join (its pids limit)
     no_new_privs: bool = True
     nproc: int | None = None  # RLIMIT_NPROC, where no cgroup can be made
@@ -58,7 +58,11 @@ class Confinement:
     def to_message(self, ruleset_id: int | None) -> dict[str, Any]:
         return {
             "ruleset": ruleset_id,
-            "seccomp": self.seccomp,
+            "seccomp": (
+                ("network" if self.ruleset is not None and self.ruleset.deny_network else "base")
+                if self.seccomp
+                else None
+            ),
             "cgroup": self.cgroup,
             "no_new_privs": self.no_new_privs,
             "nproc": self.nproc,
@@ -179,13 +183,7 @@ class Launcher:
                         "op": "define",
                         "id": found,
                         "abi": abi,
-                        "ruleset": {
-                            "read": list(ruleset.read),
-                            "write": list(ruleset.write),
-                            "devices": list(ruleset.devices),
-                            "deny_network": ruleset.deny_network,
-                            "scope": ruleset.scope,
-                        },
+                        "ruleset": ruleset.to_wire(),
                     }
                 )
                 self._ruleset_ids[key] = found

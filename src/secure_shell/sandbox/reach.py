@@ -1,12 +1,20 @@
 """What a contained command may reach, from its writable paths and its environment: the rules
 every shell's Landlock domain is made of. Standard library only, so that the same code also runs
 inside a WSL distribution (confine.py).
+
+Credential files (CREDENTIAL_PATHS, configurable as sandbox.credentialPaths) are never granted,
+whatever grant would include them: a directory that holds one (`~/.cargo` for
+`~/.cargo/credentials.toml` when `~/.cargo/bin` is on PATH, `/etc` for `/etc/shadow`) is granted
+entry by entry instead, the credential left out, and the directory itself may only be listed.
+Landlock grants a directory's rights to everything beneath it, so this is the only way to leave a
+hole in a grant; an entry created in such a directory after the rules were made is not reachable.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
-from typing import Callable
+from typing import Callable, Sequence
 
 from secure_shell.sandbox.kernel import Ruleset
 
@@ -27,12 +35,40 @@ SYSTEM_READ = (
     "/nix/store",
 )
 # Devices a command may read, write and ioctl: not the disks.
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/pts", "/dev/ptmx")
+# A terminal command also gets its own /dev/pts/N (launcher.py); no command gets /dev/pts as a whole,
+# where every other terminal of the machine is. /dev/ptmx makes new terminals, never opens old ones.
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx")
 SHARED_WRITABLE = ("/dev/shm",)
 # Read-only configuration in the home directory that everyday tools fail without (git refuses to run
 # when it cannot read an existing ~/.gitconfig); credentials files stay unreadable.
 HOME_READABLE = (".gitconfig", ".config/git")
 TOOLCHAIN_BIN_NAMES = ("bin", "sbin", "shims")
+# Never readable or writable by a command ("~/" is the home directory; only the last part of a path
+# may hold a * ? [...] pattern). A glob matches every file it names, present or made later.
+CREDENTIAL_PATHS = (
+    "~/.ssh",
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.kube",
+    "~/.cargo/credentials*",
+    "~/.netrc",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.git-credentials",
+    "~/.config/git/credentials",
+    "~/.docker/config.json",
+    "~/.config/gh",
+    "~/.gnupg",
+    "~/.password-store",
+    "~/.local/share/keyrings",
+    "~/.local/share/kwalletd",
+    "/etc/shadow*",
+    "/etc/gshadow*",
+    "/etc/ssh/ssh_host_*key",
+    "/etc/ssl/private",
+)
+MAX_ENTRIES = 10000  # of one directory granted entry by entry; past it, none of them
 
 
 def reach(
@@ -43,20 +79,83 @@ def reach(
     home: str,
     deny_network: bool,
     realpath: Callable[[str], str] = os.path.realpath,
+    credentials: Sequence[str] = CREDENTIAL_PATHS,
+    listdir: Callable[[str], list[str]] = os.listdir,
 ) -> Ruleset:
     """Write beneath `writable`, TMPDIR and /dev/shm; read and execute the system directories, PATH's
-    directories, git's configuration in `home` and `readable`; the terminal and null devices."""
+    directories, git's configuration in `home` and `readable`; the null devices and /dev/tty; never
+    a credential file (`credentials`)."""
     write = _unique([*writable, tmpdir, *SHARED_WRITABLE], realpath)
     home_files = [os.path.join(home, name) for name in HOME_READABLE]
     read_candidates = [*SYSTEM_READ, *_path_directories(path_env, home, realpath), *home_files, *readable]
     read = _unique([p for p in read_candidates if not _too_broad(p, home, realpath)], realpath)
+    read = [p for p in read if p not in write]
+    hidden = credential_patterns(credentials, home, realpath)
+    listed: dict[str, None] = {}
     return Ruleset(
-        read=tuple(p for p in read if p not in write),
-        write=tuple(write),
+        read=tuple(_without(read, hidden, listed, realpath, listdir)),
+        write=tuple(_without(write, hidden, listed, realpath, listdir)),
         devices=DEVICES,
         deny_network=deny_network,
         scope=True,
+        list_only=tuple(listed),
     )
+
+
+def credential_patterns(
+    entries: Sequence[str], home: str, realpath: Callable[[str], str] = os.path.realpath
+) -> list[tuple[str, str]]:
+    """(real directory, name pattern) for each credential entry, by the home directory's real path."""
+    patterns = []
+    for entry in entries:
+        path = os.path.join(home, entry[2:]) if entry.startswith("~/") else entry
+        directory, name = os.path.split(os.path.normpath(path))
+        if name:
+            patterns.append((realpath(directory), name))
+    return patterns
+
+
+def is_credential(path: str, patterns: list[tuple[str, str]]) -> bool:
+    """`path` (real) is a credential or lies beneath one."""
+    while True:
+        directory, name = os.path.split(path)
+        if not name:
+            return False
+        if any(directory == d and fnmatch.fnmatchcase(name, n) for d, n in patterns):
+            return True
+        path = directory
+
+
+def _without(
+    paths: list[str],
+    hidden: list[tuple[str, str]],
+    listed: dict[str, None],
+    realpath: Callable[[str], str],
+    listdir: Callable[[str], list[str]],
+) -> list[str]:
+    """`paths` with every credential left out: a path holding one becomes its entries (recursively
+    along the way to the credential), and itself goes into `listed`."""
+    granted: list[str] = []
+    pending: list[tuple[str, str | None]] = [(path, None) for path in paths]
+    while pending:
+        given, parent = pending.pop(0)
+        path = realpath(given)
+        if parent is not None and not path.startswith(parent):
+            continue  # a link out of a split directory: its grant never reached its target
+        if is_credential(path, hidden):
+            continue
+        inside = path.rstrip("/") + "/"
+        if not any(d == path or d.startswith(inside) for d, _ in hidden):
+            granted.append(path)
+            continue
+        try:
+            names = listdir(path)
+        except OSError:
+            continue  # not here or not readable: nothing to grant
+        listed[path] = None
+        if len(names) <= MAX_ENTRIES:
+            pending.extend((os.path.join(path, name), inside) for name in sorted(names))
+    return list(dict.fromkeys(granted))
 
 
 def _path_directories(path_env: str, home: str, realpath: Callable[[str], str]) -> list[str]:
