@@ -44,6 +44,7 @@ from secure_shell.replies import (
 )
 from secure_shell.runner import Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
+from secure_shell.sandbox.limits import LimitSettings, limit_note
 from secure_shell.shells import ShellKind
 
 PROGRESS_EVERY = 1.0
@@ -147,8 +148,31 @@ class ShellTools:
             lines_wanted,
             seconds,
             self.config.logging.max_return_bytes,
-            containment_note(result.execution, result.outcome, result.confinement),
+            "\n".join(
+                note
+                for note in (
+                    containment_note(result.execution, result.outcome, result.confinement),
+                    self._limit_note(kind, result.execution, result.outcome),
+                )
+                if note
+            )
+            or None,
         )
+
+    def _limit_note(self, kind: ShellKind, execution: Execution, outcome: Outcome) -> Optional[str]:
+        """Names the configured limit a failed command ran into (sandbox/limits.py)."""
+        r, settings = self.config.resources, self.config.sandbox[kind]
+        limits = LimitSettings(
+            r.memory_bytes,
+            r.address_space_bytes,
+            r.cpu_seconds,
+            r.file_size_bytes,
+            r.open_files,
+            r.processes,
+            settings.max_processes if settings.mode != "off" else None,
+        )
+        tail = [line.text for line in execution.buffer.line_range(-50, None, 50, 1 << 16).lines]
+        return limit_note(outcome.exit_code, outcome.timed_out, tail, limits)
 
     async def _run_foreground(
         self,

@@ -1,0 +1,422 @@
+"""The holes the Landlock-only layer closes on every host, attacked as an agent would: through the
+real server over stdio, from commands the policy allows, against canaries outside (a pty running a
+shell, a process holding a secret in its environment, a credentials file beside a PATH entry, the
+server's own pid and environment, the user keyring). Each attack is refused under `mode: auto` and
+gets through under `mode: off` (so the test measures the sandbox), with the server running as root
+and as an ordinary user (a created uid when the tests run as root)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import pwd
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from secure_shell.sandbox import kernel
+
+pytestmark = pytest.mark.skipif(
+    kernel.landlock_abi() < 6 or not kernel.seccomp_supported(), reason="needs Linux with Landlock ABI 6 and seccomp"
+)
+
+ROOT = os.geteuid() == 0
+REPO = Path(__file__).resolve().parents[1]
+TEST_USER = "secure-shell-test"
+SYSTEM_PYTHON = "/usr/bin/python3"
+LEGACY_TIOCSTI = Path("/proc/sys/dev/tty/legacy_tiocsti")
+
+# Each attack prints one JSON line: {"attack": name, "ok": whether it got through, "detail": ...}.
+PROBE = r"""import ctypes, fcntl, json, os, resource, socket, termios
+targets = json.load(open("targets.json"))
+def report(attack, ok, detail=""):
+    print(json.dumps({"attack": attack, "ok": ok, "detail": str(detail)}), flush=True)
+def attempt(attack, action):
+    try:
+        result = action()
+        report(attack, True, result)
+    except OSError as exc:
+        report(attack, False, exc.strerror)
+status = dict(line.split(":", 1) for line in open("/proc/self/status") if line.startswith("Cap"))
+report("capabilities", int(status["CapEff"], 16) != 0, json.dumps({k: int(v, 16) for k, v in status.items()}))
+server = int(open(f"/proc/{os.getppid()}/stat").read().rsplit(")", 1)[1].split()[1])  # the launcher's parent
+def environ(pid, mark):
+    return mark in open(f"/proc/{pid}/environ", "rb").read().decode(errors="replace") or 1 / 0
+attempt("server environ", lambda: environ(server, targets["server_mark"]))
+attempt("canary environ", lambda: environ(targets["canary_pid"], targets["canary_mark"]))
+attempt("credentials", lambda: open(targets["home"] + "/.cargo/credentials.toml").read().strip())
+attempt("sibling of credentials", lambda: open(targets["home"] + "/.cargo/config.toml").read().strip())
+def prlimit():
+    current = resource.prlimit(server, resource.RLIMIT_CORE)
+    return resource.prlimit(server, resource.RLIMIT_CORE, current)  # set, unchanged: harmless if it works
+attempt("prlimit server", prlimit)
+def listen():
+    sock = socket.socket()
+    sock.listen(1)
+    port = sock.getsockname()
+    sock.close()
+    return port
+attempt("listen", listen)
+libc = ctypes.CDLL(None, use_errno=True)
+def keyctl():
+    number = libc.syscall(250 if os.uname().machine == "x86_64" else 219, 0, -4, 1)  # the user keyring's id
+    if number < 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    return number
+attempt("keyctl", keyctl)
+attempt("shadow", lambda: open("/etc/shadow").read(1))
+def terminal():
+    fd = os.open(targets["pts"], os.O_RDWR | os.O_NOCTTY)
+    os.write(fd, b"WRITTEN-INTO-ANOTHER-TERMINAL\r\n")
+    if os.geteuid() == 0:  # root types a command into the shell there
+        for byte in ("touch " + targets["typed"] + "\n").encode():
+            fcntl.ioctl(fd, termios.TIOCSTI, bytes([byte]))
+    return "opened"
+attempt("terminal", terminal)
+"""
+
+# Types into its own terminal: the seccomp filter refuses TIOCSTI whatever the terminal.
+OWN_TERMINAL = """import fcntl, termios
+try:
+    fcntl.ioctl(0, termios.TIOCSTI, b"x")
+    print("injected")
+except OSError as exc:
+    print("tiocsti", exc.strerror)
+"""
+ALLOCATE = "data = bytearray(600 << 20)\nprint('allocated', len(data) >> 20, 'MiB')\n"
+
+
+@dataclass
+class Identity:
+    """Who the server runs as, and how to start it as them."""
+
+    name: str
+    uid: int
+    gid: int
+    prefix: list[str] = field(default_factory=list)  # the server's command before `-m secure_shell`
+    python_path: str | None = None
+
+
+@functools.cache
+def identity(who: str) -> Identity:
+    if who == "root":
+        if not ROOT:
+            pytest.skip("the server can run as root only when the tests do")
+        return Identity("root", 0, 0, [sys.executable])
+    if not ROOT:
+        entry = pwd.getpwuid(os.getuid())
+        return Identity(entry.pw_name, entry.pw_uid, entry.pw_gid, [sys.executable])
+    return created_user()
+
+
+def created_user() -> Identity:
+    """An ordinary uid for the server. The test interpreter may live where that user cannot go (under
+    /root), so the server runs on the system's python3 of the same version, with this checkout's
+    sources and dependencies on its path (a venv's .pth file: the launcher runs with -I)."""
+    probe = subprocess.run(
+        [SYSTEM_PYTHON, "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True
+    )
+    if probe.returncode != 0 or probe.stdout.strip() != str(sys.version_info[:2]):
+        pytest.skip(f"{SYSTEM_PYTHON} is missing or not Python {sys.version_info[:2]}")
+    try:
+        entry = pwd.getpwnam(TEST_USER)
+    except KeyError:
+        if shutil.which("useradd") is None:
+            pytest.skip("no useradd to create an ordinary user")
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", TEST_USER], check=True
+        )
+        entry = pwd.getpwnam(TEST_USER)
+    venv = Path(tempfile.mkdtemp(prefix="secure-shell-user-venv-"))
+    os.chmod(venv, 0o755)
+    subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python3*/site-packages"))
+    dependencies = next(Path(sys.prefix).glob("lib/python3*/site-packages"))
+    (site / "secure_shell_checkout.pth").write_text(f"{REPO / 'src'}\n{dependencies}\n")
+    setpriv = ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", "--"]
+    return Identity(entry.pw_name, entry.pw_uid, entry.pw_gid, [*setpriv, str(venv / "bin" / "python3")])
+
+
+@dataclass
+class Places:
+    base: Path
+    project: Path
+    home: Path
+    canary: Path
+    config: Path
+
+
+def places(who: Identity, mode: str, memory: str = "268435456") -> Places:
+    base = Path(tempfile.mkdtemp(prefix="secure-shell-holes-"))
+    project, home, canary = base / "project", base / "home", base / "canary"
+    (home / ".cargo" / "bin").mkdir(parents=True)
+    (home / ".cargo" / "credentials.toml").write_text('[registry]\ntoken = "cio-SECRET-TOKEN"\n')
+    (home / ".cargo" / "config.toml").write_text("[build]\njobs = 2\n")
+    project.mkdir()
+    canary.mkdir()
+    config = base / "policy.yaml"
+    config.write_text(
+        "global:\n"
+        "  security:\n    enableInjectionProtection: false\n"
+        "  restrictions:\n    blockedCommands: []\n    blockedOperators: []\n    blockedArguments: []\n"
+        f"  paths:\n    allowedPaths: ['{project}']\n"
+        f"  sandbox:\n    mode: '{mode}'\n    readablePaths: ['{REPO / 'src'}']\n"
+        f"  resources:\n    memoryBytes: {memory}\n"
+    )
+    for path in [base, *base.rglob("*")]:
+        if path != config:  # the policy stays root's: the server may read it, commands may not write it
+            os.chown(path, who.uid, who.gid)
+    os.chmod(base, 0o755)
+    return Places(base, project, home, canary, config)
+
+
+def server_for(who: Identity, where: Places, server_mark: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=who.prefix[0],
+        args=[*who.prefix[1:], "-m", "secure_shell", "--config", str(where.config)],
+        cwd=str(where.project),
+        env={
+            "HOME": str(where.home),
+            "USER": who.name,
+            "PATH": f"{where.home}/.cargo/bin:/usr/local/bin:/usr/bin:/bin",
+            "XDG_CONFIG_HOME": str(where.base / ".xdg"),
+            "XDG_STATE_HOME": str(where.base / ".state"),
+            "PYTHONUNBUFFERED": "1",
+            "SECURE_SHELL_TEST_SECRET": server_mark,
+        },
+    )
+
+
+class OutsideTerminal:
+    """A pty with a shell on it, as a person's terminal of the server's user; what is written to the
+    terminal is collected from its master side."""
+
+    def __init__(self, who: Identity, cwd: Path) -> None:
+        self.master, slave = os.openpty()
+        self.path = os.ttyname(slave)
+        os.fchown(slave, who.uid, -1)
+        self.shell = subprocess.Popen(
+            ["sh"],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=cwd,
+            env={"PATH": "/usr/bin:/bin", "PS1": "$ "},
+            user=who.uid,
+            group=who.gid,
+            extra_groups=[],
+            start_new_session=True,
+        )
+        os.close(slave)
+        self.seen = bytearray()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.seen += chunk
+
+    def close(self) -> None:
+        self.shell.kill()
+        self.shell.wait()
+        os.close(self.master)
+        self._reader.join(5)
+
+
+@dataclass
+class Measurement:
+    attacks: dict[str, dict[str, Any]]
+    own_terminal: str
+    memory_reply: str
+    typed: bool  # the command typed into the outside shell, which ran it
+    terminal_text: str
+
+
+async def until_ended(client: Client, execution_id: str, seconds: float = 30) -> str:
+    with anyio.fail_after(seconds):
+        while True:
+            listed = await client.call_tool("list_commands", {})
+            entry = next(c for c in listed.structured_content["commands"] if c["executionId"] == execution_id)
+            if entry["status"] != "running":
+                output = await client.call_tool("get_command_output", {"executionId": execution_id})
+                return "\n".join(line["text"] for line in output.structured_content["lines"])
+            await anyio.sleep(0.05)
+
+
+@functools.cache
+def measure(who_name: str, mode: str) -> Measurement:
+    """Every attack once per (server user, mode), through one server."""
+    who = identity(who_name)
+    where = places(who, mode)
+    server_mark, canary_mark = f"server-{secrets.token_hex(8)}", f"canary-{secrets.token_hex(8)}"
+    canary = subprocess.Popen(
+        ["sleep", "300"], env={"CANARY_SECRET": canary_mark}, user=who.uid, group=who.gid, extra_groups=[]
+    )
+    terminal = OutsideTerminal(who, where.canary)
+    typed = where.canary / "typed"
+    targets = {
+        "canary_pid": canary.pid,
+        "canary_mark": canary_mark,
+        "server_mark": server_mark,
+        "home": str(where.home),
+        "pts": terminal.path,
+        "typed": str(typed),
+    }
+    for name, text in (
+        ("targets.json", json.dumps(targets)),
+        ("probe.py", PROBE),
+        ("sti.py", OWN_TERMINAL),
+        ("alloc.py", ALLOCATE),
+    ):
+        (where.project / name).write_text(text)
+        os.chown(where.project / name, who.uid, who.gid)
+
+    async def attack() -> tuple[str, str, str]:
+        async with Client(server_for(who, where, server_mark)) as client:
+            probe = await client.call_tool("execute_command", {"shell": "bash", "command": "python3 probe.py"})
+            started = await client.call_tool(
+                "execute_command",
+                {"shell": "bash", "command": "python3 sti.py", "interactive": True, "pty": True},
+            )
+            own = await until_ended(client, str(started.structured_content["executionId"]))
+            memory = await client.call_tool("execute_command", {"shell": "bash", "command": "python3 alloc.py"})
+            lines = await client.call_tool(
+                "get_command_output", {"executionId": probe.structured_content["executionId"]}
+            )
+            probe_text = "\n".join(line["text"] for line in lines.structured_content["lines"])
+            return probe_text, own, memory.content[0].text
+
+    try:
+        probe_text, own, memory = anyio.run(attack)
+        for _ in range(100):  # the outside shell runs what was typed into it
+            if typed.exists():
+                break
+            anyio.run(anyio.sleep, 0.05)
+    finally:
+        canary.kill()
+        canary.wait()
+        terminal.close()
+    attacks = {}
+    for line in probe_text.splitlines():
+        if line.startswith("{"):
+            record = json.loads(line)
+            attacks[record["attack"]] = record
+    result = Measurement(attacks, own, memory, typed.exists(), terminal.seen.decode(errors="replace"))
+    shutil.rmtree(where.base, ignore_errors=True)
+    return result
+
+
+WHO = ["root", "user"]
+
+
+def got_through(who: str, mode: str, attack: str) -> bool:
+    record = measure(who, mode).attacks.get(attack)
+    assert record is not None, measure(who, mode).attacks
+    return bool(record["ok"])
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_command_holds_no_capability(who: str) -> None:
+    contained = json.loads(measure(who, "auto").attacks["capabilities"]["detail"])
+    assert contained["CapEff"] == contained["CapPrm"] == contained["CapAmb"] == contained["CapInh"] == 0
+    if who == "root":
+        assert contained["CapBnd"] == 0
+        uncontained = json.loads(measure(who, "off").attacks["capabilities"]["detail"])
+        assert uncontained["CapEff"] != 0 and uncontained["CapBnd"] != 0
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_another_terminal_can_be_neither_opened_nor_typed_into(who: str) -> None:
+    contained = measure(who, "auto")
+    assert not got_through(who, "auto", "terminal"), contained.attacks["terminal"]
+    assert "WRITTEN-INTO-ANOTHER-TERMINAL" not in contained.terminal_text and not contained.typed
+    uncontained = measure(who, "off")
+    assert got_through(who, "off", "terminal"), uncontained.attacks["terminal"]
+    assert "WRITTEN-INTO-ANOTHER-TERMINAL" in uncontained.terminal_text
+    if who == "root":  # TIOCSTI with CAP_SYS_ADMIN: the outside shell ran the typed command
+        assert uncontained.typed, uncontained.terminal_text
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_typing_into_its_own_terminal_is_refused_by_the_filter(who: str) -> None:
+    assert measure(who, "auto").own_terminal.strip().endswith("tiocsti Operation not permitted")
+    if who == "root" or (LEGACY_TIOCSTI.exists() and LEGACY_TIOCSTI.read_text().strip() == "1"):
+        assert measure(who, "off").own_terminal.strip().endswith("injected"), measure(who, "off").own_terminal
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_the_environment_of_the_server_and_of_other_processes_is_unreadable(who: str) -> None:
+    assert not got_through(who, "auto", "server environ") and not got_through(who, "auto", "canary environ")
+    assert got_through(who, "off", "canary environ")
+    # The server is undumpable in every mode: only a process with CAP_SYS_PTRACE reads it uncontained.
+    assert got_through(who, "off", "server environ") is (who == "root")
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_credentials_file_beside_a_path_entry_is_unreadable_and_its_siblings_readable(who: str) -> None:
+    assert not got_through(who, "auto", "credentials")
+    assert measure(who, "auto").attacks["sibling of credentials"]["detail"] == "[build]\njobs = 2"
+    assert "cio-SECRET-TOKEN" in measure(who, "off").attacks["credentials"]["detail"]
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_limits_of_the_server_process_cannot_be_changed(who: str) -> None:
+    assert measure(who, "auto").attacks["prlimit server"]["detail"] == "Operation not permitted"
+    assert got_through(who, "off", "prlimit server")
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_listen_without_bind_is_refused_with_the_network_denied(who: str) -> None:
+    assert measure(who, "auto").attacks["listen"]["detail"] == "Permission denied"
+    assert got_through(who, "off", "listen")  # bound to 0.0.0.0 on an ephemeral port
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_the_kernel_keyring_is_out_of_reach(who: str) -> None:
+    assert measure(who, "auto").attacks["keyctl"]["detail"] == "Operation not permitted"
+    assert got_through(who, "off", "keyctl")
+
+
+def test_root_cannot_read_the_shadow_file() -> None:
+    assert not got_through("root", "auto", "shadow") and got_through("root", "off", "shadow")
+
+
+@pytest.mark.parametrize("who", WHO)
+@pytest.mark.parametrize("mode", ["auto", "off"])
+def test_a_600_mib_allocation_under_256_mib_fails_with_a_reply_naming_the_limit(who: str, mode: str) -> None:
+    reply = measure(who, mode).memory_reply
+    assert "MemoryError" in reply and "resources.memoryBytes allows 256 MiB" in reply, reply
+
+
+def test_without_a_memory_bound_the_same_allocation_succeeds(tmp_path: Path) -> None:
+    who = identity("user")
+    where = places(who, "auto", memory="null")
+    (where.project / "alloc.py").write_text(ALLOCATE)
+
+    async def allocate() -> str:
+        async with Client(server_for(who, where, "unused")) as client:
+            reply = await client.call_tool("execute_command", {"shell": "bash", "command": "python3 alloc.py"})
+            return str(reply.content[0].text)
+
+    try:
+        reply = anyio.run(allocate)
+    finally:
+        shutil.rmtree(where.base, ignore_errors=True)
+    assert "allocated 600 MiB" in reply and "memoryBytes" not in reply, reply
