@@ -84,6 +84,7 @@ def terminal():
             fcntl.ioctl(fd, termios.TIOCSTI, bytes([byte]))
     return "opened"
 attempt("terminal", terminal)
+attempt("chmod outside", lambda: os.chmod(targets["meta"], 0o640))  # file attributes: not contained
 """
 
 # Types into its own terminal: the seccomp filter refuses TIOCSTI whatever the terminal.
@@ -165,6 +166,7 @@ def places(who: Identity, mode: str, memory: str = "268435456") -> Places:
     (home / ".cargo" / "config.toml").write_text("[build]\njobs = 2\n")
     project.mkdir()
     canary.mkdir()
+    (canary / "meta.txt").write_text("mode and times are not contained\n")
     config = base / "policy.yaml"
     config.write_text(
         "global:\n"
@@ -278,6 +280,7 @@ def measure(who_name: str, mode: str) -> Measurement:
         "home": str(where.home),
         "pts": terminal.path,
         "typed": str(typed),
+        "meta": str(where.canary / "meta.txt"),
     }
     for name, text in (
         ("targets.json", json.dumps(targets)),
@@ -420,3 +423,42 @@ def test_without_a_memory_bound_the_same_allocation_succeeds(tmp_path: Path) -> 
     finally:
         shutil.rmtree(where.base, ignore_errors=True)
     assert "allocated 600 MiB" in reply and "memoryBytes" not in reply, reply
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_file_mode_outside_is_not_contained_as_documented(who: str) -> None:
+    """SECURITY.md says Landlock does not govern attributes; the namespace pod's read-only mounts will."""
+    assert got_through(who, "auto", "chmod outside") and got_through(who, "off", "chmod outside")
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_the_sandbox_report_names_the_memory_mechanism_and_what_root_still_reaches(who: str) -> None:
+    identity_ = identity(who)
+    where = places(identity_, "auto")
+    try:
+        params = server_for(identity_, where, "unused")
+        result = subprocess.run(
+            [params.command, *params.args, "sandbox", "--json"],
+            cwd=where.project,
+            env=params.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        text = subprocess.run(
+            [params.command, *params.args, "sandbox"],
+            cwd=where.project,
+            env=params.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout
+    finally:
+        shutil.rmtree(where.base, ignore_errors=True)
+    host = json.loads(result.stdout)["host"]
+    assert "RLIMIT_DATA" in host["memoryLimit"] and "memory: 256 MiB per process (RLIMIT_DATA" in text
+    if who == "root":
+        assert host["rootStillReaches"] and "running as root: commands hold no capability" in text
+        assert host["capabilities"].startswith("all dropped")
+    else:
+        assert host["rootStillReaches"] == [] and "running as root" not in text
