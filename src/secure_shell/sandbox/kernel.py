@@ -59,12 +59,14 @@ PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
-CAPABILITY_NUMBERS = 64  # past the kernel's last capability a drop fails with EINVAL: ignored
+CAP_LAST_CAP = "/proc/sys/kernel/cap_last_cap"
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 EPERM, EINVAL = 1, 22
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
+# Resolved now, once, in the launcher: a lookup in each forked child costs a dlsym and allocations.
+_prctl, _capset, _capget = _libc.prctl, _libc.capset, _libc.capget
 
 
 class KernelError(OSError):
@@ -213,29 +215,41 @@ class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
+def _capability_count() -> int:
+    """How many capabilities this kernel knows (a drop past the last fails with EINVAL anyway)."""
+    try:
+        with open(CAP_LAST_CAP) as handle:
+            return int(handle.read()) + 1
+    except (OSError, ValueError):
+        return 64
+
+
+_CAPABILITIES = _capability_count()
+_CAP_HEADER = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
+_NO_CAPABILITIES = (_CapData * 2)()
+_CAPABILITIES_LEFT = (_CapData * 2)()
+
+
 def drop_capabilities() -> None:
     """Leave the calling process no capability, now or after exec: the bounding set emptied (that
     needs CAP_SETPCAP, which only a privileged server has; an ordinary user's bounding set stays,
     inert under no_new_privs, which lets no exec raise anything), the ambient set cleared, and the
     effective, permitted and inheritable sets zeroed. A root command is then uid 0 without
     privilege: file permission bits bind it like anyone else. Raises when a capability remains."""
-    for number in range(CAPABILITY_NUMBERS):
-        if _libc.prctl(PR_CAPBSET_DROP, number, 0, 0, 0) != 0:
+    for number in range(_CAPABILITIES):
+        if _prctl(PR_CAPBSET_DROP, number, 0, 0, 0) != 0:
             failed = ctypes.get_errno()
             if failed == EPERM:
                 break  # no CAP_SETPCAP: nothing here can be dropped from the bounding set
             if failed != EINVAL:
                 raise _error("prctl(PR_CAPBSET_DROP)")
-    if _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 and ctypes.get_errno() != EINVAL:
+    if _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 and ctypes.get_errno() != EINVAL:
         raise _error("prctl(PR_CAP_AMBIENT_CLEAR_ALL)")
-    header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
-    none = (_CapData * 2)()
-    if _libc.capset(ctypes.byref(header), none) != 0:
+    if _capset(ctypes.byref(_CAP_HEADER), _NO_CAPABILITIES) != 0:
         raise _error("capset")
-    left = (_CapData * 2)()
-    if _libc.capget(ctypes.byref(header), left) != 0:
+    if _capget(ctypes.byref(_CAP_HEADER), _CAPABILITIES_LEFT) != 0:
         raise _error("capget")
-    if any(d.effective or d.permitted or d.inheritable for d in left):
+    if any(d.effective or d.permitted or d.inheritable for d in _CAPABILITIES_LEFT):
         raise KernelError(EPERM, "capabilities remain after dropping them all")
 
 
