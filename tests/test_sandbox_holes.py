@@ -160,7 +160,7 @@ class Places:
     config: Path
 
 
-def places(who: Identity, mode: str, memory: str = "268435456") -> Places:
+def places(who: Identity, mode: str, memory: str = "268435456", limits: str = "") -> Places:
     base = Path(tempfile.mkdtemp(prefix="secure-shell-holes-"))
     project, home, canary = base / "project", base / "home", base / "canary"
     (home / ".cargo" / "bin").mkdir(parents=True)
@@ -176,7 +176,7 @@ def places(who: Identity, mode: str, memory: str = "268435456") -> Places:
         "  restrictions:\n    blockedCommands: []\n    blockedOperators: []\n    blockedArguments: []\n"
         f"  paths:\n    allowedPaths: ['{project}']\n"
         f"  sandbox:\n    mode: '{mode}'\n    readablePaths: ['{REPO / 'src'}']\n"
-        f"  resources:\n    memoryBytes: {memory}\n"
+        f"  resources:\n    memoryBytes: {memory}\n{limits}"
     )
     for path in [base, *base.rglob("*")]:
         if path != config:  # the policy stays root's: the server may read it, commands may not write it
@@ -465,3 +465,43 @@ def test_the_sandbox_report_names_the_memory_mechanism_and_what_root_still_reach
         assert host["capabilities"].startswith("all dropped")
     else:
         assert host["rootStillReaches"] == [] and "running as root" not in text
+
+
+LIMITED = {
+    "big.py": "open('big.bin', 'wb').write(bytes(2 << 20))\n",
+    "spin.py": "while True:\n    pass\n",
+    "forks.py": "import os, time\nfor _ in range(40):\n    if os.fork() == 0:\n        time.sleep(5)\n        os._exit(0)\n",
+}
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_file_size_cpu_time_and_process_limits_are_named_in_the_reply(who: str) -> None:
+    identity_ = identity(who)
+    limits = "    cpuSeconds: 1\n    fileSizeBytes: 1048576\n"
+    where = places(identity_, "auto", limits=limits)
+    where.config.write_text(
+        where.config.read_text().replace("    mode: 'auto'\n", "    mode: 'auto'\n    maxProcesses: 8\n")
+    )
+    for name, text in LIMITED.items():
+        (where.project / name).write_text(text)
+        os.chown(where.project / name, identity_.uid, identity_.gid)
+
+    async def run_all() -> dict[str, str]:
+        replies = {}
+        async with Client(server_for(identity_, where, "unused")) as client:
+            for name in LIMITED:
+                reply = await client.call_tool(
+                    "execute_command", {"shell": "bash", "command": f"python3 {name}", "timeout": 60}
+                )
+                replies[name] = str(reply.content[0].text)
+        return replies
+
+    try:
+        replies = anyio.run(run_all)
+    finally:
+        shutil.rmtree(where.base, ignore_errors=True)
+    assert "resources.fileSizeBytes allows files of 1 MiB" in replies["big.py"], replies["big.py"]
+    assert "resources.cpuSeconds (1 s of CPU per process" in replies["spin.py"], replies["spin.py"]
+    assert "BlockingIOError" in replies["forks.py"] and "sandbox.maxProcesses allows 8" in replies["forks.py"], replies[
+        "forks.py"
+    ]

@@ -87,7 +87,10 @@ def limits_hit(exit_code: int | None, timed_out: bool, tail: Iterable[str], limi
             )
     if seen(FORK_SIGNS) or ("Resource temporarily unavailable" in text and "fork" in text):
         if limits.max_processes is not None:
-            hits.append(f"processes: sandbox.maxProcesses allows {limits.max_processes} processes per command")
+            hits.append(
+                f"processes: sandbox.maxProcesses allows {limits.max_processes} processes per command (counted "
+                "per user where the server can make no cgroup)"
+            )
         if limits.processes is not None:
             hits.append(f"processes: resources.processes allows {limits.processes} per user (RLIMIT_NPROC)")
     if limits.open_files is not None and seen(OPEN_FILES_SIGNS):
