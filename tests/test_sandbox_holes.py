@@ -470,7 +470,9 @@ def test_the_sandbox_report_names_the_memory_mechanism_and_what_root_still_reach
 LIMITED = {
     "big.py": "open('big.bin', 'wb').write(bytes(2 << 20))\n",
     "spin.py": "while True:\n    pass\n",
-    "forks.py": "import os, time\nfor _ in range(40):\n    if os.fork() == 0:\n        time.sleep(5)\n        os._exit(0)\n",
+    "forks.py": (
+        "import os, time\nfor _ in range(40):\n    if os.fork() == 0:\n        time.sleep(5)\n        os._exit(0)\n"
+    ),
 }
 
 
