@@ -63,8 +63,8 @@ class HostSupport:
             if self.pids
             else ("RLIMIT_NPROC (per user)" if self.user_processes is not None else "not available"),
             "launcher": self.launcher_error or "ok",
-            "capabilities": CAPABILITIES_ROOT if self.root else CAPABILITIES_USER,
-            "memoryLimit": MEMORY_MECHANISM,
+            "capabilities": (CAPABILITIES_ROOT if self.root else CAPABILITIES_USER) if self.linux else "not dropped",
+            "memoryLimit": MEMORY_MECHANISM if self.linux else "none",
             "rootStillReaches": list(ROOT_REACHES) if self.root else [],
         }
 
