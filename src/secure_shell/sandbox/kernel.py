@@ -230,19 +230,26 @@ _NO_CAPABILITIES = (_CapData * 2)()
 _CAPABILITIES_LEFT = (_CapData * 2)()
 
 
-def drop_capabilities() -> None:
-    """Leave the calling process no capability, now or after exec: the bounding set emptied (that
-    needs CAP_SETPCAP, which only a privileged server has; an ordinary user's bounding set stays,
-    inert under no_new_privs, which lets no exec raise anything), the ambient set cleared, and the
-    effective, permitted and inheritable sets zeroed. A root command is then uid 0 without
-    privilege: file permission bits bind it like anyone else. Raises when a capability remains."""
+def empty_bounding_set() -> None:
+    """Drop every capability from the calling process's bounding set (needs CAP_SETPCAP: only a
+    privileged process has it; elsewhere nothing can be dropped and nothing is). The effective and
+    permitted sets stay, but nothing the process execs can gain a capability back."""
     for number in range(_CAPABILITIES):
         if _prctl(PR_CAPBSET_DROP, number, 0, 0, 0) != 0:
             failed = ctypes.get_errno()
             if failed == EPERM:
-                break  # no CAP_SETPCAP: nothing here can be dropped from the bounding set
+                return  # no CAP_SETPCAP: nothing here can be dropped from the bounding set
             if failed != EINVAL:
                 raise _error("prctl(PR_CAPBSET_DROP)")
+
+
+def drop_capabilities() -> None:
+    """Leave the calling process no capability, now or after exec: the bounding set emptied (an
+    ordinary user's stays, inert under no_new_privs, which lets no exec raise anything), the ambient
+    set cleared, and the effective, permitted and inheritable sets zeroed. A root command is then
+    uid 0 without privilege: file permission bits bind it like anyone else. Raises when a
+    capability remains."""
+    empty_bounding_set()
     if _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 and ctypes.get_errno() != EINVAL:
         raise _error("prctl(PR_CAP_AMBIENT_CLEAR_ALL)")
     if _capset(ctypes.byref(_CAP_HEADER), _NO_CAPABILITIES) != 0:

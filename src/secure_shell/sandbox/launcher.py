@@ -220,7 +220,7 @@ def _become_command(
     contained = ruleset_fd is not None or message.get("no_new_privs")
     if contained:
         step[0] = "capabilities"  # after the cgroup join and the rules: the last steps that may need one
-        kernel.drop_capabilities()
+        kernel.drop_capabilities()  # here, not once in the launcher: its mode-off commands keep root's
     step[0] = "landlock"
     if ruleset_fd is not None:
         kernel.restrict_with(ruleset_fd)
