@@ -7,6 +7,7 @@ and as an ordinary user (a created uid when the tests run as root)."""
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
@@ -142,6 +143,7 @@ def created_user() -> Identity:
         )
         entry = pwd.getpwnam(TEST_USER)
     venv = Path(tempfile.mkdtemp(prefix="secure-shell-user-venv-"))
+    atexit.register(shutil.rmtree, venv, True)  # once per test run (identity() is cached)
     os.chmod(venv, 0o755)
     subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = next(venv.glob("lib/python3*/site-packages"))
@@ -314,18 +316,18 @@ def measure(who_name: str, mode: str) -> Measurement:
             if typed.exists():
                 break
             anyio.run(anyio.sleep, 0.05)
+        typed_now = typed.exists()
     finally:
         canary.kill()
         canary.wait()
         terminal.close()
+        shutil.rmtree(where.base, ignore_errors=True)
     attacks = {}
     for line in probe_text.splitlines():
         if line.startswith("{"):
             record = json.loads(line)
             attacks[record["attack"]] = record
-    result = Measurement(attacks, own, memory, typed.exists(), terminal.seen.decode(errors="replace"))
-    shutil.rmtree(where.base, ignore_errors=True)
-    return result
+    return Measurement(attacks, own, memory, typed_now, terminal.seen.decode(errors="replace"))
 
 
 WHO = ["root", "user"]
