@@ -8,7 +8,9 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
+
+from secure_shell.errors import SpawnError
 
 
 class ShellKind(str, enum.Enum):
@@ -101,8 +103,8 @@ def build_invocation(
     """The process that runs exactly the validated `command` in shell `kind` from `cwd`.
 
     bash and Git Bash get the text after `-c` (on Windows Git Bash gets a command line whose every
-    argument is quoted for the MSYS2 runtime, see quote_for_msys); WSL gets `--cd DIR` and the
-    text after `bash -c`;
+    argument is quoted for the MSYS2 runtime, see quote_for_msys); WSL gets the text after
+    `bash -c`, with the working directory entered inside the distribution (wsl_arguments_from);
     PowerShell gets it UTF-16LE base64-encoded after -EncodedCommand, so no quoting layer can
     change it; cmd gets `/d /s /c "TEXT"` as a raw command line, which /s makes cmd read as TEXT.
     """
@@ -127,18 +129,59 @@ def build_invocation(
             return Invocation(argv, cwd, line)
         return Invocation(argv, cwd)
     if kind is ShellKind.WSL:
-        rest = list(args)
-        if cwd is not None:
-            rest = ["--cd", cwd, *rest]
+        argv = (executable, *wsl_arguments_from(args, cwd), command)
         return Invocation(
-            (executable, *rest, command),
+            argv,
             None,
+            subprocess.list2cmdline(argv) if host_is_windows else None,
             tree_killer=(executable, "-e", "sh", "-c", WSL_KILL_SCRIPT, "secure-shell-kill"),
         )
     argv = (executable, *args, command)
     if kind is ShellKind.GITBASH and host_is_windows:
         return Invocation(argv, cwd, " ".join(quote_for_msys(arg) for arg in argv))
     return Invocation(argv, cwd)
+
+
+# wsl.exe's options that take a value (WslClient.cpp): the value is not where `-e` can be.
+WSL_VALUE_OPTIONS = frozenset({"-d", "--distribution", "--distribution-id", "-u", "--user", "--cd", "--shell-type"})
+# Inside the distribution, before the program: enter the working directory ($1), then exec the rest.
+WSL_CD_SCRIPT = (
+    'cd -- "$1" 2>/dev/null || { printf "secure-shell: cannot enter the working directory %s inside the '
+    'distribution; nothing ran\\n" "$1" >&2; exit 126; }; shift; exec "$@"'
+)
+
+
+def wsl_exec_index(args: Sequence[str]) -> int | None:
+    """Where `-e`/`--exec` is among wsl.exe's arguments, or None when they run no program directly."""
+    index = 0
+    while index < len(args):
+        if args[index] in ("-e", "--exec"):
+            return index
+        if args[index] == "--":
+            return None
+        index += 2 if args[index] in WSL_VALUE_OPTIONS else 1
+    return None
+
+
+def wsl_arguments_from(args: Sequence[str], cwd: str | None) -> list[str]:
+    """wsl.exe's arguments with the working directory entered inside the distribution.
+
+    Never `--cd DIR`: wsl.exe reads its own options with a parser that ends a quoted value at the
+    next `"` and knows no backslash escape, so a directory `/a" -e sh -c X "` would become a second
+    `-e` (microsoft/WSL src/windows/common/helpers.cpp, ParseArgument). What follows `-e` it splits
+    with CommandLineToArgvW, which list2cmdline quotes for: the directory goes there, as an argument
+    of a `cd` in front of the program.
+    """
+    rest = list(args)
+    if cwd is None:
+        return rest
+    index = wsl_exec_index(rest)
+    if index is None:
+        raise SpawnError(
+            "the wsl executable's arguments have no `-e PROGRAM`, so the working directory cannot be entered "
+            "inside the distribution; nothing ran (add -e to the wsl executable's args)"
+        )
+    return [*rest[: index + 1], "sh", "-c", WSL_CD_SCRIPT, "secure-shell-cd", cwd, *rest[index + 1 :]]
 
 
 # What one command can be, as the operating system and the shell take it.

@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from secure_shell.sandbox import kernel, reach
+from secure_shell.shells import wsl_exec_index
 
 REFUSED = 126
 
@@ -111,12 +112,12 @@ FALLBACK = (
 def wrap(args: Sequence[str], spec: dict[str, object]) -> list[str] | None:
     """`args` (the WSL executable's arguments, ending in `-e PROGRAM ...`) with the confinement put in
     front of PROGRAM; None when there is no `-e` to put it behind."""
-    for index, arg in enumerate(args):
-        if arg in ("-e", "--exec"):
-            text = json.dumps(spec)
-            if spec["mode"] == "require":
-                front = ["python3", "-I", "-c", bootstrap(), text, "--"]
-            else:
-                front = ["sh", "-c", FALLBACK, bootstrap(), text, "--"]
-            return [*args[: index + 1], *front, *args[index + 1 :]]
-    return None
+    index = wsl_exec_index(args)
+    if index is None:
+        return None
+    text = json.dumps(spec)
+    if spec["mode"] == "require":
+        front = ["python3", "-I", "-c", bootstrap(), text, "--"]
+    else:
+        front = ["sh", "-c", FALLBACK, bootstrap(), text, "--"]
+    return [*args[: index + 1], *front, *args[index + 1 :]]
