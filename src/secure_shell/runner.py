@@ -47,7 +47,7 @@ from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcem
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
 from secure_shell.console_output import output_decoders
 from secure_shell.executables import find_executable
-from secure_shell.shells import Invocation, ShellKind, build_invocation, host_directory
+from secure_shell.shells import Invocation, ShellKind, build_invocation, host_directory, invocation_problem
 
 # Pagers and colour codes make no sense for a reader that is a program.
 FIXED_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
@@ -371,6 +371,9 @@ class Runner:
             if directory is not None and host_cwd is None:
                 raise SpawnError(f"working directory {directory!r} has no path on this host")
             invocation = Invocation(invocation.argv, host_cwd, invocation.command_line)
+        too_long = invocation_problem(shell, invocation)  # the real line: resolved path, WSL's wrapper
+        if too_long is not None:
+            return Prepared(Verdict.of([Reason(R.COMMAND_TOO_LONG, too_long, command[:60], Decision.DENY)]))
         confinement = self.confinement(shell, env)
         max_processes = self.config.sandbox[shell].max_processes if self.enforcement(shell).pids else None
         return Prepared(verdict, invocation, env, directory, confinement, max_processes)

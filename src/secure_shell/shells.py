@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import enum
+import ntpath
 import os
 import re
 import subprocess
@@ -188,35 +189,54 @@ def wsl_arguments_from(args: Sequence[str], cwd: str | None) -> list[str]:
 CREATE_PROCESS_MAX = 32766  # CreateProcess: lpCommandLine in UTF-16 code units, its terminating NUL not counted
 CMD_LINE_MAX = 8191  # cmd.exe reads at most this many characters of a command line
 LINUX_ARGUMENT_MAX = 131071  # Linux's MAX_ARG_STRLEN: the bytes of one argument, its NUL not counted
-WSL_WRAPPER_MARGIN = 4096  # room for --cd DIR and the in-distribution confinement's own arguments
+# Before the executable is found and the WSL confinement put in front (the checker knows neither):
+# room for the directory a bare name resolves to (`C:\Windows\System32\WindowsPowerShell\v1.0\` is 43)
+# and for the confinement's program and spec (sandbox/confine.py; tests/test_command_line_length.py
+# keeps this above its real size). The runner measures the built line exactly (invocation_problem).
+EXECUTABLE_MARGIN = 64
+WSL_WRAPPER_MARGIN = 10240
 
 
 def command_line_problem(
     kind: ShellKind, command: str, executable: str, args: tuple[str, ...], cwd: str | None
 ) -> str | None:
-    """Why `command` cannot reach the shell whole, or None: cmd reads 8191 characters of a line,
-    CreateProcess takes 32766 (PowerShell's -EncodedCommand is 8/3 of the text), Linux 131071 bytes
-    in one argument (`bash -c TEXT`, also inside WSL)."""
-    utf8 = len(command.encode("utf-8", "surrogatepass"))
-    if kind in (ShellKind.BASH, ShellKind.WSL) and utf8 > LINUX_ARGUMENT_MAX:
+    """Why `command` cannot reach the shell whole, or None, as far as the policy can tell: the line is
+    built with the configured executable and arguments and measured with room for what only the runner
+    adds (invocation_problem measures the real line once it is built)."""
+    if kind is ShellKind.WSL and cwd is not None and wsl_exec_index(args) is None:
+        cwd = None  # refused when it is built, for another reason
+    invocation = build_invocation(kind, command, executable, args, cwd or "C:\\", host_is_windows=True)
+    margin = 0 if kind is ShellKind.BASH or ntpath.isabs(executable) else EXECUTABLE_MARGIN
+    if kind is ShellKind.WSL:
+        margin += WSL_WRAPPER_MARGIN
+    return invocation_problem(kind, invocation, margin)
+
+
+def invocation_problem(kind: ShellKind, invocation: Invocation, margin: int = 0) -> str | None:
+    """Why this built invocation cannot start whole, or None. Measured on the real line: the resolved
+    executable, every argument (WSL's working-directory step and confinement too), as CreateProcess
+    gets it: cmd reads 8191 characters of a line, CreateProcess takes 32766 (PowerShell's
+    -EncodedCommand is 8/3 of the text); Linux takes 131071 bytes in one argument (`bash -c TEXT`,
+    also every argument wsl.exe passes into the distribution)."""
+    linux_arguments = invocation.argv[1:] if kind in (ShellKind.BASH, ShellKind.WSL) else ()
+    longest = max((len(a.encode("utf-8", "surrogatepass")) for a in linux_arguments), default=0)
+    if longest > LINUX_ARGUMENT_MAX:
         return (
-            f"the command is {utf8} bytes in UTF-8, and Linux passes at most {LINUX_ARGUMENT_MAX} in one "
+            f"the command is {longest} bytes in UTF-8, and Linux passes at most {LINUX_ARGUMENT_MAX} in one "
             "argument; split it into several commands"
         )
     if kind is ShellKind.BASH:
         return None
-    invocation = build_invocation(kind, command, executable, args, cwd or "C:\\", host_is_windows=True)
     line = invocation.command_line or subprocess.list2cmdline(invocation.argv)
-    units = len(line.encode("utf-16-le", "surrogatepass")) // 2
+    units = len(line.encode("utf-16-le", "surrogatepass")) // 2 + margin
     limit = CMD_LINE_MAX if kind is ShellKind.CMD else CREATE_PROCESS_MAX
-    if kind is ShellKind.WSL:
-        limit -= WSL_WRAPPER_MARGIN
     if units <= limit:
         return None
     how = " (PowerShell gets it base64-encoded, 8/3 as long)" if kind is ShellKind.POWERSHELL else ""
+    wrapper = " with the sandbox's own arguments" if kind is ShellKind.WSL else ""
     return (
-        f"the command cannot be passed to {kind.value} whole: its command line would be {units} characters"
-        f"{how}, and at most {limit} fit; split it into several commands"
+        f"the command cannot be passed to {kind.value} whole: its command line{wrapper} would be {units} "
+        f"characters{how}, and at most {limit} fit; split it into several commands"
     )
 
 
