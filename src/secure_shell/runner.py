@@ -46,7 +46,7 @@ from secure_shell.sandbox.containment import ruleset_for
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
 from secure_shell.console_output import output_decoders
-from secure_shell.executables import find_executable
+from secure_shell.executables import find_executable, writable_places
 from secure_shell.shells import Invocation, ShellKind, build_invocation, host_directory, invocation_problem
 
 # Pagers and colour codes make no sense for a reader that is a program.
@@ -257,7 +257,7 @@ class Runner:
         """The shell's full path, looked up once per server (a PATH search costs a stat per entry)."""
         found = self._executables.get(name)
         if found is None:
-            found = find_executable(name)
+            found = find_executable(name, writable=writable_places(self.config))
             if found is not None:
                 self._executables[name] = found
         return found
@@ -362,7 +362,10 @@ class Runner:
             return Prepared(verdict)
         executable = self._executable(policy.executable)
         if executable is None:
-            raise SpawnError(f"the {shell.value} executable {policy.executable!r} was not found on this host")
+            raise SpawnError(
+                f"the {shell.value} executable {policy.executable!r} was not found on this host "
+                "(on Windows an .exe; never from inside an allowed or writable path)"
+            )
         directory = cwd if cwd is not None else policy.initial_dir
         arguments = self.wsl_arguments(policy) if shell is ShellKind.WSL else policy.executable_args
         invocation = build_invocation(shell, command, executable, arguments, directory)
