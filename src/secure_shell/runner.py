@@ -47,7 +47,14 @@ from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcem
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
 from secure_shell.console_output import output_decoders
 from secure_shell.executables import find_executable, writable_places
-from secure_shell.shells import Invocation, ShellKind, build_invocation, host_directory, invocation_problem
+from secure_shell.shells import (
+    WSL_EXE_ENVIRONMENT,
+    Invocation,
+    ShellKind,
+    build_invocation,
+    host_directory,
+    invocation_problem,
+)
 
 # Pagers and colour codes make no sense for a reader that is a program.
 FIXED_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
@@ -286,6 +293,7 @@ class Runner:
             listed = [entry for entry in env.get("WSLENV", "").split(":") if entry]
             names = {entry.partition("/")[0] for entry in listed}
             env["WSLENV"] = ":".join([*listed, *(name for name in FIXED_ENVIRONMENT if name not in names)])
+            env.update(WSL_EXE_ENVIRONMENT)  # for wsl.exe itself: its own messages in UTF-8
         if shell is ShellKind.GITBASH:
             # the MSYS2 runtime globs unquoted arguments of a program a Windows process starts
             env["MSYS"] = " ".join(dict.fromkeys([*env.get("MSYS", "").split(), "noglob"]))

@@ -143,6 +143,9 @@ def build_invocation(
     return Invocation(argv, cwd)
 
 
+# What wsl.exe itself reads from its environment: its own messages in UTF-8, not UTF-16LE (the
+# distribution never sees it: WSLENV does not list it).
+WSL_EXE_ENVIRONMENT = {"WSL_UTF8": "1"}
 # wsl.exe's options that take a value (WslClient.cpp): the value is not where `-e` can be.
 WSL_VALUE_OPTIONS = frozenset({"-d", "--distribution", "--distribution-id", "-u", "--user", "--cd", "--shell-type"})
 # Inside the distribution, before the program: enter the working directory ($1), then exec the rest.
