@@ -8,8 +8,8 @@ many write UTF-8: each line is read as UTF-8 when it is valid UTF-8, else in the
 whichever reads as text (letters beside letters, box drawing beside box drawing; ANSI on a tie), so
 `café` from Python is not `cafΘ` and `café` from `dir` is not `caf‚`. PowerShell started with
 -EncodedCommand and a redirected stderr writes its error records as CLIXML (`#< CLIXML` and an XML
-document); the error lines are taken out of it. Every decoder is bounded: a line, or a CLIXML document, that grows past its cap is
-passed on as it stands.
+document); the error lines are taken out of it. Every decoder is bounded: a line, or a CLIXML
+document, that grows past its cap is passed on as it stands.
 """
 
 from __future__ import annotations
