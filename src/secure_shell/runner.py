@@ -312,6 +312,7 @@ class Runner:
             "max_processes": settings.max_processes,
             "write": [*policy.allowed_paths, *settings.writable_paths],
             "read": list(settings.readable_paths),
+            "mount_point": policy.mount_point,  # Windows' directories: off PATH and out of the rules
         }
         wrapped = confine.wrap(policy.executable_args, spec)
         if wrapped is None:

@@ -197,7 +197,7 @@ LINUX_ARGUMENT_MAX = 131071  # Linux's MAX_ARG_STRLEN: the bytes of one argument
 # and for the confinement's program and spec (sandbox/confine.py; tests/test_command_line_length.py
 # keeps this above its real size). The runner measures the built line exactly (invocation_problem).
 EXECUTABLE_MARGIN = 64
-WSL_WRAPPER_MARGIN = 10240
+WSL_WRAPPER_MARGIN = 8192
 
 
 def command_line_problem(
