@@ -274,6 +274,13 @@ class Runner:
         r = self.config.resources
         return Limits(r.cpu_seconds, r.file_size_bytes, r.open_files, r.address_space_bytes, r.processes)
 
+    def limits_for(self, shell: ShellKind, host_is_windows: bool = os.name == "nt") -> Limits:
+        """The limits of a command in `shell`; on Windows its job object also holds the sandbox's maxProcesses."""
+        settings = self.config.sandbox[shell]
+        if not host_is_windows or settings.mode == "off":
+            return self.limits
+        return dataclasses.replace(self.limits, active_processes=settings.max_processes)
+
     def environment(self, profile: str | None, shell: ShellKind) -> dict[str, str]:
         """Allowlisted server variables, then global.environment.set, then the profile, then the fixed ones."""
         defaults = DEFAULT_PASSTHROUGH_WINDOWS if os.name == "nt" else DEFAULT_PASSTHROUGH_POSIX
@@ -504,7 +511,13 @@ class Runner:
         sink = execution.buffer.feed if on_output is None else _tee(execution.buffer.feed, on_output)
         try:
             outcome = await execute_async(
-                prepared.invocation, prepared.env, timeout, sink, self.limits, started.slot, started.confinement
+                prepared.invocation,
+                prepared.env,
+                timeout,
+                sink,
+                self.limits_for(shell),
+                started.slot,
+                started.confinement,
             )
         except StorageError:
             self.end(started, "failed", None)  # the executor killed the tree; the store names the error
@@ -586,7 +599,7 @@ class Runner:
                     timeout,
                     started.execution.buffer.feed,
                     cancel,
-                    self.limits,
+                    self.limits_for(shell),
                     started.slot,
                     started.confinement,
                     session.channel if session is not None else None,
