@@ -112,9 +112,13 @@ def hide_interop(directory: str) -> str | None:  # pragma: no cover - runs insid
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0:
         return f"no user and mount namespace: {os.strerror(ctypes.get_errno())}"
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-        with open(f"/proc/self/{name}", "w") as handle:
-            handle.write(text)
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as handle:
+                handle.write(text)
+    except OSError as exc:  # a namespace without its own ids: nothing may run in it
+        sys.stderr.write(f"secure-shell: cannot map the user namespace ({exc.strerror}); nothing ran\n")
+        raise SystemExit(REFUSED) from None
     flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
     if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0 or (
         libc.mount(b"tmpfs", directory.encode(), b"tmpfs", flags, b"mode=0555,size=4k") != 0
