@@ -87,7 +87,6 @@ class Limits:
     processes: int | None = None
     # Windows: the command's job object (the POSIX limits above have no effect there)
     active_processes: int | None = None  # ActiveProcessLimit: live processes in the job (sandbox maxProcesses)
-    job_memory_bytes: int | None = None  # JobMemoryLimit: committed memory of the whole job
 
     def values(self) -> list[tuple[str, int]]:
         """(resource name, value) for each limit that is set, already lowered to the hard limit."""
@@ -883,7 +882,6 @@ def _declare(kernel32: object, ntdll: object) -> None:
 
 
 JOB_OBJECT_LIMIT_ACTIVE_PROCESS = 0x00000008
-JOB_OBJECT_LIMIT_JOB_MEMORY = 0x00000200
 JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x00002000
 JOB_OBJECT_EXTENDED_LIMIT_INFORMATION = 9  # the JOBOBJECTINFOCLASS of SetInformationJobObject
 
@@ -929,16 +927,13 @@ def _job_structures() -> Any:
 
 def job_limits(limits: Limits | None) -> Any:
     """The extended limit information of a command's job: every process in it dies with the job, no
-    process may break away (no BREAKAWAY flag), at most `active_processes` live at once (a further
-    CreateProcess fails) and at most `job_memory_bytes` committed by all together."""
+    process may break away (no BREAKAWAY flag), and at most `active_processes` live at once (a further
+    CreateProcess fails). No memory bound yet: the configuration has none to give it."""
     information = _job_structures()()
     flags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
     if limits is not None and limits.active_processes is not None:
         flags |= JOB_OBJECT_LIMIT_ACTIVE_PROCESS
         information.Basic.ActiveProcessLimit = limits.active_processes
-    if limits is not None and limits.job_memory_bytes is not None:
-        flags |= JOB_OBJECT_LIMIT_JOB_MEMORY
-        information.JobMemoryLimit = limits.job_memory_bytes
     information.Basic.LimitFlags = flags
     return information
 
