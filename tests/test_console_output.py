@@ -62,3 +62,54 @@ def test_posix_shells_are_utf8() -> None:
     decoders = output_decoders(ShellKind.BASH)
     assert decoders["stdout"].decode("é".encode("utf-8")) == "é"
     assert isinstance(output_decoders(ShellKind.POWERSHELL, "cp437")["stderr"], ClixmlDecoder)
+
+
+# --- ANSI, then OEM: whichever page reads as text -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, page",
+    [
+        ("café\r\n", "cp1252"),  # Python, the C runtime: the ANSI page (cp437 would read cafΘ)
+        ("café\r\n", "cp850"),  # cmd's dir and echo: the OEM page (cp1252 would read caf‚)
+        ("Größe: 3 naïve\r\n", "cp1252"),
+        ("Größe: 3 naïve\r\n", "cp437"),
+        ("├───src\r\n│   └───café.py\r\n", "cp437"),  # tree: box drawing, OEM only
+        ("Ελληνικά\r\n", "cp737"),  # an OEM page without Latin letters is still the fallback
+    ],
+)
+def test_a_line_that_is_not_utf8_is_read_in_the_page_it_reads_as_text_in(text: str, page: str) -> None:
+    oem = "cp1252" if page == "cp1252" else page
+    decoder = LineDecoder("cp437" if page == "cp1252" else oem, "cp1252")
+    assert feed(decoder, text.encode(page), 3) == text
+
+
+def test_windows_shells_read_ansi_before_oem() -> None:
+    decoders = output_decoders(ShellKind.CMD, "cp437", "cp1252")
+    assert decoders["stdout"].decode("café\n".encode("cp1252"), final=True) == "café\n"
+    assert decoders["stderr"].decode("café\n".encode("cp437"), final=True) == "café\n"
+    assert output_decoders(ShellKind.POWERSHELL, "cp437", "cp1252")["stdout"].decode(b"caf\xe9\n") == "café\n"
+
+
+# --- wsl.exe's own messages: UTF-16LE unless WSL_UTF8=1 --------------------------------------------
+
+WSL_MESSAGE = "There is no distribution with the supplied name.\r\nError code: Wsl/Service/WSL_E_DISTRO_NOT_FOUND\r\n"
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 4096])
+def test_wsl_exe_messages_in_utf16_read_as_text(size: int) -> None:
+    data = WSL_MESSAGE.encode("utf-16-le") + "Linux output: é ✓\n".encode("utf-8") + "\ufeffbom\n".encode("utf-16-le")
+    decoder = output_decoders(ShellKind.WSL)["stderr"]
+    assert feed(decoder, data, size) == WSL_MESSAGE + "Linux output: é ✓\nbom\n"
+
+
+@pytest.mark.parametrize("size", [1, 4096])
+def test_wsl_utf8_output_stays_utf8_even_with_nul_bytes(size: int) -> None:
+    data = b"\n\nab\x00c\n" + "日本\n".encode("utf-8") + b"x"
+    assert feed(output_decoders(ShellKind.WSL)["stdout"], data, size) == "\n\nab\x00c\n日本\nx"
+
+
+def test_an_endless_utf16_line_is_decided_at_the_cap() -> None:
+    decoder = output_decoders(ShellKind.WSL)["stdout"]
+    text = decoder.decode(("a" * (40 << 10)).encode("utf-16-le"))
+    assert text == "a" * (40 << 10)

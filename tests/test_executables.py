@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from secure_shell.executables import find_executable, git_bash, search_path
+from secure_shell.executables import find_executable, git_bash, search_path, shell_program_problem, writable_places
 
 WINDOWS_ENV = {
     "SystemRoot": "C:\\Windows",
@@ -96,3 +97,76 @@ def test_posix_search_skips_relative_entries(tmp_path: Path) -> None:
     env = {"PATH": f".::relative:{tmp_path / 'bin'}"}
     assert find_executable("tool", host_is_windows=False, env=env) == str(tool)
     assert find_executable("tool", host_is_windows=False, env={"PATH": ".:"}, exists=lambda p: True) is None
+
+
+PROJECT = "C:\\Users\\u\\proj"
+PATH_INTO_PROJECT = {**WINDOWS_ENV, "Path": f"{PROJECT}\\tools;C:\\Users\\u\\bin"}
+
+
+@pytest.mark.parametrize(
+    "planted, expected",
+    [
+        # a .bat or .cmd ahead of the real one on PATH, outside the project: never a shell (cmd re-reads it)
+        (["C:\\Users\\u\\bin\\pwsh.bat"], None),
+        (["C:\\Users\\u\\bin\\pwsh.cmd", "C:\\Users\\u\\bin\\pwsh.com"], None),
+        # an .exe the agent could have written: the project is on PATH
+        ([f"{PROJECT}\\tools\\pwsh.exe"], None),
+        ([f"{PROJECT}\\tools\\pwsh.exe", "C:\\Users\\u\\bin\\pwsh.exe"], "C:\\Users\\u\\bin\\pwsh.exe"),
+        (
+            ["C:\\Program Files\\PowerShell\\7\\pwsh.exe", "C:\\Users\\u\\bin\\pwsh.bat"],
+            "C:\\Program Files\\PowerShell\\7\\pwsh.exe",
+        ),
+    ],
+)
+def test_pwsh_is_only_an_exe_outside_every_writable_path(planted: list[str], expected: str | None) -> None:
+    exists = files(*planted)
+    found = find_executable("pwsh", host_is_windows=True, env=PATH_INTO_PROJECT, exists=exists, writable=(PROJECT,))
+    assert found == expected
+
+
+@pytest.mark.parametrize(
+    "configured, problem",
+    [
+        ("C:\\tools\\pwsh.bat", "is not an .exe"),
+        ("C:\\tools\\pwsh.CMD", "is not an .exe"),
+        (f"{PROJECT}\\bin\\bash.exe", "where commands may write"),
+        (f"{PROJECT.upper()}\\BIN\\..\\bash.exe", "where commands may write"),
+    ],
+)
+def test_a_configured_shell_that_is_not_an_exe_or_lies_where_commands_write_is_refused(
+    configured: str, problem: str
+) -> None:
+    assert (
+        find_executable(configured, host_is_windows=True, env=WINDOWS_ENV, exists=lambda _: True, writable=(PROJECT,))
+        is None
+    )
+    found = shell_program_problem(configured, (PROJECT,), host_is_windows=True)
+    assert found is not None and problem in found
+    assert shell_program_problem("C:\\tools\\pwsh.exe", (PROJECT,), host_is_windows=True) is None
+    assert shell_program_problem(PROJECT + "x\\pwsh.exe", (PROJECT,), host_is_windows=True) is None  # a sibling
+
+
+def test_the_writable_places_are_every_shells_paths_as_the_host_names_them() -> None:
+    from secure_shell.config.loader import load_text
+    from secure_shell.config.resolve import resolve
+
+    text = (
+        "global:\n  paths:\n    allowedPaths: ['C:\\Users\\u\\proj', '/mnt/d/data']\n"
+        "  sandbox:\n    writablePaths: ['C:\\cache']\n"
+    )
+    config = resolve(load_text(text, "t.yaml"), "t.yaml", "C:\\Users\\u\\proj")
+    places = writable_places(config, host_is_windows=True)
+    assert {"C:\\Users\\u\\proj", "D:\\data", "C:\\cache"} <= set(places)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX paths and modes")
+def test_a_posix_shell_in_a_writable_path_on_path_is_skipped(tmp_path: Path) -> None:
+    project, system = tmp_path / "proj" / "bin", tmp_path / "usr" / "bin"
+    for directory in (project, system):
+        directory.mkdir(parents=True)
+        (directory / "shelly").write_text("#!/bin/sh\n")
+        (directory / "shelly").chmod(0o755)
+    env = {"PATH": f"{project}:{system}"}
+    assert find_executable("shelly", host_is_windows=False, env=env, writable=(str(tmp_path / "proj"),)) == str(
+        system / "shelly"
+    )

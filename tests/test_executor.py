@@ -285,22 +285,6 @@ def test_a_subreaper_finds_and_kills_escaped_descendants(mode: str) -> None:
 # --- WSL through the emulator -------------------------------------------------------------------
 
 
-def test_wsl_invocation_maps_mounted_drives(tmp_path: Path) -> None:
-    (tmp_path / "c" / "Users" / "u").mkdir(parents=True)
-    invocation = build_invocation(
-        ShellKind.WSL,
-        "pwd; echo $0",
-        str(FAKES / "wsl.py"),
-        ("-e", "bash", "--noprofile", "--norc", "-c"),
-        "/mnt/c/Users/u",
-    )
-    assert invocation.argv[1:3] == ("--cd", "/mnt/c/Users/u")
-    out = Collected()
-    outcome = execute(invocation, {**os.environ, "WSL_EMULATOR_ROOT": str(tmp_path)}, 10, out)
-    assert outcome.exit_code == 0
-    assert out.text("stdout").splitlines() == [str(tmp_path / "c" / "Users" / "u"), "bash"]
-
-
 WINDOWS_SIDE = {
     "TEMP": "C:\\Users\\u\\AppData\\Local\\Temp",
     "PROJECT": "C:\\Users\\u\\proj",

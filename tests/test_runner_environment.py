@@ -50,3 +50,10 @@ def test_wsl_paths_are_checked_with_the_variables_wsl_passes(tmp_path: Path) -> 
         assert checker.check(ShellKind.WSL, "cat $PROJECT/x", "/mnt/c/Users/u/proj", passed).allowed
         verdict = checker.check(ShellKind.WSL, "cat $PROJECT/../x", "/mnt/c/Users/u/proj", passed)
         assert verdict.rules == ("path-outside-allowed",)
+
+
+def test_wsl_exe_writes_its_own_messages_in_utf8(tmp_path: Path) -> None:
+    with runner_setting(tmp_path, "WSLENV", "PROJECT/p") as runner:
+        env = runner.environment(None, ShellKind.WSL)
+        assert env["WSL_UTF8"] == "1" and "WSL_UTF8" not in env["WSLENV"].split(":")
+        assert "WSL_UTF8" not in runner.environment(None, ShellKind.BASH)

@@ -13,8 +13,10 @@ from secure_shell.bashlex_worker import BashlexWorker
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.policy.decide import DirectoryCheck, check_directory, decide
 from secure_shell.policy.shell_policy import ShellPolicy
-from secure_shell.policy.verdict import Verdict
+from secure_shell.policy import verdict as R
+from secure_shell.policy.verdict import Decision, Reason, Verdict
 from secure_shell.shells import PathDialect, ShellKind, wsl_environment
+from secure_shell.working_directory import text_problem
 
 
 class Checker:
@@ -36,6 +38,9 @@ class Checker:
     ) -> Verdict:
         """`session_input`: all the text written so far to the running command's stdin (decide())."""
         policy = self.policy(shell)
+        problem = text_problem(cwd) if cwd is not None else None
+        if problem is not None:
+            return Verdict.of([Reason(R.WORKING_DIRECTORY, problem, cwd or "", Decision.DENY)])
         if shell is ShellKind.WSL:  # the command sees only what WSLENV passes into the distribution
             env = wsl_environment(env or {}, policy.mount_point)
         return decide(
@@ -51,6 +56,9 @@ class Checker:
 
     def check_directory(self, shell: ShellKind, path: str) -> DirectoryCheck:
         policy = self.policy(shell)
+        problem = text_problem(path)
+        if problem is not None:
+            return DirectoryCheck(path, None, False, problem)
         return check_directory(path, policy, realpath=_realpath_for(policy))
 
     def close(self) -> None:

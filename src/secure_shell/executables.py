@@ -7,6 +7,10 @@ below %SystemRoot%, PowerShell 7 below %ProgramFiles%; Git for Windows records i
 directory in the registry (and `git --exec-path` names it); anything else is searched for in PATH's
 absolute entries only. A relative PATH entry
 (`.`, an empty entry) and a configured executable with a relative path are never used.
+
+A shell's program is never one a command could have written: nothing inside an allowed or writable
+path is taken, wherever PATH points. On Windows it is an `.exe`: CreateProcess runs a `.bat` or `.cmd`
+through cmd.exe, which reads the command text given as its argument as cmd syntax.
 """
 
 from __future__ import annotations
@@ -16,9 +20,9 @@ import os
 import posixpath
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from secure_shell.shells import SHELL_FACTS, ShellKind
+from secure_shell.shells import SHELL_FACTS, ShellKind, host_path
 
 if TYPE_CHECKING:
     from secure_shell.config.resolve import ResolvedConfig
@@ -38,31 +42,61 @@ def find_executable(
     host_is_windows: bool = os.name == "nt",
     env: Mapping[str, str] | None = None,
     exists: Exists | None = None,
+    writable: Sequence[str] = (),
 ) -> str | None:
     """The absolute path of `executable` (a configured path or a bare name), or None when this host
-    does not have it. A relative path is refused: it would name a file in the working directory."""
+    does not have it where a shell may come from. A relative path is refused: it would name a file in
+    the working directory; so is anything beneath `writable` (the host's names of the allowed and
+    writable paths) and, on Windows, anything but an `.exe`."""
     env = os.environ if env is None else env
-    exists = exists or _is_executable_file
+    found = exists or _is_executable_file
+
+    def usable(candidate: str) -> bool:
+        return found(candidate) and shell_program_problem(candidate, writable, host_is_windows) is None
+
     path = ntpath if host_is_windows else posixpath
     if path.isabs(executable):
-        return executable if exists(executable) else None
+        return executable if usable(executable) else None
     if "/" in executable or (host_is_windows and "\\" in executable):
         return None
     if host_is_windows:
-        known = windows_system_shell(executable, env, exists)
+        known = windows_system_shell(executable, env, usable)
         if known is not None:
             return known
-    return search_path(executable, env, host_is_windows, exists)
+        if path.splitext(executable)[1].lower() not in ("", ".exe"):
+            return None
+        return search_path(executable, env, True, usable, extensions=(".exe",))
+    return search_path(executable, env, False, usable)
 
 
-def search_path(name: str, env: Mapping[str, str], host_is_windows: bool, exists: Exists) -> str | None:
-    """`name` in PATH's absolute directories, with PATHEXT's extensions on Windows."""
+def shell_program_problem(
+    candidate: str, writable: Sequence[str], host_is_windows: bool = os.name == "nt"
+) -> str | None:
+    """Why `candidate` cannot be a shell's program, or None."""
+    path = ntpath if host_is_windows else posixpath
+    if host_is_windows and not candidate.lower().endswith(".exe"):
+        return f"{candidate} is not an .exe (a .bat or .cmd runs through cmd.exe, which re-reads its arguments)"
+    where = path.normcase(path.normpath(candidate))
+    for place in writable:
+        root = path.normcase(path.normpath(place))
+        if path.isabs(root) and (where == root or where.startswith(root.rstrip(path.sep) + path.sep)):
+            return f"{candidate} is inside {place}, where commands may write"
+    return None
+
+
+def search_path(
+    name: str, env: Mapping[str, str], host_is_windows: bool, exists: Exists, extensions: Sequence[str] | None = None
+) -> str | None:
+    """`name` in PATH's absolute directories, with PATHEXT's extensions on Windows (or `extensions`)."""
     path = ntpath if host_is_windows else posixpath
     separator = ";" if host_is_windows else ":"
     entries = _get(env, "PATH", host_is_windows).split(separator)
-    extensions = [""]
-    if host_is_windows and not path.splitext(name)[1]:
-        extensions = [e for e in _get(env, "PATHEXT", True).lower().split(";") if e] or [".exe", ".cmd", ".bat"]
+    if extensions is None:
+        extensions = [""]
+        if host_is_windows and not path.splitext(name)[1]:
+            extensions = [e for e in _get(env, "PATHEXT", True).lower().split(";") if e] or [".exe", ".cmd", ".bat"]
+    if path.splitext(name)[1]:
+        extensions = [""]
     for entry in entries:
         entry = entry.strip().strip('"')
         if not entry or not path.isabs(entry):
@@ -127,12 +161,25 @@ def available_shells(config: ResolvedConfig) -> tuple[list[ShellKind], dict[Shel
     available here. The server offers, reports and checks directories for the first only."""
     found: list[ShellKind] = []
     missing: dict[ShellKind, str] = {}
+    writable = writable_places(config)
     for policy in config.enabled_shells:
-        if find_executable(policy.executable) is None:
-            missing[policy.shell] = f"{policy.executable} not found"
+        if find_executable(policy.executable, writable=writable) is None:
+            missing[policy.shell] = f"{policy.executable} not found"  # where a shell may come from
         else:
             found.append(policy.shell)
     return found, missing
+
+
+def writable_places(config: ResolvedConfig, host_is_windows: bool = os.name == "nt") -> tuple[str, ...]:
+    """The host's names of every path a command of any shell may write: no shell is taken from there."""
+    places: list[str] = []
+    for kind, policy in config.shells.items():
+        entries = [*policy.allowed_paths, *config.sandbox[kind].writable_paths] if kind in config.sandbox else []
+        for entry in entries or policy.allowed_paths:
+            seen = host_path(entry, policy.path_dialect, policy.mount_point, host_is_windows)
+            if seen is not None and seen not in places:
+                places.append(seen)
+    return tuple(places)
 
 
 def default_executable(kind: ShellKind, host_is_windows: bool = os.name == "nt") -> str:

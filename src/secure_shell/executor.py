@@ -87,6 +87,8 @@ class Limits:
     address_space_bytes: int | None = None
     processes: int | None = None
     memory_bytes: int | None = None  # RLIMIT_DATA (sandbox/memory.py says why not RLIMIT_AS)
+    # Windows: the command's job object (the POSIX limits above have no effect there)
+    active_processes: int | None = None  # ActiveProcessLimit: live processes in the job (sandbox maxProcesses)
 
     def values(self) -> list[tuple[str, int]]:
         """(resource name, value) for each limit that is set, already lowered to the hard limit."""
@@ -792,7 +794,12 @@ def _spawn(
         registration.register(process)
     job = None
     if os.name == "nt":
-        job = _Job()
+        try:
+            job = _Job(limits)
+        except SpawnError:
+            process.kill()  # still suspended: it never ran
+            process.wait()
+            raise
         job.assign_and_resume(process)
     return process, job
 
@@ -876,12 +883,69 @@ def _declare(kernel32: object, ntdll: object) -> None:
         function.restype = restype
 
 
-class _Job:
-    """A Windows job object that kills every process in it when terminated or closed."""
+JOB_OBJECT_LIMIT_ACTIVE_PROCESS = 0x00000008
+JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x00002000
+JOB_OBJECT_EXTENDED_LIMIT_INFORMATION = 9  # the JOBOBJECTINFOCLASS of SetInformationJobObject
 
-    def __init__(self) -> None:
+
+def _job_structures() -> Any:
+    """JOBOBJECT_EXTENDED_LIMIT_INFORMATION as ctypes declares it (winnt.h), on any host: the limits a
+    job is given can be built, and checked, where no Windows kernel is."""
+    import ctypes
+
+    dword = ctypes.c_uint32  # a DWORD; wintypes.DWORD is a C long, 8 bytes on 64-bit Linux
+
+    class BasicLimits(ctypes.Structure):
+        _fields_ = [
+            ("PerProcessUserTimeLimit", ctypes.c_int64),
+            ("PerJobUserTimeLimit", ctypes.c_int64),
+            ("LimitFlags", dword),
+            ("MinimumWorkingSetSize", ctypes.c_size_t),
+            ("MaximumWorkingSetSize", ctypes.c_size_t),
+            ("ActiveProcessLimit", dword),
+            ("Affinity", ctypes.c_size_t),
+            ("PriorityClass", dword),
+            ("SchedulingClass", dword),
+        ]
+
+    class IoCounters(ctypes.Structure):
+        _fields_ = [
+            (name, ctypes.c_uint64)
+            for name in ("ReadOps", "WriteOps", "OtherOps", "ReadBytes", "WriteBytes", "OtherBytes")
+        ]
+
+    class ExtendedLimits(ctypes.Structure):
+        _fields_ = [
+            ("Basic", BasicLimits),
+            ("Io", IoCounters),
+            ("ProcessMemoryLimit", ctypes.c_size_t),
+            ("JobMemoryLimit", ctypes.c_size_t),
+            ("PeakProcessMemoryUsed", ctypes.c_size_t),
+            ("PeakJobMemoryUsed", ctypes.c_size_t),
+        ]
+
+    return ExtendedLimits
+
+
+def job_limits(limits: Limits | None) -> Any:
+    """The extended limit information of a command's job: every process in it dies with the job, no
+    process may break away (no BREAKAWAY flag), and at most `active_processes` live at once (a further
+    CreateProcess fails). No memory bound yet: the configuration has none to give it."""
+    information = _job_structures()()
+    flags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+    if limits is not None and limits.active_processes is not None:
+        flags |= JOB_OBJECT_LIMIT_ACTIVE_PROCESS
+        information.Basic.ActiveProcessLimit = limits.active_processes
+    information.Basic.LimitFlags = flags
+    return information
+
+
+class _Job:
+    """A Windows job object that kills every process in it when terminated or closed, and bounds what
+    they may take together (job_limits)."""
+
+    def __init__(self, limits: Limits | None = None) -> None:
         import ctypes
-        from ctypes import wintypes
 
         self._kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
         self._ntdll = ctypes.WinDLL("ntdll")  # type: ignore[attr-defined]
@@ -889,40 +953,13 @@ class _Job:
         self._handle = self._kernel32.CreateJobObjectW(None, None)
         if not self._handle:
             raise SpawnError(f"CreateJobObject failed: {ctypes.get_last_error()}")  # type: ignore[attr-defined]
-
-        class BasicLimits(ctypes.Structure):
-            _fields_ = [
-                ("PerProcessUserTimeLimit", ctypes.c_int64),
-                ("PerJobUserTimeLimit", ctypes.c_int64),
-                ("LimitFlags", wintypes.DWORD),
-                ("MinimumWorkingSetSize", ctypes.c_size_t),
-                ("MaximumWorkingSetSize", ctypes.c_size_t),
-                ("ActiveProcessLimit", wintypes.DWORD),
-                ("Affinity", ctypes.c_size_t),
-                ("PriorityClass", wintypes.DWORD),
-                ("SchedulingClass", wintypes.DWORD),
-            ]
-
-        class IoCounters(ctypes.Structure):
-            _fields_ = [
-                (name, ctypes.c_uint64)
-                for name in ("ReadOps", "WriteOps", "OtherOps", "ReadBytes", "WriteBytes", "OtherBytes")
-            ]
-
-        class ExtendedLimits(ctypes.Structure):
-            _fields_ = [
-                ("Basic", BasicLimits),
-                ("Io", IoCounters),
-                ("ProcessMemoryLimit", ctypes.c_size_t),
-                ("JobMemoryLimit", ctypes.c_size_t),
-                ("PeakProcessMemoryUsed", ctypes.c_size_t),
-                ("PeakJobMemoryUsed", ctypes.c_size_t),
-            ]
-
-        limits = ExtendedLimits()
-        limits.Basic.LimitFlags = 0x2000  # JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
-        if not self._kernel32.SetInformationJobObject(self._handle, 9, ctypes.byref(limits), ctypes.sizeof(limits)):
-            raise SpawnError(f"SetInformationJobObject failed: {ctypes.get_last_error()}")  # type: ignore[attr-defined]
+        information = job_limits(limits)
+        if not self._kernel32.SetInformationJobObject(
+            self._handle, JOB_OBJECT_EXTENDED_LIMIT_INFORMATION, ctypes.byref(information), ctypes.sizeof(information)
+        ):
+            error = ctypes.get_last_error()  # type: ignore[attr-defined]
+            self.close()
+            raise SpawnError(f"SetInformationJobObject failed: {error}; nothing ran")
 
     def assign_and_resume(self, process: subprocess.Popen[bytes]) -> None:
         """Put the suspended process in the job before it can start children, then let it run."""

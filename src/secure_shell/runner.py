@@ -46,8 +46,15 @@ from secure_shell.sandbox.containment import ruleset_for
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
 from secure_shell.console_output import output_decoders
-from secure_shell.executables import find_executable
-from secure_shell.shells import Invocation, ShellKind, build_invocation, host_directory
+from secure_shell.executables import find_executable, writable_places
+from secure_shell.shells import (
+    WSL_EXE_ENVIRONMENT,
+    Invocation,
+    ShellKind,
+    build_invocation,
+    host_directory,
+    invocation_problem,
+)
 
 # Pagers and colour codes make no sense for a reader that is a program.
 FIXED_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
@@ -257,7 +264,7 @@ class Runner:
         """The shell's full path, looked up once per server (a PATH search costs a stat per entry)."""
         found = self._executables.get(name)
         if found is None:
-            found = find_executable(name)
+            found = find_executable(name, writable=writable_places(self.config))
             if found is not None:
                 self._executables[name] = found
         return found
@@ -268,6 +275,13 @@ class Runner:
         return Limits(
             r.cpu_seconds, r.file_size_bytes, r.open_files, r.address_space_bytes, r.processes, r.memory_bytes
         )
+
+    def limits_for(self, shell: ShellKind, host_is_windows: bool = os.name == "nt") -> Limits:
+        """The limits of a command in `shell`; on Windows its job object also holds the sandbox's maxProcesses."""
+        settings = self.config.sandbox[shell]
+        if not host_is_windows or settings.mode == "off":
+            return self.limits
+        return dataclasses.replace(self.limits, active_processes=settings.max_processes)
 
     def environment(self, profile: str | None, shell: ShellKind) -> dict[str, str]:
         """Allowlisted server variables, then global.environment.set, then the profile, then the fixed ones."""
@@ -288,6 +302,7 @@ class Runner:
             listed = [entry for entry in env.get("WSLENV", "").split(":") if entry]
             names = {entry.partition("/")[0] for entry in listed}
             env["WSLENV"] = ":".join([*listed, *(name for name in FIXED_ENVIRONMENT if name not in names)])
+            env.update(WSL_EXE_ENVIRONMENT)  # for wsl.exe itself: its own messages in UTF-8
         if shell is ShellKind.GITBASH:
             # the MSYS2 runtime globs unquoted arguments of a program a Windows process starts
             env["MSYS"] = " ".join(dict.fromkeys([*env.get("MSYS", "").split(), "noglob"]))
@@ -307,6 +322,7 @@ class Runner:
             "write": [*policy.allowed_paths, *settings.writable_paths],
             "read": list(settings.readable_paths),
             "credentials": list(settings.credential_paths),
+            "mount_point": policy.mount_point,  # Windows' directories: off PATH and out of the rules
         }
         wrapped = confine.wrap(policy.executable_args, spec)
         if wrapped is None:
@@ -365,7 +381,10 @@ class Runner:
             return Prepared(verdict)
         executable = self._executable(policy.executable)
         if executable is None:
-            raise SpawnError(f"the {shell.value} executable {policy.executable!r} was not found on this host")
+            raise SpawnError(
+                f"the {shell.value} executable {policy.executable!r} was not found on this host "
+                "(on Windows an .exe; never from inside an allowed or writable path)"
+            )
         directory = cwd if cwd is not None else policy.initial_dir
         arguments = self.wsl_arguments(policy) if shell is ShellKind.WSL else policy.executable_args
         invocation = build_invocation(shell, command, executable, arguments, directory)
@@ -374,6 +393,9 @@ class Runner:
             if directory is not None and host_cwd is None:
                 raise SpawnError(f"working directory {directory!r} has no path on this host")
             invocation = Invocation(invocation.argv, host_cwd, invocation.command_line)
+        too_long = invocation_problem(shell, invocation)  # the real line: resolved path, WSL's wrapper
+        if too_long is not None:
+            return Prepared(Verdict.of([Reason(R.COMMAND_TOO_LONG, too_long, command[:60], Decision.DENY)]))
         confinement = self.confinement(shell, env)
         max_processes = self.config.sandbox[shell].max_processes if self.enforcement(shell).pids else None
         return Prepared(verdict, invocation, env, directory, confinement, max_processes)
@@ -492,7 +514,13 @@ class Runner:
         sink = execution.buffer.feed if on_output is None else _tee(execution.buffer.feed, on_output)
         try:
             outcome = await execute_async(
-                prepared.invocation, prepared.env, timeout, sink, self.limits, started.slot, started.confinement
+                prepared.invocation,
+                prepared.env,
+                timeout,
+                sink,
+                self.limits_for(shell),
+                started.slot,
+                started.confinement,
             )
         except StorageError:
             self.end(started, "failed", None)  # the executor killed the tree; the store names the error
@@ -574,7 +602,7 @@ class Runner:
                     timeout,
                     started.execution.buffer.feed,
                     cancel,
-                    self.limits,
+                    self.limits_for(shell),
                     started.slot,
                     started.confinement,
                     session.channel if session is not None else None,

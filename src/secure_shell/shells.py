@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import base64
 import enum
+import ntpath
 import os
 import re
 import subprocess
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
+
+from secure_shell.errors import SpawnError
 
 
 class ShellKind(str, enum.Enum):
@@ -101,8 +104,8 @@ def build_invocation(
     """The process that runs exactly the validated `command` in shell `kind` from `cwd`.
 
     bash and Git Bash get the text after `-c` (on Windows Git Bash gets a command line whose every
-    argument is quoted for the MSYS2 runtime, see quote_for_msys); WSL gets `--cd DIR` and the
-    text after `bash -c`;
+    argument is quoted for the MSYS2 runtime, see quote_for_msys); WSL gets the text after
+    `bash -c`, with the working directory entered inside the distribution (wsl_arguments_from);
     PowerShell gets it UTF-16LE base64-encoded after -EncodedCommand, so no quoting layer can
     change it; cmd gets `/d /s /c "TEXT"` as a raw command line, which /s makes cmd read as TEXT.
     """
@@ -127,12 +130,11 @@ def build_invocation(
             return Invocation(argv, cwd, line)
         return Invocation(argv, cwd)
     if kind is ShellKind.WSL:
-        rest = list(args)
-        if cwd is not None:
-            rest = ["--cd", cwd, *rest]
+        argv = (executable, *wsl_arguments_from(args, cwd), command)
         return Invocation(
-            (executable, *rest, command),
+            argv,
             None,
+            subprocess.list2cmdline(argv) if host_is_windows else None,
             tree_killer=(executable, "-e", "sh", "-c", WSL_KILL_SCRIPT, "secure-shell-kill"),
         )
     argv = (executable, *args, command)
@@ -141,39 +143,103 @@ def build_invocation(
     return Invocation(argv, cwd)
 
 
+# What wsl.exe itself reads from its environment: its own messages in UTF-8, not UTF-16LE (the
+# distribution never sees it: WSLENV does not list it).
+WSL_EXE_ENVIRONMENT = {"WSL_UTF8": "1"}
+# wsl.exe's options that take a value (WslClient.cpp): the value is not where `-e` can be.
+WSL_VALUE_OPTIONS = frozenset({"-d", "--distribution", "--distribution-id", "-u", "--user", "--cd", "--shell-type"})
+# Inside the distribution, before the program: enter the working directory ($1), then exec the rest.
+WSL_CD_SCRIPT = (
+    'cd -- "$1" 2>/dev/null || { printf "secure-shell: cannot enter the working directory %s inside the '
+    'distribution; nothing ran\\n" "$1" >&2; exit 126; }; shift; exec "$@"'
+)
+
+
+def wsl_exec_index(args: Sequence[str]) -> int | None:
+    """Where `-e`/`--exec` is among wsl.exe's arguments, or None when they run no program directly."""
+    index = 0
+    while index < len(args):
+        if args[index] in ("-e", "--exec"):
+            return index
+        if args[index] == "--":
+            return None
+        index += 2 if args[index] in WSL_VALUE_OPTIONS else 1
+    return None
+
+
+def wsl_arguments_from(args: Sequence[str], cwd: str | None) -> list[str]:
+    """wsl.exe's arguments with the working directory entered inside the distribution.
+
+    Never `--cd DIR`: wsl.exe reads its own options with a parser that ends a quoted value at the
+    next `"` and knows no backslash escape, so a directory `/a" -e sh -c X "` would become a second
+    `-e` (microsoft/WSL src/windows/common/helpers.cpp, ParseArgument). What follows `-e` it splits
+    with CommandLineToArgvW, which list2cmdline quotes for: the directory goes there, as an argument
+    of a `cd` in front of the program.
+    """
+    rest = list(args)
+    if cwd is None:
+        return rest
+    index = wsl_exec_index(rest)
+    if index is None:
+        raise SpawnError(
+            "the wsl executable's arguments have no `-e PROGRAM`, so the working directory cannot be entered "
+            "inside the distribution; nothing ran (add -e to the wsl executable's args)"
+        )
+    return [*rest[: index + 1], "sh", "-c", WSL_CD_SCRIPT, "secure-shell-cd", cwd, *rest[index + 1 :]]
+
+
 # What one command can be, as the operating system and the shell take it.
 CREATE_PROCESS_MAX = 32766  # CreateProcess: lpCommandLine in UTF-16 code units, its terminating NUL not counted
 CMD_LINE_MAX = 8191  # cmd.exe reads at most this many characters of a command line
 LINUX_ARGUMENT_MAX = 131071  # Linux's MAX_ARG_STRLEN: the bytes of one argument, its NUL not counted
-WSL_WRAPPER_MARGIN = 4096  # room for --cd DIR and the in-distribution confinement's own arguments
+# Before the executable is found and the WSL confinement put in front (the checker knows neither):
+# room for the directory a bare name resolves to (`C:\Windows\System32\WindowsPowerShell\v1.0\` is 43)
+# and for the confinement's program and spec (sandbox/confine.py; tests/test_command_line_length.py
+# keeps this above its real size). The runner measures the built line exactly (invocation_problem).
+EXECUTABLE_MARGIN = 64
+WSL_WRAPPER_MARGIN = 12288
 
 
 def command_line_problem(
     kind: ShellKind, command: str, executable: str, args: tuple[str, ...], cwd: str | None
 ) -> str | None:
-    """Why `command` cannot reach the shell whole, or None: cmd reads 8191 characters of a line,
-    CreateProcess takes 32766 (PowerShell's -EncodedCommand is 8/3 of the text), Linux 131071 bytes
-    in one argument (`bash -c TEXT`, also inside WSL)."""
-    utf8 = len(command.encode("utf-8", "surrogatepass"))
-    if kind in (ShellKind.BASH, ShellKind.WSL) and utf8 > LINUX_ARGUMENT_MAX:
+    """Why `command` cannot reach the shell whole, or None, as far as the policy can tell: the line is
+    built with the configured executable and arguments and measured with room for what only the runner
+    adds (invocation_problem measures the real line once it is built)."""
+    if kind is ShellKind.WSL and cwd is not None and wsl_exec_index(args) is None:
+        cwd = None  # refused when it is built, for another reason
+    invocation = build_invocation(kind, command, executable, args, cwd or "C:\\", host_is_windows=True)
+    margin = 0 if kind is ShellKind.BASH or ntpath.isabs(executable) else EXECUTABLE_MARGIN
+    if kind is ShellKind.WSL:
+        margin += WSL_WRAPPER_MARGIN
+    return invocation_problem(kind, invocation, margin)
+
+
+def invocation_problem(kind: ShellKind, invocation: Invocation, margin: int = 0) -> str | None:
+    """Why this built invocation cannot start whole, or None. Measured on the real line: the resolved
+    executable, every argument (WSL's working-directory step and confinement too), as CreateProcess
+    gets it: cmd reads 8191 characters of a line, CreateProcess takes 32766 (PowerShell's
+    -EncodedCommand is 8/3 of the text); Linux takes 131071 bytes in one argument (`bash -c TEXT`,
+    also every argument wsl.exe passes into the distribution)."""
+    linux_arguments = invocation.argv[1:] if kind in (ShellKind.BASH, ShellKind.WSL) else ()
+    longest = max((len(a.encode("utf-8", "surrogatepass")) for a in linux_arguments), default=0)
+    if longest > LINUX_ARGUMENT_MAX:
         return (
-            f"the command is {utf8} bytes in UTF-8, and Linux passes at most {LINUX_ARGUMENT_MAX} in one "
+            f"the command is {longest} bytes in UTF-8, and Linux passes at most {LINUX_ARGUMENT_MAX} in one "
             "argument; split it into several commands"
         )
     if kind is ShellKind.BASH:
         return None
-    invocation = build_invocation(kind, command, executable, args, cwd or "C:\\", host_is_windows=True)
     line = invocation.command_line or subprocess.list2cmdline(invocation.argv)
-    units = len(line.encode("utf-16-le", "surrogatepass")) // 2
+    units = len(line.encode("utf-16-le", "surrogatepass")) // 2 + margin
     limit = CMD_LINE_MAX if kind is ShellKind.CMD else CREATE_PROCESS_MAX
-    if kind is ShellKind.WSL:
-        limit -= WSL_WRAPPER_MARGIN
     if units <= limit:
         return None
     how = " (PowerShell gets it base64-encoded, 8/3 as long)" if kind is ShellKind.POWERSHELL else ""
+    wrapper = " with the sandbox's own arguments" if kind is ShellKind.WSL else ""
     return (
-        f"the command cannot be passed to {kind.value} whole: its command line would be {units} characters"
-        f"{how}, and at most {limit} fit; split it into several commands"
+        f"the command cannot be passed to {kind.value} whole: its command line{wrapper} would be {units} "
+        f"characters{how}, and at most {limit} fit; split it into several commands"
     )
 
 

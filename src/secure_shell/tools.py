@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -46,6 +45,7 @@ from secure_shell.runner import Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.sandbox.limits import LimitSettings, limit_note
 from secure_shell.shells import ShellKind
+from secure_shell.working_directory import missing_on_host
 
 PROGRESS_EVERY = 1.0
 OUTPUT_POLL = 0.025  # how often send_input looks for the output its input caused
@@ -401,8 +401,11 @@ class ShellTools:
         if not allowed:
             reasons = "; ".join(f"{name}: {r.reason}" for name, r in verdicts.items())
             raise ToolError(f"{path!r} is not an allowed directory ({reasons})")
-        if os.path.isabs(path) and not os.path.isdir(path) and path.startswith("/") == (os.name == "posix"):
-            raise ToolError(f"{path!r} does not exist or is not a directory")
+        for name in allowed:
+            policy = self.config.shells[ShellKind(name)]
+            missing = missing_on_host(path, policy.path_dialect, policy.mount_point)
+            if missing is not None:
+                raise ToolError(f"{path!r} does not exist or is not a directory ({missing} on this host)")
         self.sessions.of(ctx).cwd = path
         return {"currentDirectory": path, "allowedFor": allowed}
 

@@ -1,16 +1,16 @@
-/* rawspawn: start the command line in the RAWSPAWN_LINE environment variable (UTF-8), byte for
-   byte, as CreateProcessW's lpCommandLine, with this process's standard handles; wait for it and
+/* rawspawn: start the command line in the RAWSPAWN_LINE environment variable, character for
+   character, as CreateProcessW's lpCommandLine, with this process's standard handles; wait for it and
    exit with its exit code. Under Wine, a program's own argv is re-quoted on the way in, so the
    tests hand the executor's exact Windows command line over this way instead. Exit 250 when the
    variable is missing, 251 when CreateProcessW fails. */
 #include <windows.h>
 
 int main(void) {
-    char utf8[32768];
-    DWORD length = GetEnvironmentVariableA("RAWSPAWN_LINE", utf8, sizeof utf8);
-    if (length == 0 || length >= sizeof utf8) return 250;
+    /* the wide form: Wine converts the Unix environment from UTF-8 (a C.UTF-8 locale) to UTF-16, where
+       the ANSI form would pass it through the ANSI code page and lose what that page lacks */
     static wchar_t line[32768];
-    if (MultiByteToWideChar(CP_UTF8, 0, utf8, -1, line, 32768) == 0) return 250;
+    DWORD length = GetEnvironmentVariableW(L"RAWSPAWN_LINE", line, 32768);
+    if (length == 0 || length >= 32768) return 250;
     STARTUPINFOW startup;
     ZeroMemory(&startup, sizeof startup);
     startup.cb = sizeof startup;

@@ -217,7 +217,7 @@ def test_brace_expansion_of_a_huge_nested_argument_is_linear_not_quadratic() -> 
         ("cmd", 8_000, 8_200),  # cmd reads 8191 characters of a line
         ("powershell", 12_000, 12_400),  # -EncodedCommand: 8/3 of the text, within CreateProcess's 32766
         ("gitbash", 32_000, 33_000),
-        ("wsl", 28_000, 29_000),  # CreateProcess, less room for --cd and the confinement's arguments
+        ("wsl", 19_500, 25_000),  # CreateProcess, less room for the working-directory step and the confinement
     ],
 )
 def test_a_command_that_cannot_reach_the_shell_whole_is_refused(shell: str, fits: int, too_long: int) -> None:

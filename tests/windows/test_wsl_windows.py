@@ -9,7 +9,9 @@ import time
 import pytest
 
 from secure_shell.executables import find_executable
-from secure_shell.shells import ShellKind
+from secure_shell.executor import execute
+from secure_shell.sandbox import confine
+from secure_shell.shells import SHELL_FACTS, ShellKind, build_invocation
 from tests.windows.conftest import Run
 
 WSL = find_executable("wsl.exe")
@@ -39,3 +41,29 @@ def test_what_a_command_leaves_running_inside_wsl_is_killed(run_shell: Run) -> N
     assert outcome.timed_out
     left = subprocess.run([WSL, "-e", "pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True, timeout=60)
     assert left.stdout.strip() == ""
+
+
+def test_the_working_directory_is_entered_inside_the_distribution_as_given(run_shell: Run) -> None:
+    """A directory holding `" -e sh -c ...` once became a second program through wsl.exe's --cd."""
+    mark = time.time_ns()
+    directory = f'/tmp/secure-shell-cwd-{mark}/a" -e sh -c "touch /tmp/secure-shell-pwned-{mark}'
+    subprocess.run([WSL, "-e", "mkdir", "-p", directory], check=True, timeout=120)
+    outcome, out = run_shell(ShellKind.WSL, "pwd", WSL, directory)
+    assert outcome.exit_code == 0 and out["stdout"] == directory + "\n"
+    left = subprocess.run([WSL, "-e", "ls", f"/tmp/secure-shell-pwned-{mark}"], capture_output=True, timeout=120)
+    assert left.returncode != 0  # the injected program never ran
+
+
+def test_a_contained_command_cannot_start_windows_programs() -> None:
+    """Interop: no WSL_INTEROP, no Windows directory on PATH, the interop sockets hidden; where the
+    distribution cannot make a user namespace (WSL 1) that is said on stderr."""
+    spec = {"mode": "auto", "network": "allow", "max_processes": None, "mount_point": "/mnt/", "write": [], "read": []}
+    args = tuple(confine.wrap(SHELL_FACTS[ShellKind.WSL].default_args, spec) or ())
+    command = 'echo "${WSL_INTEROP-unset}"; command -v cmd.exe || echo none; ls -A /run/WSL | wc -l'
+    invocation = build_invocation(ShellKind.WSL, command, WSL, args, None)
+    chunks: dict[str, list[bytes]] = {"stdout": [], "stderr": []}
+    outcome = execute(invocation, dict(os.environ), 120, lambda name, data: chunks[name].append(data))
+    out = b"".join(chunks["stdout"]).decode().splitlines()
+    err = b"".join(chunks["stderr"]).decode()
+    assert outcome.exit_code == 0 and out[:2] == ["unset", "none"], (out, err)
+    assert out[2] == "0" or "the Windows interop socket stays reachable" in err

@@ -46,6 +46,7 @@ from secure_shell.policy.shell_policy import ShellPolicy, SkippedPath
 from secure_shell.shells import SHELL_FACTS, PathDialect, ShellKind
 from secure_shell.sandbox.containment import SandboxSettings
 from secure_shell.trust import broad_start_directory
+from secure_shell.working_directory import text_problem
 
 REDACTED = "<redacted>"
 
@@ -244,6 +245,9 @@ def _resolve_shell(
         elif allowed:
             initial_dir = allowed[0]
 
+    problem = text_problem(initial_dir) if initial_dir is not None else None
+    if problem is not None:
+        raise PathSyntaxError(f"initialDir: {problem}")
     executable = shell.executable
     return ShellPolicy(
         shell=kind,
