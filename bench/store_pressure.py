@@ -9,7 +9,9 @@ stdio: one server, `--clients` concurrent tasks on its one client. http: one ser
 is "ran" when it carries an executionId, all LINES lines counted and the last one shown; "refused"
 when it names the cap that refused it (maxStoredLogs, maxConcurrentCommands) and carries no id;
 anything else is printed as lost, the bare "Error executing tool execute_command" first among them.
-At the end the audit trail is read: every start must have its end record.
+After each call a client also searches the newest result any client got (get_command_output), racing
+the evictions: "read" when it found the line, "gone" when the store names the id as evicted, else
+lost. At the end the audit trail is read: every start must have its end record.
 """
 
 from __future__ import annotations
@@ -48,6 +50,16 @@ def sort_reply(result: Any, lines: int) -> str:
     if text.strip() == "Error executing tool execute_command":
         return "LOST: bare error"
     return f"LOST: {text[:160]!r} (executionId {data.get('executionId')})"
+
+
+def sort_read(result: Any, lines: int) -> str:
+    data = result.structured_content or {}
+    text = result.content[0].text if result.content else ""
+    if not result.is_error and data.get("totalMatches") == 1 and data.get("totalLines") == lines:
+        return "read"
+    if result.is_error and "no execution with id" in text:
+        return "gone (evicted before the read began)"
+    return f"LOST READ: {text[:160]!r}"
 
 
 def free_port() -> int:
@@ -123,14 +135,22 @@ async def main() -> None:
     env = {**os.environ, "XDG_STATE_HOME": str(state), "XDG_CONFIG_HOME": str(state / "config")}
 
     kinds: collections.Counter[str] = collections.Counter()
+    reads: collections.Counter[str] = collections.Counter()
     seconds: list[float] = []
+    newest: list[str] = []
 
     async def body(client: Client) -> None:
         for _ in range(args.calls):
             started = time.perf_counter()
             result = await client.call_tool("execute_command", {"shell": "bash", "command": f"seq 1 {args.lines}"})
             seconds.append(time.perf_counter() - started)
-            kinds[sort_reply(result, args.lines)] += 1
+            kind = sort_reply(result, args.lines)
+            kinds[kind] += 1
+            if kind == "ran":
+                newest.append(result.structured_content["executionId"])
+            if newest:
+                wanted = {"executionId": newest[-1], "search": f"^{args.lines - 1}$"}
+                reads[sort_read(await client.call_tool("get_command_output", wanted), args.lines)] += 1
 
     began = time.perf_counter()
     if args.transport == "stdio":
@@ -154,7 +174,9 @@ async def main() -> None:
     )
     for kind, count in kinds.most_common():
         print(f"  {count:6d}  {kind}")
-    lost = sum(count for kind, count in kinds.items() if kind.startswith("LOST"))
+    for kind, count in reads.most_common():
+        print(f"  {count:6d}  get_command_output: {kind}")
+    lost = sum(count for kind, count in (kinds + reads).items() if kind.startswith("LOST"))
     ordered = sorted(seconds)
     print(
         f"  latency: median {statistics.median(ordered) * 1000:.0f} ms, "
@@ -162,7 +184,7 @@ async def main() -> None:
     )
     starts, open_starts = audit_balance(state)
     print(f"  audit: {starts} starts, {open_starts} without an end record")
-    print(f"  lost: {lost} of {total}")
+    print(f"  lost: {lost} of {total} replies and {sum(reads.values())} reads")
     sys.exit(1 if lost or open_starts else 0)
 
 
