@@ -472,11 +472,11 @@ def deliberate(exc: BaseException) -> bool:
 
 
 def leaf_error(exc: BaseException) -> BaseException:
-    """The error an exception group stands for: its first member that is not a cancellation (the
-    group cancels its other tasks when one fails), groups inside groups unwrapped."""
-    cancelled = anyio.get_cancelled_exc_class()
+    """The error an exception group stands for: its first member that is an Exception, not a
+    cancellation (the group cancels its other tasks when one fails; cancellations are
+    BaseExceptions), groups inside groups unwrapped."""
     while isinstance(exc, BaseExceptionGroup):
-        members = [e for e in exc.exceptions if not isinstance(e, cancelled)]
+        members = [e for e in exc.exceptions if isinstance(e, Exception)]
         exc = (members or list(exc.exceptions))[0]
     return exc
 
