@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from secure_shell.errors import BadPattern, ExecutionNotFound, SearchTimeout
+from secure_shell.errors import BadPattern, ExecutionNotFound, SearchTimeout, StoreFull
 from secure_shell.output_search import SEARCH_SECONDS, compile_pattern
 from secure_shell.output_store import OutputStore, StoreLimits
 
 
-def filled(store: OutputStore, lines: int, stream: str = "stdout", chunk: int = 1000):  # noqa: ANN201
-    execution = store.start("bash", "seq", "/tmp")
+def filled(store: OutputStore, lines: int, stream: str = "stdout", chunk: int = 1000, held: bool = False):  # noqa: ANN201
+    execution = store.start("bash", "seq", "/tmp", held=held)
     for first in range(1, lines + 1, chunk):
         last = min(lines, first + chunk - 1)
         execution.buffer.feed(stream, "".join(f"{n}\n" for n in range(first, last + 1)).encode())
@@ -311,3 +311,87 @@ def test_a_log_directory_writes_even_a_small_head_to_disk(tmp_path: Path) -> Non
     assert (tmp_path / f"{execution.id}.log").stat().st_mode & 0o777 == 0o600
     restored = OutputStore(StoreLimits(), tmp_path).get(execution.id)
     assert [line.text for line in restored.buffer.line_range(1, None, 10, 1 << 20).lines] == ["kept"]
+
+
+def ids(store: OutputStore) -> set[str]:
+    return {e.id for e in store.list()}
+
+
+def test_an_execution_held_for_its_reply_outlives_the_count_cap(tmp_path: Path) -> None:
+    """A command that had just finished used to be evicted before its reply was built."""
+    store = OutputStore(StoreLimits(max_executions=2), tmp_path)
+    mine = filled(store, 10, held=True)
+    other = filled(store, 10)
+    newer = filled(store, 10)  # room is made by evicting `other`, the oldest nobody holds
+    assert ids(store) == {mine.id, newer.id} and other.id not in ids(store)
+    assert [line.text for line in mine.buffer.line_range(-2, None, 10, 1 << 20).lines] == ["9", "10"]
+    store.release(mine)
+    filled(store, 10)
+    assert mine.id not in ids(store) and not (tmp_path / f"{mine.id}.log").exists()
+    store.close()
+
+
+def test_a_store_full_of_running_and_held_executions_refuses_by_name(tmp_path: Path) -> None:
+    store = OutputStore(StoreLimits(max_executions=2), tmp_path)
+    running = store.start("bash", "sleep", None)
+    held = filled(store, 10, held=True)
+    with pytest.raises(
+        StoreFull,
+        match=r"maxStoredLogs 2\) and every command in it is still running \(1\) or being "
+        r"read \(1\).*raise global.logging.maxStoredLogs",
+    ):
+        store.start("bash", "echo", None)
+    assert ids(store) == {running.id, held.id}  # the refusal evicted nothing
+    with store.reading(held.id) as read:  # a second reader of the same execution
+        store.release(held)
+        with pytest.raises(StoreFull):
+            store.start("bash", "echo", None)
+        assert read.buffer.total_lines == 10
+    started = store.start("bash", "echo", None)
+    assert ids(store) == {running.id, started.id}
+    store.close()
+
+
+def test_readers_never_see_their_execution_evicted_under_churn(tmp_path: Path) -> None:
+    """Readers and a writer that starts and finishes commands as fast as it can, on a store with room
+    for three: each reader holds the newest execution and reads its whole head back from disk."""
+    import threading
+
+    store = OutputStore(StoreLimits(max_executions=3, head_bytes=1 << 20), tmp_path)
+    filled(store, 2000)
+    stop = threading.Event()
+    problems: list[str] = []
+    reads = [0]
+    refusals = [0]
+
+    def write() -> None:
+        for _ in range(150):
+            try:
+                filled(store, 2000)
+            except StoreFull:
+                refusals[0] += 1
+        stop.set()
+
+    def read() -> None:
+        while not stop.is_set():
+            newest = max(store.list(), key=lambda e: e.started).id
+            try:
+                with store.reading(newest) as execution:
+                    for _ in range(3):
+                        lines = execution.buffer.line_range(1, None, 5000, 1 << 20).lines
+                        if [line.text for line in lines] != [str(n) for n in range(1, len(lines) + 1)]:
+                            problems.append(f"{newest}: {len(lines)} lines, out of order")
+                    reads[0] += 1
+            except ExecutionNotFound:
+                continue  # evicted before this reader held it: allowed
+            except Exception as exc:  # noqa: BLE001 - whatever it is, it is the failure this test looks for
+                problems.append(f"{newest}: {exc!r}")
+
+    threads = [threading.Thread(target=write), *(threading.Thread(target=read) for _ in range(3))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert problems == []
+    assert reads[0] > 0 and len(store.list()) <= 3
+    store.close()

@@ -8,7 +8,9 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import AsyncIterator, Iterator
 
 import httpx2
 import pytest
@@ -34,8 +36,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def http_server(tmp_path: Path):  # noqa: ANN201
+@contextmanager
+def serving_http(tmp_path: Path, conf: Path) -> Iterator[str]:
+    """`secure-shell serve --transport http` on a free loopback port with `conf`; yields its URL."""
     port = free_port()
     env = {**os.environ, "SECURE_SHELL_TOKEN": TOKEN, **state_env(tmp_path)}
     process = subprocess.Popen(
@@ -44,7 +47,7 @@ def http_server(tmp_path: Path):  # noqa: ANN201
             "-m",
             "secure_shell",
             "--config",
-            str(config_for(tmp_path)),
+            str(conf),
             "serve",
             "--transport",
             "http",
@@ -67,9 +70,17 @@ def http_server(tmp_path: Path):  # noqa: ANN201
             if process.poll() is not None:
                 pytest.fail(f"server exited: {process.stderr.read().decode()}")
             time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/mcp"
-    process.terminate()
-    process.wait(10)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[str]:
+    with serving_http(tmp_path, config_for(tmp_path)) as url:
+        yield url
 
 
 @pytest.mark.anyio
@@ -230,3 +241,82 @@ def test_only_the_session_that_started_an_interactive_command_types_into_it(http
     own = _call(port, owner, "send_input", {"executionId": run, "input": "hello", "waitMs": 2000})
     assert not own.get("isError") and "hello" in own["content"][0]["text"]  # type: ignore[index]
     _call(port, owner, "stop_command", {"executionId": run})
+
+
+def test_only_the_session_that_started_a_background_command_stops_it(http_server: str) -> None:
+    """stop_command goes through the same ownership check as send_input."""
+    from tests.test_server_stdio import wait_for
+
+    port = port_of(http_server)
+    owner, other = _session(port), _session(port)
+    marker = f"http-own-{time.monotonic_ns()}"
+    started = _call(
+        port, owner, "execute_command", {"shell": "bash", "command": f"exec -a {marker} sleep 300", "background": True}
+    )
+    run = started["structuredContent"]["executionId"]  # type: ignore[index]
+    assert wait_for(marker, present=True)
+    foreign = _call(port, other, "stop_command", {"executionId": run})
+    assert foreign.get("isError")
+    assert (
+        f"{run} was started by another client session; only that session may stop it" in foreign["content"][0]["text"]
+    )  # type: ignore[index]
+    listed = _call(port, other, "list_commands", {})["structuredContent"]["commands"]  # type: ignore[index]
+    assert [c["status"] for c in listed if c["executionId"] == run] == ["running"] and wait_for(marker, present=True)
+    stopped = _call(port, owner, "stop_command", {"executionId": run})
+    assert not stopped.get("isError")
+    assert wait_for(marker, present=False)
+    deadline = time.monotonic() + 20  # the end record follows the tree's death; a busy machine may take a while
+    while time.monotonic() < deadline:
+        listed = _call(port, owner, "list_commands", {})["structuredContent"]["commands"]  # type: ignore[index]
+        if [c["status"] for c in listed if c["executionId"] == run] == ["stopped"]:
+            break
+        time.sleep(0.1)
+    assert [c["status"] for c in listed if c["executionId"] == run] == ["stopped"]
+
+
+@asynccontextmanager
+async def connected(transport: str, tmp_path: Path, conf: Path) -> AsyncIterator[Client]:
+    """An SDK client of a server with `conf`, over stdio or real HTTP on 127.0.0.1."""
+    from tests.test_server_stdio import server
+
+    if transport == "stdio":
+        async with Client(server(tmp_path, "--config", str(conf))) as client:
+            yield client
+        return
+    with serving_http(tmp_path, conf) as url:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+            async with Client(streamable_http_client(url, http_client=http)) as client:
+                yield client
+
+
+async def refusals(transport: str, tmp_path: Path) -> list[str]:
+    """The texts of three refusals: a full concurrency cap, a full output store, an audit trail that
+    cannot be written (/dev/full). Over HTTP each arrives from inside an anyio task group."""
+    texts = []
+    caps = "  resources:\n    maxConcurrentCommands: 1\n"
+    store = "    maxStoredLogs: 1\n"  # inside config_for's logging:
+    for extra in (caps, store):  # config_for rewrites one file: each server reads it as it starts
+        async with connected(transport, tmp_path, config_for(tmp_path, extra)) as client:
+            first = await client.call_tool(
+                "execute_command", {"shell": "bash", "command": "sleep 300", "background": True}
+            )
+            refused = await client.call_tool("execute_command", {"shell": "bash", "command": "echo second"})
+            await client.call_tool("stop_command", {"executionId": first.structured_content["executionId"]})
+        assert refused.is_error
+        texts.append(refused.content[0].text)
+    async with connected(transport, tmp_path, config_for(tmp_path, "  audit:\n    path: /dev/full\n")) as client:
+        refused = await client.call_tool("execute_command", {"shell": "bash", "command": "echo audited"})
+    assert refused.is_error
+    texts.append(refused.content[0].text)
+    return texts
+
+
+@pytest.mark.anyio
+async def test_refusals_keep_their_message_and_read_the_same_over_http_and_stdio(tmp_path: Path) -> None:
+    """Over HTTP these arrived wrapped in an exception group and read only "Error executing tool"."""
+    over_http = await refusals("http", tmp_path)
+    assert over_http == await refusals("stdio", tmp_path)
+    concurrency, store, audit = over_http
+    assert "1 commands are already running (maxConcurrentCommands 1)" in concurrency
+    assert "the output store is full (maxStoredLogs 1)" in store and "raise global.logging.maxStoredLogs" in store
+    assert "cannot write the audit trail /dev/full: No space left on device" in audit

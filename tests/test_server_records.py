@@ -4,6 +4,7 @@ real server as a subprocess over stdio."""
 
 from __future__ import annotations
 
+import errno
 import json
 import signal
 import subprocess
@@ -122,9 +123,39 @@ async def test_a_log_directory_that_fills_up_ends_the_command_as_failed(tmp_path
         assert "No space left on device" in result.content[0].text
         listed = (await client.call_tool("list_commands", {})).structured_content["commands"]
         assert [(c["status"], c["error"].startswith("storage error")) for c in listed] == [("failed", True)]
+        assert result.structured_content["executionId"] == listed[0]["executionId"]  # it ran: the reply names it
     assert processes_named(marker) == []
     end = [r for r in records(tmp_path) if r["event"] == "finished"]
     assert end[0]["status"] == "failed" and "No space left on device" in end[0]["error"]
+
+
+def fill(directory: Path) -> None:
+    """Write into `directory` until its file system has no byte left (ENOSPC)."""
+    with open(directory / "filler", "wb", buffering=0) as handle:
+        try:
+            while True:
+                handle.write(b"x" * 4096)
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+
+
+@pytest.mark.anyio
+async def test_a_one_line_echo_into_a_full_log_directory_is_an_error_reply(tmp_path: Path, small_disk: Path) -> None:
+    """It used to reply "exit code 0" without the error flag while list_commands and the audit said failed."""
+    conf = config_for(tmp_path, f"    logDirectory: '{small_disk}'\n")  # inside config_for's logging:
+    async with Client(server(tmp_path, "--config", str(conf))) as client:  # the server checks it is writable
+        fill(small_disk)
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": "echo hello"})
+        listed = (await client.call_tool("list_commands", {})).structured_content["commands"]
+    data = result.structured_content
+    head = result.content[0].text.splitlines()[0]
+    assert result.is_error and (data["status"], data["exitCode"]) == ("failed", 0)
+    assert head.startswith(f"failed: storage error: cannot write {small_disk}/{data['executionId']}.log")
+    assert "No space left on device" in head and "(the command itself ended: exit code 0)" in head
+    assert data["error"].startswith("storage error") and "hello" in result.content[0].text
+    assert [(c["executionId"], c["status"]) for c in listed] == [(data["executionId"], "failed")]
+    end = [r for r in records(tmp_path) if r["event"] == "finished"]
+    assert [(r["executionId"], r["status"]) for r in end] == [(data["executionId"], "failed")]
 
 
 @pytest.mark.anyio

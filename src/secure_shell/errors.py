@@ -4,8 +4,10 @@
      ├── ConfigError        a config file or setting that cannot be used (names file, line, key path)
      ├── UsageError         a command line (of the secure-shell CLI) that cannot be carried out as given
      ├── SpawnError         a shell executable that cannot be started
-     │    └── TooManyCommands   every concurrent-command slot is taken (executor.py)
+     │    ├── TooManyCommands   every concurrent-command slot is taken (executor.py)
+     │    └── StoreFull         every stored execution is still running or being read (maxStoredLogs)
      ├── ExecutionNotFound  an executionId the output store does not know
+     ├── NotOwner           a command another HTTP client session started (send_input, stop_command)
      ├── InputError         input that cannot be written to a running command (send_input)
      ├── OutputQueryError   a line range or search of stored output that cannot be answered as asked
      │    ├── BadPattern        a search pattern that is not a valid regular expression
@@ -57,8 +59,17 @@ class SpawnError(SecureShellError):
     """A shell executable that is missing or cannot be started."""
 
 
+class StoreFull(SpawnError):
+    """No room in the output store: every stored execution is running or being read, and none may be
+    evicted under it (global.logging.maxStoredLogs)."""
+
+
 class ExecutionNotFound(SecureShellError):
     """An executionId that the output store does not hold."""
+
+
+class NotOwner(SecureShellError):
+    """A command that another client session started: over HTTP only that session controls it."""
 
 
 class InputError(SecureShellError):

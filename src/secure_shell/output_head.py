@@ -90,10 +90,20 @@ class HeadFile:
         try:
             # Created private and new in one step: never readable by others, never someone else's file.
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o600)
-            self._file = os.fdopen(fd, "wb")
-            self._file.write(self._memory)
         except OSError as exc:
             raise self._failed(exc) from None
+        handle = os.fdopen(fd, "wb")
+        try:
+            handle.write(self._memory)
+            handle.flush()  # a full disk fails here, not at close, while the head is still in memory
+        except OSError as exc:
+            try:
+                handle.close()  # its buffer cannot be written either; the descriptor is closed all the same
+            except OSError:
+                pass
+            self.path.unlink(missing_ok=True)
+            raise self._failed(exc) from None
+        self._file = handle
         self._memory = bytearray()
         self.on_disk = True
 

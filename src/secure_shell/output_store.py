@@ -6,6 +6,10 @@ whatever falls between is dropped, and the store knows exactly which line number
 Lines are numbered absolutely: line 1 is the first line ever printed, even after the middle is
 dropped. Memory per execution is the tail ring, a small head and a sparse index of the head file,
 so a command that prints gigabytes costs disk up to the cap and a few megabytes of memory.
+
+Nothing is lost under load: an execution is evicted only when it has finished and nobody holds it
+(a reply being built, a get_command_output reading it); a store whose every entry is running or held
+refuses a new command up front (StoreFull, naming maxStoredLogs) rather than drop one.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import threading
 import time
 from bisect import bisect_right
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,7 +32,7 @@ from typing import Iterator, Mapping, Protocol
 
 import regex
 
-from secure_shell.errors import ExecutionNotFound, StorageError
+from secure_shell.errors import ExecutionNotFound, StorageError, StoreFull
 from secure_shell.output_head import HeadFile
 from secure_shell.output_search import SEARCH_SECONDS, Line, SearchResult, compile_pattern, search
 
@@ -433,7 +438,8 @@ def _split_long_lines(text: str) -> str:
 
 
 class OutputStore:
-    """Every execution by id, evicting the oldest finished ones past the count, size and age caps."""
+    """Every execution by id, evicting the oldest finished ones nobody holds past the count, size and
+    age caps."""
 
     def __init__(self, limits: StoreLimits, directory: Path | None = None) -> None:
         self.limits = limits
@@ -446,6 +452,7 @@ class OutputStore:
             where = directory if directory is not None else tempfile.gettempdir()
             raise StorageError(f"cannot store command output in {where}: {exc.strerror or exc}") from None
         self._executions: dict[str, Execution] = {}
+        self._holds: dict[str, int] = {}  # executions being read, by id: never evicted meanwhile
         self._lock = threading.Lock()
         if not self._owned_directory:
             self._reindex()
@@ -464,27 +471,50 @@ class OutputStore:
         cwd: str | None,
         encoding: str = "utf-8",
         decoders: Mapping[str, Decoder] | None = None,
+        held: bool = False,
     ) -> Execution:
+        """A new running execution; `held` holds it for the caller, who will read it when it has
+        finished and then `release` it. Raises StoreFull when no stored execution may make room."""
         with self._lock:
             self._evict(incoming=1)
+            if len(self._executions) >= self.limits.max_executions:
+                raise StoreFull(self._full_message())
             execution_id = self.new_id()
             buffer = OutputBuffer(self.directory / f"{execution_id}.log", self.limits, encoding, decoders)
             execution = Execution(execution_id, shell, command, cwd, time.time(), buffer)
             self._executions[execution_id] = execution
+            if held:
+                self._holds[execution_id] = 1
             return execution
+
+    def _full_message(self) -> str:
+        running = sum(e.finished is None for e in self._executions.values())
+        read = len(self._executions) - running
+        return (
+            f"nothing ran: the output store is full (maxStoredLogs {self.limits.max_executions}) and every "
+            f"command in it is still running ({running}) or being read ({read}); wait for one to finish, stop a "
+            "background command with stop_command, or raise global.logging.maxStoredLogs in the policy"
+        )
 
     def finish(self, execution: Execution, status: str, exit_code: int | None, timed_out: bool = False) -> str:
         """End an execution in a definite state and return it: "failed", with `error` naming the file
-        and the OS error, when its output or metadata could not be stored whole."""
+        and the OS error, when its output or metadata could not be stored whole. The execution is
+        held meanwhile: once it counts as finished another start may evict it, but not half-written."""
+        with self._lock:
+            self._holds[execution.id] = self._holds.get(execution.id, 0) + 1
+        try:
+            self._finish(execution, status, exit_code, timed_out)
+        finally:
+            self.release(execution)
+        return execution.status
+
+    def _finish(self, execution: Execution, status: str, exit_code: int | None, timed_out: bool) -> None:
         buffer = execution.buffer
         buffer.finish(on_disk=not self._owned_directory)
         execution.exit_code, execution.timed_out = exit_code, timed_out
         execution.finished = time.time()
-        execution.status = status
-        if buffer.storage_error is not None:
-            execution.status, execution.error = "failed", f"storage error: {buffer.storage_error}"
-        if not self._owned_directory and buffer.storage_error is None:
-            meta = execution.summary() | {"headLines": buffer.head_lines}
+        if buffer.storage_error is None and not self._owned_directory:
+            meta = execution.summary() | {"status": status, "headLines": buffer.head_lines}
             target = self.directory / f"{execution.id}.json"
             temp = target.with_suffix(".json.tmp")
             try:
@@ -495,15 +525,16 @@ class OutputStore:
             except OSError as exc:
                 temp.unlink(missing_ok=True)
                 buffer.storage_error = f"cannot write {target}: {exc.strerror or exc}"
-                execution.status, execution.error = "failed", f"storage error: {buffer.storage_error}"
-        with self._lock:
-            self._evict(incoming=0)
-        return execution.status
+        if buffer.storage_error is not None:
+            execution.error = f"storage error: {buffer.storage_error}"
+            status = "failed"
+        execution.status = status
 
     def discard(self, execution: Execution) -> None:
         """Forget an execution that never ran (its start could not be recorded)."""
         with self._lock:
             self._executions.pop(execution.id, None)
+            self._holds.pop(execution.id, None)
         execution.buffer.finish()
         execution.buffer.delete()
 
@@ -513,6 +544,33 @@ class OutputStore:
         if execution is None:
             raise ExecutionNotFound(f"no execution with id {execution_id!r} (it may have been evicted)")
         return execution
+
+    def hold(self, execution_id: str) -> Execution:
+        """The execution, kept from eviction until `release`d (ExecutionNotFound when it is gone)."""
+        with self._lock:
+            execution = self._executions.get(execution_id)
+            if execution is not None:
+                self._holds[execution_id] = self._holds.get(execution_id, 0) + 1
+        if execution is None:
+            raise ExecutionNotFound(f"no execution with id {execution_id!r} (it may have been evicted)")
+        return execution
+
+    def release(self, execution: Execution) -> None:
+        """Drop one hold; what the caps have been keeping for the reader is evicted now."""
+        with self._lock:
+            count = self._holds.pop(execution.id, 0) - 1
+            if count > 0:
+                self._holds[execution.id] = count
+            self._evict(incoming=0)
+
+    @contextmanager
+    def reading(self, execution_id: str) -> Iterator[Execution]:
+        """Hold the execution while the block reads it."""
+        execution = self.hold(execution_id)
+        try:
+            yield execution
+        finally:
+            self.release(execution)
 
     def has(self, execution_id: str) -> bool:
         with self._lock:
@@ -533,7 +591,9 @@ class OutputStore:
         now = time.time()
         total = sum(e.buffer.stored_bytes for e in self._executions.values())
         # Oldest first: executions are kept in the order they started (restored ones sorted first).
-        for execution in [e for e in self._executions.values() if e.finished is not None]:
+        # A running one or one somebody reads is never a candidate.
+        candidates = [e for e in self._executions.values() if e.finished is not None and e.id not in self._holds]
+        for execution in candidates:
             too_many = len(self._executions) + incoming > self.limits.max_executions
             too_big = total > self.limits.max_total_bytes
             too_old = now - (execution.finished or now) > self.limits.retention_seconds

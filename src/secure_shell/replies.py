@@ -18,7 +18,7 @@ from typing import Any, Optional
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from secure_shell.errors import OutputQueryError
+from secure_shell.errors import OutputQueryError, SecureShellError
 from secure_shell.executor import Outcome
 from secure_shell.output_store import SEARCH_SECONDS, Execution, Line, compile_pattern
 from secure_shell.policy.verdict import Verdict
@@ -177,6 +177,7 @@ class ExecuteResult(BaseModel):
     timedOut: bool
     allowed: bool = True
     reasons: list[dict[str, Any]] = []
+    error: Optional[str] = None  # what failed once it had started (storage, the server, the client)
 
 
 class OutputResult(BaseModel):
@@ -287,7 +288,8 @@ def denial_reply(verdict: Verdict, allowed_paths: tuple[str, ...]) -> CallToolRe
 def execution_reply(
     execution: Execution, outcome: Outcome, lines_wanted: int, seconds: int, max_bytes: int, note: Optional[str] = None
 ) -> CallToolResult:
-    """A finished command: its status, its last lines, and how to read the rest."""
+    """A finished command: its status, its last lines, and how to read the rest. A run the server
+    failed (its output could not be stored) says so first and is an error, whatever the exit code."""
     buffer = execution.buffer
     window = buffer.line_range(-lines_wanted, None, lines_wanted, max_bytes)
     shown = list(window.lines)
@@ -300,29 +302,71 @@ def execution_reply(
         status = "stopped"
     else:
         status = f"exit code {outcome.exit_code}"
+    if execution.error:
+        status = f"{execution.status}: {execution.error} (the command itself ended: {status})"
     head = f"{status} · {outcome.duration * 1000:.0f} ms · {buffer.total_lines} lines"
     body = "\n".join(format_line(line) for line in shown)
     truncated = len(shown) < buffer.total_lines
-    parts = [head, body] if body else [head]
+    parts = [visible(head), body] if body else [visible(head)]
     if truncated:
-        parts.append(
-            f"[showing the last {len(shown)} of {buffer.total_lines} lines; get the rest with get_command_output "
-            f"executionId={execution.id} (startLine/endLine, or search)]"
-        )
+        parts.append(_rest_hint(execution, len(shown)))
     if note:
         parts.append(note)
     data = ExecuteResult(
         exitCode=outcome.exit_code,
         durationMs=int(outcome.duration * 1000),
         executionId=execution.id,
-        status=outcome.status,
+        status=execution.status if execution.error else outcome.status,
         totalLines=buffer.total_lines,
         returnedLines=len(shown),
         truncated=truncated,
         timedOut=outcome.timed_out,
+        error=execution.error,
     )
     return CallToolResult(
         content=[TextContent(type="text", text="\n".join(parts))],
         structured_content=data.model_dump(),
-        is_error=outcome.timed_out or (outcome.exit_code not in (0, None)),
+        is_error=bool(execution.error) or outcome.timed_out or (outcome.exit_code not in (0, None)),
+    )
+
+
+def failure_reply(execution: Execution, message: str, lines_wanted: int, max_bytes: int) -> CallToolResult:
+    """A command that started but whose run or reply failed: what failed, its executionId and state,
+    and the last lines it printed, so the agent knows it ran and can read it instead of running it
+    again. Built from what is in memory; the lines are left out when they cannot be read."""
+    buffer = execution.buffer
+    try:
+        shown = list(buffer.line_range(-lines_wanted, None, lines_wanted, max_bytes).lines) if lines_wanted else []
+    except (OSError, ValueError, SecureShellError):
+        shown = []
+    code = f", exit code {execution.exit_code}" if execution.exit_code is not None else ""
+    parts = [
+        visible(f"{message} · {execution.id} ({execution.status}{code}) · {buffer.total_lines} lines"),
+        *(format_line(line) for line in shown),
+    ]
+    if len(shown) < buffer.total_lines:
+        parts.append(_rest_hint(execution, len(shown)))
+    finished = execution.finished if execution.finished is not None else time.time()
+    data = ExecuteResult(
+        exitCode=execution.exit_code,
+        durationMs=int((finished - execution.started) * 1000),
+        executionId=execution.id,
+        status=execution.status,
+        totalLines=buffer.total_lines,
+        returnedLines=len(shown),
+        truncated=len(shown) < buffer.total_lines,
+        timedOut=execution.timed_out,
+        error=message,
+    )
+    return CallToolResult(
+        content=[TextContent(type="text", text="\n".join(parts))], structured_content=data.model_dump(), is_error=True
+    )
+
+
+def _rest_hint(execution: Execution, shown: int) -> str:
+    total = execution.buffer.total_lines
+    what = f"the last {shown} of {total} lines" if shown else f"none of its {total} lines"
+    return (
+        f"[showing {what}; get the rest with get_command_output executionId={execution.id} "
+        "(startLine/endLine, or search)]"
     )

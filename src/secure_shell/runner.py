@@ -21,7 +21,7 @@ from typing import Callable, Mapping
 from secure_shell.audit import AuditLog, default_path
 from secure_shell.checker import Checker
 from secure_shell.config.resolve import ResolvedConfig
-from secure_shell.errors import AuditError, InputError, SecureShellError, SpawnError, StorageError
+from secure_shell.errors import AuditError, InputError, NotOwner, SecureShellError, SpawnError, StorageError, StoreFull
 from secure_shell.executor import (
     Limits,
     Outcome,
@@ -139,6 +139,9 @@ class Prepared:
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
+    """What a run ended with; a run started with `hold` returns its execution held in the store (the
+    caller releases it once it has read it)."""
+
     verdict: Verdict
     execution: Execution | None = None
     outcome: Outcome | None = None
@@ -402,27 +405,20 @@ class Runner:
 
     # --- running ---------------------------------------------------------------------------
 
-    def begin(self, prepared: Prepared, shell: ShellKind, command: str, origin: str) -> Started:
-        """Claim a concurrency slot, open the store entry, write the start record, in that order;
-        when a step fails, the earlier ones are undone and nothing runs. A refusal by the cap is
-        recorded as a refusal and takes no store slot."""
+    def begin(self, prepared: Prepared, shell: ShellKind, command: str, origin: str, hold: bool = False) -> Started:
+        """Claim a concurrency slot, open the store entry (held for the caller with `hold`), write the
+        start record, in that order; when a step fails, the earlier ones are undone and nothing runs.
+        A refusal by a cap (maxConcurrentCommands, maxStoredLogs) is recorded as a refusal."""
         try:
             slot = claim_slot(self.config.resources.max_concurrent_commands)
         except TooManyCommands as exc:
-            self.record(
-                "refused",
-                origin,
-                shell,
-                command,
-                prepared.directory,
-                prepared.verdict,
-                reason="max-concurrent-commands",
-                message=str(exc),
-            )
+            self._record_refusal(origin, shell, command, prepared, "max-concurrent-commands", str(exc))
             raise
         cgroup = None
         try:
-            execution = self.store.start(shell.value, command, prepared.directory, decoders=output_decoders(shell))
+            execution = self.store.start(
+                shell.value, command, prepared.directory, decoders=output_decoders(shell), held=hold
+            )
             try:
                 confinement = prepared.confinement
                 if confinement is not None and prepared.max_processes is not None and self.host.pids is not None:
@@ -432,6 +428,10 @@ class Runner:
             except BaseException:
                 self.store.discard(execution)
                 raise
+        except StoreFull as exc:
+            slot.release()
+            self._record_refusal(origin, shell, command, prepared, "max-stored-logs", str(exc))
+            raise
         except OSError as exc:
             slot.release()
             self._release_cgroup(cgroup, prepared.max_processes)
@@ -453,6 +453,13 @@ class Runner:
         )
         self._open[execution.id] = started
         return started
+
+    def _record_refusal(
+        self, origin: str, shell: ShellKind, command: str, prepared: Prepared, reason: str, message: str
+    ) -> None:
+        self.record(
+            "refused", origin, shell, command, prepared.directory, prepared.verdict, reason=reason, message=message
+        )
 
     def _release_cgroup(self, path: str | None, max_processes: int | None) -> None:
         if path is not None and max_processes is not None and self.host.pids is not None:
@@ -495,11 +502,14 @@ class Runner:
         confirmed: bool = False,
         prepared: Prepared | None = None,
         on_start: Callable[[Execution], None] | None = None,
+        hold: bool = False,
     ) -> RunResult:
         """Check (unless `prepared` already holds this command's check), record, run, record.
 
         `on_output` gets each chunk as it arrives (the CLI echoes it); `on_start` gets the stored
-        execution before the process starts (the server reads its progress from it).
+        execution before the process starts (the server reads its progress from it). With `hold`,
+        a result's execution is held in the store until the caller releases it: a command that has
+        just finished is not evicted before its reply is built.
         """
         if prepared is None:
             prepared = self.prepare(shell, command, cwd, profile, confirmed)
@@ -507,12 +517,12 @@ class Runner:
             if prepared.verdict.decision is not Decision.ASK:
                 self.record_denial(origin, shell, command, cwd, prepared.verdict)
             return RunResult(prepared.verdict)
-        started = self.begin(prepared, shell, command, origin)
+        started = self.begin(prepared, shell, command, origin, hold)
         execution = started.execution
-        if on_start is not None:
-            on_start(execution)
         sink = execution.buffer.feed if on_output is None else _tee(execution.buffer.feed, on_output)
         try:
+            if on_start is not None:
+                on_start(execution)
             outcome = await execute_async(
                 prepared.invocation,
                 prepared.env,
@@ -525,8 +535,13 @@ class Runner:
         except StorageError:
             self.end(started, "failed", None)  # the executor killed the tree; the store names the error
             return RunResult(prepared.verdict, execution, None)
-        except BaseException:
+        except BaseException as exc:
+            if isinstance(exc, SecureShellError):  # it could not run after all (the launcher, the exec)
+                execution.error = str(exc)
+            self.end(started, "failed" if isinstance(exc, SecureShellError) else "stopped", None)
             self.end(started, "stopped", None)
+            if hold:
+                self.store.release(execution)  # no result carries it to the caller
             raise
         self.end(started, outcome.status, outcome)
         return RunResult(prepared.verdict, execution, outcome, started.confinement)
@@ -651,13 +666,8 @@ class Runner:
         session = run.input
         if session is None:
             raise InputError(f"{execution_id} was not started with interactive: true; its stdin is closed")
+        self.check_owner(run, origin, "send it input")
         started = run.started
-        if started.origin.startswith("mcp:") and origin != started.origin:
-            # over HTTP each client session has its own commands' input: another client may read
-            # the output, not type into the program
-            raise InputError(
-                f"{execution_id} was started by another client session; only that session may send it input"
-            )
         with session.lock:  # one input at a time: each is checked after the one before it
             if not run.thread.is_alive() or started.execution.status != "running":
                 raise InputError(f"{execution_id} has already ended ({started.execution.status})")
@@ -704,6 +714,24 @@ class Runner:
                 session.channel.close()
                 started.execution.stdin_open = False
             return verdict, written
+
+    def check_owner(self, run: BackgroundRun, origin: str, action: str) -> None:
+        """Over HTTP each client session controls its own commands: another session may read their
+        output, not type into them or stop them (NotOwner says which session may)."""
+        started = run.started
+        if started.origin.startswith("mcp:") and origin != started.origin:
+            raise NotOwner(
+                f"{started.execution.id} was started by another client session; only that session may {action}"
+            )
+
+    def stop(self, run: BackgroundRun, origin: str, wait: float) -> bool:
+        """Stop a background command its own session started and wait up to `wait` seconds for its
+        tree to be gone; whether it was still running."""
+        self.check_owner(run, origin, "stop it")
+        was_running = run.execution.status == "running"
+        run.cancel.set()
+        run.thread.join(wait)
+        return was_running
 
     def _input_verdict(self, run: BackgroundRun, session_text: str, confirmed: bool) -> Verdict:
         """The command checked with all its input so far; only what the input adds counts (the

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedResourceError, UnexpectedToolError
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field, StrictBool, StrictInt, ValidationError
 
@@ -26,7 +26,7 @@ from secure_shell.replies import ExecuteResult, InputResult, OutputResult
 from secure_shell.runner import Runner
 from secure_shell.shells import SHELL_FACTS, ShellKind
 from secure_shell.tool_arguments import checked_arguments, invalid_message
-from secure_shell.tools import ShellTools
+from secure_shell.tools import ShellTools, agent_message, deliberate
 
 SERVER_NAME = "secure-shell"
 log = logging.getLogger(__name__)
@@ -35,7 +35,9 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 class CheckedArgumentsServer(MCPServer):
-    """The SDK's server, with each call's arguments read as agents send them (tool_arguments.py)."""
+    """The SDK's server, with each call's arguments read as agents send them (tool_arguments.py),
+    and every error a tool or resource raises read the same way on every transport (agent_message):
+    the SDK would answer a bare "Error executing tool" for one that arrived in an exception group."""
 
     _schemas: dict[str, dict[str, Any]] | None = None
 
@@ -48,10 +50,27 @@ class CheckedArgumentsServer(MCPServer):
         checked = checked_arguments(name, schema, arguments)
         try:
             return await super().call_tool(name, checked, context)
+        except UnexpectedToolError as exc:
+            raise ToolError(_readable(exc)) from exc.__cause__
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(invalid_message(name, schema, exc.__cause__.errors(), checked)) from None
             raise
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        try:
+            return await super().read_resource(uri, context)
+        except UnexpectedResourceError as exc:
+            raise ResourceError(_readable(exc)) from exc.__cause__
+
+
+def _readable(wrapper: Exception) -> str:
+    """The SDK's "Error executing tool X" with the sentence of what it wrapped as unexpected; the
+    traceback of a real crash goes to the server's log."""
+    cause = wrapper.__cause__ if wrapper.__cause__ is not None else wrapper
+    if not deliberate(cause):
+        log.error("%s", wrapper, exc_info=cause)
+    return f"{wrapper}: {agent_message(cause)}"
 
 
 # Argument types shared by several tools.
@@ -200,13 +219,14 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
 
     def stop_command(
         executionId: Annotated[str, Field(description="A running background command.", max_length=64)],
+        ctx: Context,
     ) -> dict[str, Any]:
-        return tools.stop_command(executionId)
+        return tools.stop_command(ctx, executionId)
 
     server.add_tool(
         stop_command,
         name="stop_command",
-        description="Stop a background command: its whole process tree is killed.",
+        description="Stop a background command this session started: its whole process tree is killed.",
         annotations=ToolAnnotations(destructive_hint=True, open_world_hint=False),
     )
 

@@ -2,13 +2,16 @@
 
 server.py declares the tools to the SDK (names, argument schemas, descriptions) and calls these;
 the policy, the runs and the store are the core's (Runner, Checker, OutputStore); the replies'
-wording is replies.py's. Errors the agent should read are ToolError, one sentence each.
+wording is replies.py's. Errors the agent should read are ToolError or the core's SecureShellError,
+one sentence each; `agent_message` is the one place that reads them, however an exception group
+(an anyio task group over HTTP) wrapped them.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -17,7 +20,7 @@ import anyio
 import anyio.to_thread
 from mcp import MCPError
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field
@@ -33,6 +36,7 @@ from secure_shell.replies import (
     OutputResult,
     denial_reply,
     execution_reply,
+    failure_reply,
     input_denial_reply,
     input_reply,
     line_dict,
@@ -47,7 +51,11 @@ from secure_shell.sandbox.limits import LimitSettings, limit_note
 from secure_shell.shells import ShellKind
 from secure_shell.working_directory import missing_on_host
 
+if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
+    from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found, unused-ignore]
+
 PROGRESS_EVERY = 1.0
+STOP_WAIT = 5.0  # seconds stop_command waits for the stopped tree to be gone
 OUTPUT_POLL = 0.025  # how often send_input looks for the output its input caused
 OUTPUT_QUIET = 0.15  # output that has paused this long is taken as the answer to the input
 log = logging.getLogger(__name__)
@@ -123,7 +131,7 @@ class ShellTools:
         session = self.sessions.of(ctx)
         cwd = working_dir if working_dir is not None else (session.cwd or policy.initial_dir)
         seconds = timeout if timeout is not None else policy.command_timeout
-        checked = _core(self.runner.prepare, kind, command, cwd, profile)
+        checked = self.runner.prepare(kind, command, cwd, profile)
         confirmed = False
         if checked.verdict.decision is Decision.ASK:
             refusal = await ask_user(ctx, kind, command, checked.verdict, policy.ask_timeout)
@@ -135,29 +143,34 @@ class ShellTools:
             stdin = ("terminal" if pty else "pipe") if interactive else None
             return self._start_background(ctx, kind, command, cwd, seconds, profile, confirmed, stdin)
         lines_wanted = max_lines if max_lines is not None else self.config.logging.max_output_lines
-        result = await self._run_foreground(
-            ctx, kind, command, cwd, seconds, profile, confirmed, None if confirmed else checked
-        )
-        if result.execution is None:
-            return self._denial(result.verdict, kind)
-        if result.outcome is None:
-            raise ToolError(f"{result.execution.id} failed: {result.execution.error}; the command was stopped")
-        return execution_reply(
-            result.execution,
-            result.outcome,
-            lines_wanted,
-            seconds,
-            self.config.logging.max_return_bytes,
-            "\n".join(
-                note
-                for note in (
-                    containment_note(result.execution, result.outcome, result.confinement),
-                    self._limit_note(kind, result.execution, result.outcome),
-                )
-                if note
+        max_bytes = self.config.logging.max_return_bytes
+        started: list[Execution] = []
+        try:
+            result = await self._run_foreground(
+                ctx, kind, command, cwd, seconds, profile, confirmed, None if confirmed else checked, started
             )
-            or None,
-        )
+        except Exception as exc:
+            if not started:
+                raise  # nothing ran: the error is the whole answer
+            # it ran: the reply names it, so the agent can read it rather than run it again
+            return failure_reply(started[0], agent_message(exc), lines_wanted, max_bytes)
+        execution = result.execution
+        if execution is None:
+            return self._denial(result.verdict, kind)
+        try:
+            if result.outcome is None:
+                return failure_reply(execution, f"it was stopped: {execution.error}", lines_wanted, max_bytes)
+            notes = (
+                containment_note(execution, result.outcome, result.confinement),
+                self._limit_note(kind, execution, result.outcome),
+            )
+            note = "\n".join(n for n in notes if n) or None
+            return execution_reply(execution, result.outcome, lines_wanted, seconds, max_bytes, note)
+        except Exception as exc:
+            log.exception("the reply for %s could not be built", execution.id)
+            return failure_reply(execution, f"its reply could not be built: {agent_message(exc)}", 0, max_bytes)
+        finally:
+            self.runner.store.release(execution)  # held by the run until its reply was built
 
     def _limit_note(self, kind: ShellKind, execution: Execution, outcome: Outcome) -> Optional[str]:
         """Names the configured limit a failed command ran into (sandbox/limits.py)."""
@@ -184,11 +197,13 @@ class ShellTools:
         profile: Optional[str],
         confirmed: bool,
         checked: Any,
+        running: list[Execution],
     ) -> RunResult:
         """Run to the end, reporting progress when the client asked for it and stopping the tree
-        when an HTTP client goes away. `checked` reuses the check already made (None: check again)."""
+        when an HTTP client goes away. `checked` reuses the check already made (None: check again);
+        `running` gets the execution once it has started. The result's execution is held in the
+        store for the reply."""
         started = time.monotonic()
-        running: list[Execution] = []
 
         async def progress() -> None:
             while True:
@@ -199,26 +214,34 @@ class ShellTools:
 
         async def run() -> RunResult:
             return await self.runner.run(
-                kind, command, cwd, seconds, None, profile, origin_of(ctx), confirmed, checked, on_start=running.append
+                kind,
+                command,
+                cwd,
+                seconds,
+                None,
+                profile,
+                origin_of(ctx),
+                confirmed,
+                checked,
+                on_start=running.append,
+                hold=True,
             )
 
         gone = client_gone()
         result: Optional[RunResult] = None
-        try:
-            if not progress_requested(ctx) and gone is None:
-                result = await run()
-            else:
-                async with anyio.create_task_group() as group:
-                    if progress_requested(ctx):
-                        group.start_soon(progress)
-                    if gone is not None:
-                        group.start_soon(cancel_when_set, gone, group.cancel_scope)
-                    try:
-                        result = await run()
-                    finally:
-                        group.cancel_scope.cancel()
-        except SecureShellError as exc:
-            raise ToolError(str(exc)) from None
+        # errors raised here may arrive wrapped in an exception group: agent_message reads them
+        if not progress_requested(ctx) and gone is None:
+            result = await run()
+        else:
+            async with anyio.create_task_group() as group:
+                if progress_requested(ctx):
+                    group.start_soon(progress)
+                if gone is not None:
+                    group.start_soon(cancel_when_set, gone, group.cancel_scope)
+                try:
+                    result = await run()
+                finally:
+                    group.cancel_scope.cancel()
         if result is None:  # the HTTP client went away: the command's tree has been killed
             raise ToolError("the client disconnected before the reply; the command was stopped")
         return result
@@ -234,12 +257,12 @@ class ShellTools:
         confirmed: bool,
         stdin: Optional[str],
     ) -> CallToolResult:
-        prepared = _core(self.runner.prepare, kind, command, cwd, profile, confirmed)
+        prepared = self.runner.prepare(kind, command, cwd, profile, confirmed)
         origin = origin_of(ctx)
         if prepared.invocation is None:
             self.runner.record_denial(origin, kind, command, cwd, prepared.verdict)
             return self._denial(prepared.verdict, kind)
-        execution = _core(self.runner.start_background, prepared, kind, command, seconds, origin, stdin).execution
+        execution = self.runner.start_background(prepared, kind, command, seconds, origin, stdin).execution
         if stdin is not None:
             text = (
                 f"started interactively as {execution.id} (stdin: {stdin}); send it input with send_input, "
@@ -270,18 +293,23 @@ class ShellTools:
     async def send_input(
         self, ctx: Context, execution_id: str, text: str, close_stdin: bool, wait_ms: int
     ) -> CallToolResult:
-        execution = self._execution(execution_id)
+        with self.runner.store.reading(execution_id) as execution:  # its output is read after the input
+            return await self._send_input(ctx, execution, text, close_stdin, wait_ms)
+
+    async def _send_input(
+        self, ctx: Context, execution: Execution, text: str, close_stdin: bool, wait_ms: int
+    ) -> CallToolResult:
         seen = execution.buffer.total_lines
         origin = origin_of(ctx)
         verdict, written = await anyio.to_thread.run_sync(
-            _core, self.runner.send_input, execution_id, text, close_stdin, origin
+            self.runner.send_input, execution.id, text, close_stdin, origin
         )
         if verdict.decision is Decision.ASK:
             shell = ShellKind(execution.shell)
             refusal = await ask_user(ctx, shell, written, verdict, self.config.shells[shell].ask_timeout)
             if refusal is None:
                 verdict, written = await anyio.to_thread.run_sync(
-                    _core, self.runner.send_input, execution_id, text, close_stdin, origin, True
+                    self.runner.send_input, execution.id, text, close_stdin, origin, True
                 )
             else:
                 self.runner.record_denial(origin, shell, execution.command, execution.cwd, refusal)
@@ -307,7 +335,6 @@ class ShellTools:
         max_lines: Optional[int],
         since: Optional[int],
     ) -> CallToolResult:
-        execution = self._execution(execution_id)
         if since is not None:
             if start is not None or search is not None:
                 raise ToolError(
@@ -315,6 +342,19 @@ class ShellTools:
                     "leave out startLine and search with it"
                 )
             start = since + 1
+        with self.runner.store.reading(execution_id) as execution:  # never evicted while it is read
+            return self._output(execution, start, end, search, context, max_lines, since)
+
+    def _output(
+        self,
+        execution: Execution,
+        start: Optional[int],
+        end: Optional[int],
+        search: Optional[str],
+        context: int,
+        max_lines: Optional[int],
+        since: Optional[int],
+    ) -> CallToolResult:
         settings = self.config.logging
         limit = min(max_lines or settings.max_return_lines, settings.max_return_lines)
         if since is not None and since >= execution.buffer.total_lines:
@@ -330,7 +370,7 @@ class ShellTools:
         if pending:
             text += f"\n[waiting after: {visible(pending)}]"
         data = OutputResult(
-            executionId=execution_id,
+            executionId=execution.id,
             status=execution.status,
             totalLines=execution.buffer.total_lines,
             returnedLines=len(lines),
@@ -346,24 +386,16 @@ class ShellTools:
         items = [visible_fields(e.summary()) for e in self.runner.store.list() if status in (None, e.status)]
         return {"commands": items, "count": len(items)}
 
-    def stop_command(self, execution_id: str) -> dict[str, Any]:
+    def stop_command(self, ctx: Context, execution_id: str) -> dict[str, Any]:
         entry = self.runner.background.get(execution_id)
         if entry is None:
-            self._execution(execution_id)
+            self.runner.store.get(execution_id)  # ExecutionNotFound names an id nobody knows
             raise ToolError(f"{execution_id} is not a background command")
-        was_running = entry.execution.status == "running"
-        entry.cancel.set()
-        entry.thread.join(5)
+        was_running = self.runner.stop(entry, origin_of(ctx), STOP_WAIT)
         summary = visible_fields(entry.execution.summary())
         if not was_running:
             summary["note"] = f"it had already ended ({entry.execution.status}); nothing was stopped"
         return summary
-
-    def _execution(self, execution_id: str) -> Execution:
-        try:
-            return self.runner.store.get(execution_id)
-        except ExecutionNotFound as exc:
-            raise ToolError(str(exc)) from None
 
     # --- policy and directories ------------------------------------------------------------
 
@@ -424,9 +456,12 @@ class ShellTools:
 
     def log_resource(self, execution_id: str, start_line: str, end_line: str, search: str) -> str:
         try:
-            execution = self.runner.store.get(execution_id)
+            with self.runner.store.reading(execution_id) as execution:
+                return self._log_text(execution, start_line, end_line, search)
         except ExecutionNotFound as exc:
             raise ResourceNotFoundError(str(exc)) from None
+
+    def _log_text(self, execution: Execution, start_line: str, end_line: str, search: str) -> str:
         try:
             start, end = int(start_line), int(end_line)
         except ValueError:
@@ -443,12 +478,30 @@ class ShellTools:
         return view.lines_text()
 
 
-def _core(function: Any, *args: Any) -> Any:
-    """Call into the core; its errors reach the agent as one sentence."""
-    try:
-        return function(*args)
-    except SecureShellError as exc:
-        raise ToolError(str(exc)) from None
+def agent_message(exc: BaseException) -> str:
+    """What the agent reads of an error from a tool, the same on every transport: over HTTP a run
+    sits in an anyio task group, which wraps what it raises in an exception group. A deliberate
+    error keeps its own sentence; a crash is named by its type (its text and traceback stay in the
+    server's log)."""
+    error = leaf_error(exc)
+    if deliberate(error):
+        return str(error)
+    return f"internal error ({type(error).__name__}); the server's log has the details"
+
+
+def deliberate(exc: BaseException) -> bool:
+    """Whether the error (once unwrapped) was raised on purpose, with a sentence for the agent."""
+    return isinstance(leaf_error(exc), (ToolError, ResourceError, SecureShellError))
+
+
+def leaf_error(exc: BaseException) -> BaseException:
+    """The error an exception group stands for: its first member that is an Exception, not a
+    cancellation (the group cancels its other tasks when one fails; cancellations are
+    BaseExceptions), groups inside groups unwrapped."""
+    while isinstance(exc, BaseExceptionGroup):
+        members = [e for e in exc.exceptions if isinstance(e, Exception)]
+        exc = (members or list(exc.exceptions))[0]
+    return exc
 
 
 async def _await_answer(execution: Execution, seconds: float, echo: int = 0) -> None:
