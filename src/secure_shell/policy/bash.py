@@ -18,16 +18,19 @@ import re
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy import wrappers
-from secure_shell.policy.bash_parse import parse as parse, preprocess as preprocess, review as review
+from secure_shell.policy.bash_parse import parse as parse
+from secure_shell.policy.bash_parse import preprocess as preprocess
+from secure_shell.policy.bash_parse import review as review
 from secure_shell.policy.bash_walker import KNOWN_KINDS as KNOWN_KINDS
+from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.parsed import Parsed, SimpleCommand, Word
 from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.program_name import program_name
 from secure_shell.policy.resolution import Refusal, Resolution, WorkingDirectory
 from secure_shell.policy.text_arguments import text_arguments as text_arguments  # the dialect's model of them
-from secure_shell.policy.wrappers import NUMBERED_PYTHON
+from secure_shell.policy.wrapper_shells import NUMBERED_PYTHON
 
-DIALECT = "bash"
+DIALECT: DialectName = "bash"
 
 
 def command_key(word: str) -> str:

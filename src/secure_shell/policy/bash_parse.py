@@ -20,8 +20,8 @@ from secure_shell.policy.parsed import (
     Failed,
     Finding,
     Limits,
-    ParseOutcome,
     Parsed,
+    ParseOutcome,
     Unsupported,
     never_raises,
 )

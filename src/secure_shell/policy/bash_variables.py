@@ -9,11 +9,12 @@ import re
 from tree_sitter import Node
 
 from secure_shell.policy import verdict as R
-from secure_shell.policy import wrappers
 from secure_shell.policy.bash_assignments import NUMERIC_SHELL_SET, Assignments, Site, relative_value
 from secure_shell.policy.bash_words import WordReader
+from secure_shell.policy.dangerous_variables import dangerous_variable
 from secure_shell.policy.parsed import Finding, Limits, Word
 from secure_shell.policy.syntax_tree import inside
+from secure_shell.policy.wrapper_builtins import assigned_names
 
 # `set -a` / `set -o allexport` anywhere: every later assignment is exported (read loosely, so a
 # mention inside a string also counts).
@@ -73,7 +74,7 @@ class VariableTracker(WordReader):
                 name = prefix.group(0).rstrip("+=").split("[", 1)[0]
                 self._site(name, straight=False)
                 self._dangerous_name(name, node)  # `time PATH=.` changes what `ls` runs next
-        for assigned in wrappers.assigned_names(head, tuple(words[at:])):
+        for assigned in assigned_names(head, tuple(words[at:])):
             if assigned is None:
                 self.anything = True
             else:
@@ -232,7 +233,7 @@ class VariableTracker(WordReader):
 
     def _dangerous_name(self, name: str, node: Node, *, environment: bool = True) -> None:
         environment = environment or self.allexport  # `set -a` exports every assignment
-        if wrappers.dangerous_variable(name, environment=environment):
+        if dangerous_variable(name, environment=environment):
             self.findings.append(
                 Finding(
                     R.DANGEROUS_VARIABLE,

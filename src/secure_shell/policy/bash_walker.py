@@ -29,7 +29,6 @@ from secure_shell.policy.parsed import (
 )
 from secure_shell.policy.syntax_tree import descendants, inside
 
-
 # Node kinds the walker understands. Anything else (ERROR, MISSING, a kind a newer grammar adds)
 # is refused: a construct nobody modelled must not pass silently.
 KNOWN_KINDS = frozenset(

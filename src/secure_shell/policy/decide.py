@@ -10,38 +10,36 @@ from __future__ import annotations
 
 import posixpath
 import re
-from urllib.parse import unquote
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Mapping
+from urllib.parse import unquote
 
 import regex
 
+from secure_shell.policy import verdict as R
 from secure_shell.policy.arguments import argument_pattern
 from secure_shell.policy.command_rules import allows, catches, compile_rules, names_program
-from secure_shell.policy import verdict as R
+from secure_shell.policy.dialect import Dialect
+from secure_shell.policy.flow import BELOW, UNKNOWN, Directories, FlowPass, below, join, split_below
 from secure_shell.policy.operators import blocked_operator_tokens
 from secure_shell.policy.parsed import (  # noqa: F401 - CrossCheckResult: the name callers import from here
+    LOOP,
+    RUN,
     CrossCheck,
     CrossCheckResult,
     Failed,
-    LOOP,
-    RUN,
     Flow,
     Limits,
+    Parsed,
     ParseOutcome,
     Redirect,
-    Parsed,
     SimpleCommand,
     Unsupported,
     Word,
 )
+from secure_shell.policy.paths import PROVIDER_PATH, SESSION_DRIVE, PathSpace, Realpath
 from secure_shell.policy.program_name import names_program_file
-from secure_shell.policy.paths import SESSION_DRIVE, PROVIDER_PATH, PathSpace, Realpath
-from secure_shell.policy.shell_policy import ShellPolicy
-from secure_shell.shells import command_line_problem
-from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
-from secure_shell.policy.dialect import Dialect
 from secure_shell.policy.registry import DIALECTS, SHELL_DIALECT, launch
 from secure_shell.policy.resolution import (
     Inner,
@@ -55,8 +53,10 @@ from secure_shell.policy.resolution import (
     Text,
     WorkingDirectory,
 )
-from secure_shell.policy.flow import BELOW, UNKNOWN, Directories, FlowPass, below, join, split_below
-from secure_shell.policy.wrappers import filled_refusal
+from secure_shell.policy.shell_policy import ShellPolicy
+from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
+from secure_shell.policy.wrapper_table import filled_refusal
+from secure_shell.shells import command_line_problem
 
 MAX_NESTED_SCRIPTS = 64
 # Strings in inline code read as possible commands (probes), per decision: each is cheap, but not free.

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import re
 
-DIALECT = "powershell"
+from secure_shell.policy.dialect import DialectName
+
+DIALECT: DialectName = "powershell"
 QUOTES = {"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"'}
 
 _ALIAS_TABLE = """

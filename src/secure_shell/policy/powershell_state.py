@@ -4,11 +4,11 @@ static properties, and the methods of files, processes and services that change 
 from __future__ import annotations
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.dangerous_variables import dangerous_variable
 from secure_shell.policy.parsed import (
     Word,
 )
 from secure_shell.policy.resolution import Refusal
-from secure_shell.policy.wrappers import dangerous_variable
 
 # Variables whose value changes what later commands do: parameter defaults for every cmdlet, how
 # arguments reach native programs, how arrays become strings, where modules (cmdlets) load from.
