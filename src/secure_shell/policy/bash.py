@@ -41,6 +41,8 @@ def command_key(word: str) -> str:
 PATHLESS_COMMANDS = wrappers.PATHLESS_COMMANDS
 # Their arguments are scripts, checked in the script's own dialect, not paths.
 SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "eval", "trap", "bash", "sh", "dash", "zsh", "ksh"})
+if SCRIPT_RUNNERS - wrappers.RESOLVERS.keys():  # a script runner no resolver reads would pass its script unread
+    raise ImportError(f"policy/bash: no resolver for {sorted(SCRIPT_RUNNERS - wrappers.RESOLVERS.keys())}")
 
 
 def path_parts(value: str) -> list[str]:

@@ -190,7 +190,7 @@ def shell_resolution(words: tuple[Word, ...], command: SimpleCommand) -> list[Re
     return _stdin_script("bash", name, command)
 
 
-def _stdin_script(dialect: str, name: str, command: SimpleCommand) -> list[Resolution]:
+def _stdin_script(dialect: DialectName, name: str, command: SimpleCommand) -> list[Resolution]:
     if command.stdin_text is not None:
         return [Script(dialect, command.stdin_text, f"{name} <<<", from_stdin=True)]
     if command.stdin_piped:

@@ -32,7 +32,7 @@ class WrapperSpec:
     value_options: frozenset[str] = frozenset()
     flags: frozenset[str] = frozenset()
     positional: int = 0
-    script_options: dict[str, str] = field(default_factory=dict)
+    script_options: dict[str, DialectName] = field(default_factory=dict)
     path_options: frozenset[str] = frozenset()
     directory_options: frozenset[str] = frozenset()  # the inner command runs there (env -C, sudo -D)
     stop_options: frozenset[str] = frozenset()
@@ -77,24 +77,28 @@ def short_cluster(value: str, spec: WrapperSpec) -> tuple[str, str] | None:
     return f"-{value[-1]}", ""
 
 
-def word_script(dialect: str, word: Word, label: str) -> Script:
+def word_script(dialect: DialectName, word: Word, label: str) -> Script:
     if word.value is None:
         return Script(dialect, None, label, f"the script {word.source!r} is not a literal")
     return Script(dialect, word.value, label)
 
 
-def joined_script(dialect: str, words: tuple[Word, ...], label: str) -> Script:
+def joined_script(dialect: DialectName, words: tuple[Word, ...], label: str) -> Script:
     if any(w.value is None for w in words):
         bad = next(w for w in words if w.value is None)
         return Script(dialect, None, label, f"{bad.source!r} is not a literal")
     return Script(dialect, " ".join(w.value or "" for w in words), label)
 
 
-def value_script(words: tuple[Word, ...], options: tuple[str, ...], dialect: str, what: str) -> list[Resolution]:
+def value_script(
+    words: tuple[Word, ...], options: tuple[str, ...], dialect: DialectName, what: str
+) -> list[Resolution]:
     return option_scripts(words[1:], options, dialect, what)
 
 
-def option_scripts(args: tuple[Word, ...], options: tuple[str, ...], dialect: str, label: str) -> list[Resolution]:
+def option_scripts(
+    args: tuple[Word, ...], options: tuple[str, ...], dialect: DialectName, label: str
+) -> list[Resolution]:
     """Every script given to one of `options`: `-x SCRIPT`, `--exec=SCRIPT`, `-xSCRIPT`."""
     found: list[Resolution] = []
     for i, word in enumerate(args):
