@@ -107,6 +107,17 @@ _BLANK_WORD = re.compile(rb"(?<=[ \t])((?:\\[ \t])+)(?=[ \t])")
 _ASSIGNING_EXPANSION = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?:?=")
 
 
+class _Pipeline:
+    """One pipeline's stages, where each stands, and the argv of each earlier stage, read once."""
+
+    __slots__ = ("argvs", "position", "stages")
+
+    def __init__(self, node: Node) -> None:
+        self.stages = node.named_children
+        self.position = {node_key(stage): index for index, stage in enumerate(self.stages)}
+        self.argvs: list[tuple[str | None, ...] | None] = []
+
+
 class Walker(ArithmeticChecks):
     """Iterates the tree once, collecting simple commands, operators and findings. Given the
     `assignments` of a first pass, a variable is resolved to its text-order value only where that
@@ -125,6 +136,7 @@ class Walker(ArithmeticChecks):
         self.operators: set[str] = set()
         self.origins: dict[tuple[int, int, str], list[int]] = {}  # syntax node -> the commands it made
         self.nested_lists: list[int] = []  # byte offsets of `&&` and `||` inside substitutions
+        self.pipelines: dict[tuple[int, int, str], _Pipeline] = {}  # by node_key of the pipeline
 
     def _add(self, node: Node, command: SimpleCommand) -> None:
         self.origins.setdefault(node_key(node), []).append(len(self.commands))
@@ -336,36 +348,44 @@ class Walker(ArithmeticChecks):
         if redirects:
             self._add(node, SimpleCommand((), tuple(redirects), (), via))
 
-    def _piped(self, node: Node) -> bool:
-        """True when an earlier command of the same pipeline feeds this one."""
-        current = node
-        parent = node.parent
+    def _stage(self, node: Node) -> tuple[_Pipeline, int] | None:
+        """The pipeline `node` is a stage of, and its place there; None outside a pipeline."""
+        current, parent = node, node.parent
         while parent is not None and parent.type in ("redirected_statement", "negated_command"):
             current, parent = parent, parent.parent
         if parent is None or parent.type != "pipeline":
-            return False
-        return parent.named_children.index(current) > 0 if current in parent.named_children else False
+            return None
+        pipeline = self.pipelines.get(node_key(parent))
+        if pipeline is None:
+            pipeline = self.pipelines[node_key(parent)] = _Pipeline(parent)
+        index = pipeline.position.get(node_key(current))
+        return None if index is None else (pipeline, index)
+
+    def _piped(self, node: Node) -> bool:
+        """True when an earlier command of the same pipeline feeds this one."""
+        found = self._stage(node)
+        return found is not None and found[1] > 0
 
     def _feeders(self, node: Node) -> tuple[tuple[str | None, ...] | None, ...]:
         """The argv of each earlier stage of this command's pipeline, nearest first; None for a
-        stage that is not one simple command (a subshell, a loop)."""
-        current = node
-        parent = node.parent
-        while parent is not None and parent.type in ("redirected_statement", "negated_command"):
-            current, parent = parent, parent.parent
-        if parent is None or parent.type != "pipeline" or current not in parent.named_children:
+        stage that is not one simple command (a subshell, a loop). Each stage's argv is read once
+        per pipeline, so a pipeline's walk is linear in its stages."""
+        found = self._stage(node)
+        if found is None or not found[1]:
             return ()
-        stages = parent.named_children[: parent.named_children.index(current)]
-        out: list[tuple[str | None, ...] | None] = []
-        for stage in reversed(stages):
-            if stage.type == "redirected_statement":
-                stage = stage.named_children[0] if stage.named_children else stage
-            if stage.type != "command":
-                out.append(None)
-                continue
-            parts = [c for c in stage.named_children if c.type not in ("variable_assignment", "file_redirect")]
-            out.append(tuple(self.word(c).value for c in parts))
-        return tuple(out)
+        pipeline, index = found
+        while len(pipeline.argvs) < index:
+            pipeline.argvs.append(self._stage_argv(pipeline.stages[len(pipeline.argvs)]))
+        return tuple(pipeline.argvs[index - 1 :: -1])
+
+    def _stage_argv(self, stage: Node) -> tuple[str | None, ...] | None:
+        """The argv of one stage of a pipeline; None for one that is not one simple command."""
+        if stage.type == "redirected_statement":
+            stage = stage.named_children[0] if stage.named_children else stage
+        if stage.type != "command":
+            return None
+        parts = [c for c in stage.named_children if c.type not in ("variable_assignment", "file_redirect")]
+        return tuple(self.word(c).value for c in parts)
 
     def _declaration(self, node: Node, via: tuple[str, ...]) -> None:
         keyword = node.children[0]
