@@ -8,8 +8,9 @@ source text: `\\rm`, `r''m` and `$'\\x72m'` are all `rm`; `$CMD`, `$(echo rm)`, 
 `{rm,-rf}` are not literals at all.
 
 The stages, one module each: bash_parse (text -> tree, limits, cross-check) -> bash_walker (the
-tree -> simple commands; layered on bash_words, bash_variables and bash_arithmetic, with the
-first pass's facts in bash_assignments) -> bash_flow (how the commands run relative to each other).
+tree -> simple commands; node kinds in bash_kinds; layered on bash_words, bash_variables and
+bash_arithmetic, with the first pass's facts in bash_assignments) -> bash_flow (how the commands
+run relative to each other).
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import re
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy import wrappers
+from secure_shell.policy.bash_kinds import KNOWN_KINDS as KNOWN_KINDS
 from secure_shell.policy.bash_parse import parse as parse
 from secure_shell.policy.bash_parse import preprocess as preprocess
 from secure_shell.policy.bash_parse import review as review
-from secure_shell.policy.bash_walker import KNOWN_KINDS as KNOWN_KINDS
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.parsed import Parsed, SimpleCommand, Word
 from secure_shell.policy.paths import looks_like_windows

@@ -15,6 +15,7 @@ from tree_sitter import Language, Node, Parser
 from secure_shell.policy import verdict as R
 from secure_shell.policy.bash_assignments import Assignments
 from secure_shell.policy.bash_flow import FlowBuilder
+from secure_shell.policy.bash_kinds import BASHLEX_GAPS, PLAIN_KINDS
 from secure_shell.policy.bash_walker import Walker
 from secure_shell.policy.parsed import (
     CrossCheck,
@@ -29,48 +30,6 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.syntax_tree import ascii_mask, descendants
 
 _LANGUAGE = Language(tree_sitter_bash.language())
-
-# A text made only of these, with no `$`, backtick, backslash or here-document, has one reading
-# in any bash grammar: the bashlex cross-check is skipped for it (it would only cost time).
-PLAIN_KINDS = frozenset(
-    {
-        "program",
-        "list",
-        "pipeline",
-        "command",
-        "command_name",
-        "word",
-        "raw_string",
-        "string",
-        "string_content",
-        "redirected_statement",
-        "file_redirect",
-        "file_descriptor",
-        "number",
-        "concatenation",
-        "negated_command",
-        "subshell",
-        "compound_statement",
-    }
-)
-_NOT_PLAIN = re.compile(r"[$`\\]|<<|<\(|>\(")
-
-# Constructs bashlex cannot parse that tree-sitter-bash can; there tree-sitter's reading stands.
-BASHLEX_GAPS = frozenset(
-    {
-        "case_statement",
-        "test_command",
-        "arithmetic_expansion",
-        "c_style_for_statement",
-        "array",
-        "heredoc_redirect",
-        "extglob_pattern",
-        "brace_expression",
-        "ansi_c_string",
-        "translated_string",
-        "compound_statement",
-    }
-)
 
 
 def preprocess(source: str) -> str:
@@ -322,6 +281,10 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
             )
         ]
     return []
+
+
+# `$`, a backtick, a backslash, a here-document or a process substitution: not plain text.
+_NOT_PLAIN = re.compile(r"[$`\\]|<<|<\(|>\(")
 
 
 def needs_cross_check(source: str, parsed: Parsed) -> bool:

@@ -1,5 +1,6 @@
 """The bash walker: one pass over tree-sitter-bash's tree collecting every simple command, operator
-and finding. Every node kind is checked against KNOWN_KINDS; anything else is Unsupported.
+and finding. Every node kind is checked against KNOWN_KINDS (bash_kinds.py); anything else is
+Unsupported.
 
 The walker is built in layers, one stage each: WordReader (bash_words.py: a word's value) ->
 VariableTracker (bash_variables.py: what assignments set) -> ArithmeticChecks (bash_arithmetic.py)
@@ -16,6 +17,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.bash_arithmetic import ArithmeticChecks
 from secure_shell.policy.bash_assignments import Assignments
 from secure_shell.policy.bash_flow import node_key
+from secure_shell.policy.bash_kinds import KNOWN_KINDS
 from secure_shell.policy.bash_words import NOT_WORDS, TEST_TOKENS
 from secure_shell.policy.parsed import (
     Finding,
@@ -28,73 +30,6 @@ from secure_shell.policy.parsed import (
     absorb_nested,
 )
 from secure_shell.policy.syntax_tree import descendants, inside
-
-# Node kinds the walker understands. Anything else (ERROR, MISSING, a kind a newer grammar adds)
-# is refused: a construct nobody modelled must not pass silently.
-KNOWN_KINDS = frozenset(
-    {
-        "program",
-        "list",
-        "pipeline",
-        "command",
-        "command_name",
-        "word",
-        "string",
-        "string_content",
-        "raw_string",
-        "ansi_c_string",
-        "translated_string",
-        "concatenation",
-        "simple_expansion",
-        "expansion",
-        "variable_name",
-        "special_variable_name",
-        "command_substitution",
-        "process_substitution",
-        "arithmetic_expansion",
-        "number",
-        "variable_assignment",
-        "variable_assignments",
-        "declaration_command",
-        "unset_command",
-        "redirected_statement",
-        "file_redirect",
-        "file_descriptor",
-        "heredoc_redirect",
-        "heredoc_start",
-        "heredoc_body",
-        "heredoc_content",
-        "heredoc_end",
-        "herestring_redirect",
-        "subshell",
-        "compound_statement",
-        "if_statement",
-        "elif_clause",
-        "else_clause",
-        "for_statement",
-        "c_style_for_statement",
-        "while_statement",
-        "do_group",
-        "case_statement",
-        "case_item",
-        "function_definition",
-        "test_command",
-        "negated_command",
-        "binary_expression",
-        "unary_expression",
-        "postfix_expression",
-        "parenthesized_expression",
-        "ternary_expression",
-        "test_operator",
-        "array",
-        "subscript",
-        "brace_expression",
-        "extglob_pattern",
-        "regex",
-        "comment",
-    }
-)
-
 
 OPERATOR_TOKENS = frozenset({";", "&", "&&", "||", "|", "|&"})
 # The expression nodes tree-sitter-bash builds inside `[ ... ]`; their leaves are `[`'s words.
