@@ -18,6 +18,7 @@ from secure_shell.policy.bash_arithmetic import ArithmeticChecks
 from secure_shell.policy.bash_assignments import Assignments
 from secure_shell.policy.bash_flow import node_key
 from secure_shell.policy.bash_kinds import KNOWN_KINDS
+from secure_shell.policy.bash_visitors import VISITORS
 from secure_shell.policy.bash_words import NOT_WORDS, TEST_TOKENS
 from secure_shell.policy.parsed import (
     Finding,
@@ -96,51 +97,8 @@ class Walker(ArithmeticChecks):
                 raise Refused("a test's regex as a command's argument", self.text(node)[:80])
             if len(self.commands) > self.limits.max_commands:
                 raise Refused("too many commands", "")
-            child_via = via
-            if kind == "command_substitution":
-                self.operators.add("`" if self.text(node).startswith("`") else "$(")
-                child_via = via + ("$(...)",)
-            elif kind == "process_substitution":
-                self.operators.add(self.text(node)[:2])
-                child_via = via + ("<(...)",)
-            elif kind == "subshell":
-                child_via = via + ("(...)",)
-            elif kind == "function_definition":
-                name = node.child_by_field_name("name")
-                child_via = via + (f"function {self.text(name) if name else '?'}",)
-                if name is not None:
-                    self.functions.add(self.text(name))
-            elif kind == "heredoc_body":
-                child_via = via + ("here-document",)
-                self._heredoc_body(node, child_via)
-            elif kind == "command":
-                self._command(node, via)
-            elif kind == "test_command" and node.children and node.children[0].type == "[":
-                self._bracket_test(node, via)
-            elif kind in ("declaration_command", "unset_command"):
-                self._declaration(node, via)
-            elif kind == "variable_assignment":
-                self._assignment(node)
-            elif kind == "expansion":
-                self._expansion(node)
-            elif kind in ("arithmetic_expansion", "c_style_for_statement") or (
-                kind == "compound_statement" and self.text(node).startswith("((")
-            ):
-                self._arithmetic(node)
-            elif kind == "file_redirect":
-                self._redirect_operator(node)
-            if kind in ("redirected_statement", "function_definition"):
-                self._compound_redirects(node, via)
-            elif kind == "heredoc_redirect":
-                self.operators.add("<<")
-            elif kind == "herestring_redirect":
-                self.operators.add("<<<")
-            elif kind == "for_statement":
-                self._for_variable(node)
-            elif kind == "subscript":
-                self._subscript(node)
-            elif kind in ("binary_expression", "unary_expression") and self._in_double_brackets(node):
-                self._test_arithmetic(node)
+            visit = VISITORS.get(kind)
+            child_via = visit(self, node, via) if visit is not None else via
             stack.extend((child, child_via) for child in reversed(node.children))
 
     def _check_newlines(self, root: Node) -> None:
