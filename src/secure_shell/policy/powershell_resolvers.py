@@ -5,6 +5,7 @@ PowerShell itself."""
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import (
@@ -63,57 +64,6 @@ def _item_state(key: str, words: tuple[Word, ...]) -> list[Resolution]:
         if refusal is not None:
             return [refusal]
     return []
-
-
-def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:
-    words = command.words
-    if key in _ITEM_WRITERS:
-        state = _item_state(key, words)
-        if state:
-            return state
-    if key in ("set-location", "push-location", "pop-location", "chdir"):
-        return [_location(key, words)]
-    if key == "invoke-expression":
-        args = [w for w in words[1:] if not (w.value or "").lower().startswith("-command")]
-        if len(args) != 1 or args[0].value is None:
-            return [Script(DIALECT, None, "Invoke-Expression", "its argument is not a literal string")]
-        return [Script(DIALECT, args[0].value, "Invoke-Expression")]
-    if key == "invoke-history":  # `r`, `ihy`: re-runs a history entry, which Add-History can forge
-        return [
-            Refusal(
-                R.UNSUPPORTED_CONSTRUCT,
-                "Invoke-History runs a command again from the session's history, text the policy never saw "
-                "as written; write the command out",
-                " ".join(w.source for w in words)[:80],
-            )
-        ]
-    if key == "invoke-command":
-        return _invoke_command(words)
-    if key == "foreach-object":
-        return _member_call(words)
-    if key in ("start-process", "start-job", "start-threadjob"):
-        return start_process(key, words)
-    if key in ("set-alias", "new-alias"):
-        return [Refusal(R.SHADOWING, "an alias makes a name run another command", " ".join(w.source for w in words))]
-    if key == "add-type":
-        return [Refusal(R.INLINE_CODE, "Add-Type compiles and loads code", " ".join(w.source for w in words)[:80])]
-    if key == "new-object" and any((w.value or "").lower().startswith("-com") for w in words[1:]):
-        return [
-            Refusal(R.NESTED_SCRIPT, "COM objects (WScript.Shell, ...) run programs", " ".join(w.source for w in words))
-        ]
-    if key in ("powershell", "pwsh", "powershell_ise"):
-        return launcher(words, command)
-    if key == "cmd":
-        return [Launch("cmd", command, DIALECT, key)]
-    if key in ("wsl", "bash", "sh"):
-        return [Launch("posix", command, DIALECT, key)]
-    if key == "git":
-        return [Launch("git", command, DIALECT, key)]
-    if key == "{scriptblock}":
-        return []
-    if key in ("new-item", "move-item", "rename-item"):
-        return _links(key, words)
-    return None
 
 
 _PATH_PARAMETERS = {
@@ -273,3 +223,99 @@ def _invoke_command(words: tuple[Word, ...]) -> list[Resolution]:
             if i + 1 < len(words):
                 out.append(PathUse(words[i + 1], "Invoke-Command -FilePath"))
     return out
+
+
+def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:
+    """What a PowerShell command runs, writes or moves (None: no resolver models it)."""
+    resolver = RESOLVERS.get(key)
+    return resolver(key, command) if resolver is not None else None
+
+
+def _expression(key: str, command: SimpleCommand) -> list[Resolution] | None:
+    """Invoke-Expression runs its one literal string as a script."""
+    args = [w for w in command.words[1:] if not (w.value or "").lower().startswith("-command")]
+    if len(args) != 1 or args[0].value is None:
+        return [Script(DIALECT, None, "Invoke-Expression", "its argument is not a literal string")]
+    return [Script(DIALECT, args[0].value, "Invoke-Expression")]
+
+
+def _history(key: str, command: SimpleCommand) -> list[Resolution] | None:
+    """`r`, `ihy`: re-runs a history entry, which Add-History can forge."""
+    return [
+        Refusal(
+            R.UNSUPPORTED_CONSTRUCT,
+            "Invoke-History runs a command again from the session's history, text the policy never saw "
+            "as written; write the command out",
+            " ".join(w.source for w in command.words)[:80],
+        )
+    ]
+
+
+def _alias(key: str, command: SimpleCommand) -> list[Resolution] | None:
+    text = " ".join(w.source for w in command.words)
+    return [Refusal(R.SHADOWING, "an alias makes a name run another command", text)]
+
+
+def _add_type(key: str, command: SimpleCommand) -> list[Resolution] | None:
+    text = " ".join(w.source for w in command.words)[:80]
+    return [Refusal(R.INLINE_CODE, "Add-Type compiles and loads code", text)]
+
+
+def _new_object(key: str, command: SimpleCommand) -> list[Resolution] | None:
+    words = command.words
+    if any((w.value or "").lower().startswith("-com") for w in words[1:]):
+        text = " ".join(w.source for w in words)
+        return [Refusal(R.NESTED_SCRIPT, "COM objects (WScript.Shell, ...) run programs", text)]
+    return None
+
+
+def _launch(key: str, command: SimpleCommand) -> list[Resolution] | None:
+    """cmd, a POSIX shell and git: the module that knows the program's command line reads it."""
+    program = "cmd" if key == "cmd" else "git" if key == "git" else "posix"
+    return [Launch(program, command, DIALECT, key)]
+
+
+def _written(then: PowerShellResolver | None) -> PowerShellResolver:
+    """An item or variable writer: on the Env: and Variable: drives it sets a variable (refused where
+    that variable changes what runs); anywhere else, what `then` says (links, for New-Item)."""
+
+    def resolver(key: str, command: SimpleCommand) -> list[Resolution] | None:
+        state = _item_state(key, command.words)
+        if state:
+            return state
+        return then(key, command) if then is not None else None
+
+    return resolver
+
+
+def _on_words(resolve: Callable[[str, tuple[Word, ...]], list[Resolution]]) -> PowerShellResolver:
+    return lambda key, command: resolve(key, command.words)
+
+
+# What a PowerShell command runs, writes or moves, by its canonical name (aliases already applied).
+PowerShellResolver = Callable[[str, SimpleCommand], "list[Resolution] | None"]
+_RUNNERS: dict[str, PowerShellResolver] = {
+    **{
+        name: _on_words(lambda key, words: [_location(key, words)])
+        for name in ("set-location", "push-location", "pop-location", "chdir")
+    },
+    "invoke-expression": _expression,
+    "invoke-history": _history,
+    "invoke-command": _on_words(lambda key, words: _invoke_command(words)),
+    "foreach-object": _on_words(lambda key, words: _member_call(words)),
+    **{name: _on_words(start_process) for name in ("start-process", "start-job", "start-threadjob")},
+    "set-alias": _alias,
+    "new-alias": _alias,
+    "add-type": _add_type,
+    "new-object": _new_object,
+    **{
+        name: lambda key, command: launcher(command.words, command) for name in ("powershell", "pwsh", "powershell_ise")
+    },
+    **{name: _launch for name in ("cmd", "wsl", "bash", "sh", "git")},
+    "{scriptblock}": lambda key, command: [],
+    **{name: _on_words(_links) for name in ("new-item", "move-item", "rename-item")},
+}
+RESOLVERS: dict[str, PowerShellResolver] = {
+    **_RUNNERS,
+    **{name: _written(_RUNNERS.get(name)) for name in _ITEM_WRITERS},
+}
