@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -16,6 +15,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.bash_assignments import Assignments
 from secure_shell.policy.bash_flow import FlowBuilder
 from secure_shell.policy.bash_kinds import BASHLEX_GAPS, PLAIN_KINDS
+from secure_shell.policy.bash_substitutions import count_substitutions
 from secure_shell.policy.bash_walker import Walker
 from secure_shell.policy.parsed import (
     CrossCheck,
@@ -86,94 +86,6 @@ def preprocess(source: str) -> str:
         out.append(ch)
         i += 1
     return "".join(out)
-
-
-# `<<WORD` or `<<-WORD`: a here-document's operator and delimiter word (quoted in part or whole).
-_HEREDOC = re.compile(r"""<<(-?)[ \t]*((?:[^\s;&|<>()'"\\]|\\.|'[^']*'|"(?:[^"\\]|\\.)*")+)""")
-
-
-def count_substitutions(text: str) -> int:
-    """The command and process substitutions bash would run in `text`, in one pass: each `$(`,
-    `<(`, `>(` and backtick counts, as before, but not inside single quotes, `$'...'`, a comment or
-    a here-document whose delimiter is quoted, where they are data; nor `<(` inside double quotes.
-    Each substitution opens a context of its own, where quotes start afresh (`"$(echo '$(x)')"`)."""
-    count = 0
-    i, n = 0, len(text)
-    # one frame per context: [its quote ("", "'", "$'" or '"'), what opened it ("", "(" or "`"), open parentheses]
-    frames: list[list[Any]] = [["", "", 0]]
-    escaped = -1  # the position of the last character a backslash escaped
-    pending: list[tuple[str, bool, bool]] = []  # here-documents whose bodies start at the next newline
-    while i < n:
-        ch, frame = text[i], frames[-1]
-        quote = frame[0]
-        if quote in ("'", "$'"):
-            if ch == "\\" and quote == "$'":
-                i += 1
-            elif ch == "'":
-                frame[0] = ""
-        elif ch == "\\":
-            if frame[1] == "`" and (text.startswith("`", i + 1) or text.startswith("$(", i + 1)):
-                count += 1  # inside backticks `\`` and `\$(` open nested substitutions
-            escaped = i = i + 1
-        elif quote == '"':
-            if ch == '"':
-                frame[0] = ""
-            elif ch == "`" or text.startswith("$(", i):
-                count += 1
-                frames.append(["", ch if ch == "`" else "(", 0])
-                i += ch != "`"
-        elif ch in "'\"":
-            frame[0] = "$'" if ch == "'" and i > 0 and text[i - 1] == "$" and escaped != i - 1 else ch
-        elif ch == "#" and (i == 0 or text[i - 1] in " \t\n;&|()<>`"):
-            stop = text.find("\n", i)
-            i = n if stop < 0 else stop  # a comment, to its newline
-            continue
-        elif text.startswith("<<", i) and not text.startswith("<<<", i) and (heredoc := _HEREDOC.match(text, i)):
-            word = heredoc.group(2)
-            delimiter = re.sub(r"""\\(.)|['"]""", lambda m: m.group(1) or "", word)
-            pending.append((delimiter, any(c in word for c in "'\"\\"), heredoc.group(1) == "-"))
-            i = heredoc.end()
-            continue
-        elif ch == "`":
-            count += 1  # the closing backtick counts too, as it always has
-            if frame[1] == "`":
-                frames.pop()
-            else:
-                frames.append(["", "`", 0])
-        elif text.startswith(("$(", "<(", ">("), i):
-            count += 1
-            frames.append(["", "(", 0])
-            i += 1
-        elif ch in "()":
-            if ch == "(" or frame[2]:
-                frame[2] += 1 if ch == "(" else -1
-            elif frame[1] == "(":
-                frames.pop()
-        elif ch == "\n" and pending:
-            i, found = _heredoc_bodies(text, i + 1, pending)
-            count += found
-            pending = []
-            continue
-        i += 1
-    return count
-
-
-def _heredoc_bodies(text: str, start: int, pending: list[tuple[str, bool, bool]]) -> tuple[int, int]:
-    """Skip the bodies of the pending here-documents from `start`: where the text goes on, and the
-    substitutions in the bodies whose delimiter is not quoted (bash expands those)."""
-    count = 0
-    position = start
-    for delimiter, quoted, strip_tabs in pending:
-        while position < len(text):
-            stop = text.find("\n", position)
-            stop = len(text) if stop < 0 else stop
-            line = text[position:stop]
-            position = stop + 1
-            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                break
-            if not quoted:
-                count += len(re.findall(r"(?<!\\)(?:\$\(|`)", line))
-    return min(position, len(text)), count
 
 
 def _parse(source: str, limits: Limits) -> ParseOutcome:

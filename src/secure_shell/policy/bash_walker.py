@@ -18,6 +18,7 @@ from secure_shell.policy.bash_arithmetic import ArithmeticChecks
 from secure_shell.policy.bash_assignments import Assignments
 from secure_shell.policy.bash_flow import node_key
 from secure_shell.policy.bash_kinds import KNOWN_KINDS
+from secure_shell.policy.bash_substitutions import extract_substitutions
 from secure_shell.policy.bash_visitors import VISITORS
 from secure_shell.policy.bash_words import NOT_WORDS, TEST_TOKENS
 from secure_shell.policy.parsed import (
@@ -405,37 +406,3 @@ def has_expansion(node: Node) -> bool:
         in ("simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion")
         for n in descendants(node)
     )
-
-
-def extract_substitutions(text: str) -> list[str]:
-    """The bodies of `$(...)` and backtick substitutions in text that bash expands, outermost first."""
-    found: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if text.startswith("$(", i) and not text.startswith("$((", i):
-            depth, j = 1, i + 2
-            while j < n and depth:
-                if text[j] == "\\":
-                    j += 2
-                    continue
-                if text[j] == "(":
-                    depth += 1
-                elif text[j] == ")":
-                    depth -= 1
-                j += 1
-            found.append(text[i + 2 : j - 1] if depth == 0 else text[i + 2 :])
-            i = j
-            continue
-        if ch == "`":
-            j = i + 1
-            while j < n and text[j] != "`":
-                j += 2 if text[j] == "\\" else 1
-            found.append(text[i + 1 : j].replace("\\`", "`"))
-            i = j + 1
-            continue
-        i += 1
-    return found

@@ -1,11 +1,11 @@
-"""bash_parse: the substitution limit counts the substitutions bash will run, not `$(` it reads as data."""
+"""bash_substitutions: the substitution limit counts the substitutions bash will run, not `$(` it reads as data."""
 
 from __future__ import annotations
 
 import pytest
 
 from secure_shell.policy import verdict as R
-from secure_shell.policy.bash_parse import count_substitutions
+from secure_shell.policy.bash_substitutions import count_substitutions
 from secure_shell.policy.parsed import Limits
 from tests.policy.conftest import assert_allowed, assert_denied, check
 
