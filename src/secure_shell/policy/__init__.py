@@ -5,8 +5,9 @@
           ├── Scope(dialect, start directories, via, depth, probe)   engine_context.py
           ├── script(text, scope): the dialect's parse, once per text and directory
           │    ├── parse ─► Parsed | Unsupported | Failed            registry.py ─► bash.py, cmd.py, powershell.py
-          │    │    bash:       bash_parse ─► bash_walker, in layers: bash_words, bash_variables,
-          │    │                bash_arithmetic ─► bash_flow; the bashlex cross-check in review()
+          │    │    bash:       bash_parse (limits: bash_substitutions) ─► bash_walker (bash_visitors), in
+          │    │                layers: bash_words, bash_variables, bash_arithmetic ─► bash_flow;
+          │    │                the bashlex cross-check in review()
           │    │    PowerShell: powershell_parse ─► powershell_grammar (view) ─► powershell_walker
           │    ├── review, findings, blocked operators ─► reasons
           │    └── where each command may start                      engine_flow.py over flow.py

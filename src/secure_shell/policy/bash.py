@@ -7,10 +7,11 @@ grammars disagree the command is denied. Literal values are computed, not taken 
 source text: `\\rm`, `r''m` and `$'\\x72m'` are all `rm`; `$CMD`, `$(echo rm)`, `/bin/r?` and
 `{rm,-rf}` are not literals at all.
 
-The stages, one module each: bash_parse (text -> tree, limits, cross-check) -> bash_walker (the
-tree -> simple commands; node kinds in bash_kinds; layered on bash_words, bash_variables and
-bash_arithmetic, with the first pass's facts in bash_assignments) -> bash_flow (how the commands
-run relative to each other).
+The stages, one module each: bash_parse (text -> tree, limits, cross-check; substitutions counted
+in bash_substitutions) -> bash_walker (the tree -> simple commands; node kinds in bash_kinds, what
+each kind means in bash_visitors; layered on bash_words, bash_variables and bash_arithmetic, with
+the first pass's facts in bash_assignments) -> bash_flow (how the commands run relative to each
+other).
 """
 
 from __future__ import annotations
