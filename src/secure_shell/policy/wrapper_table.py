@@ -142,40 +142,11 @@ def by_spec(
             i += 1
             break
         if value.startswith("-") and value != "-" or (value == "-" and value in spec.flags):
-            option, eq, attached = value.partition("=")
-            if option in spec.stop_options or value in spec.stop_options:
+            after = _read_option(name, spec, words, i, out)
+            if after is None:
                 return out
-            if option in spec.script_options:
-                return out + [_script_option(name, option, _option_value(words, i, attached, bool(eq)), value, spec)]
-            if option in spec.optional_values or value[:2] in spec.optional_values and not value.startswith("--"):
-                i += 1  # `-i` alone is a flag; `-i{}` and `--replace=R` carry their value
-                continue
-            if option in spec.value_options:
-                out += _value_uses(name, option, _option_value(words, i, attached, bool(eq)), spec)
-                i += 1 if eq else 2
-                continue
-            if value in spec.flags:
-                i += 1
-                continue
-            if spec.numeric_flags and re.fullmatch(r"-\d+", value):
-                i += 1
-                continue
-            cluster = short_cluster(value, spec)
-            if cluster is not None:
-                option, attached_value = cluster
-                if option in spec.script_options:
-                    script_word = _option_value(words, i, attached_value, bool(attached_value))
-                    return out + [_script_option(name, option, script_word, value, spec)]
-                if option in spec.value_options:
-                    out += _value_uses(
-                        name, option, _option_value(words, i, attached_value, bool(attached_value)), spec
-                    )
-                    i += 1 if attached_value else 2
-                    continue
-                i += 1
-                continue
-            out.append(Refusal(R.WRAPPER_OPTION, f"{name}: unknown option {value!r} (it may change what runs)", value))
-            return out
+            i = after
+            continue
         if positional_left > 0:
             if name in ("chroot", "flock"):
                 out.append(PathUse(word, f"{name} argument"))
@@ -193,6 +164,38 @@ def by_spec(
     if inner:
         out.append(Inner(tuple(inner), name, command.stdin_text, command.stdin_piped))
     return out
+
+
+def _read_option(name: str, spec: WrapperSpec, words: tuple[Word, ...], i: int, out: list[Resolution]) -> int | None:
+    """Read the option at `i` (what it carries goes to `out`): the index after it, or None when no
+    inner command follows (a stop option, an option carrying a script, an option the row does not know)."""
+    value = words[i].value or ""
+    option, eq, attached = value.partition("=")
+    if option in spec.stop_options or value in spec.stop_options:
+        return None
+    if option in spec.script_options:
+        out.append(_script_option(name, option, _option_value(words, i, attached, bool(eq)), value, spec))
+        return None
+    if option in spec.optional_values or value[:2] in spec.optional_values and not value.startswith("--"):
+        return i + 1  # `-i` alone is a flag; `-i{}` and `--replace=R` carry their value
+    if option in spec.value_options:
+        out += _value_uses(name, option, _option_value(words, i, attached, bool(eq)), spec)
+        return i + (1 if eq else 2)
+    if value in spec.flags or (spec.numeric_flags and re.fullmatch(r"-\d+", value)):
+        return i + 1
+    cluster = short_cluster(value, spec)
+    if cluster is None:
+        out.append(Refusal(R.WRAPPER_OPTION, f"{name}: unknown option {value!r} (it may change what runs)", value))
+        return None
+    option, attached_value = cluster
+    if option in spec.script_options:
+        script_word = _option_value(words, i, attached_value, bool(attached_value))
+        out.append(_script_option(name, option, script_word, value, spec))
+        return None
+    if option in spec.value_options:
+        out += _value_uses(name, option, _option_value(words, i, attached_value, bool(attached_value)), spec)
+        return i + (1 if attached_value else 2)
+    return i + 1
 
 
 MAX_XARGS_CHECKED = 256  # input words (or -I lines) of a known xargs input that are checked one by one
