@@ -9,7 +9,7 @@ the engine in their own dialect.
 RESOLVERS maps each program name to its resolver; the tables live in one module per topic:
 wrapper_table (env, sudo, nice, timeout, xargs: WrapperSpec rows), wrapper_shells (shells,
 interpreters, eval/source/trap, history expansion), wrapper_programs (find -exec, watch, package
-runners, make, editors), wrapper_text_tools (awk, sed, ed, tar, zip), wrapper_remote (ssh, rsync,
+runners, make, editors), wrapper_text_tools (awk, sed, ed, tar, zip; ln, link, cp, mv), wrapper_remote (ssh, rsync,
 wsl), wrapper_builtins (bash builtins that take names or code, set/shopt), and the launches below
 (git, cmd, PowerShell), read by their own modules. Whether the registry covers every program those
 tables name is checked at import.
