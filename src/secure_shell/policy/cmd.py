@@ -15,26 +15,26 @@ import re
 from dataclasses import dataclass, field
 
 from secure_shell.policy import verdict as R
-from secure_shell.policy.program_name import program_name
 from secure_shell.policy.parsed import (
     AND,
     APART,
     OR,
     RUN,
-    Flow,
-    sequence,
     CrossCheck,
     Failed,
     Finding,
+    Flow,
     Limits,
-    ParseOutcome,
     Parsed,
+    ParseOutcome,
     Redirect,
     Refused,
     SimpleCommand,
     Word,
     never_raises,
+    sequence,
 )
+from secure_shell.policy.program_name import program_name
 from secure_shell.policy.resolution import Inner, Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
 from secure_shell.policy.wrappers import dangerous_variable
 

@@ -6,14 +6,29 @@ module satisfies it with module-level names (a module is a Protocol implementati
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Literal, Protocol, get_args
 
-from secure_shell.policy.parsed import CrossCheck, Finding, Limits, ParseOutcome, Parsed, SimpleCommand, Word
+from secure_shell.policy.parsed import CrossCheck, Finding, Limits, Parsed, ParseOutcome, SimpleCommand, Word
 from secure_shell.policy.resolution import Resolution
+
+# The dialects the engine reads; the registry (registry.py) maps each to its module.
+DialectName = Literal["bash", "cmd", "powershell"]
+DIALECT_NAMES: tuple[DialectName, ...] = get_args(DialectName)
+
+
+def dialect_name(text: str) -> DialectName:
+    """`text` as a DialectName (a Script names the dialect of its text as a str); ValueError for any other."""
+    for name in DIALECT_NAMES:
+        if name == text:
+            return name
+    raise ValueError(f"no dialect is named {text!r}")
 
 
 class Dialect(Protocol):
-    DIALECT: str
+    @property
+    def DIALECT(self) -> str:  # read-only, so a dialect module may narrow it to its DialectName
+        """The dialect's name (a DialectName; cmd.py still spells its own as a plain str)."""
+
     # Commands whose arguments are text, never files: path rules do not apply to them.
     PATHLESS_COMMANDS: frozenset[str]
     # Commands whose arguments are scripts, checked in the script's own dialect, not as paths.

@@ -12,7 +12,7 @@ import shlex
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
-from secure_shell.policy.wrappers import option_scripts
+from secure_shell.policy.wrapper_spec import option_scripts
 
 GLOBAL_VALUE_OPTIONS = frozenset(
     {

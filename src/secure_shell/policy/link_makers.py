@@ -13,7 +13,6 @@ from secure_shell.policy.options import Options, read_options
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Link, Resolution
 
-
 _LN_LONG = (
     "--symbolic",
     "--relative",

@@ -148,7 +148,7 @@ class Unsupported:
 @dataclass(frozen=True, slots=True)
 class Failed:
     reason: str
-    rule: str = "parse-failed"
+    rule: str = R.PARSE_FAILED
 
 
 ParseOutcome = Union[Parsed, Unsupported, Failed]

@@ -12,6 +12,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 from typing import Callable
+from urllib.parse import unquote
 
 from secure_shell.shells import PathDialect
 
@@ -61,6 +62,33 @@ PROVIDER_PATH = re.compile(r"^(hklm|hkcu|hkcr|hku|hkcc|registry|cert|wsman|funct
 # Of those, the drives of the PowerShell session's own state: reading them reads no file; writing
 # them is checked as what it changes (a variable, a function or alias that shadows a command).
 SESSION_DRIVE = re.compile(r"^(env|variable|function|alias):", re.I)
+URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+FILE_URL = re.compile(r"^file:", re.IGNORECASE)  # a URL that names a file on this machine
+_SCP_TARGET = re.compile(r"^[\w.-]+@[\w.-]+:")  # scp's user@host:path, a file on another machine
+
+
+def remote_url(text: str) -> bool:
+    """A URL that names no file on this machine (anything but file:)."""
+    return bool(URL.match(text)) and not FILE_URL.match(text)
+
+
+def names_another_machine(word: str) -> bool:
+    """A URL or scp's user@host:path: a place on another machine, not a path here (a file: URL is
+    turned into its path first, by file_url_path)."""
+    return bool(URL.match(word)) or bool(_SCP_TARGET.match(word))
+
+
+def file_url_path(url: str) -> str:
+    """The file a `file:` URL names, percent-decoded as curl, wget and git decode it:
+    file:///etc/x and file://localhost/etc/x are /etc/x, file:///C:/x is C:/x, file://host/x
+    the network path //host/x."""
+    rest = unquote(url[len("file:") :])
+    if rest.startswith("//"):
+        host, _, path = rest[2:].partition("/")
+        if host.casefold() not in ("", "localhost"):
+            return f"//{host}/{path}"
+        rest = "/" + path
+    return rest[1:] if re.match(r"^/[A-Za-z]:", rest) else rest
 
 
 def looks_like_windows(text: str) -> bool:
@@ -313,3 +341,23 @@ class PathSpace:
             or lowered in WINDOWS_DEVICES
             or (not self.posix and ntpath.basename(lowered.replace("/", "\\")).split(".")[0] == "nul")
         )
+
+    def session_item(self, raw: str) -> bool:
+        """A PowerShell session drive's item (`env:PATH`, `function:f`): a variable, function or
+        alias, not a file."""
+        return not self.posix and bool(SESSION_DRIVE.match(raw)) and ":" not in raw.split(":", 1)[1] and ".." not in raw
+
+    def provider_path(self, raw: str) -> bool:
+        """A PowerShell registry or provider path (`HKLM:\\x`, `cert:`), which names no file."""
+        return PROVIDER_PATH.match(raw) is not None
+
+    def wildcard_directory(self, path: str) -> str | None:
+        """The directory a Windows program's wildcard (`*`, `?`) in the last component of `path`
+        matches in: `src\\*.tmp` names files inside src, and only there. None on POSIX (the shell
+        globs there), when `path` has none, or has one in a directory component (not one directory)."""
+        if self.posix:
+            return None
+        head, separator, last = path.replace("/", "\\").rpartition("\\")
+        if not separator or not re.search(r"[*?]", last) or re.search(r"[*?]", head) or ":" in last:
+            return None
+        return head + "\\" if not head or head.endswith(":") else head

@@ -3,6 +3,13 @@
 
 from __future__ import annotations
 
+import re
+
+from secure_shell.policy.dialect import DialectName
+
+DIALECT: DialectName = "powershell"
+QUOTES = {"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"'}
+
 _ALIAS_TABLE = """
 ac add-content; asnp add-pssnapin; cat get-content; cd set-location; cfs convertfrom-string; chdir set-location;
 clc clear-content; clear clear-host; clhy clear-history; cli clear-item; clp clear-itemproperty; cls clear-host;
@@ -180,3 +187,12 @@ PURE_METHODS = frozenset(
         "sort",
     }
 )
+
+
+def normalise_name(name: str) -> str:
+    """Curly quotes, backtick escapes and surrounding quotes removed: what PowerShell looks up."""
+    text = "".join(QUOTES.get(ch, ch) for ch in name)
+    text = re.sub(r"`(.)", r"\1", text)
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    return text

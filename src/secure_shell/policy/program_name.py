@@ -7,6 +7,8 @@ Windows would have appended when it looked the program up.
 
 from __future__ import annotations
 
+import re
+
 # PATHEXT's default on Windows, plus PowerShell's own script module: what a program name may drop.
 WINDOWS_PROGRAM_EXTENSIONS = (
     ".com",
@@ -45,3 +47,12 @@ def names_program_file(word: str) -> bool:
     """Whether the word names a program file by its extension (`ipconfig.exe`, `build.ps1`)."""
     base = basename(word).rstrip(" .")
     return any(base.endswith(ext) and len(base) > len(ext) for ext in WINDOWS_PROGRAM_EXTENSIONS)
+
+
+_WINDOWS_SWITCH = re.compile(r"/[A-Za-z?][\w:?.-]*")
+
+
+def windows_switch(program: str, argument: str) -> bool:
+    """Whether `argument` is a switch of a Windows program started by its file name from a POSIX
+    shell (`ipconfig.exe /all`), not a path."""
+    return names_program_file(program) and _WINDOWS_SWITCH.fullmatch(argument) is not None

@@ -8,19 +8,27 @@ A dialect that meets `cmd`, `powershell`, `bash`/`sh`/`wsl` or `git` in a comman
 from __future__ import annotations
 
 from secure_shell.policy import bash, cmd, powershell, wrappers
-from secure_shell.policy.dialect import Dialect
+from secure_shell.policy.dialect import DIALECT_NAMES, Dialect, DialectName, dialect_name
 from secure_shell.policy.git import resolve_git
 from secure_shell.policy.resolution import Launch, Resolution
 from secure_shell.shells import ShellKind
 
-DIALECTS: dict[str, Dialect] = {"bash": bash, "cmd": cmd, "powershell": powershell}
-SHELL_DIALECT = {
+DIALECTS: dict[DialectName, Dialect] = {"bash": bash, "cmd": cmd, "powershell": powershell}
+SHELL_DIALECT: dict[ShellKind, DialectName] = {
     ShellKind.BASH: "bash",
     ShellKind.WSL: "bash",
     ShellKind.GITBASH: "bash",
     ShellKind.CMD: "cmd",
     ShellKind.POWERSHELL: "powershell",
 }
+
+if set(DIALECTS) != set(DIALECT_NAMES):  # a DialectName without its module would fail only when met
+    raise ImportError(f"policy/registry: dialect modules {sorted(DIALECTS)} do not match DialectName {DIALECT_NAMES}")
+
+
+def dialect_module(name: str) -> Dialect:
+    """The module of the dialect `name` (a DialectName; a Script names its dialect as a str)."""
+    return DIALECTS[dialect_name(name)]
 
 
 def launch(item: Launch) -> list[Resolution]:

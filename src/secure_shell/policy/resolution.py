@@ -34,7 +34,7 @@ class Inner:
 class Script:
     """The wrapper runs this text as a script of `dialect`; text None means it cannot be known."""
 
-    dialect: str
+    dialect: str  # a DialectName; cmd.py still names its own as a plain str
     text: str | None
     label: str
     why_unknown: str = ""

@@ -7,7 +7,6 @@ from typing import Any
 
 from secure_shell.shells import PathDialect, ShellKind
 
-
 _CAMEL = {
     "blocked_commands": "blockedCommands",
     "allowed_commands": "allowedCommands",

@@ -16,6 +16,11 @@ from dataclasses import dataclass
 from secure_shell.policy.options import read_options
 from secure_shell.policy.parsed import Word
 
+# Options whose value is prose (commit messages, titles): a run-time value there is not a path.
+PROSE_OPTIONS = frozenset(
+    {"-m", "--message", "--body", "--title", "--description", "--notes", "--subject", "--comment", "--date", "--author"}
+)
+
 
 @dataclass(frozen=True, slots=True)
 class ArgumentModel:

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from secure_shell.policy.dialect import DialectName
 
 
 class Decision(enum.IntEnum):
@@ -116,7 +119,7 @@ class CommandSeen:
 
     program: str
     argv: tuple[str, ...]
-    dialect: str
+    dialect: DialectName
     via: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:

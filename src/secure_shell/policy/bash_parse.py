@@ -1,0 +1,214 @@
+"""Parsing bash text (also WSL and Git Bash): the text bash reads after line continuation, size
+and character limits, tree-sitter-bash's tree walked twice (bash_walker.py), and bashlex's
+cross-check of the command names (`review`): where the two grammars disagree the command is denied.
+bashlex, which can loop forever, runs in a killable worker under a deadline (policy/bashlex_names.py)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+from secure_shell.policy import verdict as R
+from secure_shell.policy.bash_assignments import Assignments
+from secure_shell.policy.bash_flow import FlowBuilder
+from secure_shell.policy.bash_kinds import BASHLEX_GAPS, PLAIN_KINDS
+from secure_shell.policy.bash_substitutions import count_substitutions
+from secure_shell.policy.bash_walker import Walker
+from secure_shell.policy.parsed import (
+    CrossCheck,
+    Failed,
+    Finding,
+    Limits,
+    Parsed,
+    ParseOutcome,
+    Unsupported,
+    never_raises,
+)
+from secure_shell.policy.syntax_tree import ascii_mask, descendants
+
+_LANGUAGE = Language(tree_sitter_bash.language())
+
+
+def preprocess(source: str) -> str:
+    """Remove backslash-newline outside single quotes, as bash does before it splits words.
+
+    Closes `r\\<newline>m x`: tree-sitter-bash reads it as command `r`, bash runs `rm x`. An
+    escaped blank becomes a quoted one (tree-sitter drops `\\ ` and then reads `\\ #; rm x` as a
+    comment; bash runs rm). A
+    `$'...'` string escapes its own quote (`$'\\''`), and a comment ends at its newline even
+    after a backslash (`# note \\<newline>rm x` runs rm): both are copied as they are.
+    """
+    out: list[str] = []
+    i, n = 0, len(source)
+    in_single = in_ansi = in_double = False
+    while i < n:
+        ch = source[i]
+        if in_single or in_ansi:
+            if in_ansi and ch == "\\" and i + 1 < n:
+                out.append(source[i : i + 2])
+                i += 2
+                continue
+            out.append(ch)
+            if ch == "'":
+                in_single = in_ansi = False
+            i += 1
+            continue
+        if ch == "\\" and i + 1 < n:
+            if source[i + 1] == "\n":
+                i += 2
+                continue
+            if source[i + 1] in " \t" and not in_double:
+                if out and out[-1] == "$" and not (len(out) > 1 and out[-2] == "$"):
+                    out[-1] = "\\$"  # a lone `$`: `$' '` would be a $'...' string
+                out.append(f"'{source[i + 1]}'")  # the same blank, quoted: tree-sitter drops `\\ `
+            else:
+                out.append(source[i : i + 2])
+            i += 2
+            continue
+        # also inside double quotes: a `"$(...)"` holds commands and comments, and keeping a
+        # backslash-newline in a string is harmless (the string's value drops it)
+        if ch == "#" and (i == 0 or source[i - 1] in " \t\n;&|()<>`"):
+            stop = source.find("\n", i)
+            stop = n if stop < 0 else stop
+            out.append(source[i:stop])  # a comment, to its newline
+            i = stop
+            continue
+        if ch == "'" and not in_double:
+            if i > 0 and source[i - 1] == "$" and not (i > 1 and source[i - 2] == "\\"):
+                in_ansi = True
+            else:
+                in_single = True
+        elif ch == '"':
+            in_double = not in_double
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _parse(source: str, limits: Limits) -> ParseOutcome:
+    if "\x00" in source or "\r" in source or re.search(r"[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]", source):
+        return Failed("control characters (NUL, CR, ...) are not accepted in bash commands", R.CONTROL_CHARACTER)
+    text = preprocess(source)
+    if not text.strip():
+        return Failed("empty command", R.EMPTY_COMMAND)
+    if count_substitutions(text) > limits.max_substitutions:
+        return Failed(f"more than {limits.max_substitutions} substitutions", R.TOO_COMPLEX)
+    data = text.encode("utf-8")
+    # tree-sitter is linear in its input and the input is capped by maxCommandLength, so the
+    # parse itself is bounded; bashlex, which can loop forever, runs in a killable worker.
+    tree = Parser(_LANGUAGE).parse(ascii_mask(data))
+    root = tree.root_node
+    if root.has_error:
+        bad = _first_error(root)
+        snippet = data[bad.start_byte : bad.end_byte].decode("utf-8", "replace") if bad else ""
+        return Failed(f"syntax error near {snippet[:40]!r}" if snippet else "syntax error")
+    unread = _unread_text(root, data)
+    if unread is not None:
+        return Unsupported(f"text the grammar did not read: {unread!r}", unread)
+    walker = Walker(data, limits, parse)
+    walker.walk(root)
+    if walker.sites or walker.anything:  # resolve variables again, knowing every assignment
+        assignments = Assignments(walker.sites, walker.anything, limits.env)
+        walker = Walker(data, limits, parse, assignments)
+        walker.walk(root)
+    kinds = frozenset(node.type for node in descendants(root) if node.is_named)
+    flow = FlowBuilder(walker.origins, walker.commands, walker.functions).build(root)
+    return Parsed(
+        tuple(walker.commands),
+        frozenset(walker.operators),
+        tuple(walker.findings),
+        kinds,
+        flow,
+        _second_reading(data, walker.nested_lists),
+    )
+
+
+def _unread_text(root: Node, data: bytes) -> str | None:
+    """Text no token of the tree covers, other than blanks: tree-sitter-bash drops a `-` before
+    `$"..."` without an error. A command read without it is not the command bash runs."""
+    covered = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.child_count and node.type != "heredoc_body":  # a body's text is between its parts
+            stack.extend(reversed(node.children))
+            continue
+        if node.start_byte > covered and data[covered : node.start_byte].strip(b" \t\n"):
+            return data[covered : node.start_byte].decode("utf-8", "replace").strip()[:40]
+        covered = max(covered, node.end_byte)
+    if data[covered:].strip(b" \t\n"):
+        return data[covered:].decode("utf-8", "replace").strip()[:40]
+    return None
+
+
+def _second_reading(data: bytes, nested_lists: list[int]) -> str | None:
+    """bashlex 0.18 cannot parse `&&` or `||` inside `$(...)` or `<(...)` (`echo $(a && b)`:
+    "unexpected token ')'"). It reads `;` there, which runs the same commands, so it is given that:
+    each such operator (found by the grammar, so never one inside quotes) becomes `; `, same length.
+    Were tree-sitter wrong about one, bashlex would see a command boundary inside a word and name
+    more commands, never fewer: the cross-check then refuses."""
+    if not nested_lists:
+        return None
+    text = bytearray(data)
+    for start in nested_lists:
+        text[start : start + 2] = b"; "
+    return text.decode("utf-8")
+
+
+parse = never_raises(_parse)
+parse.__doc__ = "Parse bash text into every simple command it would run; never raises."
+
+
+DYNAMIC_NAME = "<dynamic>"
+
+
+def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[Finding]:
+    """The second grammar's verdict on a text tree-sitter read: bashlex must not find a command the
+    walker missed. Plain text that every grammar reads alike is not sent."""
+    if cross_check is None or not needs_cross_check(source, parsed):
+        return []
+    result = cross_check(parsed.cross_check_text or source)
+    if result.status == "timeout":
+        return [Finding(R.PARSE_TIMEOUT, "bashlex did not finish parsing in time", source[:80])]
+    if result.status == "error":
+        first_words = {c.words[0].value for c in parsed.commands if c.words}
+        if parsed.node_kinds & BASHLEX_GAPS or first_words & {"time", "coproc", "select"}:
+            return []  # a construct bashlex does not implement; tree-sitter-bash's reading stands
+        return [Finding(R.PARSE_FAILED, f"bashlex cannot parse the command: {result.message}", source[:80])]
+    ours = Counter(
+        (c.words[0].value if c.words[0].value is not None else DYNAMIC_NAME)
+        for c in parsed.commands
+        if c.words and c.words[0].source
+    )
+    missed = Counter(result.names) - ours
+    if missed:
+        return [
+            Finding(
+                R.PARSERS_DISAGREE,
+                f"the two bash grammars disagree about which commands run ({', '.join(sorted(missed))})",
+                source[:80],
+            )
+        ]
+    return []
+
+
+# `$`, a backtick, a backslash, a here-document or a process substitution: not plain text.
+_NOT_PLAIN = re.compile(r"[$`\\]|<<|<\(|>\(")
+
+
+def needs_cross_check(source: str, parsed: Parsed) -> bool:
+    """False for plain text (words, quotes, pipes, lists, redirections) that every grammar reads alike."""
+    return bool(_NOT_PLAIN.search(source)) or not parsed.node_kinds <= PLAIN_KINDS
+
+
+def _first_error(root: Node) -> Node | None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            return node
+        stack.extend(reversed(node.children))
+    return None

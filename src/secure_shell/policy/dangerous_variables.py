@@ -1,0 +1,81 @@
+"""Variables whose assignment changes which program runs, where the shell goes, or makes a program
+run code of its own: every dialect refuses to set them."""
+
+from __future__ import annotations
+
+# Assigning these changes which program runs, or makes a program run code of its own.
+DANGEROUS_VARIABLES = frozenset(
+    {
+        "PATH",
+        "BASH_ENV",
+        "ENV",
+        "PROMPT_COMMAND",
+        "PS0",
+        "PS1",
+        "PS4",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "DYLD_INSERT_LIBRARIES",
+        "DYLD_LIBRARY_PATH",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "IFS",
+        "CDPATH",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_PAGER",
+        "GIT_EDITOR",
+        "GIT_ASKPASS",
+        "GIT_PROXY_COMMAND",
+        "GIT_EXEC_PATH",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_TEMPLATE_DIR",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "PAGER",
+        "MANPAGER",
+        "EDITOR",
+        "VISUAL",
+        "BROWSER",
+        "OLDPWD",
+        "DIRSTACK",
+        "SSH_ASKPASS",
+        "SUDO_ASKPASS",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "PYTHONSTARTUP",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PERL5OPT",
+        "PERL5LIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "MAKEFLAGS",
+        "TAR_OPTIONS",
+        "ZDOTDIR",
+        "HISTFILE",
+        "COMSPEC",
+        "PATHEXT",
+        "NPM_CONFIG_SCRIPT_SHELL",
+        "NPM_CONFIG_PREFIX",
+        "PSMODULEPATH",
+    }
+)
+
+
+def dangerous_variable(name: str, *, environment: bool = True) -> bool:
+    """Whether setting `name` (or an element of it: `DIRSTACK[1]`) changes what runs or where the
+    shell goes. An environment variable's name is case-folded: Windows folds them, and WSL and Git
+    Bash pass them on. A bash shell variable that is not exported (`path=x`, `read path`) is only
+    bash's, and bash tells `path` from `PATH`."""
+    base = name.split("[", 1)[0]
+    return (base.upper() if environment else base) in DANGEROUS_VARIABLES

@@ -1,0 +1,96 @@
+"""What changes a PowerShell session's state for later commands: preference and module variables,
+static properties, and the methods of files, processes and services that change something."""
+
+from __future__ import annotations
+
+from secure_shell.policy import verdict as R
+from secure_shell.policy.dangerous_variables import dangerous_variable
+from secure_shell.policy.parsed import (
+    Word,
+)
+from secure_shell.policy.resolution import Refusal
+
+# Variables whose value changes what later commands do: parameter defaults for every cmdlet, how
+# arguments reach native programs, how arrays become strings, where modules (cmdlets) load from.
+STATE_VARIABLES = frozenset(
+    {
+        "psdefaultparametervalues",
+        "psnativecommandargumentpassing",
+        "ofs",
+        "psmoduleautoloadingpreference",
+        "executioncontext",
+        "pshome",
+    }
+)
+
+
+def state_variable_refusal(scope: str, name: str, text: str) -> Refusal | None:
+    """A refusal for setting `scope:name` (`env:PATH`, `variable:OFS`, or a plain variable)."""
+    scope = scope.rstrip(":").casefold()
+    if scope == "env" and dangerous_variable(name):
+        return Refusal(
+            R.DANGEROUS_VARIABLE, f"setting $env:{name} changes which program runs or what it loads", text[:80]
+        )
+    if scope in ("", "variable", "global", "script", "local") and name.casefold() in STATE_VARIABLES:
+        return Refusal(
+            R.DANGEROUS_VARIABLE,
+            f"setting ${name} changes what later commands do (their parameters, arguments or which cmdlet runs)",
+            text[:80],
+        )
+    return None
+
+
+# Static properties scripts commonly set that change only how text is encoded or which TLS versions
+# a web request may use.
+SAFE_STATIC_PROPERTIES = frozenset(
+    {"console::outputencoding", "console::inputencoding", "net.servicepointmanager::securityprotocol"}
+)
+
+
+# Methods of files, directories, processes and services that change something: `% Delete` on what
+# Get-ChildItem lists is Remove-Item under another name.
+SIDE_EFFECT_MEMBERS = frozenset(
+    {
+        "delete",
+        "moveto",
+        "copyto",
+        "replace",
+        "create",
+        "createsubdirectory",
+        "kill",
+        "close",
+        "closemainwindow",
+        "start",
+        "stop",
+        "pause",
+        "continue",
+        "remove",
+        "clear",
+        "encrypt",
+        "decrypt",
+        "setaccesscontrol",
+        "open",
+        "openwrite",
+        "appendtext",
+        "createtext",
+        "invoke",
+        "invokemember",
+        "dispose",
+        "refresh",
+        "waitforexit",
+    }
+)
+
+
+def member_call_refusal(member: Word, caller: str) -> Refusal | None:
+    """ForEach-Object NAME and .ForEach('NAME') call that method of each object."""
+    if member.value is None:
+        return Refusal(R.DYNAMIC_COMMAND, f"{caller}: the member it calls is not a literal", member.source)
+    if member.value.casefold() in SIDE_EFFECT_MEMBERS:
+        return Refusal(
+            R.MAY_RUN_BLOCKED,
+            f"{caller} {member.value} calls the {member.value}() method of each "
+            "object, which changes files or processes; use the cmdlet for it, which the policy checks",
+            member.value,
+        )
+    return None

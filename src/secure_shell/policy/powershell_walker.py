@@ -1,0 +1,386 @@
+"""The PowerShell walker: one pass over the tree of the grammar's view collecting every command,
+operator and finding; every node kind is checked against KNOWN_KINDS and UNSUPPORTED_KINDS."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Callable, Iterator
+
+from tree_sitter import Node
+
+from secure_shell.policy import verdict as R
+from secure_shell.policy.parsed import (
+    Finding,
+    Limits,
+    ParseOutcome,
+    Redirect,
+    Refused,
+    SimpleCommand,
+    Word,
+    absorb_nested,
+)
+from secure_shell.policy.paths import looks_like_windows
+from secure_shell.policy.powershell_grammar import GrammarView
+from secure_shell.policy.powershell_kinds import CHAIN, KNOWN_KINDS, OPERATORS, UNSUPPORTED_KINDS
+from secure_shell.policy.powershell_names import PURE_METHODS, PURE_TYPES, normalise_name
+from secure_shell.policy.powershell_parameters import DASHES, normalise_parameter
+from secure_shell.policy.powershell_state import SAFE_STATIC_PROPERTIES, member_call_refusal, state_variable_refusal
+from secure_shell.policy.syntax_tree import descendants, inside
+
+
+class Walker:
+    """Reads the tree of the grammar's view (same offsets) and takes every text from `data`."""
+
+    def __init__(
+        self, data: bytes, limits: Limits, view: GrammarView, nested: Callable[[str, Limits], ParseOutcome]
+    ) -> None:
+        self.data = data
+        self.limits = limits
+        self.nested = nested  # parses the sub-expressions of an expandable string
+        self.commas = view.commas
+        self.commands: list[SimpleCommand] = []
+        self.operators: set[str] = set()
+        self.findings: list[Finding] = []
+        self.spans: list[tuple[int, int, int]] = []  # (start, end, command number) of each command's node
+        if view.background:
+            self.operators.add("&")
+
+    def _add(self, node: Node, command: SimpleCommand) -> None:
+        self.spans.append((node.start_byte, node.end_byte, len(self.commands)))
+        self.commands.append(command)
+
+    def text(self, node: Node) -> str:
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def walk(self, root: Node) -> None:
+        stack: list[tuple[Node, tuple[str, ...]]] = [(root, ())]
+        while stack:
+            node, via = stack.pop()
+            kind = node.type
+            if not node.is_named:
+                if (
+                    kind in OPERATORS
+                    and node.parent is not None
+                    and node.parent.type
+                    in ("statement_list", "empty_statement", "pipeline_chain", "pipeline", "pipeline_chain_tail")
+                ):
+                    self.operators.add(OPERATORS[kind])
+                continue
+            if kind in UNSUPPORTED_KINDS or kind not in KNOWN_KINDS:
+                raise Refused(f"PowerShell {kind.replace('_', ' ')} is not analysed", self.text(node)[:80])
+            if len(self.commands) > self.limits.max_commands:
+                raise Refused("too many commands", "")
+            child_via = via
+            if kind == "command":
+                self._command(node, via)
+            elif kind == "invokation_expression":
+                self._invocation(node)
+            elif kind == "left_assignment_expression":
+                self._assigned(node)
+            elif kind == "variable" and self.text(node).startswith("@"):
+                self.findings.append(
+                    Finding(R.UNSUPPORTED_CONSTRUCT, "splatting hides which arguments are passed", self.text(node))
+                )
+            elif kind == "sub_expression":
+                self.operators.add("$(")
+                child_via = via + ("$(...)",)
+            elif kind == "script_block_expression":
+                child_via = via + ("{...}",)
+            elif kind == "function_statement":
+                name = next((c for c in node.named_children if c.type == "function_name"), None)
+                child_via = via + (f"function {self.text(name) if name else '?'}",)
+            elif kind in ("expandable_string_literal", "expandable_here_string_literal"):
+                self._expandable(node, via)
+            elif kind == "redirection" and not inside(node, "command"):
+                # `'x' > file`: an expression statement that writes a file
+                self._add(node, SimpleCommand((), (self._redirect(node),), via=via))
+            stack.extend((child, child_via) for child in reversed(node.children))
+
+    def _expandable(self, node: Node, via: tuple[str, ...]) -> None:
+        """`"x$(cmd)y"`: the grammar keeps the string whole; the sub-expressions are parsed here."""
+        text = self.text(node)
+        for inner in _subexpressions(text):
+            commands, operators, findings = absorb_nested(
+                self.nested(inner, self.limits), via + ('"$(...)"',), "string", inner
+            )
+            self.commands.extend(commands)
+            self.operators |= operators
+            self.findings.extend(findings)
+
+    def _assigned(self, node: Node) -> None:
+        """What an assignment sets: `$env:PATH` changes which program runs, `$PSDefaultParameterValues`
+        the arguments of later commands, `[Type]::Property` the .NET process's state."""
+        text = self.text(node).strip()
+        static = re.match(r"^\[([^\]]+)\]\s*::\s*(\w+)\s*$", text)
+        if static and f"{static.group(1).casefold().removeprefix('system.')}::{static.group(2).casefold()}" in (
+            SAFE_STATIC_PROPERTIES
+        ):
+            return
+        if re.match(r"^\[[^\]]+\]\s*::", text):
+            self.findings.append(
+                Finding(R.UNSUPPORTED_CONSTRUCT, f"setting a static property ({text[:60]}) is not analysed", text[:80])
+            )
+            return
+        match = re.match(r"^\$\{?([A-Za-z_][\w]*:)?([\w?]+)", text)
+        if match is None:
+            return
+        refusal = state_variable_refusal(match.group(1) or "", match.group(2), text)
+        if refusal is not None:
+            self.findings.append(Finding(refusal.rule, refusal.message, refusal.text))
+
+    def _invocation(self, node: Node) -> None:
+        """`[Type]::Method()` and `$x.Method()`: only plainly pure types and methods."""
+        target = node.named_children[0] if node.named_children else None
+        member = next((c for c in node.named_children if c.type == "member_name"), None)
+        method = self.text(member).casefold() if member is not None else ""
+        if target is not None and target.type == "type_literal":
+            type_name = self.text(target).strip("[]").casefold().removeprefix("system.")
+            if type_name not in PURE_TYPES:
+                self.findings.append(
+                    Finding(
+                        R.UNSUPPORTED_CONSTRUCT,
+                        f"calling a method of [{self.text(target).strip('[]')}] is not analysed",
+                        self.text(node)[:80],
+                    )
+                )
+            return
+        if method not in PURE_METHODS:
+            self.findings.append(
+                Finding(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    f"method call .{self.text(member) if member else '?'}() is not known to be side-effect free",
+                    self.text(node)[:80],
+                )
+            )
+        elif method == "foreach":
+            self._foreach_member(node)
+
+    def _foreach_member(self, node: Node) -> None:
+        """`.ForEach('Delete')` calls that method of every element, as `ForEach-Object Delete` does;
+        `.ForEach({...})` runs a block (walked where it stands), `.ForEach([type])` converts."""
+        arguments = next((c for c in node.named_children if c.type == "argument_list"), None)
+        listed = (
+            next((c for c in arguments.named_children if c.type == "argument_expression_list"), None)
+            if (arguments is not None)
+            else None
+        )
+        first = _unwrap(listed.named_children[0]) if listed is not None and listed.named_children else None
+        if first is None or first.type in ("script_block_expression", "type_literal"):
+            return
+        word = self._value_word(first, self.text(first))
+        refusal = member_call_refusal(word, ".ForEach")
+        if refusal is not None:
+            self.findings.append(Finding(refusal.rule, refusal.message, refusal.text))
+
+    def _command(self, node: Node, via: tuple[str, ...]) -> None:
+        words: list[Word] = []
+        redirects: list[Redirect] = []
+        invocation = next((c for c in node.named_children if c.type == "command_invokation_operator"), None)
+        name_node = next((c for c in node.named_children if c.type in ("command_name", "command_name_expr")), None)
+        if name_node is None:
+            raise Refused("command without a name", self.text(node)[:80])
+        words.append(self._name_word(name_node, invocation))
+        elements = next((c for c in node.named_children if c.type == "command_elements"), None)
+        if elements is not None:
+            previous_end, after_value = name_node.end_byte, False
+            for element in elements.named_children:
+                if element.type == "command_argument_sep":
+                    continue
+                if element.type == "redirection":
+                    redirects.append(self._redirect(element))
+                    after_value = False
+                    continue
+                if element.type == "redirections":
+                    redirects.extend(self._redirect(r) for r in element.named_children if r.type == "redirection")
+                    after_value = False
+                    continue
+                found = list(self._argument_words(element))
+                if found and after_value and any(previous_end <= c < element.start_byte for c in self.commas):
+                    found[0] = replace(found[0], joined=True)  # `a, b`: the next element of one argument
+                words.extend(found)
+                previous_end = element.end_byte
+                after_value = _unwrap(element).type != "command_parameter"
+        self._add(node, SimpleCommand(tuple(words), tuple(redirects), via=via, stdin_piped=self._piped(node)))
+
+    def _piped(self, node: Node) -> bool:
+        parent = node.parent
+        if parent is None or parent.type != "pipeline_chain":
+            return False
+        commands = [c for c in parent.named_children if c.type == "command"]
+        return bool(commands) and commands[0] != node
+
+    def _name_word(self, name_node: Node, invocation: Node | None) -> Word:
+        source = self.text(name_node)
+        inner = name_node
+        if name_node.type == "command_name_expr" and name_node.named_child_count == 1:
+            inner = _unwrap(name_node.named_children[0])
+        if name_node.type == "command_name_expr":
+            if inner.type in ("command_name", "path_command_name", "path_command_name_token") and not any(
+                c.type == "variable" for c in descendants(inner)
+            ):
+                return Word(source, normalise_name(self.text(inner)))
+            if inner.type == "verbatim_string_characters":
+                return Word(source, self.text(inner)[1:-1].replace("''", "'"))
+            if inner.type == "expandable_string_literal" and "$" not in self.text(inner):
+                return Word(source, _unescape_expandable(self.text(inner)[1:-1]))
+            if inner.type == "script_block_expression":
+                return Word(source, "{scriptblock}", "", "")
+            return Word(source, None, "", "the invoked command is computed at run time")
+        if "$" in source:
+            return Word(source, None, "", "the command name contains a variable")
+        return Word(source, normalise_name(source))
+
+    def _argument_words(self, element: Node) -> Iterator[Word]:
+        node = _unwrap(element)
+        source = self.text(element)
+        if node.type == "command_parameter":
+            yield Word(source, normalise_parameter(self.text(node)))
+            return
+        if node.type == "generic_token":
+            value = self.text(node)
+            if value[:1] in DASHES:
+                value = "-" + value[1:]
+            if "$" in value:
+                yield self._expand(value, source)  # a bare word expands its variables like a string
+                return
+            value = re.sub(r"`(.)", r"\1", value)
+            if value == "~" or value.startswith(("~\\", "~/")):
+                env = {k.upper(): v for k, v in self.limits.env.items()}
+                home = _home(env)
+                if home is None:
+                    yield Word(source, None, "", "~ without a known home directory")
+                    return
+                value = home + value[1:]
+            yield Word(source, value)
+            return
+        if node.type == "array_literal_expression" and len(node.named_children) > 1:
+            for index, item in enumerate(node.named_children):
+                for word in self._argument_words(item):
+                    yield replace(word, joined=True) if index else word
+            return
+        yield self._value_word(node, source)
+
+    def _value_word(self, node: Node, source: str) -> Word:
+        kind = node.type
+        text = self.text(node)
+        if kind == "verbatim_string_characters":
+            return Word(source, text[1:-1].replace("''", "'"))
+        if kind == "verbatim_here_string_characters":
+            return Word(source, re.sub(r"^@'\r?\n|\r?\n'@$", "", text))
+        if kind in ("expandable_string_literal", "expandable_here_string_literal"):
+            body = text[1:-1] if kind == "expandable_string_literal" else re.sub(r'^@"\r?\n|\r?\n"@$', "", text)
+            return self._expand(body, source)
+        if kind in ("integer_literal", "decimal_integer_literal", "hexadecimal_integer_literal", "real_literal"):
+            return Word(source, text)
+        if kind == "variable":
+            resolved = self._variable(text)
+            if resolved is not None:
+                return Word(source, resolved)
+            return Word(source, None, "", f"variable {text}")
+        if kind in ("script_block_expression", "hash_literal_expression"):
+            # an object, not a name: as a path it would be its type's name (System.Collections.Hashtable)
+            return Word(source, None, "", kind.replace("_", " "), path_safe=True)
+        return Word(source, None, "", f"{kind.replace('_', ' ')}")
+
+    def _expand(self, body: str, source: str) -> Word:
+        out: list[str] = []
+        i = 0
+        while i < len(body):
+            ch = body[i]
+            if ch == "`" and i + 1 < len(body):
+                out.append(_BACKTICK.get(body[i + 1], body[i + 1]))
+                i += 2
+                continue
+            if ch == "$" and i + 1 < len(body) and (body[i + 1].isalnum() or body[i + 1] in "{(_:"):
+                match = re.match(r"\$(\{[^}]*\}|[A-Za-z_][\w]*(?::[\w]+)?)", body[i:])
+                if match is None or body[i + 1] == "(":
+                    return Word(source, None, "".join(out), "sub-expression in a string")
+                resolved = self._variable(match.group(0))
+                if resolved is None:
+                    return Word(source, None, "".join(out), f"variable {match.group(0)}")
+                out.append(resolved)
+                i += len(match.group(0))
+                continue
+            if ch == '"' and i + 1 < len(body) and body[i + 1] == '"':
+                out.append('"')
+                i += 2
+                continue
+            out.append(ch)
+            i += 1
+        return Word(source, "".join(out))
+
+    def _variable(self, text: str) -> str | None:
+        name = text.lstrip("$").strip("{}")
+        lowered = name.casefold()
+        env = {k.upper(): v for k, v in self.limits.env.items()}
+        if lowered.startswith("env:"):
+            return env.get(name[4:].upper())
+        if lowered in ("home",):
+            return _home(env)
+        if lowered == "pwd":
+            return env.get("PWD")
+        if lowered in ("true", "false", "null"):
+            return "$" + lowered
+        return None
+
+    def _redirect(self, node: Node) -> Redirect:
+        operator = next(
+            (c for c in node.named_children if c.type in ("file_redirection_operator", "merging_redirection_operator")),
+            None,
+        )
+        op_text = self.text(operator).strip() if operator is not None else ">"
+        if operator is not None and operator.type == "merging_redirection_operator":
+            return Redirect(op_text, None)
+        target = next((c for c in node.named_children if c.type == "redirected_file_name"), None)
+        if target is None:
+            return Redirect(op_text, None)
+        self.operators.add(">>" if ">>" in op_text else ">")
+        value_nodes = [c for c in target.named_children if c.type != "command_argument_sep"]
+        if not value_nodes:
+            return Redirect(op_text, None)
+        words = list(self._argument_words(value_nodes[0]))
+        return Redirect(op_text, words[0] if words else None)
+
+
+def _home(env: dict[str, str]) -> str | None:
+    """$HOME and `~` on Windows: USERPROFILE (a POSIX HOME, from a server checking on another
+    system, is not a Windows directory)."""
+    home = env.get("USERPROFILE") or env.get("HOME")
+    return home if home is not None and looks_like_windows(home) else None
+
+
+_BACKTICK = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "a": "\a", "b": "\b", "e": "\x1b", "f": "\f", "v": "\v"}
+
+
+def _unescape_expandable(body: str) -> str:
+    return re.sub(r"`(.)", lambda m: _BACKTICK.get(m.group(1), m.group(1)), body).replace('""', '"')
+
+
+def _unwrap(node: Node) -> Node:
+    while node.type in CHAIN and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
+
+
+def _subexpressions(text: str) -> list[str]:
+    """The `$( ... )` bodies inside an expandable string, balanced, outermost only."""
+    found: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] == "`":
+            i += 2
+            continue
+        if text.startswith("$(", i):
+            depth, j = 1, i + 2
+            while j < len(text) and depth:
+                if text[j] == "(":
+                    depth += 1
+                elif text[j] == ")":
+                    depth -= 1
+                j += 1
+            found.append(text[i + 2 : j - 1])
+            i = j
+            continue
+        i += 1
+    return found
