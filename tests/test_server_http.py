@@ -242,8 +242,9 @@ def test_an_oversized_body_gets_a_json_rpc_answer(shared_http: tuple[int, str]) 
         ({"method": "prompts/get", "params": {"name": "no-such-prompt"}}, -32602),  # was 0
         ({"method": "resources/read", "params": {"uri": "cli://no/such/resource"}}, -32602),
         ({"method": "no/such/method"}, -32601),
+        ({"method": "tools/call", "params": {"name": "no_such_tool", "arguments": {}}}, -32602),  # was a result
     ],
-    ids=["unknown prompt", "unknown resource", "unknown method"],
+    ids=["unknown prompt", "unknown resource", "unknown method", "unknown tool"],
 )
 def test_unknown_names_get_the_specification_codes_over_http(
     shared_http: tuple[int, str], message: dict[str, Any], code: int

@@ -254,9 +254,10 @@ def test_nesting_up_to_the_cap_is_served_and_one_level_more_is_refused(wire: Raw
         ({"method": "prompts/get", "params": {"name": "no-such-prompt"}}, -32602),  # was 0
         ({"method": "resources/read", "params": {"uri": "cli://no/such/resource"}}, -32602),
         ({"method": "no/such/method"}, -32601),
+        ({"method": "tools/call", "params": {"name": "no_such_tool", "arguments": {}}}, -32602),  # was a result
         ({"method": "tools/call", "params": {"arguments": {}}}, -32602),
     ],
-    ids=["unknown prompt", "unknown resource", "unknown method", "call without a tool name"],
+    ids=["unknown prompt", "unknown resource", "unknown method", "unknown tool", "call without a tool name"],
 )
 def test_unknown_names_get_the_specification_codes(wire: RawWire, message: dict[str, Any], code: int) -> None:
     reply = wire.ask(json.dumps({"jsonrpc": "2.0", "id": "u", **message}))

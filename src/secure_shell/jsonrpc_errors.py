@@ -112,9 +112,16 @@ def _short(value: object) -> str:
 
 class SpecErrorCodes(MCPServer):
     """The SDK's server with the JSON-RPC codes the MCP specification gives its failures: the SDK
-    answers an unknown prompt with code 0 (its catch-all for a handler's ValueError)."""
+    answers an unknown prompt with code 0 (its catch-all for a handler's ValueError) and an unknown
+    tool with a tool result; both are -32602 (Invalid params), as an unknown resource already is.
+    A tool that fails stays a result with isError: the agent reads it."""
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
         if self._prompt_manager.get_prompt(name) is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown prompt: {name}", data={"name": name})
         return await super().get_prompt(name, arguments, context)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if self._tool_manager.get_tool(name) is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}", data={"name": name})
+        return await super().call_tool(name, arguments, context)

@@ -22,17 +22,24 @@ from typing import Protocol
 
 import regex
 
-from secure_shell.secret_forms import CONTEXT_RULES, POSITIONALS, SENSITIVE_NAME, SHORT_FLAGS, TOKEN_SHAPES
+from secure_shell.secret_forms import (
+    CONTEXT_RULES,
+    POSITIONALS,
+    PRIVATE_KEY_BLOCK,
+    SENSITIVE_NAME,
+    SHORT_FLAGS,
+    TOKEN_SHAPES,
+)
 
 MASK = "***"
 REDACTION_SECONDS = 0.2
 
 DEFAULT_REDACTIONS: tuple[str, ...] = (
-    TOKEN_SHAPES[-1].pattern,  # private key blocks first: a key's lines must not feed other rules
+    PRIVATE_KEY_BLOCK.pattern,
     *CONTEXT_RULES,
     *(flag.pattern() for flag in SHORT_FLAGS),
     *(rule.pattern() for rule in POSITIONALS),
-    *(shape.pattern for shape in TOKEN_SHAPES[:-1]),
+    *(shape.pattern for shape in TOKEN_SHAPES),
 )
 _MIN_ENTROPY = {shape.pattern: shape.min_entropy for shape in TOKEN_SHAPES if shape.min_entropy is not None}
 

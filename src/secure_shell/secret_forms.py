@@ -157,12 +157,13 @@ TOKEN_SHAPES = (
     TokenShape("Grafana token", r"\bgl(?:sa|c)_[A-Za-z0-9_+/=-]{32,}"),
     TokenShape("age secret key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b"),
     TokenShape("JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    # A private key block, including one cut off by the field cap.
-    TokenShape(
-        "private key block",
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?P<secret>(?s:.*?))"
-        r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-    ),
+)
+# A private key block, including one cut off by the field cap. Applied before every other rule: the
+# lines of a key must not feed them.
+PRIVATE_KEY_BLOCK = TokenShape(
+    "private key block",
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?P<secret>(?s:.*?))"
+    r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
 )
 
 # Rules for where a secret stands in a command: assignments, keys, flags, headers, URLs.
