@@ -162,14 +162,6 @@ def _too_deep(draw: st.DrawFn) -> Sent:
     return Sent(nested_ping(draw(st.integers(MAX_NESTING + 1, 400)), request_id), True, request_id)
 
 
-def _is_json(text: str) -> bool:
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    return True
-
-
 # Lines that are not JSON at all, or JSON that is not an object: each gets one answer with a null id.
 _garbage = (
     st.text(st.characters(exclude_characters="\n", exclude_categories=("Cs",)), min_size=1, max_size=40)
