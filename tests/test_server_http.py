@@ -262,19 +262,42 @@ def test_nesting_up_to_the_cap_is_served_over_http(shared_http: tuple[int, str])
     assert answer == {"jsonrpc": "2.0", "id": "deep", "result": {}}
 
 
+def chunked_post(port: int, body: bytes, session: str, cuts: list[int]) -> http.client.HTTPResponse:
+    """A POST whose body is sent in chunks (Transfer-Encoding: chunked) cut at `cuts`; its response."""
+    head = "".join(
+        f"{name}: {value}\r\n"
+        for name, value in (HEADERS | {"Authorization": f"Bearer {TOKEN}", "Mcp-Session-Id": session}).items()
+    )
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    request = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{head}Transfer-Encoding: chunked\r\n\r\n".encode()
+    edges = sorted({0, len(body), *(cut % (len(body) + 1) for cut in cuts)})
+    for start, end in zip(edges, edges[1:], strict=False):
+        request += f"{end - start:x}\r\n".encode() + body[start:end] + b"\r\n"
+    sock.sendall(request + b"0\r\n\r\n")
+    response = http.client.HTTPResponse(sock)
+    response.begin()
+    return response
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(sent=st.lists(wire_message, min_size=1, max_size=8))
-def test_fuzzed_posts_get_exactly_one_answer_each(shared_http: tuple[int, str], sent: list[Sent]) -> None:
-    """Each POST of a request or an invalid message gets one JSON-RPC answer (blank bodies are not
-    JSON here); a notification or a response gets 202 and no body; the server stays up."""
+@given(sent=st.lists(st.tuples(wire_message, st.none() | st.lists(st.integers(0, 1 << 16), max_size=4)), max_size=8))
+def test_fuzzed_posts_get_exactly_one_answer_each(
+    shared_http: tuple[int, str], sent: list[tuple[Sent, list[int] | None]]
+) -> None:
+    """Each POST of a request or an invalid message, whole or in chunks cut anywhere, gets one
+    JSON-RPC answer (blank bodies are not JSON here); a notification or a response gets 202 and no
+    body; the server stays up."""
     port, session = shared_http
-    for item in sent:
-        response = raw_post(port, item.text.encode(), session).getresponse()
+    for item, cuts in sent:
+        body = item.text.encode()
+        response = (
+            raw_post(port, body, session).getresponse() if cuts is None else chunked_post(port, body, session, cuts)
+        )
         answers = _answers(response)
         if not item.answered and item.text.strip():
             assert (response.status, answers) == (202, []), item
         else:
-            assert [a.get("id") for a in answers] == [item.answer_id], (item, response.status, answers)
+            assert [a.get("id") for a in answers] == [item.answer_id], (item, answers)
     [alive] = _answers(raw_post(port, b'{"jsonrpc": "2.0", "id": "alive", "method": "ping"}', session).getresponse())
     assert alive == {"jsonrpc": "2.0", "id": "alive", "result": {}}
 
