@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Protocol
 
 import regex
@@ -58,12 +58,10 @@ class Redactor:
         """The masked text and the secrets taken out of it (empty when a rule ran out of time)."""
         found: list[str] = []
         for pattern, min_entropy in self.patterns:
-
-            def masker(match: regex.Match[str], min_entropy: float | None = min_entropy) -> str:
-                return _masked(match, min_entropy, found)
-
             try:
-                text = pattern.sub(masker, text, timeout=REDACTION_SECONDS)
+                text = pattern.sub(
+                    partial(_masked, min_entropy=min_entropy, found=found), text, timeout=REDACTION_SECONDS
+                )
             except TimeoutError:
                 return MASK, []
         return text, found
