@@ -190,13 +190,15 @@ def test_the_audit_masking_reports_the_values_it_hid() -> None:
     assert found == ["k123", "PASSWORD"]  # in the rules' order
 
 
-def test_output_masking_takes_the_commands_values_and_the_servers_secret_variables() -> None:
+def test_output_masking_takes_the_commands_values_and_the_servers_secret_variables(tmp_path: Path) -> None:
     environ = {
         "DEPLOY_API_TOKEN": "env-token-4711",
         "DB_PASSWORD": "env-pw-4711",
         "AUTH_ENABLED": "true",  # too short to mask in output: `true` is everywhere
         "SSH_AUTH_SOCK": "/tmp/ssh-x/agent.1",  # names a place, not a secret
         "PASSWORD_STORE_DIR": "/home/me/.password-store",
+        "PWD": "/home/me/project",
+        "GOOGLE_APPLICATION_CREDENTIALS": str(tmp_path),  # a path that exists
         "HOME": "/home/me",
     }
     masking = output_masking('docker login -p "pw\\"4711" r; DB_PASS=short ./m', environ=environ)

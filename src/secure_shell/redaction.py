@@ -93,7 +93,8 @@ MIN_OUTPUT_SECRET = 6  # shorter values (`1`, `true`, a port) would mask ordinar
 MAX_OUTPUT_SECRET = 4096  # longer values are masked by their first MAX_OUTPUT_SECRET characters
 MAX_OUTPUT_SECRETS = 64
 _SECRET_VARIABLE = regex.compile(rf"(?i){SENSITIVE_NAME}")
-_PATH_VARIABLE = regex.compile(r"(?i).*_(?:SOCK|DIR|FILE|PATH|HOME|STORE)$")  # these name a place, not a secret
+# Secret-looking names that hold a place or a setting, not a secret: the shell's PWD, a socket, a file.
+_PLACE_VARIABLE = regex.compile(r"(?i)(?:OLD)?PWD|.*_(?:SOCK|DIR|DIRECTORY|FILE|PATH|HOME|STORE|URL|HELPER)")
 
 
 class Decoder(Protocol):
@@ -186,18 +187,28 @@ def output_masking(
     in its text, and the values of the secret-named variables in `environ` (the server's own)."""
     masked, found = _redactor(tuple(patterns)).mask(command)
     values = [*found, *(value for secret in found if "\\" in secret for value in [_unescaped(secret)])]
-    values += environment_secrets(os.environ if environ is None else environ)
+    values += _server_secrets() if environ is None else environment_secrets(environ)
     usable = (v[:MAX_OUTPUT_SECRET] for v in values if len(v.strip()) >= MIN_OUTPUT_SECRET and MASK not in v)
     return OutputMasking(masked, tuple(dict.fromkeys(usable))[:MAX_OUTPUT_SECRETS])
 
 
 def environment_secrets(environ: Mapping[str, str]) -> list[str]:
-    """The values of the variables whose names say they hold a secret (API_TOKEN, DB_PASSWORD)."""
+    """The values of the variables whose names say they hold a secret (API_TOKEN, DB_PASSWORD),
+    but not of those that name a place (SSH_AUTH_SOCK, PWD) or whose value is a path that exists
+    (GOOGLE_APPLICATION_CREDENTIALS=/home/me/key.json): masking a path would mask it everywhere."""
     return [
         value
         for name, value in environ.items()
-        if _SECRET_VARIABLE.fullmatch(name) and not _PATH_VARIABLE.match(name) and value
+        if value
+        and _SECRET_VARIABLE.fullmatch(name)
+        and not _PLACE_VARIABLE.fullmatch(name)
+        and not (os.path.isabs(value) and os.path.exists(value))
     ]
+
+
+@lru_cache(maxsize=1)
+def _server_secrets() -> tuple[str, ...]:
+    return tuple(environment_secrets(os.environ))  # the server's environment is fixed once it serves
 
 
 def _unescaped(text: str) -> str:
