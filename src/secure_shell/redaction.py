@@ -109,35 +109,53 @@ class StreamMasker:
     next chunk shows whether it is (at most the longest value less one character, and only then)."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        ordered = sorted(set(secrets), key=len, reverse=True)  # the longest value wins where two start
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
-        self._longest = len(ordered[0]) if ordered else 0
+        self._secrets = sorted(set(secrets), key=len, reverse=True)
+        self._longest = len(self._secrets[0]) if self._secrets else 0
         self._by_first: dict[str, list[str]] = {}
-        for secret in ordered:
+        for secret in self._secrets:
             self._by_first.setdefault(secret[0], []).append(secret)
         self._held = ""
 
     def feed(self, text: str, final: bool = False) -> str:
         """The masked text that can be given out now; the rest is kept for the next call (all of
         it given out when `final`)."""
-        if self._pattern is None:
+        if not self._secrets:
             return text
         text, self._held = self._held + text, ""
         hold = len(text) if final else self._unfinished(text, 0)
         pieces: list[str] = []
         position = 0
-        for match in self._pattern.finditer(text):
+        for start, end in self._occurrences(text):
             if position > hold and not final:  # the last mask swallowed the held start: look again
                 hold = self._unfinished(text, position)
-            if match.start() >= hold:
+            if start >= hold:
                 break
-            pieces += (text[position : match.start()], MASK)
-            position = match.end()
+            pieces += (text[position:start], MASK)
+            position = end
         if position > hold and not final:
             hold = self._unfinished(text, position)
         pieces.append(text[position:hold])
         self._held = text[hold:]
         return "".join(pieces)
+
+    def _occurrences(self, text: str) -> list[tuple[int, int]]:
+        """Where values occur in `text`, left to right without overlap, the longest where two start
+        at one place (as a regex alternation of the values, longest first, would find them); found
+        with str.find, several times faster than a regex over the same text."""
+        found: list[tuple[int, int]] = []
+        for secret in self._secrets:
+            index = text.find(secret)
+            while index != -1:
+                found.append((index, -len(secret)))
+                index = text.find(secret, index + 1)
+        found.sort()
+        chosen: list[tuple[int, int]] = []
+        position = 0
+        for start, negative_length in found:
+            if start >= position:
+                position = start - negative_length
+                chosen.append((start, position))
+        return chosen
 
     def _unfinished(self, text: str, start: int) -> int:
         """Where the first tail of `text` from `start` on that is the beginning of a value (and not
