@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import AsyncIterator, Iterator
+from typing import Any
 
 import httpx2
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.jsonrpc_cases import BAD_MESSAGES, MAX_NESTING, Sent, nested_ping, wire_message
 from tests.places import state_env
 from tests.test_server_stdio import config_for
 
@@ -68,7 +73,7 @@ def serving_http(tmp_path: Path, conf: Path) -> Iterator[str]:
                 break
         except OSError:
             if process.poll() is not None:
-                pytest.fail(f"server exited: {process.stderr.read().decode()}")
+                pytest.fail(f"server exited: {process.stderr.read().decode()}")  # type: ignore[union-attr]
             time.sleep(0.1)
     try:
         yield f"http://127.0.0.1:{port}/mcp"
@@ -150,8 +155,6 @@ def port_of(url: str) -> int:
 
 
 def test_a_dropped_connection_kills_its_command_within_a_second(http_server: str) -> None:
-    import json
-
     from tests.test_executor import processes_named
 
     port = port_of(http_server)
@@ -195,21 +198,112 @@ def test_connections_that_never_finish_a_request_head_are_closed(http_server: st
         partial.close()
 
 
-@pytest.mark.anyio
-async def test_bad_json_rpc_over_http_gets_the_spec_errors(http_server: str) -> None:
-    headers = HEADERS | {"Authorization": f"Bearer {TOKEN}"}
-    async with httpx2.AsyncClient() as raw:
-        not_json = await raw.post(http_server, content=b"{bad json", headers=headers)
-        wrong = await raw.post(http_server, content=b'{"jsonrpc":"2.0","id":"m1","method":123}', headers=headers)
-        batch = await raw.post(http_server, content=b"[1,2,3]", headers=headers)
-    assert not_json.status_code == 400 and not_json.json()["error"]["code"] == -32700
-    assert wrong.status_code == 400 and (wrong.json()["id"], wrong.json()["error"]["code"]) == ("m1", -32600)
-    assert batch.status_code == 400 and (batch.json()["id"], batch.json()["error"]["code"]) == (None, -32600)
+def _answers(response: http.client.HTTPResponse) -> list[dict[str, Any]]:
+    """The JSON-RPC messages in a response, whether it is JSON or an event stream."""
+    text = response.read().decode()
+    if response.getheader("content-type", "").startswith("text/event-stream"):
+        return [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
+    return [json.loads(text)] if text.strip() else []
+
+
+@pytest.fixture(scope="module")
+def shared_http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]]:
+    """One server for many raw messages: its port and an initialized session."""
+    place = tmp_path_factory.mktemp("raw-http")
+    with serving_http(place, config_for(place)) as url:
+        port = port_of(url)
+        yield port, _session(port)
+
+
+@pytest.mark.parametrize(("text", "code", "request_id"), BAD_MESSAGES, ids=[text[:50] for text, _, _ in BAD_MESSAGES])
+def test_every_bad_message_gets_one_json_rpc_answer_over_http(
+    shared_http: tuple[int, str], text: str, code: int, request_id: object
+) -> None:
+    """A message with an id JSON-RPC does not allow used to get 202 and no body, as a notification."""
+    port, session = shared_http
+    response = raw_post(port, text.encode(), session).getresponse()
+    assert response.status == 400
+    [answer] = _answers(response)
+    assert (answer["error"]["code"], answer["id"]) == (code, request_id), answer
+
+
+def test_an_oversized_body_gets_a_json_rpc_answer(shared_http: tuple[int, str]) -> None:
+    from secure_shell.http import MAX_BODY
+
+    port, session = shared_http
+    response = raw_post(port, b" " * (MAX_BODY + 1), session).getresponse()
+    assert response.status == 413
+    [answer] = _answers(response)
+    assert (answer["error"]["code"], answer["id"]) == (-32600, None) and "larger than" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("message", "code"),
+    [
+        ({"method": "prompts/get", "params": {"name": "no-such-prompt"}}, -32602),  # was 0
+        ({"method": "resources/read", "params": {"uri": "cli://no/such/resource"}}, -32602),
+        ({"method": "no/such/method"}, -32601),
+        ({"method": "tools/call", "params": {"name": "no_such_tool", "arguments": {}}}, -32602),  # was a result
+    ],
+    ids=["unknown prompt", "unknown resource", "unknown method", "unknown tool"],
+)
+def test_unknown_names_get_the_specification_codes_over_http(
+    shared_http: tuple[int, str], message: dict[str, Any], code: int
+) -> None:
+    port, session = shared_http
+    [answer] = _answers(
+        raw_post(port, json.dumps({"jsonrpc": "2.0", "id": "u", **message}).encode(), session).getresponse()
+    )
+    assert (answer["id"], answer["error"]["code"]) == ("u", code), answer
+
+
+def test_nesting_up_to_the_cap_is_served_over_http(shared_http: tuple[int, str]) -> None:
+    port, session = shared_http
+    [answer] = _answers(raw_post(port, nested_ping(MAX_NESTING, "deep").encode(), session).getresponse())
+    assert answer == {"jsonrpc": "2.0", "id": "deep", "result": {}}
+
+
+def chunked_post(port: int, body: bytes, session: str, cuts: list[int]) -> http.client.HTTPResponse:
+    """A POST whose body is sent in chunks (Transfer-Encoding: chunked) cut at `cuts`; its response."""
+    head = "".join(
+        f"{name}: {value}\r\n"
+        for name, value in (HEADERS | {"Authorization": f"Bearer {TOKEN}", "Mcp-Session-Id": session}).items()
+    )
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    request = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{head}Transfer-Encoding: chunked\r\n\r\n".encode()
+    edges = sorted({0, len(body), *(cut % (len(body) + 1) for cut in cuts)})
+    for start, end in zip(edges, edges[1:], strict=False):
+        request += f"{end - start:x}\r\n".encode() + body[start:end] + b"\r\n"
+    sock.sendall(request + b"0\r\n\r\n")
+    response = http.client.HTTPResponse(sock)
+    response.begin()
+    return response
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(sent=st.lists(st.tuples(wire_message, st.none() | st.lists(st.integers(0, 1 << 16), max_size=4)), max_size=8))
+def test_fuzzed_posts_get_exactly_one_answer_each(
+    shared_http: tuple[int, str], sent: list[tuple[Sent, list[int] | None]]
+) -> None:
+    """Each POST of a request or an invalid message, whole or in chunks cut anywhere, gets one
+    JSON-RPC answer (blank bodies are not JSON here); a notification or a response gets 202 and no
+    body; the server stays up."""
+    port, session = shared_http
+    for item, cuts in sent:
+        body = item.text.encode()
+        response = (
+            raw_post(port, body, session).getresponse() if cuts is None else chunked_post(port, body, session, cuts)
+        )
+        answers = _answers(response)
+        if not item.answered and item.text.strip():
+            assert (response.status, answers) == (202, []), item
+        else:
+            assert [a.get("id") for a in answers] == [item.answer_id], (item, answers)
+    [alive] = _answers(raw_post(port, b'{"jsonrpc": "2.0", "id": "alive", "method": "ping"}', session).getresponse())
+    assert alive == {"jsonrpc": "2.0", "id": "alive", "result": {}}
 
 
 def _session(port: int) -> str:
-    import json
-
     init = raw_post(port, json.dumps(INIT).encode()).getresponse()
     session = init.getheader("mcp-session-id")
     init.read()
@@ -220,8 +314,6 @@ def _session(port: int) -> str:
 
 def _call(port: int, session: str, name: str, arguments: dict[str, object]) -> dict[str, object]:
     """One tools/call over its own connection; the result, read from JSON or the event stream."""
-    import json
-
     body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
     text = raw_post(port, json.dumps(body).encode(), session).getresponse().read().decode()
     if text.lstrip().startswith("{"):

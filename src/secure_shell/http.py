@@ -30,7 +30,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import SecureShellError
-from secure_shell.jsonrpc_errors import INVALID_REQUEST, reject
+from secure_shell.jsonrpc_errors import INVALID_REQUEST, error_reply, reject
 
 TOKEN_VARIABLE = "SECURE_SHELL_TOKEN"
 MAX_BODY = 4 << 20
@@ -84,8 +84,9 @@ class BearerOriginGuard:
         await self.app(scope, receive, send)
 
     async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Read the body under a deadline, answer what is not a JSON-RPC message as the spec says
-        (the SDK answers such JSON with -32602 and no id), and watch for the client leaving."""
+        """Read the body under a deadline, answer what is not a valid JSON-RPC message as the spec
+        says (the SDK answers such JSON with -32602 and no id, and a message with an id that is not a
+        string or an integer with 202 and no body), and watch for the client leaving."""
         body = bytearray()
         more = True
         whole_body_by = anyio.current_time() + BODY_TOTAL_SECONDS  # a trickle cannot hold it open forever
@@ -102,10 +103,11 @@ class BearerOriginGuard:
             body += message.get("body", b"")
             more = message.get("more_body", False)
             if len(body) > MAX_BODY:
-                await PlainTextResponse("Request body too large", 413)(scope, receive, send)
+                too_large = f"Invalid Request: message larger than {MAX_BODY} bytes; it was dropped"
+                await JSONResponse(error_reply(INVALID_REQUEST, too_large), 413)(scope, receive, send)
                 return
         error = reject(bytes(body))
-        if error is not None and error["error"]["code"] == INVALID_REQUEST:
+        if error is not None:
             await JSONResponse(error, 400)(scope, receive, send)
             return
         gone = anyio.Event()

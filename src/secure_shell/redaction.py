@@ -1,90 +1,47 @@
-"""Masking secrets in text that is written down (the audit trail): what a secret looks like in a
-command line, and how to hide it without changing the command's shape.
+"""Masking secrets in what is written down: the audit trail's records and each command's stored
+output.
 
-Every rule is a pattern whose named group `secret` is replaced by `***`; everything around it, the
-quotes, the `=`, the `;` and `&&` of the command, stays as it was, so a masked record still shows
-the command's structure. An unquoted value ends where the shell would end the word (white space or
-an operator character), a quoted one at its closing quote.
+A record is masked by the rules of secret_forms (a secret's place in a command, or its shape), each
+secret replaced by `***` and the command's shape kept. Output cannot be read that way (a program
+prints whatever it likes), so a command's output is masked for known values instead: those the
+rules found in its command line and those of the server's own secret-named environment variables,
+wherever they appear in stdout or stderr, by a streaming filter that holds back only the few
+characters that may be the start of a secret.
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+import math
+import os
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache, partial
+from typing import Protocol
 
 import regex
+
+from secure_shell.secret_forms import (
+    CONTEXT_RULES,
+    POSITIONALS,
+    PRIVATE_KEY_BLOCK,
+    SENSITIVE_NAME,
+    SHORT_FLAGS,
+    TOKEN_SHAPES,
+)
 
 MASK = "***"
 REDACTION_SECONDS = 0.2
 
-# A value as a shell or a config file writes it: double-quoted, single-quoted, or a bare word that
-# ends at white space or at a character that would end a shell word.
-_VALUE = r"""(?:"(?P<secret>[^"\n]*)"|'(?P<secret>[^'\n]*)'|(?P<secret>[^\s'"`;&|<>()]+))"""
-# The same, for a value inside structured data (JSON, YAML, URLs): a bare value also ends at , } ]
-# and a value may sit between escaped quotes (JSON inside a shell string).
-_DATA_VALUE = (
-    r"""(?:\\"(?P<secret>(?:[^"\\\n]|\\[^"\n])*)\\"|"(?P<secret>(?:[^"\\\n]|\\.)*)"|"""
-    r"""'(?P<secret>[^'\n]*)'|(?P<secret>(?:[^\s'"`;&|<>(),}\]\\]|\\(?![nrt]))+))"""
-)
-# Names that hold a secret: anywhere in the name for the unambiguous words, as a whole segment for
-# the short ones (DB_PASS, PWD, AUTH), so `BYPASS` or `author` are left alone.
-_SENSITIVE = (
-    r"(?:[A-Za-z0-9_.-]*(?:passw(?:or)?d|passphrase|secret|token|api[-_]?key|apikey|access[-_]?key|"
-    r"private[-_]?key|credentials?|session[-_]?key|signing[-_]?key|client[-_]?secret)[A-Za-z0-9_.-]*"
-    r"|(?:[A-Za-z0-9.-]*_)?(?:pass|pwd|pw|auth)(?:_[A-Za-z0-9_.-]*)?)"
-)
-# Long flags (and Windows /flag:) that take a secret.
-_SECRET_FLAG = (
-    r"(?:password|passwd|pass|pwd|passphrase|token|auth-token|access-token|secret|client-secret|"
-    r"api[-_]?key|access[-_]?key|secret[-_]?key|private[-_]?key)"
-)
-
 DEFAULT_REDACTIONS: tuple[str, ...] = (
-    # PEM private keys, including one cut off by the field cap.
-    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?P<secret>(?s:.*?))(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
-    # Assignments: export X=…, inline X=… cmd, set "X=…", $env:X = "…", --from-literal=password=….
-    rf"(?i)(?<![A-Za-z0-9_.-]){_SENSITIVE}\s*=\s*{_VALUE}",
-    # Keys in JSON, YAML, TOML, PowerShell hashtables: "password": "…", token: …, 'api_key' => '…'.
-    rf"(?i)(?P<q>\\?[\"'])?(?<![A-Za-z0-9_.-]){_SENSITIVE}(?P=q)?\s*(?::(?!//)|=>)\s*{_DATA_VALUE}",
-    # A secret key and its value given as two arguments: SetEnvironmentVariable("API_TOKEN", "…").
-    rf"(?i)(?P<q>[\"']){_SENSITIVE}(?P=q)\s*,\s*{_VALUE}",
-    # Config tools that take KEY VALUE: aws configure set aws_secret_access_key …, npm config set _authToken ….
-    rf"(?i)\bconfig(?:ure)?\s+(?:set\s+)?(?:--?[\w-]+(?:=\S+)?\s+)*(?:[^\s=]*[:/])?{_SENSITIVE}\s+{_VALUE}",
-    # Flags: --password X, --token=X, -token X, /password:X.
-    rf"(?i)(?<![\w-])(?:--?|/){_SECRET_FLAG}(?:\s*[=:]\s*|\s+){_VALUE}",
-    # mysql-family -pSECRET (glued; `-p` alone prompts), sshpass -p X, redis-cli -a X.
-    r"(?i)\b(?:mysql|mysqladmin|mysqldump|mysqlimport|mysqlshow|mariadb|mariadb-dump)\b[^;&|\n]*?\s-p(?P<secret>[^\s;&|<>()'\"`]+)",
-    rf"(?i)\bsshpass\b(?:\s+-[a-oq-z]\S*)*\s+-p\s*{_VALUE}",
-    rf"(?i)\bredis-cli\b[^;&|\n]*?\s-a\s+{_VALUE}",
-    # user:password after -u / --user / --proxy-user (curl, wget --user with --password handled above).
-    r"""(?i)(?:(?<![\w-])-[uU]\s*|--(?:proxy-)?user(?:\s*=\s*|\s+))["']?[^\s:'"]*:(?P<secret>[^\s'"`;&|<>()]+)""",
-    # HTTP headers, quoted or not: Authorization: Bearer …, X-Api-Key: …, Private-Token: ….
-    r"(?i)\b(?:proxy-)?authorization\s*:\s*(?:(?:bearer|basic|token|digest|bot|negotiate)\s+)?(?P<secret>[^\s'\"`;&|<>()]+)",
-    r"(?i)\b(?:x-api-key|api-key|apikey|x-auth-token|x-access-token|private-token|job-token|x-goog-api-key|"
-    r"ocp-apim-subscription-key)\s*:\s*(?P<secret>[^\s'\"`;&|<>()]+)",
-    # Cookies: the whole quoted header value; unquoted, up to the end of the word.
-    r"(?i)(?P<q>[\"'])(?:set-)?cookie\s*:\s*(?P<secret>[^\"'\n]+)(?P=q)",
-    r"(?i)\b(?:set-)?cookie\s*:\s*(?P<secret>[^\s'\"`;&|<>()]+)",
-    rf"(?i)(?<![\w-])--cookie(?:\s*=\s*|\s+){_VALUE}",
-    # Credentials in URLs: scheme://user:secret@host and ?access_token=… query parameters.
-    r"(?i)\b[a-z][a-z0-9+.-]*://[^:/\s@'\"]*:(?P<secret>[^@\s'\"/]+)@",
-    r"(?i)[?&](?:access_token|token|api_?key|apikey|key|secret|password|client_secret|sig|signature|auth)="
-    r"(?P<secret>[^&\s'\"#;|<>()]+)",
-    # PowerShell secure strings made from plain text.
-    rf"(?i)\bConvertTo-SecureString\s+(?:-String\s+)?{_VALUE}",
-    # Well-known token formats, wherever they appear.
-    r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b",
-    r"\bgh[pousr]_[A-Za-z0-9]{20,}\b",
-    r"\bgithub_pat_[A-Za-z0-9_]{20,}\b",
-    r"\bgl(?:pat|dt|ptt|rt|cbt|oas|ft|imt|soat|ffct)-[A-Za-z0-9_-]{16,}",
-    r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
-    r"\bsk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_-]{20,}",
-    r"\bAIza[0-9A-Za-z_-]{35}\b",
-    r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",
-    r"\bnpm_[A-Za-z0-9]{36}\b",
-    r"\bpypi-[A-Za-z0-9_-]{50,}",
-    r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-    r"(?i)https://hooks\.slack\.com/services/(?P<secret>[A-Za-z0-9/]+)",
+    PRIVATE_KEY_BLOCK.pattern,
+    *CONTEXT_RULES,
+    *(flag.pattern() for flag in SHORT_FLAGS),
+    *(rule.pattern() for rule in POSITIONALS),
+    *(shape.pattern for shape in TOKEN_SHAPES),
 )
+_MIN_ENTROPY = {shape.pattern: shape.min_entropy for shape in TOKEN_SHAPES if shape.min_entropy is not None}
 
 
 class Redactor:
@@ -92,27 +49,191 @@ class Redactor:
     masks the whole text rather than leak it."""
 
     def __init__(self, extra: Iterable[str] = ()) -> None:
-        self.patterns = [regex.compile(p) for p in (*DEFAULT_REDACTIONS, *extra)]
+        self.patterns = [(regex.compile(p), _MIN_ENTROPY.get(p)) for p in (*DEFAULT_REDACTIONS, *extra)]
 
     def __call__(self, text: str) -> str:
-        for pattern in self.patterns:
+        return self.mask(text)[0]
+
+    def mask(self, text: str) -> tuple[str, list[str]]:
+        """The masked text and the secrets taken out of it (empty when a rule ran out of time)."""
+        found: list[str] = []
+        for pattern, min_entropy in self.patterns:
             try:
-                text = pattern.sub(_masker, text, timeout=REDACTION_SECONDS)
+                text = pattern.sub(
+                    partial(_masked, min_entropy=min_entropy, found=found), text, timeout=REDACTION_SECONDS
+                )
             except TimeoutError:
-                return MASK
-        return text
+                return MASK, []
+        return text, found
 
 
-def _masker(match: regex.Match[str]) -> str:
-    if "secret" not in match.re.groupindex:
-        return MASK
-    start, end = match.span("secret")
-    if start < 0:
-        return MASK  # a configured pattern whose secret group took no part: mask all it matched
-    if start == end:
-        return match.group(0)  # an empty value: nothing to hide
-    whole_start = match.start()
-    text = match.group(0)
-    if text[start - whole_start : end - whole_start] == MASK:
-        return text
-    return text[: start - whole_start] + MASK + text[end - whole_start :]
+def _masked(match: regex.Match[str], min_entropy: float | None, found: list[str]) -> str:
+    """The match with its secret masked; the secret is added to `found`."""
+    whole = match.group(0)
+    if "secret" not in match.re.groupindex or match.start("secret") < 0:
+        start, end = 0, len(whole)  # a rule (or a configured pattern) without a secret part: all of it
+    else:
+        start, end = match.start("secret") - match.start(), match.end("secret") - match.start()
+    secret = whole[start:end]
+    if not secret or secret == MASK or (min_entropy is not None and _entropy(secret) < min_entropy):
+        return whole
+    found.append(secret)
+    return whole[:start] + MASK + whole[end:]
+
+
+def _entropy(text: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+# --- output -------------------------------------------------------------------------------------
+
+MIN_OUTPUT_SECRET = 6  # shorter values (`1`, `true`, a port) would mask ordinary output
+MAX_OUTPUT_SECRET = 4096  # longer values are masked by their first MAX_OUTPUT_SECRET characters
+MAX_OUTPUT_SECRETS = 64
+_SECRET_VARIABLE = regex.compile(rf"(?i){SENSITIVE_NAME}")
+# Secret-looking names that hold a place or a setting, not a secret: the shell's PWD, a socket, a file.
+_PLACE_VARIABLE = regex.compile(r"(?i)(?:OLD)?PWD|.*_(?:SOCK|DIR|DIRECTORY|FILE|PATH|HOME|STORE|URL|HELPER)")
+
+
+class Decoder(Protocol):
+    """Bytes of one stream to text, a chunk at a time (as output_store.Decoder)."""
+
+    def decode(self, data: bytes, final: bool = False) -> str: ...
+
+
+class StreamMasker:
+    """Replaces every occurrence of the given values in a stream of text by `***`, whatever the
+    chunks' boundaries: the end of a chunk that may be the start of a value is held back until the
+    next chunk shows whether it is (at most the longest value less one character, and only then)."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        self._secrets = sorted(set(secrets), key=len, reverse=True)
+        self._longest = len(self._secrets[0]) if self._secrets else 0
+        self._by_first: dict[str, list[str]] = {}
+        for secret in self._secrets:
+            self._by_first.setdefault(secret[0], []).append(secret)
+        self._held = ""
+
+    def feed(self, text: str, final: bool = False) -> str:
+        """The masked text that can be given out now; the rest is kept for the next call (all of
+        it given out when `final`)."""
+        if not self._secrets:
+            return text
+        text, self._held = self._held + text, ""
+        hold = len(text) if final else self._unfinished(text, 0)
+        pieces: list[str] = []
+        position = 0
+        for start, end in self._occurrences(text):
+            if position > hold and not final:  # the last mask swallowed the held start: look again
+                hold = self._unfinished(text, position)
+            if start >= hold:
+                break
+            pieces += (text[position:start], MASK)
+            position = end
+        if position > hold and not final:
+            hold = self._unfinished(text, position)
+        pieces.append(text[position:hold])
+        self._held = text[hold:]
+        return "".join(pieces)
+
+    def _occurrences(self, text: str) -> list[tuple[int, int]]:
+        """Where values occur in `text`, left to right without overlap, the longest where two start
+        at one place (as a regex alternation of the values, longest first, would find them); found
+        with str.find, several times faster than a regex over the same text."""
+        found: list[tuple[int, int]] = []
+        for secret in self._secrets:
+            index = text.find(secret)
+            while index != -1:
+                found.append((index, -len(secret)))
+                index = text.find(secret, index + 1)
+        found.sort()
+        chosen: list[tuple[int, int]] = []
+        position = 0
+        for start, negative_length in found:
+            if start >= position:
+                position = start - negative_length
+                chosen.append((start, position))
+        return chosen
+
+    def _unfinished(self, text: str, start: int) -> int:
+        """Where the first tail of `text` from `start` on that is the beginning of a value (and not
+        all of it) starts; len(text) when there is none."""
+        first = len(text)
+        window = max(start, len(text) - self._longest + 1)
+        for char, secrets in self._by_first.items():
+            index = text.find(char, window, first)  # str.find: the candidates, at C speed
+            while index != -1:
+                tail = text[index:]
+                if any(len(s) > len(tail) and s.startswith(tail) for s in secrets):
+                    first = index
+                    break
+                index = text.find(char, index + 1, first)
+        return first
+
+
+class MaskingDecoder:
+    """A stream's decoder whose text passes through a StreamMasker."""
+
+    def __init__(self, decoder: Decoder, masker: StreamMasker) -> None:
+        self.decoder, self.masker = decoder, masker
+
+    def decode(self, data: bytes, final: bool = False) -> str:
+        return self.masker.feed(self.decoder.decode(data, final), final)
+
+
+@dataclass(frozen=True)
+class OutputMasking:
+    """How one command is stored: its text masked as the audit masks it, and the values to mask in
+    its output."""
+
+    command: str
+    secrets: tuple[str, ...]
+
+    def decoders(self, decoders: Mapping[str, Decoder]) -> Mapping[str, Decoder]:
+        """`decoders` (one per stream), each with the masking after it."""
+        if not self.secrets:
+            return decoders
+        return {stream: MaskingDecoder(decoder, StreamMasker(self.secrets)) for stream, decoder in decoders.items()}
+
+
+def output_masking(
+    command: str, patterns: Iterable[str] = (), environ: Mapping[str, str] | None = None
+) -> OutputMasking:
+    """The masking for a command about to run: what the rules (with the config's `patterns`) mask
+    in its text, and the values of the secret-named variables in `environ` (the server's own)."""
+    masked, found = _redactor(tuple(patterns)).mask(command)
+    values = [*found, *(value for secret in found if "\\" in secret for value in [_unescaped(secret)])]
+    values += _server_secrets() if environ is None else environment_secrets(environ)
+    usable = (v[:MAX_OUTPUT_SECRET] for v in values if len(v.strip()) >= MIN_OUTPUT_SECRET and MASK not in v)
+    return OutputMasking(masked, tuple(dict.fromkeys(usable))[:MAX_OUTPUT_SECRETS])
+
+
+def environment_secrets(environ: Mapping[str, str]) -> list[str]:
+    """The values of the variables whose names say they hold a secret (API_TOKEN, DB_PASSWORD),
+    but not of those that name a place (SSH_AUTH_SOCK, PWD) or whose value is a path that exists
+    (GOOGLE_APPLICATION_CREDENTIALS=/home/me/key.json): masking a path would mask it everywhere."""
+    return [
+        value
+        for name, value in environ.items()
+        if value
+        and _SECRET_VARIABLE.fullmatch(name)
+        and not _PLACE_VARIABLE.fullmatch(name)
+        and not (os.path.isabs(value) and os.path.exists(value))
+    ]
+
+
+@lru_cache(maxsize=1)
+def _server_secrets() -> tuple[str, ...]:
+    return tuple(environment_secrets(os.environ))  # the server's environment is fixed once it serves
+
+
+def _unescaped(text: str) -> str:
+    """A value as a program receives it from a quoted or escaped word (`a\\"b` prints as `a"b`)."""
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+@lru_cache(maxsize=8)
+def _redactor(patterns: tuple[str, ...]) -> Redactor:
+    return Redactor(patterns)

@@ -39,7 +39,7 @@ from secure_shell.output_store import Execution, OutputStore, StoreLimits
 from secure_shell.process_input import InputChannel
 from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import Decision, Reason, Verdict
-from secure_shell.redaction import Redactor
+from secure_shell.redaction import Redactor, output_masking
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.sandbox import confine, kernel
 from secure_shell.sandbox.containment import ruleset_for
@@ -416,9 +416,9 @@ class Runner:
             raise
         cgroup = None
         try:
-            execution = self.store.start(
-                shell.value, command, prepared.directory, decoders=output_decoders(shell), held=hold
-            )
+            masking = output_masking(command, self.config.audit.redact_patterns)  # stored as the audit masks it
+            decoders = masking.decoders(output_decoders(shell))
+            execution = self.store.start(shell.value, masking.command, prepared.directory, decoders=decoders, held=hold)
             try:
                 confinement = prepared.confinement
                 if confinement is not None and prepared.max_processes is not None and self.host.pids is not None:

@@ -22,6 +22,7 @@ from pydantic import Field, StrictBool, StrictInt, ValidationError
 from secure_shell import __version__
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.executables import available_shells
+from secure_shell.jsonrpc_errors import SpecErrorCodes
 from secure_shell.replies import ExecuteResult, InputResult, OutputResult
 from secure_shell.runner import Runner
 from secure_shell.shells import SHELL_FACTS, ShellKind
@@ -34,10 +35,11 @@ log = logging.getLogger(__name__)
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
-class CheckedArgumentsServer(MCPServer):
-    """The SDK's server, with each call's arguments read as agents send them (tool_arguments.py),
-    and every error a tool or resource raises read the same way on every transport (agent_message):
-    the SDK would answer a bare "Error executing tool" for one that arrived in an exception group."""
+class CheckedArgumentsServer(SpecErrorCodes):
+    """The SDK's server, with each call's arguments read as agents send them (tool_arguments.py), the
+    specification's error codes (jsonrpc_errors.py), and every error a tool or resource raises read the
+    same way on every transport (agent_message): the SDK would answer a bare "Error executing tool" for
+    one that arrived in an exception group."""
 
     _schemas: dict[str, dict[str, Any]] | None = None
 
