@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from secure_shell.policy import cmd
+from secure_shell.policy import cmd, cmd_tokenizer
 from secure_shell.policy.parsed import Limits
 from tests.policy.conftest import B, D, P, U, N, F, V, S, W, C, assert_allowed, assert_denied, check
 
@@ -209,6 +209,41 @@ ALLOWED = [
 ]
 
 
+# Paths written with `/`: Win32 takes `/` as a separator, so each program below reads or writes where
+# the `..` leads (tests/test_cmd_wine.py runs them under Wine); `/x` is a path to a program with
+# POSIX-style options and a switch to a Windows one. Each row: the refused command, its allowed twin.
+SLASH_PATHS = [
+    ("type sub/../../outside/secret.txt", "type sub/file.txt"),
+    ('find "S" ../outside/secret.txt', 'find "S" sub/file.txt'),
+    ("findstr /i S ../outside/secret.txt", "findstr /i S sub/file.txt"),
+    ("xcopy victim.txt ../outside", "xcopy victim.txt sub /i"),
+    ("copy ../outside/secret.txt stolen.txt", "copy sub/file.txt stolen.txt"),
+    ("copy victim.txt /y ../outside", "copy victim.txt /y sub"),
+    ("move victim.txt ./../outside", "move victim.txt ./sub"),
+    ("more < ../outside/secret.txt", "more < sub/file.txt"),
+    ("dir sub/../..", "dir sub/.."),
+    ("tar -xf x.tar -C ../outside", "tar -xf x.tar -C sub"),
+    ("tar -C../outside -xf x.tar", "tar -Csub -xf x.tar"),
+    ("tar -xf /x.tar", "tar -xf x.tar"),
+    ("robocopy . ../outside", "robocopy . sub /mir"),
+    ("git diff --no-index ../outside/secret.txt x", "git diff --no-index sub/file.txt x"),
+    ("git diff --no-index /outside/secret.txt x", "git log --oneline"),
+    ("python ../outside/x.py", "python sub/x.py"),
+    ("python /x.py", "python -m pytest"),
+    ("node ../outside/x.js", "node sub/x.js"),
+    ("type /secret.txt", "dir /s/b"),
+    ("type /..", "dir /a:-d /o:n"),
+    ("xcopy /outside/x.txt .", "xcopy src backup /e /i"),
+    ("msbuild proj.sln /out:../x", "msbuild proj.sln /p:Configuration=Release"),
+]
+
+
+@pytest.mark.parametrize("command, twin", SLASH_PATHS, ids=[c for c, _ in SLASH_PATHS])
+def test_cmd_reads_paths_written_with_slashes(command: str, twin: str) -> None:
+    assert_denied(check("cmd", command), P, command)
+    assert_allowed(check("cmd", twin), twin)
+
+
 @pytest.mark.parametrize("command, rule", DENIED, ids=[c for c, _ in DENIED])
 def test_cmd_denies(command: str, rule: str) -> None:
     assert_denied(check("cmd", command), rule, command)
@@ -231,13 +266,13 @@ def test_cmd_allows(command: str) -> None:
     ],
 )
 def test_percent_expansion_follows_cmd(source: str, expected: str) -> None:
-    pieces = cmd.expand_percent(source, {"X": "abcdef"})
+    pieces = cmd_tokenizer.expand_percent(source, {"X": "abcdef"})
     assert "".join(p.text for p in pieces) == expected
     assert not any(p.dynamic for p in pieces)
 
 
 def test_undefined_variable_stays_literal_and_is_marked() -> None:
-    pieces = cmd.expand_percent("echo %NOPE%", {})
+    pieces = cmd_tokenizer.expand_percent("echo %NOPE%", {})
     assert "".join(p.text for p in pieces) == "echo %NOPE%"
     assert [p.dynamic for p in pieces] == [False, True]
 
