@@ -287,3 +287,29 @@ def test_command_key_folds_case_extensions_and_synonyms() -> None:
 def test_quoted_operators_are_text() -> None:
     parsed = cmd.parse('echo "a & b" ^| c', Limits())
     assert parsed.operators == frozenset()  # type: ignore[union-attr]
+
+
+# cmd left to read its input runs each line as a command, as `bash < x.sh` does: refused from cmd
+# and from Git Bash (tests/test_cmd_wine.py shows `cmd < x.bat` running the file's del under Wine).
+SHELL_READING_INPUT = [
+    ("cmd", "cmd < x.bat", "cmd /c x.bat"),
+    ("cmd", "cmd 0<x.bat", "cmd /c dir < x.txt"),
+    ("cmd", "<x.bat cmd.exe", "sort < x.txt"),
+    ("cmd", "cmd /k echo hi < x.bat", "cmd /k echo hi"),
+    ("cmd", "cmd /kdir < x.bat", "cmd /kdir"),
+    ("cmd", "type x.bat | cmd", "type x.bat | sort"),
+    ("cmd", "type x.bat | cmd /k", "type x.bat | cmd /c sort"),
+    ("gitbash", "cmd < x.bat", "cmd /c x.bat"),
+    ("gitbash", "cmd.exe 0<x.bat", "cmd.exe /c dir < x.txt"),
+    ("gitbash", "cmd.exe /k dir < x.bat", "cmd.exe /c dir"),
+    ("gitbash", "exec 3<x.sh; bash <&3", "exec 3<x.sh; cat <&3"),
+    ("powershell", 'cmd /c "cmd < x.bat"', 'cmd /c "sort < x.txt"'),
+]
+
+
+@pytest.mark.parametrize(
+    "shell, command, twin", SHELL_READING_INPUT, ids=[f"{s}: {c}" for s, c, _ in SHELL_READING_INPUT]
+)
+def test_cmd_reading_its_input_is_a_shell_reading_a_script(shell: str, command: str, twin: str) -> None:
+    assert_denied(check(shell, command), N, command)
+    assert_allowed(check(shell, twin), twin)

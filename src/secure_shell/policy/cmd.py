@@ -23,6 +23,7 @@ from secure_shell.policy.parsed import (
     Limits,
     ParseOutcome,
     Parsed,
+    STDIN_REDIRECTS,
     SimpleCommand,
     Word,
     never_raises,
@@ -425,7 +426,7 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
         if lowered in ("/c", "/k", "/r"):
             rest = words[i + 1 :]
             if not rest:
-                return []
+                return _reads_input(command) if lowered == "/k" else []
             if any(w.value is None for w in rest):
                 bad = next(w for w in rest if w.value is None)
                 return [Script(DIALECT, None, f"cmd {lowered}", f"{bad.source!r} is not a literal")]
@@ -433,17 +434,27 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
             if text.startswith('"') and text.count('"') >= 2:
                 last = text.rfind('"')
                 text = text[1:last] + text[last + 1 :]
-            return [Script(DIALECT, text, f"cmd {lowered}")]
+            return [Script(DIALECT, text, f"cmd {lowered}")] + (_reads_input(command) if lowered == "/k" else [])
         if lowered.startswith(("/c", "/k", "/r")) and len(lowered) > 2 and lowered[2] not in ":":
             text = source[2:]
-            return [Script(DIALECT, text.strip('"'), f"cmd {lowered[:2]}")]
+            script = Script(DIALECT, text.strip('"'), f"cmd {lowered[:2]}")
+            return [script] + (_reads_input(command) if lowered.startswith("/k") else [])
         if CMD_FLAGS.match(lowered) or lowered in ("/v:on", "/v:off", "/v"):
             # delayed expansion: every word with a `!` is already taken as run-time text
             i += 1
             continue
         return [Refusal(R.WRAPPER_OPTION, f"cmd: unknown option {source!r}", source)]
+    return _reads_input(command)
+
+
+def _reads_input(command: SimpleCommand) -> list[Resolution]:
+    """cmd without /c (or after /k's command) runs each line it reads from its input: a pipe, a file
+    (`cmd < x.bat`, as `bash < x.sh`), here-text or what an agent types is its script. Its prompt loop
+    reads a line at a time, echoing, so the script is not followed: refused. Closed input: nothing."""
     if command.stdin_piped:
         return [Script(DIALECT, None, "... | cmd", "a shell reading its commands from a pipe")]
-    if command.stdin_text is not None:  # cmd's prompt loop reads a line at a time, echoing: not followed
+    if command.stdin_text is not None:
         return [Script(DIALECT, None, "cmd < input", "cmd reading its commands from its standard input")]
+    if any(r.operator in STDIN_REDIRECTS for r in command.redirects):
+        return [Script(DIALECT, None, "cmd < ...", "a shell reading its commands from a redirection")]
     return []
