@@ -50,3 +50,12 @@ def test_wsl_paths_are_checked_with_the_variables_wsl_passes(tmp_path: Path) -> 
         assert checker.check(ShellKind.WSL, "cat $PROJECT/x", "/mnt/c/Users/u/proj", passed).allowed
         verdict = checker.check(ShellKind.WSL, "cat $PROJECT/../x", "/mnt/c/Users/u/proj", passed)
         assert verdict.rules == ("path-outside-allowed",)
+
+
+def test_windows_shells_tell_cmd_not_to_search_the_current_directory(tmp_path: Path) -> None:
+    """cmd (run directly or from PowerShell or Git Bash) honours NoDefaultCurrentDirectoryInExePath:
+    a planted git.bat in the working directory does not run for `git`, whatever the config sets."""
+    with runner_setting(tmp_path, "NoDefaultCurrentDirectoryInExePath", "''") as runner:
+        for shell in (ShellKind.CMD, ShellKind.POWERSHELL, ShellKind.GITBASH):
+            assert runner.environment(None, shell)["NoDefaultCurrentDirectoryInExePath"] == "1"
+        assert runner.environment(None, ShellKind.BASH)["NoDefaultCurrentDirectoryInExePath"] == ""

@@ -4,9 +4,27 @@ from __future__ import annotations
 
 import pytest
 
-from secure_shell.policy import cmd, cmd_tokenizer
+from secure_shell.policy import cmd, cmd_search, cmd_tokenizer
+from secure_shell.policy.cmd_search import with_shadowing
 from secure_shell.policy.parsed import Limits
-from tests.policy.conftest import B, D, P, U, N, F, V, S, W, C, assert_allowed, assert_denied, check
+from secure_shell.policy.verdict import Verdict
+from tests.policy.conftest import (
+    ENV,
+    WINDOWS_PROJECT,
+    B,
+    C,
+    D,
+    F,
+    N,
+    P,
+    S,
+    U,
+    V,
+    W,
+    assert_allowed,
+    assert_denied,
+    check,
+)
 
 
 DENIED = [
@@ -313,3 +331,44 @@ SHELL_READING_INPUT = [
 def test_cmd_reading_its_input_is_a_shell_reading_a_script(shell: str, command: str, twin: str) -> None:
     assert_denied(check(shell, command), N, command)
     assert_allowed(check(shell, twin), twin)
+
+
+# cmd runs a bare program name from its current directory first (git.bat before git on PATH):
+# a command naming such a file, or a directory it runs in holding one, is refused.
+SHADOWED = [
+    ("echo del victim.txt> git.bat & git status", "echo del victim.txt> notes.txt & git status"),
+    ("echo del x>GIT.CMD & git status", "echo del x> git.txt & git status"),
+    ("copy evil.txt git.exe & git status", "copy evil.txt gitx.exe & git status"),
+    ('cmd /c "echo del x> npm.bat" & cmd /c npm test', "cmd /c npm test"),
+    ("echo x> sub\\git.bat & cd sub & git status", "echo x> sub\\git.txt & cd sub & git status"),
+    ("git.bat status & type git.bat", "git.exe status"),
+    ("type git.bat & git status", "cmd /c git.exe status"),
+]
+
+
+@pytest.mark.parametrize("command, twin", SHADOWED, ids=[c for c, _ in SHADOWED])
+def test_a_program_the_command_names_as_a_file_is_refused(command: str, twin: str) -> None:
+    def verdict(text: str) -> Verdict:
+        return with_shadowing(text, check("cmd", text), WINDOWS_PROJECT, ENV)
+
+    assert_denied(verdict(command), S, command)
+    assert_allowed(verdict(twin), twin)
+
+
+def test_a_program_file_in_a_directory_the_command_runs_in_is_refused() -> None:
+    planted = {f"{WINDOWS_PROJECT}\\sub\\git.BAT".lower()}
+
+    def exists(path: str) -> bool:
+        return path.lower() in planted
+
+    def verdict(text: str) -> Verdict:
+        return with_shadowing(text, check("cmd", text), WINDOWS_PROJECT, {"PATHEXT": ".EXE;.BAT"}, exists)
+
+    assert_allowed(verdict("git status"), "git status")
+    assert_denied(verdict("cd sub & git status"), S, "cd sub & git status")
+    assert_denied(verdict("pushd sub && git status"), S, "pushd sub && git status")
+    assert_allowed(verdict("cd sub & dir & echo ok"), "internal commands are never looked up")
+    assert_allowed(verdict("cd sub & .\\tools\\git status"), "a path is not searched for")
+    assert cmd_search.file_names("git", (".exe", ".bat")) == ("git.exe", "git.bat")
+    assert cmd_search.file_names("git.BAT", (".exe", ".bat")) == ("git.BAT",)
+    assert cmd_search.extensions({"Pathext": ".PS1;.EXE"})[:2] == (".ps1", ".exe")

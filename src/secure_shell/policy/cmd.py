@@ -16,6 +16,7 @@ from secure_shell.policy.cmd_paths import looks_like_path as looks_like_path
 from secure_shell.policy.cmd_paths import path_parts as path_parts
 from secure_shell.policy.cmd_paths import path_words as path_words
 from secure_shell.policy.cmd_paths import text_arguments as text_arguments
+from secure_shell.policy.cmd_search import INTERNAL
 from secure_shell.policy.cmd_tokenizer import Tokenizer
 from secure_shell.policy.parsed import (
     CrossCheck,
@@ -33,11 +34,6 @@ from secure_shell.policy.resolution import Inner, Launch, Link, PathUse, Refusal
 from secure_shell.policy.wrappers import dangerous_variable
 
 DIALECT = "cmd"
-INTERNAL = frozenset(
-    "assoc break call cd chdir cls color copy date del dir echo endlocal erase exit for ftype goto if md mkdir "
-    "mklink move path pause popd prompt pushd rd rem ren rename rmdir set setlocal shift start time title type "
-    "ver verify vol".split()
-)
 # Their arguments are text, never files (`type` is not here: in cmd it prints a file).
 PATHLESS_COMMANDS = frozenset(
     {"echo", "rem", "title", "color", "ver", "cls", "whoami", "hostname", "where", "pause", "set"}
