@@ -88,6 +88,12 @@ SLASH_PATHS: list[tuple[str, Effect, str]] = [
     ("tar -xf x.tar -C ../outside", wrote_outside("unpacked.txt"), "tar -xf x.tar -C sub"),
     ("git diff --no-index ../outside/secret.txt victim.txt", printed_secret, "git diff --no-index sub/file.txt x.bat"),
     ("git diff --no-index {outside}/secret.txt victim.txt", printed_secret, "git --version"),
+    # a FOR variable's modifiers make paths (issue 28): %~dpf is the item's folder
+    (
+        "for %f in (victim.txt) do type %~dpf..\\outside\\secret.txt",
+        printed_secret,
+        "for %f in (victim.txt) do type %~nxf",
+    ),
 ]
 
 

@@ -372,3 +372,25 @@ def test_a_program_file_in_a_directory_the_command_runs_in_is_refused() -> None:
     assert cmd_search.file_names("git", (".exe", ".bat")) == ("git.exe", "git.bat")
     assert cmd_search.file_names("git.BAT", (".exe", ".bat")) == ("git.BAT",)
     assert cmd_search.extensions({"Pathext": ".PS1;.EXE"})[:2] == (".ps1", ".exe")
+
+
+# FOR variable modifiers make other paths of an item (`%~dpf` its folder, `%~$PATH:f` a file found on
+# PATH), and `where` searches the directories it names: paths the engine cannot know, or outside.
+FOR_MODIFIERS_AND_WHERE = [
+    ("for %f in (notes.txt) do type %~dpf..\\secret.txt", U, "for %f in (notes.txt) do type %~dpfnotes.txt"),
+    ("for %p in (notes.txt) do type %~p..\\secret.txt", U, "for %p in (notes.txt) do type %~p"),
+    ("for %p in (notes.txt) do type %~dpp..\\secret.txt", U, "for %p in (notes.txt) do type %~dpp"),
+    ("for %f in (a.txt) do copy %f %~dpf..\\out", U, "for %f in (a.txt) do copy %f %~nf.bak"),
+    ("for %f in (notes.txt) do type %~$PATH:f", U, "for %f in (notes.txt) do type %~ff"),
+    ("for %f in (notes.txt) do (type %~dpf..\\secret.txt)", U, "for %f in (notes.txt) do echo %~dpf.."),
+    ("where /r .. secret.txt", P, "where /r . secret.txt"),
+    ("where /R sub/../.. *.txt", P, "where /r sub *.txt"),
+    ("where ..:*.txt", P, "where sub:*.txt"),
+    ("where C:\\Windows:*.exe", P, "where $PATH:python"),
+]
+
+
+@pytest.mark.parametrize("command, rule, twin", FOR_MODIFIERS_AND_WHERE, ids=[c for c, _, _ in FOR_MODIFIERS_AND_WHERE])
+def test_paths_a_for_modifier_or_where_makes_are_checked(command: str, rule: str, twin: str) -> None:
+    assert_denied(check("cmd", command), rule, command)
+    assert_allowed(check("cmd", twin), twin)

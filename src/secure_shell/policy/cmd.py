@@ -17,7 +17,7 @@ from secure_shell.policy.cmd_paths import path_parts as path_parts
 from secure_shell.policy.cmd_paths import path_words as path_words
 from secure_shell.policy.cmd_paths import text_arguments as text_arguments
 from secure_shell.policy.cmd_search import INTERNAL
-from secure_shell.policy.cmd_tokenizer import Tokenizer
+from secure_shell.policy.cmd_tokenizer import Tokenizer, loop_reference
 from secure_shell.policy.parsed import (
     CrossCheck,
     Finding,
@@ -34,7 +34,8 @@ from secure_shell.policy.resolution import Inner, Launch, Link, PathUse, Refusal
 from secure_shell.policy.wrappers import dangerous_variable
 
 DIALECT = "cmd"
-# Their arguments are text, never files (`type` is not here: in cmd it prints a file).
+# Their arguments are text, never files (`type` is not here: in cmd it prints a file; the resolver
+# reads the directories `where` searches).
 PATHLESS_COMMANDS = frozenset(
     {"echo", "rem", "title", "color", "ver", "cls", "whoami", "hostname", "where", "pause", "set"}
 )
@@ -135,6 +136,8 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
         return [Launch("posix", command, DIALECT, key)]
     if key == "git":
         return [Launch("git", command, DIALECT, key)]
+    if key == "where":
+        return _where(words)
     if key == "forfiles":
         for i, value in enumerate(values):
             if value is not None and value.lower() == "/c" and i + 1 < len(words):
@@ -187,6 +190,27 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
                 return [_cmd_script(words[i + 1], "schtasks /tr")]
         return []
     return None
+
+
+def _where(words: tuple[Word, ...]) -> list[Resolution]:
+    """`where /r DIR PATTERN` searches the tree below DIR and `where DIR:PATTERN` searches DIR: those
+    directories are paths (`where /r .. secret.txt` lists what lies outside). A pattern, a
+    `$VAR:PATTERN` (the directories a variable such as PATH lists) and the switches are text."""
+    out: list[Resolution] = []
+    i = 1
+    while i < len(words):
+        word = words[i]
+        value = word.value
+        i += 1
+        if value is None:
+            out.append(PathUse(word, "where"))  # run-time text may be `DIR:PATTERN`
+        elif value.lower() == "/r" and i < len(words):
+            out.append(PathUse(words[i], "where /r"))
+            i += 1
+        elif not value.startswith(("/", "$")) and ":" in value:
+            folder = value.rpartition(":")[0]
+            out.append(PathUse(Word(folder, folder), "where"))
+    return out
 
 
 def _directory_change(key: str, words: tuple[Word, ...]) -> list[Resolution]:
@@ -391,16 +415,16 @@ def _for_loop(words: tuple[Word, ...]) -> list[Resolution]:
 
 
 def _loop_word(word: Word, variable: str, safe: bool) -> Word:
-    if variable and variable in word.source:
-        prefix = word.source.split(variable, 1)[0].replace('"', "")
-        return Word(
-            word.source,
-            None,
-            prefix,
-            f"loop variable {variable}",
-            path_safe=safe and ".." not in word.source and not prefix.startswith(("\\", "/")) and ":" not in prefix,
-        )
-    return word
+    """A body word that uses the loop variable, plain or with modifiers (`%~dpf`). It stays inside
+    when every item does (`safe`), nothing in it climbs (`..`), nothing before it roots it, and no
+    modifier looks the item up elsewhere (`%~$PATH:f`)."""
+    reference = loop_reference(word.source, variable.lstrip("%")) if variable.lstrip("%") else None
+    if reference is None:
+        return word
+    prefix = word.source[: reference.start()].replace('"', "")
+    lookup = "$" in (reference.group(1) or "")
+    inside = ".." not in word.source and not prefix.startswith(("\\", "/")) and ":" not in prefix
+    return Word(word.source, None, prefix, f"loop variable {variable}", path_safe=safe and inside and not lookup)
 
 
 CMD_FLAGS = re.compile(r"^/(d|s|q|a|u|e:(on|off)|f:(on|off)|v:off|t:[0-9a-f]{1,2})$", re.I)

@@ -38,6 +38,15 @@ _VAR = re.compile(r"%([^%\s=:]+(?::[^%]*)?)%|%%|%[0-9*]|%~[a-zA-Z]*[0-9]|%=[^%\s
 # expands, a lone `!` is removed (`del! x` runs del), carets are taken once more. Such a token is
 # run-time text wherever it stands; a token without `!` is never touched.
 _DELAYED = re.compile(r"!")
+
+
+def loop_reference(source: str, name: str) -> re.Match[str] | None:
+    """Where `source` refers to FOR variable `name`: `%f` (`%%f` in a batch file), or with modifiers,
+    which make other paths of the item: `%~f` (quotes removed), `%~ff` (full path), `%~dpf` (its
+    drive and folder: `%~dpf..\\x` leaves it), `%~$PATH:f` (found on PATH). Group 1: the modifiers."""
+    return re.search(r"%(~(?i:[fdpnxsatz]*)(?:\$[^:%\s]+:)?)?" + re.escape(name), source)
+
+
 _INTERNAL_GLUED = re.compile(
     r"^(cd|chdir|dir|echo|md|mkdir|rd|rmdir|type|del|erase|copy|move|ren|rename|pushd|popd|cls|ver|vol|set|title|color)([./\\:+\[\]].*)$",
     re.I,
@@ -286,10 +295,11 @@ class Tokenizer:
         value_chars = [ch for ch, _, quoted in chars if not (ch == '"' and quoted)]
         dynamic = any(d for _, d, _ in chars)
         delayed = bool(_DELAYED.search(source))
-        loop = next((v for v in self.loop_variables if "%" + v in source), None)
+        loop = next(((v, m) for v in self.loop_variables if (m := loop_reference(source, v)) is not None), None)
         if loop is not None and not dynamic and not delayed:
-            prefix = source.split("%" + loop, 1)[0].replace('"', "").lstrip("%")
-            return Word(source, None, prefix, f"loop variable %{loop}")
+            name, reference = loop
+            prefix = source[: reference.start()].replace('"', "").rstrip("%")
+            return Word(source, None, prefix, f"loop variable %{name}")
         value = "".join(value_chars)
         if dynamic or delayed:
             prefix = ""
