@@ -135,10 +135,14 @@ def test_a_program_the_same_command_writes_is_refused(wine: dict[str, str], raws
     assert victim_deleted(place, "")
 
 
-def test_cmd_reading_a_file_as_its_input_is_refused(wine: dict[str, str], rawspawn: str, place: Place) -> None:
-    assert not place.allowed("cmd < x.bat")
+@pytest.mark.parametrize("command", ["cmd < x.bat", "cmd /k echo hi < x.bat"])
+def test_cmd_reading_a_file_as_its_input_is_refused(
+    wine: dict[str, str], rawspawn: str, place: Place, command: str
+) -> None:
+    """Like `bash < x.sh`: cmd runs each line of its input (after /k's command), here x.bat's del."""
+    assert not place.allowed(command)
     assert place.allowed('find "del" < x.bat')
     outcome, output = run_cmd('find "del" < x.bat', place.project, rawspawn, wine)
     assert "del victim.txt" in output and not victim_deleted(place, output)
-    run_cmd("cmd < x.bat", place.project, rawspawn, wine)
+    run_cmd(command, place.project, rawspawn, wine)
     assert victim_deleted(place, "")
