@@ -10,6 +10,7 @@ they run.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.cmd_paths import looks_like_path as looks_like_path
@@ -17,7 +18,8 @@ from secure_shell.policy.cmd_paths import path_parts as path_parts
 from secure_shell.policy.cmd_paths import path_words as path_words
 from secure_shell.policy.cmd_paths import text_arguments as text_arguments
 from secure_shell.policy.cmd_search import INTERNAL
-from secure_shell.policy.cmd_tokenizer import Tokenizer, loop_reference
+from secure_shell.policy.cmd_control import for_loop, if_command, start
+from secure_shell.policy.cmd_tokenizer import Tokenizer
 from secure_shell.policy.parsed import (
     CrossCheck,
     Finding,
@@ -32,6 +34,8 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.program_name import program_name
 from secure_shell.policy.resolution import Inner, Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
 from secure_shell.policy.wrappers import dangerous_variable
+
+Resolver = Callable[[str, SimpleCommand], list[Resolution] | None]
 
 DIALECT = "cmd"
 # Their arguments are text, never files (`type` is not here: in cmd it prints a file; the resolver
@@ -109,87 +113,86 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
 
 
 def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:
-    words = command.words
-    values = [w.value for w in words]
-    if key in ("cd", "chdir", "pushd", "popd"):
-        return _directory_change(key, words)
-    if key == "call":
-        if any("%" in w.source for w in words[1:]):
-            return [
-                Refusal(R.DYNAMIC_COMMAND, "call expands %variables% a second time", " ".join(w.source for w in words))
-            ]
-        rest = words[1:]
-        if rest and (rest[0].value or "").startswith(":"):
-            return [Refusal(R.UNSUPPORTED_CONSTRUCT, "call :label jumps inside a batch file", rest[0].source)]
-        return [Inner(rest, "call")] if rest else []
-    if key == "start":
-        return _start(words)
-    if key == "if":
-        return _if(words)
-    if key == "for":
-        return _for_loop(words)
-    if key == "cmd":
-        return launcher(words, command, DIALECT)
-    if key in ("powershell", "pwsh"):
-        return [Launch("powershell", command, DIALECT, key)]
-    if key in ("wsl", "bash", "sh"):
-        return [Launch("posix", command, DIALECT, key)]
-    if key == "git":
-        return [Launch("git", command, DIALECT, key)]
-    if key == "where":
-        return _where(words)
-    if key == "forfiles":
-        for i, value in enumerate(values):
-            if value is not None and value.lower() == "/c" and i + 1 < len(words):
-                return [_cmd_script(words[i + 1], "forfiles /c")]
-            if value is not None and value.lower() == "/p" and i + 1 < len(words):
-                pass
-        return []
-    if key == "set":
-        text = " ".join(w.source for w in words[1:])
-        name = text.lstrip('"').split("=", 1)[0].strip().lower()
-        if name.startswith("/"):
-            return []
-        if "=" in text and dangerous_variable(name):
-            return [Refusal(R.DANGEROUS_VARIABLE, f"set {name} changes which program runs", text)]
-        return []
-    if key == "path" and len(words) > 1:
-        shown = " ".join(value or "" for value in values[1:])
-        return [Refusal(R.DANGEROUS_VARIABLE, "path changes where programs are found", shown)]
-    if key in ("doskey", "assoc", "ftype"):
-        # Queries (`assoc .txt`, `ftype`, `doskey /macros`, `doskey /history`) only print; a
-        # definition (`name=...`) or a macro file makes names or files run other programs.
-        # cmd splits words at `=` too, so `doskey name = cmd` arrives without it: only the known
-        # query forms pass.
-        text = " ".join(w.source for w in words[1:])
-        arguments = [(w.value or "").lower() for w in words[1:]]
-        if any(w.value is None for w in words[1:]) or any("=" in a for a in arguments):
-            query = False
-        elif key == "doskey":
-            query = all(
-                a in ("/macros", "/m", "/history", "/h", "/?") or a.startswith(("/macros:", "/m:")) for a in arguments
-            )
-        else:
-            query = len(arguments) <= 1
-        if not query:
-            return [Refusal(R.SHADOWING, f"{key} makes names or files run other programs", text)]
-        return []
-        return []
-    if key == "wmic":
-        lowered = [(v or "").lower() for v in values]
-        if "create" in lowered:
-            return [
-                Refusal(R.NESTED_SCRIPT, "wmic process call create runs a command", " ".join(v or "" for v in values))
-            ]
-        return []
+    """What a program cmd starts runs, moves to or makes (RESOLVERS); None: nothing modelled."""
+    resolver = RESOLVERS.get(key)
+    if resolver is not None:
+        return resolver(key, command)
     if key in LINK_MAKERS:
-        return _links(key, words)
-    if key == "schtasks":
-        for i, value in enumerate(values):
-            if (value or "").lower() == "/tr" and i + 1 < len(words):
-                return [_cmd_script(words[i + 1], "schtasks /tr")]
-        return []
+        return _links(key, command.words)
     return None
+
+
+def _call(key: str, command: SimpleCommand) -> list[Resolution]:
+    words = command.words
+    if any("%" in w.source for w in words[1:]):
+        return [Refusal(R.DYNAMIC_COMMAND, "call expands %variables% a second time", " ".join(w.source for w in words))]
+    rest = words[1:]
+    if rest and (rest[0].value or "").startswith(":"):
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "call :label jumps inside a batch file", rest[0].source)]
+    return [Inner(rest, "call")] if rest else []
+
+
+def _launch(program: str) -> Resolver:
+    """A program with a grammar of its own: the registry hands it to the module that reads it."""
+    return lambda key, command: [Launch(program, command, DIALECT, key)]
+
+
+def _script_after(option: str, label: str) -> Resolver:
+    """The cmd line a program runs, given after `option` (`forfiles /c`, `schtasks /tr`)."""
+
+    def resolve(key: str, command: SimpleCommand) -> list[Resolution]:
+        words = command.words
+        for i, word in enumerate(words):
+            if (word.value or "").lower() == option and i + 1 < len(words):
+                return [_cmd_script(words[i + 1], label)]
+        return []
+
+    return resolve
+
+
+def _set(key: str, command: SimpleCommand) -> list[Resolution]:
+    text = " ".join(w.source for w in command.words[1:])
+    name = text.lstrip('"').split("=", 1)[0].strip().lower()
+    if name.startswith("/"):
+        return []
+    if "=" in text and dangerous_variable(name):
+        return [Refusal(R.DANGEROUS_VARIABLE, f"set {name} changes which program runs", text)]
+    return []
+
+
+def _path(key: str, command: SimpleCommand) -> list[Resolution] | None:
+    if len(command.words) < 2:
+        return None  # prints PATH
+    shown = " ".join(w.value or "" for w in command.words[1:])
+    return [Refusal(R.DANGEROUS_VARIABLE, "path changes where programs are found", shown)]
+
+
+DOSKEY_QUERIES = frozenset({"/macros", "/m", "/history", "/h", "/?"})
+
+
+def _definitions(key: str, command: SimpleCommand) -> list[Resolution]:
+    """doskey, assoc, ftype. Queries (`assoc .txt`, `ftype`, `doskey /macros`, `doskey /history`) only
+    print; a definition (`name=...`) or a macro file makes names or files run other programs. cmd
+    splits words at `=` too, so `doskey name = cmd` arrives without it: only the known query forms pass."""
+    words = command.words[1:]
+    text = " ".join(w.source for w in words)
+    arguments = [(w.value or "").lower() for w in words]
+    if any(w.value is None for w in words) or any("=" in a for a in arguments):
+        query = False
+    elif key == "doskey":
+        query = all(
+            a in ("/macros", "/m", "/history", "/h", "/?") or a.startswith(("/macros:", "/m:")) for a in arguments
+        )
+    else:
+        query = len(arguments) <= 1
+    return [] if query else [Refusal(R.SHADOWING, f"{key} makes names or files run other programs", text)]
+
+
+def _wmic(key: str, command: SimpleCommand) -> list[Resolution]:
+    values = [w.value or "" for w in command.words]
+    if "create" in (v.lower() for v in values):
+        return [Refusal(R.NESTED_SCRIPT, "wmic process call create runs a command", " ".join(values))]
+    return []
 
 
 def _where(words: tuple[Word, ...]) -> list[Resolution]:
@@ -277,156 +280,6 @@ def _cmd_script(word: Word, label: str) -> Script:
     return Script(DIALECT, word.value, label)
 
 
-START_VALUE = frozenset({"/d", "/node", "/affinity"})
-START_FLAGS = frozenset(
-    {
-        "/b",
-        "/min",
-        "/max",
-        "/wait",
-        "/low",
-        "/normal",
-        "/high",
-        "/realtime",
-        "/abovenormal",
-        "/belownormal",
-        "/i",
-        "/separate",
-        "/shared",
-        "/machine",
-    }
-)
-
-
-def _start(words: tuple[Word, ...]) -> list[Resolution]:
-    out: list[Resolution] = []
-    i = 1
-    if i < len(words) and words[i].source.startswith('"'):
-        i += 1  # the window title
-    while i < len(words):
-        value = words[i].value
-        if value is None:
-            return [Refusal(R.DYNAMIC_COMMAND, "start: argument is not a literal", words[i].source)]
-        lowered = value.lower()
-        if lowered in START_VALUE:
-            if lowered == "/d" and i + 1 < len(words):
-                out.append(WorkingDirectory(words[i + 1], shell=False, role="start /d"))
-            i += 2
-            continue
-        if lowered.startswith("/d") and len(lowered) > 2:
-            out.append(WorkingDirectory(Word(value[2:], value[2:]), shell=False, role="start /d"))
-            i += 1
-            continue
-        if lowered in START_FLAGS or words[i].source.startswith('"'):
-            i += 1  # a flag, or the window title (a quoted first argument, also after flags)
-            continue
-        if lowered.startswith("/"):
-            return [Refusal(R.WRAPPER_OPTION, f"start: unknown option {value!r}", value)]
-        break
-    rest = words[i:]
-    if not rest:
-        return out
-    target = rest[0].value or ""
-    if re.match(r"^https?://", target, re.I) and len(rest) == 1:
-        return out  # the web browser opens it
-    if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) and not re.match(r"^[a-z]:[\\/]", target, re.I):
-        return out + [Refusal(R.NESTED_SCRIPT, f"start opens {target!r} with whatever program handles it", target)]
-    return out + [Inner(rest, "start")]
-
-
-IF_UNARY = frozenset({"exist", "defined", "errorlevel", "cmdextversion"})
-IF_COMPARE = frozenset({"equ", "neq", "lss", "leq", "gtr", "geq"})
-
-
-def _if(words: tuple[Word, ...]) -> list[Resolution]:
-    i = 1
-    values = [(w.value or w.source) for w in words]
-    while i < len(words) and values[i].lower() in ("/i", "not"):
-        i += 1
-    if i >= len(words):
-        return []
-    if values[i].lower() in IF_UNARY:
-        if values[i].lower() == "exist" and i + 1 < len(words):
-            pass
-        i += 2
-    elif "==" in words[i].source and not words[i].source.endswith("=="):
-        i += 1
-    elif i + 2 < len(words) and (values[i + 1] == "==" or values[i + 1].lower() in IF_COMPARE):
-        i += 3
-    elif words[i].source.endswith("==") and i + 1 < len(words):
-        i += 2
-    else:
-        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "if condition is not understood", " ".join(values))]
-    rest = list(words[i:])
-    out: list[Resolution] = []
-    branch: list[Word] = []
-    for word in rest:
-        if (word.value or "").lower() == "else":
-            if branch:
-                out.append(Inner(tuple(branch), "if"))
-            branch = []
-            continue
-        branch.append(word)
-    if branch:
-        out.append(Inner(tuple(branch), "if"))
-    return out
-
-
-def _for_loop(words: tuple[Word, ...]) -> list[Resolution]:
-    """`for ... in (set) do CMD`: CMD runs; with /f a set in single quotes is a command too."""
-    sources = [w.source for w in words]
-    lowered = [s.lower() for s in sources]
-    if "in" not in lowered or "do" not in lowered:
-        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "for loop without in (...) do", " ".join(sources))]
-    in_at = lowered.index("in")
-    do_at = lowered.index("do")
-    if do_at < in_at:
-        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "for loop without in (...) do", " ".join(sources))]
-    options = lowered[1:in_at]
-    set_text = " ".join(sources[in_at + 1 : do_at]).strip()
-    out: list[Resolution] = []
-    if set_text.startswith("(") and set_text.endswith(")"):
-        inner = set_text[1:-1].strip()
-    else:
-        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "for loop set is not in parentheses", set_text)]
-    if "/f" in options:
-        usebackq = any("usebackq" in o for o in options)
-        quote = "`" if usebackq else "'"
-        if inner.startswith(quote) and inner.endswith(quote) and len(inner) >= 2:
-            out.append(Script(DIALECT, inner[1:-1], "for /f"))
-        elif not inner.startswith('"') or usebackq:
-            # a set of files it reads line by line (with usebackq, "quoted" names are files too)
-            names = re.findall(r'"([^"]*)"|([^\s,;"]+)', inner)
-            out += [PathUse(Word(quoted or bare, quoted or bare), "for /f") for quoted, bare in names]
-    if "/r" in options:
-        at = lowered.index("/r")
-        if at + 1 < in_at - 1:  # for /r ROOT %f: the files it walks lie below ROOT
-            out.append(PathUse(words[at + 1], "for /r"))
-    variable = sources[in_at - 1] if in_at >= 1 else ""
-    body = words[do_at + 1 :]
-    if not body:
-        return out  # the body is a ( ... ) block: its commands stand on their own
-    items = [item for item in re.split(r"[\s,;]+", inner) if item] if "/f" not in options else []
-    safe = bool(items) and all(
-        not item.startswith(("/", "\\")) and ":" not in item and ".." not in item for item in items
-    )
-    body_words = tuple(_loop_word(w, variable, safe) for w in body)
-    return out + [Inner(body_words, "for ... do", repeats=True)]
-
-
-def _loop_word(word: Word, variable: str, safe: bool) -> Word:
-    """A body word that uses the loop variable, plain or with modifiers (`%~dpf`). It stays inside
-    when every item does (`safe`), nothing in it climbs (`..`), nothing before it roots it, and no
-    modifier looks the item up elsewhere (`%~$PATH:f`)."""
-    reference = loop_reference(word.source, variable.lstrip("%")) if variable.lstrip("%") else None
-    if reference is None:
-        return word
-    prefix = word.source[: reference.start()].replace('"', "")
-    lookup = "$" in (reference.group(1) or "")
-    inside = ".." not in word.source and not prefix.startswith(("\\", "/")) and ":" not in prefix
-    return Word(word.source, None, prefix, f"loop variable {variable}", path_safe=safe and inside and not lookup)
-
-
 CMD_FLAGS = re.compile(r"^/(d|s|q|a|u|e:(on|off)|f:(on|off)|v:off|t:[0-9a-f]{1,2})$", re.I)
 
 
@@ -478,3 +331,24 @@ def _reads_input(command: SimpleCommand) -> list[Resolution]:
     if any(r.operator in STDIN_REDIRECTS for r in command.redirects):
         return [Script(DIALECT, None, "cmd < ...", "a shell reading its commands from a redirection")]
     return []
+
+
+# Each program the walker reads, by its key (command_key): what it runs, where it moves, what it makes.
+RESOLVERS: dict[str, Resolver] = {
+    **dict.fromkeys(("cd", "chdir", "pushd", "popd"), lambda key, command: _directory_change(key, command.words)),
+    "call": _call,
+    "start": lambda key, command: start(command.words),
+    "if": lambda key, command: if_command(command.words),
+    "for": lambda key, command: for_loop(command.words),
+    "cmd": lambda key, command: launcher(command.words, command, DIALECT),
+    **dict.fromkeys(("powershell", "pwsh"), _launch("powershell")),
+    **dict.fromkeys(("wsl", "bash", "sh"), _launch("posix")),
+    "git": _launch("git"),
+    "where": lambda key, command: _where(command.words),
+    "forfiles": _script_after("/c", "forfiles /c"),
+    "schtasks": _script_after("/tr", "schtasks /tr"),
+    "set": _set,
+    "path": _path,
+    **dict.fromkeys(("doskey", "assoc", "ftype"), _definitions),
+    "wmic": _wmic,
+}
