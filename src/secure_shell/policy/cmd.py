@@ -1,6 +1,8 @@
 """The cmd.exe dialect: its interface, and the walker through programs that run programs.
 
-The line is read in cmd's own phases by cmd_tokenizer.py; which words name files is cmd_paths.py.
+The line is read in cmd's own phases by cmd_tokenizer.py; which words name files is cmd_paths.py;
+start, if and for are cmd_control.py; where cmd finds a program (its current directory first) is
+cmd_search.py, which the Checker applies.
 A command word that depends on `%...%` or `!...!` is not a literal (`set x=del&& call %x% f`),
 `call` with `%` in its line is refused, a word with `!` is run-time text (delayed expansion), and
 `for /f ('cmd')`, `cmd /c`, `start`, `if ... cmd` and `forfiles /c` are followed into the commands
