@@ -394,3 +394,15 @@ FOR_MODIFIERS_AND_WHERE = [
 def test_paths_a_for_modifier_or_where_makes_are_checked(command: str, rule: str, twin: str) -> None:
     assert_denied(check("cmd", command), rule, command)
     assert_allowed(check("cmd", twin), twin)
+
+
+@pytest.mark.parametrize("shell", ["powershell", "gitbash"])
+def test_cmd_started_from_another_shell_is_searched_the_same_way(shell: str) -> None:
+    """PowerShell and bash do not run a program from the current directory; the cmd they start does."""
+
+    def verdict(text: str) -> Verdict:
+        return with_shadowing(text, check(shell, text), WINDOWS_PROJECT, ENV)
+
+    assert_denied(verdict("echo x > git.bat; cmd /c git status"), S, shell)
+    assert_allowed(verdict("echo x > git.txt; cmd /c git status"), shell)
+    assert_allowed(verdict("echo x > git.bat; git status"), shell)
