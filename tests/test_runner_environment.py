@@ -57,3 +57,12 @@ def test_wsl_exe_writes_its_own_messages_in_utf8(tmp_path: Path) -> None:
         env = runner.environment(None, ShellKind.WSL)
         assert env["WSL_UTF8"] == "1" and "WSL_UTF8" not in env["WSLENV"].split(":")
         assert "WSL_UTF8" not in runner.environment(None, ShellKind.BASH)
+
+
+def test_windows_shells_tell_cmd_not_to_search_the_current_directory(tmp_path: Path) -> None:
+    """cmd (run directly or from PowerShell or Git Bash) honours NoDefaultCurrentDirectoryInExePath:
+    a planted git.bat in the working directory does not run for `git`, whatever the config sets."""
+    with runner_setting(tmp_path, "NoDefaultCurrentDirectoryInExePath", "''") as runner:
+        for shell in (ShellKind.CMD, ShellKind.POWERSHELL, ShellKind.GITBASH):
+            assert runner.environment(None, shell)["NoDefaultCurrentDirectoryInExePath"] == "1"
+        assert runner.environment(None, ShellKind.BASH)["NoDefaultCurrentDirectoryInExePath"] == ""

@@ -11,11 +11,12 @@ from typing import Mapping
 
 from secure_shell.bashlex_worker import BashlexWorker
 from secure_shell.config.resolve import ResolvedConfig
+from secure_shell.policy.cmd_search import with_shadowing
 from secure_shell.policy.decide import DirectoryCheck, check_directory, decide
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import Decision, Reason, Verdict
-from secure_shell.shells import PathDialect, ShellKind, wsl_environment
+from secure_shell.shells import PathDialect, ShellKind, host_directory, wsl_environment
 from secure_shell.working_directory import text_problem
 
 
@@ -43,7 +44,7 @@ class Checker:
             return Verdict.of([Reason(R.WORKING_DIRECTORY, problem, cwd or "", Decision.DENY)])
         if shell is ShellKind.WSL:  # the command sees only what WSLENV passes into the distribution
             env = wsl_environment(env or {}, policy.mount_point)
-        return decide(
+        verdict = decide(
             command,
             policy,
             cwd,
@@ -53,6 +54,9 @@ class Checker:
             confirmed=confirmed,
             session_input=session_input,
         )
+        if policy.path_dialect not in (PathDialect.WINDOWS, PathDialect.GITBASH):
+            return verdict  # cmd searches a Windows directory: run from cmd, PowerShell or Git Bash
+        return with_shadowing(command, verdict, cwd, env or {}, _host_file)
 
     def check_directory(self, shell: ShellKind, path: str) -> DirectoryCheck:
         policy = self.policy(shell)
@@ -69,6 +73,13 @@ class Checker:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+
+def _host_file(path: str) -> bool:
+    """Whether a Windows path names a file this host can see (on a POSIX host, Wine's Z: drive)."""
+    folder, _, name = path.rpartition("\\")
+    place = host_directory(PathDialect.WINDOWS, folder + "\\")
+    return place is not None and os.path.isfile(os.path.join(place, name))
 
 
 def _realpath_for(policy: ShellPolicy):  # type: ignore[no-untyped-def]

@@ -306,6 +306,10 @@ class Runner:
             names = {entry.partition("/")[0] for entry in listed}
             env["WSLENV"] = ":".join([*listed, *(name for name in FIXED_ENVIRONMENT if name not in names)])
             env.update(WSL_EXE_ENVIRONMENT)  # for wsl.exe itself: its own messages in UTF-8
+        if shell is not ShellKind.BASH and shell is not ShellKind.WSL:
+            # cmd (run directly or from PowerShell or Git Bash) then skips its current directory when
+            # it looks up a bare program name: a planted git.bat does not run for `git`
+            env["NoDefaultCurrentDirectoryInExePath"] = "1"
         if shell is ShellKind.GITBASH:
             # the MSYS2 runtime globs unquoted arguments of a program a Windows process starts
             env["MSYS"] = " ".join(dict.fromkeys([*env.get("MSYS", "").split(), "noglob"]))

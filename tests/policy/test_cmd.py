@@ -4,9 +4,27 @@ from __future__ import annotations
 
 import pytest
 
-from secure_shell.policy import cmd
+from secure_shell.policy import cmd, cmd_search, cmd_tokenizer
+from secure_shell.policy.cmd_search import with_shadowing
 from secure_shell.policy.parsed import Limits
-from tests.policy.conftest import B, D, P, U, N, F, V, S, W, C, assert_allowed, assert_denied, check
+from secure_shell.policy.verdict import Verdict
+from tests.policy.conftest import (
+    ENV,
+    WINDOWS_PROJECT,
+    B,
+    C,
+    D,
+    F,
+    N,
+    P,
+    S,
+    U,
+    V,
+    W,
+    assert_allowed,
+    assert_denied,
+    check,
+)
 
 
 DENIED = [
@@ -209,6 +227,41 @@ ALLOWED = [
 ]
 
 
+# Paths written with `/`: Win32 takes `/` as a separator, so each program below reads or writes where
+# the `..` leads (tests/test_cmd_wine.py runs them under Wine); `/x` is a path to a program with
+# POSIX-style options and a switch to a Windows one. Each row: the refused command, its allowed twin.
+SLASH_PATHS = [
+    ("type sub/../../outside/secret.txt", "type sub/file.txt"),
+    ('find "S" ../outside/secret.txt', 'find "S" sub/file.txt'),
+    ("findstr /i S ../outside/secret.txt", "findstr /i S sub/file.txt"),
+    ("xcopy victim.txt ../outside", "xcopy victim.txt sub /i"),
+    ("copy ../outside/secret.txt stolen.txt", "copy sub/file.txt stolen.txt"),
+    ("copy victim.txt /y ../outside", "copy victim.txt /y sub"),
+    ("move victim.txt ./../outside", "move victim.txt ./sub"),
+    ("more < ../outside/secret.txt", "more < sub/file.txt"),
+    ("dir sub/../..", "dir sub/.."),
+    ("tar -xf x.tar -C ../outside", "tar -xf x.tar -C sub"),
+    ("tar -C../outside -xf x.tar", "tar -Csub -xf x.tar"),
+    ("tar -xf /x.tar", "tar -xf x.tar"),
+    ("robocopy . ../outside", "robocopy . sub /mir"),
+    ("git diff --no-index ../outside/secret.txt x", "git diff --no-index sub/file.txt x"),
+    ("git diff --no-index /outside/secret.txt x", "git log --oneline"),
+    ("python ../outside/x.py", "python sub/x.py"),
+    ("python /x.py", "python -m pytest"),
+    ("node ../outside/x.js", "node sub/x.js"),
+    ("type /secret.txt", "dir /s/b"),
+    ("type /..", "dir /a:-d /o:n"),
+    ("xcopy /outside/x.txt .", "xcopy src backup /e /i"),
+    ("msbuild proj.sln /out:../x", "msbuild proj.sln /p:Configuration=Release"),
+]
+
+
+@pytest.mark.parametrize("command, twin", SLASH_PATHS, ids=[c for c, _ in SLASH_PATHS])
+def test_cmd_reads_paths_written_with_slashes(command: str, twin: str) -> None:
+    assert_denied(check("cmd", command), P, command)
+    assert_allowed(check("cmd", twin), twin)
+
+
 @pytest.mark.parametrize("command, rule", DENIED, ids=[c for c, _ in DENIED])
 def test_cmd_denies(command: str, rule: str) -> None:
     assert_denied(check("cmd", command), rule, command)
@@ -231,13 +284,13 @@ def test_cmd_allows(command: str) -> None:
     ],
 )
 def test_percent_expansion_follows_cmd(source: str, expected: str) -> None:
-    pieces = cmd.expand_percent(source, {"X": "abcdef"})
+    pieces = cmd_tokenizer.expand_percent(source, {"X": "abcdef"})
     assert "".join(p.text for p in pieces) == expected
     assert not any(p.dynamic for p in pieces)
 
 
 def test_undefined_variable_stays_literal_and_is_marked() -> None:
-    pieces = cmd.expand_percent("echo %NOPE%", {})
+    pieces = cmd_tokenizer.expand_percent("echo %NOPE%", {})
     assert "".join(p.text for p in pieces) == "echo %NOPE%"
     assert [p.dynamic for p in pieces] == [False, True]
 
@@ -252,3 +305,104 @@ def test_command_key_folds_case_extensions_and_synonyms() -> None:
 def test_quoted_operators_are_text() -> None:
     parsed = cmd.parse('echo "a & b" ^| c', Limits())
     assert parsed.operators == frozenset()  # type: ignore[union-attr]
+
+
+# cmd left to read its input runs each line as a command, as `bash < x.sh` does: refused from cmd
+# and from Git Bash (tests/test_cmd_wine.py shows `cmd < x.bat` running the file's del under Wine).
+SHELL_READING_INPUT = [
+    ("cmd", "cmd < x.bat", "cmd /c x.bat"),
+    ("cmd", "cmd 0<x.bat", "cmd /c dir < x.txt"),
+    ("cmd", "<x.bat cmd.exe", "sort < x.txt"),
+    ("cmd", "cmd /k echo hi < x.bat", "cmd /k echo hi"),
+    ("cmd", "cmd /kdir < x.bat", "cmd /kdir"),
+    ("cmd", "type x.bat | cmd", "type x.bat | sort"),
+    ("cmd", "type x.bat | cmd /k", "type x.bat | cmd /c sort"),
+    ("gitbash", "cmd < x.bat", "cmd /c x.bat"),
+    ("gitbash", "cmd.exe 0<x.bat", "cmd.exe /c dir < x.txt"),
+    ("gitbash", "cmd.exe /k dir < x.bat", "cmd.exe /c dir"),
+    ("gitbash", "exec 3<x.sh; bash <&3", "exec 3<x.sh; cat <&3"),
+    ("powershell", 'cmd /c "cmd < x.bat"', 'cmd /c "sort < x.txt"'),
+]
+
+
+@pytest.mark.parametrize(
+    "shell, command, twin", SHELL_READING_INPUT, ids=[f"{s}: {c}" for s, c, _ in SHELL_READING_INPUT]
+)
+def test_cmd_reading_its_input_is_a_shell_reading_a_script(shell: str, command: str, twin: str) -> None:
+    assert_denied(check(shell, command), N, command)
+    assert_allowed(check(shell, twin), twin)
+
+
+# cmd runs a bare program name from its current directory first (git.bat before git on PATH):
+# a command naming such a file, or a directory it runs in holding one, is refused.
+SHADOWED = [
+    ("echo del victim.txt> git.bat & git status", "echo del victim.txt> notes.txt & git status"),
+    ("echo del x>GIT.CMD & git status", "echo del x> git.txt & git status"),
+    ("copy evil.txt git.exe & git status", "copy evil.txt gitx.exe & git status"),
+    ('cmd /c "echo del x> npm.bat" & cmd /c npm test', "cmd /c npm test"),
+    ("echo x> sub\\git.bat & cd sub & git status", "echo x> sub\\git.txt & cd sub & git status"),
+    ("git.bat status & type git.bat", "git.exe status"),
+    ("type git.bat & git status", "cmd /c git.exe status"),
+]
+
+
+@pytest.mark.parametrize("command, twin", SHADOWED, ids=[c for c, _ in SHADOWED])
+def test_a_program_the_command_names_as_a_file_is_refused(command: str, twin: str) -> None:
+    def verdict(text: str) -> Verdict:
+        return with_shadowing(text, check("cmd", text), WINDOWS_PROJECT, ENV)
+
+    assert_denied(verdict(command), S, command)
+    assert_allowed(verdict(twin), twin)
+
+
+def test_a_program_file_in_a_directory_the_command_runs_in_is_refused() -> None:
+    planted = {f"{WINDOWS_PROJECT}\\sub\\git.BAT".lower()}
+
+    def exists(path: str) -> bool:
+        return path.lower() in planted
+
+    def verdict(text: str) -> Verdict:
+        return with_shadowing(text, check("cmd", text), WINDOWS_PROJECT, {"PATHEXT": ".EXE;.BAT"}, exists)
+
+    assert_allowed(verdict("git status"), "git status")
+    assert_denied(verdict("cd sub & git status"), S, "cd sub & git status")
+    assert_denied(verdict("pushd sub && git status"), S, "pushd sub && git status")
+    assert_allowed(verdict("cd sub & dir & echo ok"), "internal commands are never looked up")
+    assert_allowed(verdict("cd sub & .\\tools\\git status"), "a path is not searched for")
+    assert cmd_search.file_names("git", (".exe", ".bat")) == ("git.exe", "git.bat")
+    assert cmd_search.file_names("git.BAT", (".exe", ".bat")) == ("git.BAT",)
+    assert cmd_search.extensions({"Pathext": ".PS1;.EXE"})[:2] == (".ps1", ".exe")
+
+
+# FOR variable modifiers make other paths of an item (`%~dpf` its folder, `%~$PATH:f` a file found on
+# PATH), and `where` searches the directories it names: paths the engine cannot know, or outside.
+FOR_MODIFIERS_AND_WHERE = [
+    ("for %f in (notes.txt) do type %~dpf..\\secret.txt", U, "for %f in (notes.txt) do type %~dpfnotes.txt"),
+    ("for %p in (notes.txt) do type %~p..\\secret.txt", U, "for %p in (notes.txt) do type %~p"),
+    ("for %p in (notes.txt) do type %~dpp..\\secret.txt", U, "for %p in (notes.txt) do type %~dpp"),
+    ("for %f in (a.txt) do copy %f %~dpf..\\out", U, "for %f in (a.txt) do copy %f %~nf.bak"),
+    ("for %f in (notes.txt) do type %~$PATH:f", U, "for %f in (notes.txt) do type %~ff"),
+    ("for %f in (notes.txt) do (type %~dpf..\\secret.txt)", U, "for %f in (notes.txt) do echo %~dpf.."),
+    ("where /r .. secret.txt", P, "where /r . secret.txt"),
+    ("where /R sub/../.. *.txt", P, "where /r sub *.txt"),
+    ("where ..:*.txt", P, "where sub:*.txt"),
+    ("where C:\\Windows:*.exe", P, "where $PATH:python"),
+]
+
+
+@pytest.mark.parametrize("command, rule, twin", FOR_MODIFIERS_AND_WHERE, ids=[c for c, _, _ in FOR_MODIFIERS_AND_WHERE])
+def test_paths_a_for_modifier_or_where_makes_are_checked(command: str, rule: str, twin: str) -> None:
+    assert_denied(check("cmd", command), rule, command)
+    assert_allowed(check("cmd", twin), twin)
+
+
+@pytest.mark.parametrize("shell", ["powershell", "gitbash"])
+def test_cmd_started_from_another_shell_is_searched_the_same_way(shell: str) -> None:
+    """PowerShell and bash do not run a program from the current directory; the cmd they start does."""
+
+    def verdict(text: str) -> Verdict:
+        return with_shadowing(text, check(shell, text), WINDOWS_PROJECT, ENV)
+
+    assert_denied(verdict("echo x > git.bat; cmd /c git status"), S, shell)
+    assert_allowed(verdict("echo x > git.txt; cmd /c git status"), shell)
+    assert_allowed(verdict("echo x > git.bat; git status"), shell)

@@ -130,3 +130,37 @@ def test_a_pseudo_terminal_is_refused_on_windows() -> None:
 
     with pytest.raises(InputError, match="not available on Windows"):
         InputChannel(terminal=True)
+
+
+def test_cmd_skips_its_directory_for_a_bare_name_when_the_runner_says_so(run_shell: Run, tmp_path: Path) -> None:
+    """The runner sets NoDefaultCurrentDirectoryInExePath for Windows shells: Windows' cmd then runs
+    whoami from PATH, not a whoami.bat planted in the working directory (Wine's cmd ignores the
+    variable; the Checker's refusal is tested under Wine in tests/test_cmd_wine.py)."""
+    (tmp_path / "whoami.bat").write_text("@echo PLANTED\r\n")
+    _, out = run_shell(ShellKind.CMD, "whoami", CMD, str(tmp_path))
+    assert lines(out["stdout"]) == ["PLANTED"]
+    env = {**os.environ, "NoDefaultCurrentDirectoryInExePath": "1"}
+    outcome, out = run_shell(ShellKind.CMD, "whoami", CMD, str(tmp_path), env=env)
+    assert outcome.exit_code == 0 and "PLANTED" not in out["stdout"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    ['find "SECRET" sub/../../outside/secret.txt', "more < ../outside/secret.txt"],
+)
+def test_cmd_programs_read_paths_written_with_slashes(run_shell: Run, tmp_path: Path, command: str) -> None:
+    """Why the cmd dialect reads a word with `/` as a path (tests/policy/test_cmd.py SLASH_PATHS)."""
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text("SECRET\n")
+    _, out = run_shell(ShellKind.CMD, command, CMD, str(project))
+    assert "SECRET" in out["stdout"]
+
+
+def test_cmd_reading_a_file_runs_its_commands(run_shell: Run, tmp_path: Path) -> None:
+    """Why `cmd < x.bat` is refused like `bash < x.sh` (tests/policy/test_cmd.py SHELL_READING_INPUT)."""
+    (tmp_path / "victim.txt").write_text("data\n")
+    (tmp_path / "x.bat").write_text("del victim.txt\r\n")
+    run_shell(ShellKind.CMD, "cmd < x.bat", CMD, str(tmp_path))
+    assert not (tmp_path / "victim.txt").exists()

@@ -65,6 +65,7 @@ DANGEROUS_VARIABLES = frozenset(
         "HISTFILE",
         "COMSPEC",
         "PATHEXT",
+        "NODEFAULTCURRENTDIRECTORYINEXEPATH",  # unset, cmd runs a program from the current directory first
         "NPM_CONFIG_SCRIPT_SHELL",
         "NPM_CONFIG_PREFIX",
         "PSMODULEPATH",

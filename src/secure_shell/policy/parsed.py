@@ -42,6 +42,11 @@ class Redirect:
     target: Word | None  # None for fd duplications (2>&1) and here-docs
 
 
+# Redirections that feed a command's standard input (`< f`, `0< f`, here-documents and here-strings,
+# `<&3`, `<> f`): a shell whose input is one of them runs what it reads there.
+STDIN_REDIRECTS = frozenset({"<", "0<", "<<", "<<-", "<<<", "<&", "0<&", "<>", "0<>"})
+
+
 @dataclass(frozen=True, slots=True)
 class SimpleCommand:
     """A command the shell would run. `words[0]` is the command word; `via` says where it nests."""

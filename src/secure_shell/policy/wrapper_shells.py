@@ -10,7 +10,7 @@ from dataclasses import replace
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.inline_code import scan_inline_code
-from secure_shell.policy.parsed import SimpleCommand, Word
+from secure_shell.policy.parsed import STDIN_REDIRECTS, SimpleCommand, Word
 from secure_shell.policy.resolution import (
     Inner,
     PathUse,
@@ -195,7 +195,7 @@ def _stdin_script(dialect: DialectName, name: str, command: SimpleCommand) -> li
         return [Script(dialect, command.stdin_text, f"{name} <<<", from_stdin=True)]
     if command.stdin_piped:
         return [Script(dialect, None, f"... | {name}", "a shell reading its commands from a pipe")]
-    if any(r.operator in ("<", "0<", "<<", "<<<") for r in command.redirects):
+    if any(r.operator in STDIN_REDIRECTS for r in command.redirects):
         return [Script(dialect, None, f"{name} < ...", "a shell reading its commands from a redirection")]
     return []  # stdin is closed: the shell reads nothing and exits
 

@@ -1,0 +1,167 @@
+"""cmd's control commands, which run the commands they carry: `start`, `if` and `for`.
+
+`start [options] [title] CMD` runs CMD (a URL or a `scheme:` opens whatever handles it); `if COND
+CMD [else CMD]` runs either; `for ... in (SET) do CMD` runs CMD once per item, where `for /f` reads
+files or runs a `'command'` for its set, and `for /r ROOT` walks the tree below ROOT. A body word
+that uses the loop variable, plain or with modifiers (`%~dpf`), is run-time text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from secure_shell.policy import verdict as R
+from secure_shell.policy.cmd_tokenizer import loop_reference
+from secure_shell.policy.parsed import Word
+from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
+
+SCRIPT_DIALECT = "cmd"  # what `for /f ('...')` runs
+
+START_VALUE = frozenset({"/d", "/node", "/affinity"})
+START_FLAGS = frozenset(
+    {
+        "/b",
+        "/min",
+        "/max",
+        "/wait",
+        "/low",
+        "/normal",
+        "/high",
+        "/realtime",
+        "/abovenormal",
+        "/belownormal",
+        "/i",
+        "/separate",
+        "/shared",
+        "/machine",
+    }
+)
+
+
+def start(words: tuple[Word, ...]) -> list[Resolution]:
+    out: list[Resolution] = []
+    i = 1
+    if i < len(words) and words[i].source.startswith('"'):
+        i += 1  # the window title
+    while i < len(words):
+        value = words[i].value
+        if value is None:
+            return [Refusal(R.DYNAMIC_COMMAND, "start: argument is not a literal", words[i].source)]
+        lowered = value.lower()
+        if lowered in START_VALUE:
+            if lowered == "/d" and i + 1 < len(words):
+                out.append(WorkingDirectory(words[i + 1], shell=False, role="start /d"))
+            i += 2
+            continue
+        if lowered.startswith("/d") and len(lowered) > 2:
+            out.append(WorkingDirectory(Word(value[2:], value[2:]), shell=False, role="start /d"))
+            i += 1
+            continue
+        if lowered in START_FLAGS or words[i].source.startswith('"'):
+            i += 1  # a flag, or the window title (a quoted first argument, also after flags)
+            continue
+        if lowered.startswith("/"):
+            return [Refusal(R.WRAPPER_OPTION, f"start: unknown option {value!r}", value)]
+        break
+    rest = words[i:]
+    if not rest:
+        return out
+    target = rest[0].value or ""
+    if re.match(r"^https?://", target, re.I) and len(rest) == 1:
+        return out  # the web browser opens it
+    if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) and not re.match(r"^[a-z]:[\\/]", target, re.I):
+        return out + [Refusal(R.NESTED_SCRIPT, f"start opens {target!r} with whatever program handles it", target)]
+    return out + [Inner(rest, "start")]
+
+
+IF_UNARY = frozenset({"exist", "defined", "errorlevel", "cmdextversion"})
+IF_COMPARE = frozenset({"equ", "neq", "lss", "leq", "gtr", "geq"})
+
+
+def if_command(words: tuple[Word, ...]) -> list[Resolution]:
+    i = 1
+    values = [(w.value or w.source) for w in words]
+    while i < len(words) and values[i].lower() in ("/i", "not"):
+        i += 1
+    if i >= len(words):
+        return []
+    if values[i].lower() in IF_UNARY:
+        if values[i].lower() == "exist" and i + 1 < len(words):
+            pass
+        i += 2
+    elif "==" in words[i].source and not words[i].source.endswith("=="):
+        i += 1
+    elif i + 2 < len(words) and (values[i + 1] == "==" or values[i + 1].lower() in IF_COMPARE):
+        i += 3
+    elif words[i].source.endswith("==") and i + 1 < len(words):
+        i += 2
+    else:
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "if condition is not understood", " ".join(values))]
+    rest = list(words[i:])
+    out: list[Resolution] = []
+    branch: list[Word] = []
+    for word in rest:
+        if (word.value or "").lower() == "else":
+            if branch:
+                out.append(Inner(tuple(branch), "if"))
+            branch = []
+            continue
+        branch.append(word)
+    if branch:
+        out.append(Inner(tuple(branch), "if"))
+    return out
+
+
+def for_loop(words: tuple[Word, ...]) -> list[Resolution]:
+    """`for ... in (set) do CMD`: CMD runs; with /f a set in single quotes is a command too."""
+    sources = [w.source for w in words]
+    lowered = [s.lower() for s in sources]
+    if "in" not in lowered or "do" not in lowered:
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "for loop without in (...) do", " ".join(sources))]
+    in_at = lowered.index("in")
+    do_at = lowered.index("do")
+    if do_at < in_at:
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "for loop without in (...) do", " ".join(sources))]
+    options = lowered[1:in_at]
+    set_text = " ".join(sources[in_at + 1 : do_at]).strip()
+    out: list[Resolution] = []
+    if set_text.startswith("(") and set_text.endswith(")"):
+        inner = set_text[1:-1].strip()
+    else:
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, "for loop set is not in parentheses", set_text)]
+    if "/f" in options:
+        usebackq = any("usebackq" in o for o in options)
+        quote = "`" if usebackq else "'"
+        if inner.startswith(quote) and inner.endswith(quote) and len(inner) >= 2:
+            out.append(Script(SCRIPT_DIALECT, inner[1:-1], "for /f"))
+        elif not inner.startswith('"') or usebackq:
+            # a set of files it reads line by line (with usebackq, "quoted" names are files too)
+            names = re.findall(r'"([^"]*)"|([^\s,;"]+)', inner)
+            out += [PathUse(Word(quoted or bare, quoted or bare), "for /f") for quoted, bare in names]
+    if "/r" in options:
+        at = lowered.index("/r")
+        if at + 1 < in_at - 1:  # for /r ROOT %f: the files it walks lie below ROOT
+            out.append(PathUse(words[at + 1], "for /r"))
+    variable = sources[in_at - 1] if in_at >= 1 else ""
+    body = words[do_at + 1 :]
+    if not body:
+        return out  # the body is a ( ... ) block: its commands stand on their own
+    items = [item for item in re.split(r"[\s,;]+", inner) if item] if "/f" not in options else []
+    safe = bool(items) and all(
+        not item.startswith(("/", "\\")) and ":" not in item and ".." not in item for item in items
+    )
+    body_words = tuple(_loop_word(w, variable, safe) for w in body)
+    return out + [Inner(body_words, "for ... do", repeats=True)]
+
+
+def _loop_word(word: Word, variable: str, safe: bool) -> Word:
+    """A body word that uses the loop variable, plain or with modifiers (`%~dpf`). It stays inside
+    when every item does (`safe`), nothing in it climbs (`..`), nothing before it roots it, and no
+    modifier looks the item up elsewhere (`%~$PATH:f`)."""
+    reference = loop_reference(word.source, variable.lstrip("%")) if variable.lstrip("%") else None
+    if reference is None:
+        return word
+    prefix = word.source[: reference.start()].replace('"', "")
+    lookup = "$" in (reference.group(1) or "")
+    inside = ".." not in word.source and not prefix.startswith(("\\", "/")) and ":" not in prefix
+    return Word(word.source, None, prefix, f"loop variable {variable}", path_safe=safe and inside and not lookup)

@@ -1,0 +1,369 @@
+"""cmd.exe's phases: a tokenizer that reads a line as cmd does.
+
+Phase 1 expands `%VAR%` (with `:~a,b` substrings and `:a=b` replacements) from the environment
+the shell would see; an undefined variable stays literal text, as cmd leaves it on a `/c` line.
+Phase 2 handles `^` escapes, `"` quoting, the operators `& && | ||`, parentheses and redirection.
+A word that depends on `%...%` or `!...!` is not a literal: it carries the reason, and the
+walker (cmd.py) decides what that means where the word stands.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from secure_shell.policy import verdict as R
+from secure_shell.policy.parsed import (
+    AND,
+    APART,
+    OR,
+    RUN,
+    Failed,
+    Finding,
+    Flow,
+    Limits,
+    ParseOutcome,
+    Parsed,
+    Redirect,
+    Refused,
+    SimpleCommand,
+    Word,
+    sequence,
+)
+
+# `%=C:%` (each drive's current directory) and `%=ExitCode%` are cmd's own hidden variables
+_VAR = re.compile(r"%([^%\s=:]+(?::[^%]*)?)%|%%|%[0-9*]|%~[a-zA-Z]*[0-9]|%=[^%\s]*%")
+# Delayed expansion (`cmd /v:on`, `setlocal enabledelayedexpansion`, or the DelayedExpansion value
+# in the registry, which a nested `cmd /c` obeys) rewrites every token that holds a `!`: `!x!`
+# expands, a lone `!` is removed (`del! x` runs del), carets are taken once more. Such a token is
+# run-time text wherever it stands; a token without `!` is never touched.
+_DELAYED = re.compile(r"!")
+
+
+def loop_reference(source: str, name: str) -> re.Match[str] | None:
+    """Where `source` refers to FOR variable `name`: `%f` (`%%f` in a batch file), or with modifiers,
+    which make other paths of the item: `%~f` (quotes removed), `%~ff` (full path), `%~dpf` (its
+    drive and folder: `%~dpf..\\x` leaves it), `%~$PATH:f` (found on PATH). Group 1: the modifiers."""
+    return re.search(r"%(~(?i:[fdpnxsatz]*)(?:\$[^:%\s]+:)?)?" + re.escape(name), source)
+
+
+_INTERNAL_GLUED = re.compile(
+    r"^(cd|chdir|dir|echo|md|mkdir|rd|rmdir|type|del|erase|copy|move|ren|rename|pushd|popd|cls|ver|vol|set|title|color)([./\\:+\[\]].*)$",
+    re.I,
+)
+
+
+@dataclass
+class _Piece:
+    text: str
+    dynamic: bool  # came from a %VAR% or !VAR! whose value is not known
+
+
+@dataclass
+class _Segment:
+    words: list[Word] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+    piped: bool = False
+
+
+def expand_percent(source: str, env: dict[str, str]) -> list[_Piece]:
+    """Phase 1: `%VAR%` from the environment; unknown variables stay literal but are marked."""
+    folded = {k.upper(): v for k, v in env.items()}
+    pieces: list[_Piece] = []
+    last = 0
+    for match in _VAR.finditer(source):
+        if match.start() > last:
+            pieces.append(_Piece(source[last : match.start()], False))
+        token = match.group(0)
+        last = match.end()
+        if token == "%%":
+            pieces.append(_Piece("%", False))
+            continue
+        if match.group(1) is None:
+            pieces.append(_Piece(token, True))  # %1, %*, %~dp0: batch parameters
+            continue
+        name, _, modifier = match.group(1).partition(":")
+        value = folded.get(name.upper())
+        if value is None:
+            pieces.append(_Piece(token, True))
+            continue
+        expanded = _modify(value, modifier)
+        pieces.append(_Piece(token, True) if expanded is None else _Piece(expanded, False))
+    if last < len(source):
+        pieces.append(_Piece(source[last:], False))
+    return pieces
+
+
+def _modify(value: str, modifier: str) -> str | None:
+    if not modifier:
+        return value
+    sub = re.fullmatch(r"~(-?\d+)(?:,(-?\d+))?", modifier)
+    if sub:
+        start = int(sub.group(1))
+        length = int(sub.group(2)) if sub.group(2) is not None else None
+        if start < 0:
+            start = max(len(value) + start, 0)
+        text = value[start:]
+        if length is not None:
+            text = text[:length] if length >= 0 else text[:length] if len(text) + length > 0 else ""
+        return text
+    if "=" in modifier:
+        old, new = modifier.split("=", 1)
+        if not old:
+            return None
+        return re.sub(re.escape(old.lstrip("*")), lambda _: new, value, flags=re.I)
+    return None
+
+
+class Tokenizer:
+    def __init__(self, source: str, limits: Limits) -> None:
+        self.source = source
+        self.limits = limits
+        self.commands: list[SimpleCommand] = []
+        self.operators: set[str] = set()
+        self.findings: list[Finding] = []
+        self.loop_variables: set[str] = set()
+        self.joins: list[str] = []  # per command: the operator before it ("&", "&&", "||", "|")
+        self.pending_join = "&"
+        self.blocks = False  # a ( ... ) block: its commands' order is not modelled
+
+    def run(self) -> ParseOutcome:
+        if re.search(r"[\x00-\x08\x0a-\x1f\x7f]", self.source):
+            return Failed("control characters and line breaks are not accepted in cmd commands", R.CONTROL_CHARACTER)
+        if not self.source.strip():
+            return Failed("empty command", R.EMPTY_COMMAND)
+        pieces = expand_percent(self.source, self.limits.env)
+        chars: list[tuple[str, bool]] = [(ch, piece.dynamic) for piece in pieces for ch in piece.text]
+        self._split(chars)
+        flow = None if self.blocks else _flow(self.joins)
+        return Parsed(tuple(self.commands), frozenset(self.operators), tuple(self.findings), flow=flow)
+
+    # Phase 2 -------------------------------------------------------------------------------
+
+    def _split(self, chars: list[tuple[str, bool]]) -> None:
+        segment = _Segment()
+        word_chars: list[tuple[str, bool, bool]] = []  # (char, dynamic, quoted)
+        in_quotes = False
+        pending_redirect: str | None = None
+        i = 0
+        n = len(chars)
+        depth = 0
+
+        def end_word() -> None:
+            nonlocal word_chars, pending_redirect
+            if not word_chars:
+                return
+            word = self._word(word_chars)
+            word_chars = []
+            if pending_redirect is not None:
+                segment.redirects.append(Redirect(pending_redirect, word))
+                pending_redirect = None
+                return
+            words = segment.words
+            if (
+                words
+                and (words[0].value or "").lower() == "for"
+                and word.source.startswith("%")
+                and not any(w.source.startswith("%") for w in words[1:])
+            ):
+                self.loop_variables.add(word.source.lstrip("%"))
+            segment.words.append(word)
+
+        def end_segment(piped_next: bool = False) -> None:
+            nonlocal segment
+            end_word()
+            if pending_redirect is not None:
+                raise Refused(f"redirection {pending_redirect!r} without a target", rule=R.PARSE_FAILED)
+            if segment.words or segment.redirects:
+                self._emit(segment)
+            segment = _Segment(piped=piped_next)
+
+        def starts_block() -> bool:
+            """`(` opens a block where a command may start: at the start, or after if/else/do."""
+            if word_chars:
+                return False
+            if not segment.words:
+                return True
+            first = (segment.words[0].value or "").lower()
+            last = (segment.words[-1].value or segment.words[-1].source).lower()
+            if first == "for":
+                return last == "do"
+            return first in ("if", "else")
+
+        while i < n:
+            ch, dynamic = chars[i]
+            if in_quotes:
+                if ch == '"':
+                    in_quotes = False
+                word_chars.append((ch, dynamic, True))
+                i += 1
+                continue
+            if ch == '"':
+                in_quotes = True
+                word_chars.append((ch, dynamic, True))
+                i += 1
+                continue
+            if ch == "^":
+                if i + 1 < n:
+                    word_chars.append((chars[i + 1][0], chars[i + 1][1], True))
+                    i += 2
+                    continue
+                i += 1
+                continue
+            nxt = chars[i + 1][0] if i + 1 < n else ""
+            if ch in "&|":
+                op = ch + nxt if nxt == ch else ch
+                self.operators.add(op)
+                end_segment(piped_next=(op == "|"))
+                self.pending_join = op
+                i += len(op)
+                continue
+            if (
+                ch == "("
+                and segment.words
+                and (segment.words[0].value or "").lower() == "for"
+                and not word_chars
+                and (segment.words[-1].value or "").lower() == "in"
+            ):
+                j, level = i, 0
+                while j < n:
+                    if chars[j][0] == "(":
+                        level += 1
+                    elif chars[j][0] == ")":
+                        level -= 1
+                        if level == 0:
+                            break
+                    j += 1
+                if j >= n:
+                    raise Refused("for loop set without a closing parenthesis", rule=R.PARSE_FAILED)
+                text = "".join(c for c, _ in chars[i : j + 1])
+                segment.words.append(Word(text, text, text))
+                i = j + 1
+                continue
+            if ch == "(" and starts_block():
+                if segment.words:
+                    end_segment()
+                depth += 1
+                self.blocks = True
+                i += 1
+                continue
+            if ch == ")" and depth > 0:
+                depth -= 1
+                end_segment()
+                i += 1
+                continue
+            if ch in "<>":
+                descriptor = ""
+                if word_chars and len(word_chars) == 1 and word_chars[0][0].isdigit() and not word_chars[0][2]:
+                    descriptor = word_chars[0][0]
+                    word_chars = []
+                else:
+                    end_word()
+                op = ch + (">" if ch == ">" and nxt == ">" else "")
+                i += len(op)
+                if i < n and chars[i][0] == "&":
+                    i += 1  # 2>&1: duplicates a handle, writes no file
+                    while i < n and chars[i][0].isdigit():
+                        i += 1
+                    continue
+                self.operators.add(op)
+                pending_redirect = descriptor + op
+                while i < n and chars[i][0] in " \t":
+                    i += 1
+                continue
+            if ch in " \t,;=":
+                first = (segment.words[0].value or "").lower() if segment.words else ""
+                # `=` inside an argument stays (KEY=VALUE); after the command name it separates (`del= x`)
+                if ch in ",;=" and (first in ("set", "if") or word_chars and ch == "=" and segment.words):
+                    word_chars.append((ch, dynamic, False))
+                    i += 1
+                    continue
+                end_word()
+                i += 1
+                continue
+            if ch == "@" and not word_chars and not segment.words:
+                i += 1
+                continue
+            word_chars.append((ch, dynamic, False))
+            i += 1
+        end_segment()
+        if depth != 0:
+            raise Refused("unbalanced parentheses", rule=R.PARSE_FAILED)
+
+    def _word(self, chars: list[tuple[str, bool, bool]]) -> Word:
+        source = "".join(ch for ch, _, _ in chars)
+        value_chars = [ch for ch, _, quoted in chars if not (ch == '"' and quoted)]
+        dynamic = any(d for _, d, _ in chars)
+        delayed = bool(_DELAYED.search(source))
+        loop = next(((v, m) for v in self.loop_variables if (m := loop_reference(source, v)) is not None), None)
+        if loop is not None and not dynamic and not delayed:
+            name, reference = loop
+            prefix = source[: reference.start()].replace('"', "").rstrip("%")
+            return Word(source, None, prefix, f"loop variable %{name}")
+        value = "".join(value_chars)
+        if dynamic or delayed:
+            prefix = ""
+            for ch, d, quoted in chars:
+                if d or ch == "!":
+                    break
+                if not (ch == '"' and quoted):
+                    prefix += ch
+            reason = (
+                "a %VARIABLE% whose value is not known"
+                if dynamic
+                else "a `!`, which delayed expansion rewrites (`!x!` expands, a lone `!` is removed)"
+            )
+            return Word(source, None, prefix, reason)
+        return Word(source, value, value)
+
+    def _append(self, command: SimpleCommand) -> None:
+        self.joins.append(self.pending_join)
+        self.pending_join = "&"
+        self.commands.append(command)
+
+    def _emit(self, segment: _Segment) -> None:
+        words = list(segment.words)
+        if not words:
+            self._append(SimpleCommand((), tuple(segment.redirects)))
+            return
+        first = words[0]
+        if first.value is not None:
+            glued = _INTERNAL_GLUED.match(first.value)
+            if glued and glued.group(2):
+                # an internal command's name ends at the first of these characters, which starts its
+                # argument (`cd..`, `type..\x`, `chdir\`); echo alone drops it (`echo.` prints a blank line)
+                name, rest = glued.group(1), glued.group(2)
+                if name.lower() == "echo":
+                    rest = rest[1:]
+                words = [Word(name, name)] + ([Word(rest, rest)] if rest else []) + words[1:]
+        if (words[0].value or "").lower() == "else":
+            words = words[1:]
+            if not words:
+                return
+        self._append(SimpleCommand(tuple(words), tuple(segment.redirects), stdin_piped=segment.piped))
+
+
+def _flow(joins: list[str]) -> Flow:
+    """cmd's order of operations: `|` binds tightest (each stage runs in a cmd of its own), then `&&`
+    and `||` from left to right, then `&`."""
+    groups: list[list[tuple[str, list[int]]]] = []
+    for index, join in enumerate(joins):
+        if not groups or join == "&":
+            groups.append([("", [index])])
+        elif join == "|":
+            groups[-1][-1][1].append(index)
+        else:
+            groups[-1].append((join, [index]))
+    flows: list[Flow] = []
+    for group in groups:
+        current = _pipeline(group[0][1])
+        for join, stages in group[1:]:
+            current = Flow(AND if join == "&&" else OR, (current, _pipeline(stages)))
+        flows.append(current)
+    return sequence(flows)
+
+
+def _pipeline(stages: list[int]) -> Flow:
+    if len(stages) == 1:
+        return Flow(RUN, index=stages[0])
+    return sequence([Flow(APART, (Flow(RUN, index=i),)) for i in stages])
