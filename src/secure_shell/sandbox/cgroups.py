@@ -15,6 +15,7 @@ next server kills what is in it and removes it (recovery.py).
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import re
@@ -201,6 +202,18 @@ def _lock(path: str) -> int | None:
 
 
 _HELD: dict[str, int] = {}  # the directories this process holds locked, by path
+
+
+@atexit.register
+def _remove_own_at_exit() -> None:
+    """A process that made its directory and exits without closing it (a test run, a start-up that
+    failed) removes it; one killed outright leaves it to the next server's recovery. A forked child
+    inherits the table, not the directory: only the one named for this pid is removed."""
+    for path, descriptor in list(_HELD.items()):
+        if os.path.basename(path) == f"{ROOT_PREFIX}{os.getpid()}":
+            remove_tree(path)
+            os.close(descriptor)
+            del _HELD[path]
 
 
 def members(path: str) -> list[int]:
