@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from secure_shell import process_tree
 
 REMOVE_TRIES = 50
-REMOVE_SECONDS = 10.0  # how long a removal waits for killed members to exit
+REMOVE_SECONDS = 2.0  # how long a removal waits for killed members to exit
 ROOT_PREFIX = "secure-shell-"
 ROOT_NAME = re.compile(r"secure-shell-([0-9]+)")
 CLOCK_SLACK = 2.0  # seconds: the boot time is known to the second, a directory's time coarsely

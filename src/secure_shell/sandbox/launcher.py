@@ -310,13 +310,26 @@ def _shutdown(state: _State, control: socket.socket | None = None) -> NoReturn:
         _reap_children(time.monotonic() + REAP_WAIT)
     _reap_children(time.monotonic() + REAP_WAIT)
     if control is None:
-        cgroups.remove_server(state.server, state.cgroups)
+        if _reparented(state.server):
+            cgroups.remove_server(state.server, state.cgroups)
     else:
         try:
             control.send(json.dumps({"found": found}).encode())
         except OSError:
             pass
     os._exit(0)
+
+
+def _reparented(server: int) -> bool:
+    """Whether the server has died: this process handed to another parent. The kernel closes a dying
+    process's descriptors before it hands over its children, so end of file may come first; a
+    server that closed the channels and lives on keeps its cgroups."""
+    deadline = time.monotonic() + REAP_WAIT
+    while os.getppid() == server:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.005)
+    return True
 
 
 def _reap_children(deadline: float) -> None:
