@@ -145,15 +145,16 @@ def kill_members(path: str) -> int:
     return process_tree.kill_all(pids)
 
 
-def stale_roots() -> list[str]:
-    """The server directories (`secure-shell-<pid>`) of servers that are gone, each locked by this
-    process until `remove_tree` removes it (`release_stale` if it is kept).
+def stale_roots(bases: list[str] | None = None) -> list[str]:
+    """The server directories (`secure-shell-<pid>`) of servers that are gone, in `bases` (default:
+    where this process would make its own), each locked by this process until `remove_tree`
+    removes it and `release_stale` lets it go.
 
     Gone means: no live server holds the directory's lock, and its pid does not run the process
     that made it (not running, or started after the directory was made; a server of an earlier
     version holds no lock, and is recognised by this rule alone)."""
     found = []
-    for _, base in _candidates():
+    for base in bases if bases is not None else [base for _, base in _candidates()]:
         for entry in _subdirectories(base):
             matched = ROOT_NAME.fullmatch(entry)
             if matched is None or int(matched.group(1)) == os.getpid():
