@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from secure_shell import process_tree
 
 REMOVE_TRIES = 50
+LOCK_TRIES = 100  # 10 ms apart
 REMOVE_SECONDS = 2.0  # how long a removal waits for killed members to exit
 ROOT_PREFIX = "secure-shell-"
 ROOT_NAME = re.compile(r"secure-shell-([0-9]+)")
@@ -157,9 +158,11 @@ def stale_roots(bases: list[str] | None = None) -> list[str]:
     for base in bases if bases is not None else [base for _, base in _candidates()]:
         for entry in _subdirectories(base):
             matched = ROOT_NAME.fullmatch(entry)
-            if matched is None or int(matched.group(1)) == os.getpid():
-                continue
             path = os.path.join(base, entry)
+            if matched is None or path in _HELD:
+                continue
+            # One named for this very pid is an earlier server's that had it (in a container the
+            # server gets the same pid each time): this process started after it was made.
             descriptor = _lock(path)
             if descriptor is None:
                 continue  # a live server holds it
@@ -188,18 +191,23 @@ def _maker_runs(pid: int, path: str) -> bool:
     return started <= made + CLOCK_SLACK
 
 
-def _lock(path: str) -> int | None:
+def _lock(path: str, tries: int = 1) -> int | None:
     """An exclusive lock on the directory `path`, or None when another process holds it."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError:
         return None
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(descriptor)
-        return None
-    return descriptor
+    for attempt in range(tries):
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return descriptor
+        except BlockingIOError:
+            if attempt + 1 < tries:
+                time.sleep(0.01)
+        except OSError:
+            break
+    os.close(descriptor)
+    return None
 
 
 _HELD: dict[str, int] = {}  # the directories this process holds locked, by path
@@ -242,9 +250,13 @@ def find_pids_control(server_pid: int) -> PidsControl | None:
                 pass
             continue
         if not os.access(os.path.join(root, "cgroup.procs"), os.W_OK):
+            try:
+                os.rmdir(root)
+            except OSError:
+                pass
             continue
         if root not in _HELD:
-            descriptor = _lock(root)
+            descriptor = _lock(root, LOCK_TRIES)  # a recovering server may be looking at it a moment
             if descriptor is None:
                 continue  # another process holds it: not this server's to use
             _HELD[root] = descriptor  # held for this server's life: the proof that it lives
