@@ -327,3 +327,42 @@ def test_a_stale_cgroup_is_told_from_a_live_servers_by_its_lock_and_its_makers_p
                 if process.stdout is not None:
                     process.stdout.close()
         cgroups.remove_tree(base)
+
+
+def test_the_registry_entry_of_a_dead_server_gets_its_open_starts_ended_and_only_those(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In-process, on real files: a dead server's entry (its identity names no running process)
+    gets end records for its starts without one, in its own trail; a live server's starts in the
+    same trail and the dead server's finished ones are left as they are; leftovers that name no
+    server are removed."""
+    from secure_shell import recovery
+    from secure_shell.config.discovery import find_config, load_config
+    from tests.test_server_stdio import config_for
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(outside(tmp_path) / ".state"))
+    config = load_config(find_config(str(config_for(tmp_path)), os.environ), str(tmp_path))
+    dead, live = "4194305.1", process_tree.identity(os.getpid())  # above any pid_max: never running
+    trail = outside(tmp_path) / "other-trail.jsonl"
+    lines = [
+        {"event": "started", "server": dead, "executionId": "a", "command": "sleep 1", "shell": "bash"},
+        {"event": "started", "server": dead, "executionId": "b", "command": "true", "shell": "bash"},
+        {"event": "finished", "server": dead, "executionId": "b", "status": "completed"},
+        {"event": "started", "server": live, "executionId": "c", "command": "sleep 2", "shell": "bash"},
+    ]
+    trail.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    registry = recovery.registry_directory()
+    registry.mkdir(parents=True)
+    (registry / f"{dead}.lock").write_text(json.dumps({"identity": dead, "audit": str(trail), "backups": 0}))
+    (registry / "4194306.1.lock").write_text("not an entry")
+    (registry / ".4194307.1.tmp").write_text("")
+    found = recovery.recover(config)
+    assert (found.servers, found.records) == (1, 1)
+    records = [json.loads(line) for line in trail.read_text().splitlines()]
+    ends = [r for r in records[len(lines) :] if r["event"] == "finished"]
+    assert [(r["server"], r["executionId"], r["status"], r["command"]) for r in ends] == [
+        (dead, "a", "killed after the server died", "sleep 1")
+    ]
+    assert ends[0]["recoveredBy"] == live
+    assert list(registry.iterdir()) == []
+    assert recovery.recover(config).records == 0  # once only

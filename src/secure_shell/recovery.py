@@ -107,17 +107,15 @@ def recover(config: ResolvedConfig) -> Recovered:
         records = sum(_end_open_starts(entry, config) for entry in gone)
     finally:
         for entry in gone:
-            try:
-                entry.path.unlink()
-            except OSError:
-                pass
-            os.close(entry.descriptor)
+            _forget(entry.path, entry.descriptor)
     return Recovered(len(gone), records, processes, removed)
 
 
 def _gone_servers(directory: Path) -> list[_Gone]:
+    """The registry entries of servers that are gone, each locked; a file that names no server (one
+    left between its making and its renaming, or unreadable) goes once nothing holds it."""
     try:
-        names = sorted(entry.name for entry in os.scandir(directory) if entry.name.endswith(".lock"))
+        names = sorted(entry.name for entry in os.scandir(directory) if entry.name.endswith((".lock", ".tmp")))
     except OSError:
         return []
     gone = []
@@ -125,16 +123,21 @@ def _gone_servers(directory: Path) -> list[_Gone]:
         path = directory / name
         descriptor = _lock(path)
         if descriptor is None:
-            continue
-        identity = name.removesuffix(".lock")
+            continue  # a live server holds it
+        identity = name.removesuffix(".lock").removeprefix(".").removesuffix(".tmp")
         try:
             same = os.fstat(descriptor).st_ino == os.stat(path, follow_symlinks=False).st_ino
-            # a live server holds its lock; the identity check only makes sure of it
-            entry = json.loads(os.read(descriptor, 1 << 16)) if same and not process_tree.running(identity) else None
+        except OSError:
+            same = False  # finished by another server meanwhile
+        if not same or process_tree.running(identity):  # the identity check only makes sure
+            os.close(descriptor)
+            continue
+        try:
+            entry = json.loads(os.read(descriptor, 1 << 16)) if name.endswith(".lock") else None
         except (OSError, ValueError):
             entry = None
         if not isinstance(entry, dict):
-            os.close(descriptor)  # finished by another server meanwhile, alive, or not an entry of ours
+            _forget(path, descriptor)
             continue
         audit = entry.get("audit")
         backups = entry.get("backups")
@@ -148,6 +151,14 @@ def _gone_servers(directory: Path) -> list[_Gone]:
             )
         )
     return gone
+
+
+def _forget(path: Path, descriptor: int) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+    os.close(descriptor)
 
 
 def _kill_orphans(directory: Path, gone: set[str]) -> int:
