@@ -169,7 +169,7 @@ def test_sigkill_of_the_server_ends_every_command_and_the_next_server_finishes_i
     try:
         started, ended = starts_and_ends(tmp_path, first.process.pid)
         assert ended == {execution: "killed after the server died" for execution in started}
-        assert "3 command(s) recorded as 'killed after the server died'" in second.log()
+        assert "3 command(s) of 1 server(s) recorded as 'killed after the server died'" in second.log()
     finally:
         second.stop()
 
@@ -199,7 +199,7 @@ def test_a_launcher_killed_with_the_server_takes_the_leaders_and_the_next_server
         assert len(started) == 3
         assert ended == {execution: "killed after the server died" for execution in started}
         line = second.log()
-        assert "1 earlier server(s)" in line and "3 command(s)" in line, line
+        assert "3 command(s) of 1 server(s)" in line, line
     finally:
         second.stop()
 

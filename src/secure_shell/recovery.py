@@ -64,9 +64,9 @@ class Recovered:
 
     def describe(self) -> str:
         return (
-            f"secure-shell: recovered after {self.servers} earlier server(s) that died: {self.records} command(s) "
-            f"recorded as {KILLED_AFTER_THE_SERVER_DIED!r}, {self.processes} process(es) killed, "
-            f"{self.cgroups} cgroup(s) removed"
+            f"secure-shell: recovered what servers that died left: {self.records} command(s) of "
+            f"{self.servers} server(s) recorded as {KILLED_AFTER_THE_SERVER_DIED!r}, "
+            f"{self.processes} process(es) killed, {self.cgroups} cgroup(s) removed"
         )
 
 
