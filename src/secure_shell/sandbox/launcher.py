@@ -56,9 +56,11 @@ PARENT_DEATH_SIGNAL = signal.SIGTERM  # caught: the launcher kills its commands 
 # --- in the launcher ---------------------------------------------------------------------------
 
 
-def main(request_fd: int, control_fd: int, server: int) -> None:
+def main(request_fd: int, control_fd: int, server: int, identity: str) -> None:
+    """Serve the server `server` (its pid; `identity` names it to the commands, SERVER_TAG)."""
     import ctypes
 
+    _IDENTITY[0] = identity
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     state = _State(server)
@@ -347,5 +349,4 @@ _IDENTITY = [""]  # the server's, set at start: every command carries it (SERVER
 
 
 if __name__ == "__main__":
-    _IDENTITY[0] = sys.argv[4]
-    main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
+    main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])
