@@ -4,6 +4,10 @@ Each record is written with a single `write` to a file opened in append mode, so
 leaves half a line and concurrent writers never interleave within a line. The file and its
 directory are private (0600 / 0700). A record that cannot be written raises AuditError naming the
 file and the OS error: the caller runs nothing it could not record.
+
+Every record names the server process that wrote it (`server`, its identity `<pid>.<start ticks>`),
+so the starts a dead server left open are told apart from those of a live one writing the same
+trail (`open_starts`), and its successor writes their ends (recovery.py).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any, Iterator
 
 import platformdirs
 
+from secure_shell import process_tree
 from secure_shell.errors import AuditError
 from secure_shell.redaction import Redactor
 
@@ -43,7 +48,11 @@ class AuditLog:
 
     def record(self, event: str, **fields: Any) -> None:
         """Write one record, whole, before returning; strings are redacted and capped."""
-        record = {"time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "event": event}
+        record = {
+            "time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+            "event": event,
+            "server": _server_identity(),
+        }
         record.update({key: self._clean(value) for key, value in fields.items()})
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
         with self._lock:
@@ -89,21 +98,53 @@ class AuditLog:
         os.replace(self.path, self.path.with_name(f"{self.path.name}.1"))
 
 
-def read_records(path: Path, backups: int) -> Iterator[dict[str, Any]]:
-    """Every record, oldest first, from the rotated files and the current one; bad lines skipped."""
+def read_records(path: Path, backups: int, containing: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
+    """Every record, oldest first, from the rotated files and the current one; bad lines skipped.
+    With `containing`, only lines holding one of those strings are parsed (the rest are skipped)."""
     files = [path.with_name(f"{path.name}.{i}") for i in range(backups, 0, -1)] + [path]
     for file in files:
         try:
-            with open(file, encoding="utf-8") as handle:
+            with open(file, encoding="utf-8", errors="replace") as handle:
                 for line in handle:
+                    if containing and not any(text in line for text in containing):
+                        continue
                     try:
                         record = json.loads(line)
                     except ValueError:
                         continue
                     if isinstance(record, dict):
                         yield record
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError):
             continue
+
+
+def open_starts(path: Path, backups: int, servers: set[str]) -> list[dict[str, Any]]:
+    """The start records written by `servers` that have no end record, oldest first."""
+    if not servers:
+        return []
+    keys = tuple(f'"server": "{server}"' for server in servers)
+    starts: dict[tuple[str, str], dict[str, Any]] = {}
+    for record in read_records(path, backups, keys):
+        server, execution = record.get("server"), record.get("executionId")
+        if server not in servers or not isinstance(execution, str):
+            continue
+        if record.get("event") == "started":
+            starts[(str(server), execution)] = record
+        elif record.get("event") == "finished":
+            starts.pop((str(server), execution), None)
+    return list(starts.values())
+
+
+_IDENTITY: dict[int, str] = {}  # this process's identity, by pid (a forked child has its own)
+
+
+def _server_identity() -> str:
+    pid = os.getpid()
+    found = _IDENTITY.get(pid)
+    if found is None:
+        found = process_tree.identity(pid) or str(pid)
+        _IDENTITY[pid] = found
+    return found
 
 
 def describe(record: dict[str, Any]) -> str:

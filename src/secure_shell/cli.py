@@ -179,12 +179,16 @@ def load(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig]:
 def load_for_running(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig, HostSupport]:
     """load(), start the containment, then check the trust boundary: commands that will run must
     not be able to rewrite the policy or the records of what they did."""
-    from secure_shell.runner import start_containment
+    from secure_shell.recovery import release_registration, start_up
+    from secure_shell.runner import start_containment, stop_containment
 
     location, config = load(args)
+    start_up(config)  # what a server that died left is killed and recorded, before this one's cgroup exists
     host = start_containment()
     problems = boundary_problems(config, protected_paths(location.path, config), host)
     if problems:
+        stop_containment(host)
+        release_registration()
         raise ConfigError([ConfigIssue(config.source, "", problem) for problem in problems])
     return location, config, host
 

@@ -37,6 +37,7 @@ from secure_shell.executor import (
 from secure_shell.interactive import InputSession
 from secure_shell.output_store import Execution, OutputStore, StoreLimits
 from secure_shell.process_input import InputChannel
+from secure_shell.recovery import release_registration
 from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import Decision, Reason, Verdict
 from secure_shell.redaction import Redactor, output_masking
@@ -425,9 +426,10 @@ class Runner:
             execution = self.store.start(shell.value, masking.command, prepared.directory, decoders=decoders, held=hold)
             try:
                 confinement = prepared.confinement
-                if confinement is not None and prepared.max_processes is not None and self.host.pids is not None:
+                if self.host.pids is not None and (confinement is not None or launcher_in_use() is not None):
+                    # every launched command gets one, limit or not: it is how its processes are found
                     cgroup = self.host.pids.acquire(prepared.max_processes)
-                    confinement = dataclasses.replace(confinement, cgroup=cgroup)
+                    confinement = dataclasses.replace(confinement or Confinement(no_new_privs=False), cgroup=cgroup)
                 self.record("started", origin, shell, command, prepared.directory, prepared.verdict, execution)
             except BaseException:
                 self.store.discard(execution)
@@ -466,7 +468,7 @@ class Runner:
         )
 
     def _release_cgroup(self, path: str | None, max_processes: int | None) -> None:
-        if path is not None and max_processes is not None and self.host.pids is not None:
+        if path is not None and self.host.pids is not None:
             self.host.pids.release(path, max_processes)
 
     def end(self, started: Started, status: str, outcome: Outcome | None) -> None:
@@ -766,12 +768,8 @@ class Runner:
             run.thread.join(SHUTDOWN_JOIN)  # a thread that is writing its own end record gets to finish it
         for started in list(self._open.values()):
             self.end(started, KILLED_AT_SHUTDOWN, None)
-        launcher = launcher_in_use()
-        if launcher is not None:
-            launcher.shutdown()
-            use_launcher(None)
-        if self.host.pids is not None:
-            self.host.pids.close()
+        stop_containment(self.host)
+        release_registration()  # every start has its end: nothing for a successor to recover
         self.store.close()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
@@ -787,6 +785,16 @@ def start_containment() -> HostSupport:
     except OSError as exc:
         return dataclasses.replace(host, launcher_error=f"the launcher could not start ({exc})")
     return host
+
+
+def stop_containment(host: HostSupport) -> None:
+    """Undo start_containment: end the launcher (and every command it runs), remove the cgroups."""
+    launcher = launcher_in_use()
+    if launcher is not None:
+        launcher.shutdown()
+        use_launcher(None)
+    if host.pids is not None:
+        host.pids.close()
 
 
 def _tee(first: Callable[[str, bytes], None], second: Callable[[str, bytes], None]) -> Callable[[str, bytes], None]:

@@ -17,6 +17,15 @@ group id stays reserved until then.
 Wire: a SOCK_SEQPACKET socket pair, one JSON message per packet, the command's two pipe ends passed
 with SCM_RIGHTS. Requests are answered in order, one at a time. A second pair carries only
 `shutdown` (kill and reap everything, then exit), so a signal handler never waits behind a request.
+
+Commands die with the server however it dies. The launcher learns of the server's death three ways:
+its request socket reads end-of-file (the kernel closes the server's descriptors), an answer cannot
+be sent, or the parent-death signal (SIGTERM) arrives. Then it kills every child it has (commands'
+groups and every adoptee, tagged or not), everything in the cgroups it put commands in, removes
+those cgroups, and exits. Each command's top process also gets SIGKILL as its parent-death signal,
+so a launcher killed outright takes the commands' leaders with it; what they left is in their
+cgroup and carries the server's identity (SERVER_TAG), where the next server finds it
+(recovery.py). A namespace pod's init started here later is bound the same way.
 """
 
 from __future__ import annotations
@@ -36,27 +45,30 @@ import time
 from typing import Any, NoReturn
 
 from secure_shell import process_tree
-from secure_shell.sandbox import kernel, seccomp
+from secure_shell.sandbox import cgroups, kernel, seccomp
 
 MAX_MESSAGE = 4 << 20
 PR_SET_CHILD_SUBREAPER = 36
-PR_SET_PDEATHSIG = 1
 REAP_WAIT = 1.0
 COLLECT_EVERY = 1000
+PARENT_DEATH_SIGNAL = signal.SIGTERM  # caught: the launcher kills its commands before it exits
 
 
 # --- in the launcher ---------------------------------------------------------------------------
 
 
-def main(request_fd: int, control_fd: int) -> None:
+def main(request_fd: int, control_fd: int, server: int, identity: str) -> None:
+    """Serve the server `server` (its pid; `identity` names it to the commands, SERVER_TAG)."""
     import ctypes
 
+    _IDENTITY[0] = identity
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the server gone: nothing left to serve
+    state = _State(server)
+    signal.signal(PARENT_DEATH_SIGNAL, state.on_parent_death)
+    if not process_tree.die_with_parent(PARENT_DEATH_SIGNAL, server):
+        os._exit(0)  # the server died before the signal was asked for: nothing to serve
     kernel.make_undumpable()
-    if os.getppid() == 1:
-        os._exit(0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when commands end, not a Ctrl-C
     # A forked child touching objects copies their pages: no collector runs, and what exists now is
     # never scanned again, so the children copy as little as possible.
@@ -66,8 +78,6 @@ def main(request_fd: int, control_fd: int) -> None:
     control = socket.socket(fileno=control_fd)
     os.set_inheritable(request_fd, False)
     os.set_inheritable(control_fd, False)
-    leaders: set[int] = set()  # spawned and not yet reaped: their pids reserve their groups
-    rulesets: dict[int, int] = {}  # Landlock ruleset fds by the id the server defined them under
     served = 0
     while True:
         served += 1
@@ -76,12 +86,13 @@ def main(request_fd: int, control_fd: int) -> None:
             gc.freeze()
         ready, _, _ = select.select([requests, control], [], [])
         if control in ready:
-            _shutdown(leaders, control)
+            # a shutdown request, or end of file: the server has exited, however it ended
+            _shutdown(state, control if control.recv(MAX_MESSAGE) else None)
         message, fds = _receive(requests)
-        if message is None:
-            _shutdown(leaders)
+        if message is None:  # end of file: the server has exited, however it ended
+            _shutdown(state)
         try:
-            reply = _handle(message, fds, leaders, rulesets)
+            reply = _handle(message, fds, state)
         except _SpawnFailure as exc:
             reply = {"error": str(exc), "errno": exc.errno, "step": exc.step}
         except Exception as exc:  # a request this launcher cannot serve: answered, never fatal
@@ -89,7 +100,28 @@ def main(request_fd: int, control_fd: int) -> None:
         finally:
             for fd in fds:
                 os.close(fd)
-        requests.send(json.dumps(reply).encode())
+        try:
+            requests.send(json.dumps(reply).encode())
+        except OSError:  # nobody to answer: the server is gone
+            _shutdown(state)
+
+
+class _State:
+    """What the launcher must end when the server does."""
+
+    def __init__(self, server: int) -> None:
+        self.server = server
+        self.leaders: set[int] = set()  # spawned and not yet reaped: their pids reserve their groups
+        self.rulesets: dict[int, int] = {}  # Landlock ruleset fds by the id the server defined them under
+        self.cgroups: set[str] = set()  # every cgroup a command was put in
+        self.pid = os.getpid()
+
+    def on_parent_death(self, _signum: int, _frame: object) -> None:
+        # The signal also comes when the server *thread* that forked this process ends while the
+        # server lives on (this process is then handed to another of its threads): only a parent
+        # that is no longer the server means the server is gone.
+        if os.getpid() == self.pid and os.getppid() != self.server:
+            _shutdown(self)
 
 
 def _receive(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
@@ -103,14 +135,17 @@ def _receive(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
     return json.loads(data), list(fds)
 
 
-def _handle(message: dict[str, Any], fds: list[int], leaders: set[int], rulesets: dict[int, int]) -> dict[str, Any]:
+def _handle(message: dict[str, Any], fds: list[int], state: _State) -> dict[str, Any]:
     op = message["op"]
+    leaders, rulesets = state.leaders, state.rulesets
     if op == "define":  # a ruleset, built once; spawns name it by its id
         ruleset = kernel.Ruleset.from_wire(message["ruleset"])
         rulesets[int(message["id"])] = kernel.build_ruleset(ruleset, int(message["abi"]))
         _DEFINED[int(message["id"])] = (ruleset, int(message["abi"]))
         return {"id": message["id"]}
     if op == "spawn":
+        if message.get("cgroup"):
+            state.cgroups.add(str(message["cgroup"]))
         pid = _spawn(message, fds, rulesets)
         leaders.add(pid)
         return {"pid": pid}
@@ -130,7 +165,7 @@ def _spawn(message: dict[str, Any], fds: list[int], rulesets: dict[int, int]) ->
     stdout_fd, stderr_fd, *given = fds
     stdin_fd = given[0] if given else None  # an interactive command's pipe or terminal
     argv: list[str] = message["argv"]
-    env: dict[str, str] = message["env"]
+    env: dict[str, str] = {**message["env"], process_tree.SERVER_TAG: _IDENTITY[0]}
     ruleset_fd = rulesets[int(message["ruleset"])] if message.get("ruleset") is not None else None
     try:
         program = argv[0] if "/" in argv[0] else _which(argv[0], env.get("PATH", os.defpath))
@@ -138,11 +173,14 @@ def _spawn(message: dict[str, Any], fds: list[int], rulesets: dict[int, int]) ->
         raise _SpawnFailure({"errno": exc.errno or 2, "error": exc.strerror or str(exc), "step": "exec"}) from None
     network_filter = _command_filter(message.get("seccomp"))
     errors_read, errors_write = os.pipe2(os.O_CLOEXEC)
+    launcher = os.getpid()
     pid = os.fork()
     if pid == 0:  # the command's process: only system calls from here to exec
         step = ["setup"]
         try:
             os.close(errors_read)
+            if not process_tree.die_with_parent(signal.SIGKILL, launcher):
+                os._exit(137)  # the launcher was killed before the request: so is this command
             _become_command(
                 message, program, argv, env, (stdin_fd, stdout_fd, stderr_fd), ruleset_fd, network_filter, step
             )
@@ -268,20 +306,29 @@ def _sweep(tag: str | None, leaders: set[int]) -> int:
     return found
 
 
-def _shutdown(leaders: set[int], control: socket.socket | None = None) -> NoReturn:
-    """Kill every command's group and every adoptee, reap them all, answer, and exit."""
-    for pid in list(leaders):
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    found = _sweep(None, leaders)
-    for pid in list(leaders):
-        try:
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
-    if control is not None:
+def _shutdown(state: _State, control: socket.socket | None = None) -> NoReturn:
+    """Kill every command's group, every child this launcher has (a command's leader, or an
+    adoptee, tagged or not: all of them are the commands'), everything in the commands' cgroups;
+    reap, answer, and exit. Without `control` the server is gone: its cgroups are removed too."""
+    signal.signal(PARENT_DEATH_SIGNAL, signal.SIG_IGN)  # once is enough
+    for pid in list(state.leaders):
+        process_tree.signal_group(pid, signal.SIGKILL)
+    found = 0
+    for _ in range(process_tree.SWEEP_ROUNDS):
+        children = [pid for pid in process_tree.adopted_children() if not process_tree.is_zombie(pid)]
+        for path in state.cgroups:
+            found += cgroups.kill_members(path)
+        if not children:
+            break
+        for pid in children:
+            process_tree.kill_with_group(pid)
+        found += len([pid for pid in children if pid not in state.leaders])
+        _reap_children(time.monotonic() + REAP_WAIT)
+    _reap_children(time.monotonic() + REAP_WAIT)
+    if control is None:
+        if _reparented(state.server):
+            cgroups.remove_server(state.server, state.cgroups)
+    else:
         try:
             control.send(json.dumps({"found": found}).encode())
         except OSError:
@@ -289,5 +336,31 @@ def _shutdown(leaders: set[int], control: socket.socket | None = None) -> NoRetu
     os._exit(0)
 
 
+def _reparented(server: int) -> bool:
+    """Whether the server has died: this process handed to another parent. The kernel closes a dying
+    process's descriptors before it hands over its children, so end of file may come first; a
+    server that closed the channels and lives on keeps its cgroups."""
+    deadline = time.monotonic() + REAP_WAIT
+    while os.getppid() == server:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def _reap_children(deadline: float) -> None:
+    """Collect every exited child until none is left or `deadline` passes."""
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.001)
+
+
+_IDENTITY = [""]  # the server's, set at start: every command carries it (SERVER_TAG)
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]))
+    main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4])

@@ -18,6 +18,7 @@ import threading
 from dataclasses import dataclass
 from typing import IO, Any
 
+from secure_shell import process_tree
 from secure_shell.sandbox.kernel import Ruleset
 
 MAX_MESSAGE = 4 << 20
@@ -81,7 +82,10 @@ class Launcher:
                     sock.setsockopt(socket.SOL_SOCKET, option, MAX_MESSAGE)
                 except OSError:
                     pass
+        server = process_tree.identity(os.getpid()) or str(os.getpid())
         try:
+            # Whichever thread forks it, its parent-death signal fires when that thread ends; the
+            # launcher then checks that its parent process is really gone (launcher.py).
             self.process = subprocess.Popen(
                 [
                     sys.executable,
@@ -90,10 +94,12 @@ class Launcher:
                     "secure_shell.sandbox.launcher",
                     str(requests_there.fileno()),
                     str(control_there.fileno()),
+                    str(os.getpid()),
+                    server,
                 ],
                 pass_fds=(requests_there.fileno(), control_there.fileno()),
                 stdin=subprocess.DEVNULL,
-                env={"PATH": os.defpath},
+                env={"PATH": os.defpath, process_tree.SERVER_TAG: server},  # a launcher left over is found by it
                 close_fds=True,
             )
         finally:
