@@ -30,6 +30,7 @@ from secure_shell.errors import ExecutionNotFound, SecureShellError
 from secure_shell.executor import Outcome
 from secure_shell.http import client_gone
 from secure_shell.output_store import Execution
+from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
 from secure_shell.replies import (
     ExecuteResult,
@@ -45,7 +46,7 @@ from secure_shell.replies import (
     visible,
     visible_fields,
 )
-from secure_shell.runner import Runner, RunResult
+from secure_shell.runner import Prepared, Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.sandbox.limits import LimitSettings, limit_note
 from secure_shell.shells import ShellKind
@@ -58,6 +59,7 @@ PROGRESS_EVERY = 1.0
 STOP_WAIT = 5.0  # seconds stop_command waits for the stopped tree to be gone
 OUTPUT_POLL = 0.025  # how often send_input looks for the output its input caused
 OUTPUT_QUIET = 0.15  # output that has paused this long is taken as the answer to the input
+CHECK_DEADLINE = 5.0  # seconds a call waits for its policy check; then it is refused
 log = logging.getLogger(__name__)
 
 
@@ -131,7 +133,7 @@ class ShellTools:
         session = self.sessions.of(ctx)
         cwd = working_dir if working_dir is not None else (session.cwd or policy.initial_dir)
         seconds = timeout if timeout is not None else policy.command_timeout
-        checked = self.runner.prepare(kind, command, cwd, profile)
+        checked = await self._prepare(kind, command, cwd, profile)
         confirmed = False
         if checked.verdict.decision is Decision.ASK:
             refusal = await ask_user(ctx, kind, command, checked.verdict, policy.ask_timeout)
@@ -139,16 +141,15 @@ class ShellTools:
                 self.runner.record_denial(origin_of(ctx), kind, command, cwd, refusal)
                 return self._denial(refusal, kind)
             confirmed = True
+            checked = await self._prepare(kind, command, cwd, profile, True)
         if background or interactive:
             stdin = ("terminal" if pty else "pipe") if interactive else None
-            return self._start_background(ctx, kind, command, cwd, seconds, profile, confirmed, stdin)
+            return self._start_background(ctx, kind, command, cwd, checked, seconds, stdin)
         lines_wanted = max_lines if max_lines is not None else self.config.logging.max_output_lines
         max_bytes = self.config.logging.max_return_bytes
         started: list[Execution] = []
         try:
-            result = await self._run_foreground(
-                ctx, kind, command, cwd, seconds, profile, confirmed, None if confirmed else checked, started
-            )
+            result = await self._run_foreground(ctx, kind, command, cwd, seconds, profile, confirmed, checked, started)
         except Exception as exc:
             if not started:
                 raise  # nothing ran: the error is the whole answer
@@ -171,6 +172,19 @@ class ShellTools:
             return failure_reply(execution, f"its reply could not be built: {agent_message(exc)}", 0, max_bytes)
         finally:
             self.runner.store.release(execution)  # held by the run until its reply was built
+
+    async def _prepare(
+        self, kind: ShellKind, command: str, cwd: Optional[str], profile: Optional[str], confirmed: bool = False
+    ) -> Prepared:
+        """Runner.prepare in a worker thread, so that no input can hold the event loop and with it every
+        other call. Past CHECK_DEADLINE the call is refused; the abandoned thread ends on its own, since
+        every check is linear in an input of bounded length."""
+        with anyio.move_on_after(CHECK_DEADLINE):
+            return await anyio.to_thread.run_sync(
+                self.runner.prepare, kind, command, cwd, profile, confirmed, abandon_on_cancel=True
+            )
+        message = f"the policy check did not finish within {CHECK_DEADLINE:g} s; nothing ran"
+        return Prepared(Verdict.of([Reason(R.PARSE_TIMEOUT, message, command[:60], Decision.DENY)]))
 
     def _limit_note(self, kind: ShellKind, execution: Execution, outcome: Outcome) -> Optional[str]:
         """Names the configured limit a failed command ran into (sandbox/limits.py)."""
@@ -196,11 +210,11 @@ class ShellTools:
         seconds: int,
         profile: Optional[str],
         confirmed: bool,
-        checked: Any,
+        checked: Prepared,
         running: list[Execution],
     ) -> RunResult:
         """Run to the end, reporting progress when the client asked for it and stopping the tree
-        when an HTTP client goes away. `checked` reuses the check already made (None: check again);
+        when an HTTP client goes away. `checked` is this command's check (made off the event loop);
         `running` gets the execution once it has started. The result's execution is held in the
         store for the reply."""
         started = time.monotonic()
@@ -252,12 +266,10 @@ class ShellTools:
         kind: ShellKind,
         command: str,
         cwd: Optional[str],
+        prepared: Prepared,
         seconds: int,
-        profile: Optional[str],
-        confirmed: bool,
         stdin: Optional[str],
     ) -> CallToolResult:
-        prepared = self.runner.prepare(kind, command, cwd, profile, confirmed)
         origin = origin_of(ctx)
         if prepared.invocation is None:
             self.runner.record_denial(origin, kind, command, cwd, prepared.verdict)
