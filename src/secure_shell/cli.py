@@ -198,6 +198,12 @@ def run_serve(args: argparse.Namespace) -> int:
     transport = getattr(args, "transport", None) or config.transport.mode
     if transport not in ("stdio", "http"):
         raise UsageError(f"transport {transport!r} is not supported; use stdio or http")
+    early = None
+    if transport == "stdio":  # answered while the rest is imported and built
+        from secure_shell.early_initialize import EarlyInitialize
+        from secure_shell.executables import available_shells
+
+        early = EarlyInitialize.start([kind.value for kind in available_shells(config)[0]])
     import signal
 
     from secure_shell.checker import Checker
@@ -241,7 +247,7 @@ def run_serve(args: argparse.Namespace) -> int:
                         file=sys.stderr,
                         flush=True,
                     )
-                stdio_wire.serve(server)
+                stdio_wire.serve(server, early)
         finally:
             runner.shutdown()
     return EXIT_OK

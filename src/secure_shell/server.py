@@ -21,6 +21,7 @@ from pydantic import Field, StrictBool, StrictInt, ValidationError
 
 from secure_shell import __version__
 from secure_shell.config.resolve import ResolvedConfig
+from secure_shell.early_initialize import SERVER_NAME, instructions
 from secure_shell.executables import available_shells
 from secure_shell.jsonrpc_errors import SpecErrorCodes
 from secure_shell.replies import ExecuteResult, InputResult, OutputResult
@@ -29,7 +30,6 @@ from secure_shell.shells import SHELL_FACTS, ShellKind
 from secure_shell.tool_arguments import checked_arguments, invalid_message
 from secure_shell.tools import ShellTools, agent_message, deliberate
 
-SERVER_NAME = "secure-shell"
 log = logging.getLogger(__name__)
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -107,12 +107,7 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
     server = CheckedArgumentsServer(
         SERVER_NAME,
         version=__version__,
-        instructions=(
-            "Shell access under a fixed policy. Shells: "
-            + (", ".join(names) or "none")
-            + ". Commands are checked before they run; use get_config to see the rules. "
-            "Long output is kept: fetch it with get_command_output."
-        ),
+        instructions=instructions(names),
         log_level="WARNING",
     )
     ShellName = Literal[tuple(names)] if names else str
