@@ -14,7 +14,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import yaml
 
@@ -38,6 +38,7 @@ from secure_shell.trust import Protected, boundary_problems, broad_start_directo
 
 if TYPE_CHECKING:
     from secure_shell.checker import Checker
+    from secure_shell.early_initialize import EarlyInitialize
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -176,13 +177,17 @@ def load(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig]:
     return location, load_config(location, os.getcwd())
 
 
-def load_for_running(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig, HostSupport]:
-    """load(), start the containment, then check the trust boundary: commands that will run must
-    not be able to rewrite the policy or the records of what they did."""
+def load_for_running(
+    args: argparse.Namespace, loaded: Callable[[ResolvedConfig], None] | None = None
+) -> tuple[ConfigLocation, ResolvedConfig, HostSupport]:
+    """load() (then `loaded`), start the containment, then check the trust boundary: commands that
+    will run must not be able to rewrite the policy or the records of what they did."""
     from secure_shell.recovery import release_registration, start_up
     from secure_shell.runner import start_containment, stop_containment
 
     location, config = load(args)
+    if loaded is not None:
+        loaded(config)
     start_up(config)  # what a server that died left is killed and recorded, before this one's cgroup exists
     host = start_containment()
     problems = boundary_problems(config, protected_paths(location.path, config), host)
@@ -194,16 +199,20 @@ def load_for_running(args: argparse.Namespace) -> tuple[ConfigLocation, Resolved
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    location, config, host = load_for_running(args)
+    early: list[EarlyInitialize | None] = [None]
+
+    def answer_early(config: ResolvedConfig) -> None:
+        """A stdio client's initialize is answered from here on, while the rest starts (early_initialize)."""
+        if (getattr(args, "transport", None) or config.transport.mode) == "stdio":
+            from secure_shell.early_initialize import EarlyInitialize
+            from secure_shell.executables import available_shells
+
+            early[0] = EarlyInitialize.start([kind.value for kind in available_shells(config)[0]])
+
+    location, config, host = load_for_running(args, answer_early)
     transport = getattr(args, "transport", None) or config.transport.mode
     if transport not in ("stdio", "http"):
         raise UsageError(f"transport {transport!r} is not supported; use stdio or http")
-    early = None
-    if transport == "stdio":  # answered while the rest is imported and built
-        from secure_shell.early_initialize import EarlyInitialize
-        from secure_shell.executables import available_shells
-
-        early = EarlyInitialize.start([kind.value for kind in available_shells(config)[0]])
     import signal
 
     from secure_shell.checker import Checker
@@ -247,7 +256,7 @@ def run_serve(args: argparse.Namespace) -> int:
                         file=sys.stderr,
                         flush=True,
                     )
-                stdio_wire.serve(server, early)
+                stdio_wire.serve(server, early[0])
         finally:
             runner.shutdown()
     return EXIT_OK
