@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from secure_shell.checker import Checker
     from secure_shell.early_initialize import EarlyInitialize
 
+GIL_SWITCH_SECONDS = 0.0005
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -222,6 +223,9 @@ def run_serve(args: argparse.Namespace) -> int:
     from secure_shell.server import build_server
 
     become_subreaper()  # escaped descendants of commands are adopted, found and killed
+    # A policy check runs in a worker thread (tools.py) and holds the GIL while it computes: the event
+    # loop, which every other call needs, gets it back within this interval rather than the default 5 ms.
+    sys.setswitchinterval(GIL_SWITCH_SECONDS)
 
     shells, missing = available_shells(config)
     print_startup_summary(location, config, shells, missing, host)
