@@ -24,7 +24,8 @@ HEAVY = {
     "1 999-character pipeline a|a|...": "|".join(["a"] * 1000),
     "400-stage pipeline of echo": "|".join(["echo"] * 400)[:1999],
     "500 ;-separated commands": ";".join(["a"] * 500),
-    "here-document of 995 lines": "cat <<EOF\n" + "\n".join(["x"] * 995) + "\nEOF",
+    "here-document of 993 lines": "cat <<EOF\n" + "\n".join(["x"] * 993) + "\nEOF",
+    "666 commands a&&a&&...": "&&".join(["a"] * 667)[:1999],
 }
 ECHO = {"shell": "bash", "command": "echo hi"}
 

@@ -4,7 +4,7 @@
 Run: .venv/bin/python bench/import_profile.py --config POLICY [--top 25]
 Prints when the `initialize` and `tools/list` replies arrived (from the process start), then the
 imports with the largest cumulative time (microseconds, as -X importtime reports them; nested
-imports are indented), and the total of the SDK's and of this project's top-level imports.
+imports are indented).
 """
 
 from __future__ import annotations
@@ -57,10 +57,6 @@ def main() -> None:
             continue
         _, cumulative_us, name = line[len("import time:") :].split("|")
         rows.append((int(cumulative_us), name[1:].rstrip()))
-    top_level = [(us, name.strip()) for us, name in rows if not name.startswith("  ")]
-    for group in ("mcp", "secure_shell", "pydantic", "yaml"):
-        total = sum(us for us, name in top_level if name == group or name.startswith(group + "."))
-        print(f"top-level imports of {group}*: {total / 1000:.0f} ms")
     print(f"\n{'cumulative ms':>13}  module")
     for us, name in sorted(rows, reverse=True)[: args.top]:
         print(f"{us / 1000:13.1f}  {name}")

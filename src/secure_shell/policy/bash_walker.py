@@ -31,7 +31,7 @@ from secure_shell.policy.parsed import (
     Word,
     absorb_nested,
 )
-from secure_shell.policy.syntax_tree import descendants, inside
+from secure_shell.policy.syntax_tree import descendants
 
 OPERATOR_TOKENS = frozenset({";", "&", "&&", "||", "|", "|&"})
 # The expression nodes tree-sitter-bash builds inside `[ ... ]`; their leaves are `[`'s words.
@@ -81,12 +81,14 @@ class Walker(ArithmeticChecks):
 
     def walk(self, root: Node) -> None:
         self._check_newlines(root)
-        stack: list[tuple[Node, tuple[str, ...]]] = [(root, ())]
+        # whether a node lies inside a c_style_for_statement is carried down, not looked up through
+        # its ancestors: a list of n `&&` nests n deep, and a look-up per operator was quadratic
+        stack: list[tuple[Node, tuple[str, ...], bool]] = [(root, (), False)]
         while stack:
-            node, via = stack.pop()
+            node, via, in_for = stack.pop()
             kind = node.type
             if not node.is_named:
-                if kind in OPERATOR_TOKENS and not inside(node, "c_style_for_statement"):
+                if kind in OPERATOR_TOKENS and not in_for:
                     self.operators.add(kind)
                     if kind in ("&&", "||") and any(part.startswith(("$(", "<(", ">(")) for part in via):
                         self.nested_lists.append(node.start_byte)
@@ -100,7 +102,8 @@ class Walker(ArithmeticChecks):
                 raise Refused("too many commands", "")
             visit = VISITORS.get(kind)
             child_via = visit(self, node, via) if visit is not None else via
-            stack.extend((child, child_via) for child in reversed(node.children))
+            child_in_for = in_for or kind == "c_style_for_statement"
+            stack.extend((child, child_via, child_in_for) for child in reversed(node.children))
 
     def _check_newlines(self, root: Node) -> None:
         """A newline between commands is a `;`; inside quotes or a here-document it is text."""
