@@ -51,9 +51,9 @@ def main() -> None:
     rounds, commands = int(sys.argv[1]), [line.split() for line in sys.argv[2:]]
     results: list[list[tuple[float, float]]] = [[] for _ in commands]
     for _ in range(rounds):
-        for command, times in zip(commands, results):
+        for command, times in zip(commands, results, strict=True):
             times.append(once(command))
-    for command, times in zip(commands, results):
+    for command, times in zip(commands, results, strict=True):
         first, second = [t[0] for t in times], [t[1] for t in times]
         print(
             f"{' '.join(command)[:60]}: initialize median {statistics.median(first):.2f} s (max {max(first):.2f}), "
