@@ -262,7 +262,7 @@ def print_startup_summary(
         lines.append(
             "  not available on this host: " + ", ".join(f"{kind.value} ({why})" for kind, why in missing.items())
         )
-    lines += [f"  note: {notice}" for notice in config.notices]
+    lines += [f"  note: {notice}" for notice in config.notices_for(shells)]
     lines += [
         f"  note: {path} is not read (a policy in the working directory would be the agent's to rewrite); "
         "name a config file outside the project with --config"

@@ -102,9 +102,6 @@ def policy_summary(policy: dict[str, Any]) -> str:
                     f"{containment.get('networkDenied')}" + (f"; not enforced: {', '.join(missing)}" if missing else "")
                 )
             )
-    unavailable = policy.get("unavailableShells") or {}
-    if unavailable:
-        lines.append("not available on this host: " + ", ".join(f"{name} ({why})" for name, why in unavailable.items()))
     for notice in policy.get("notices", []):
         lines.append(f"note: {notice}")
     return visible("\n".join(lines))

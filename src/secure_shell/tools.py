@@ -400,10 +400,8 @@ class ShellTools:
     # --- policy and directories ------------------------------------------------------------
 
     def get_config(self, shell: Optional[str]) -> CallToolResult:
-        data = self.config.to_dict(ShellKind(shell) if shell is not None else None)
-        data["shells"] = {name: shown for name, shown in data["shells"].items() if ShellKind(name) in self.shells}
-        if shell is None:
-            data["unavailableShells"] = {kind.value: why for kind, why in self.missing.items()}
+        # only the shells this host can run: the agent has no use for the others (the operator saw them at start-up)
+        data = self.config.to_dict(ShellKind(shell) if shell is not None else None, usable=self.shells)
         for name, shown in data["shells"].items():
             shown["containment"] = self.runner.enforcement(ShellKind(name)).to_dict()
         # the text is a summary; the whole policy is sent once, as structured content
@@ -444,12 +442,12 @@ class ShellTools:
     # --- resources -------------------------------------------------------------------------
 
     def config_resource(self) -> str:
-        return json.dumps(self.config.to_dict(), indent=2)
+        return json.dumps(self.config.to_dict(usable=self.shells), indent=2)
 
     def shell_resource(self, name: str) -> str:
-        if name not in {k.value for k in ShellKind} or not self.config.shells[ShellKind(name)].enabled:
-            raise ResourceNotFoundError(f"no enabled shell {name!r}")
-        return json.dumps(self.config.to_dict(ShellKind(name)), indent=2)
+        if name not in {k.value for k in self.shells}:
+            raise ResourceNotFoundError(f"no enabled shell {name!r} that this host can run")
+        return json.dumps(self.config.to_dict(ShellKind(name), usable=self.shells), indent=2)
 
     def logs_resource(self) -> str:
         return json.dumps([visible_fields(e.summary()) for e in self.runner.store.list()], indent=2)
