@@ -171,6 +171,19 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox.add_argument("--json", action="store_true", help="print it as JSON")
     sandbox.set_defaults(handler=run_sandbox)
 
+    from secure_shell.client_config import CLIENTS
+
+    client = commands.add_parser(
+        "client-config",
+        help="print the set-up for an MCP client, with this install's paths filled in",
+        description="Print what to paste into an MCP client to start this install of secure-shell, serving "
+        "the project (the current directory, or --project DIR; VS Code and Cursor pass their open folder), "
+        "and on stderr where it goes.",
+    )
+    client.add_argument("client", choices=list(CLIENTS), metavar="CLIENT", help=", ".join(CLIENTS))
+    client.add_argument("--project", metavar="DIR", help="the project the server serves (default: see above)")
+    client.set_defaults(handler=run_client_config)
+
     init = commands.add_parser(
         "init-config",
         parents=[common],
@@ -685,6 +698,27 @@ def run_config_check(args: argparse.Namespace) -> int:
 def run_config_schema(args: argparse.Namespace) -> int:
     load(args)
     print(json.dumps(json_schema(), indent=2))
+    return EXIT_OK
+
+
+def run_client_config(args: argparse.Namespace) -> int:
+    from secure_shell.client_config import WORKSPACE, snippet
+
+    project = project_dir(args) if args.project is not None else None
+    pinned = project is not None or args.client in ("claude-code", "claude-desktop")
+    if pinned:
+        served = project or os.getcwd()
+        why = broad_start_directory(served, os.path.expanduser("~"))
+        if why is not None:
+            raise UsageError(
+                f"{served} is {why}: the server would refuse to serve it. Run client-config in your project "
+                "directory or name it with --project DIR"
+            )
+    shown = snippet(args.client, project)
+    sys.stdout.write(shown.text)
+    sys.stdout.flush()
+    served_by = "" if pinned or WORKSPACE not in shown.text else " (the client fills in the open folder)"
+    print(f"secure-shell: {shown.where}{served_by}", file=sys.stderr)
     return EXIT_OK
 
 
