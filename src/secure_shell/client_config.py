@@ -17,7 +17,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 SERVER_NAME = "secure-shell"
 WORKSPACE = "${workspaceFolder}"  # VS Code and Cursor put the open folder here when they start the server
@@ -69,7 +69,7 @@ def codex(install: list[str], project: str | None) -> Snippet:
     return Snippet(text, where)
 
 
-def _json_servers(key: str, entry: dict[str, object]) -> str:
+def _json_servers(key: str, entry: Mapping[str, object]) -> str:
     return json.dumps({key: {SERVER_NAME: entry}}, indent=2) + "\n"
 
 
