@@ -282,6 +282,19 @@ def denial_reply(verdict: Verdict, allowed_paths: tuple[str, ...]) -> CallToolRe
     )
 
 
+def background_note(outcome: Outcome) -> Optional[str]:
+    """Says that what the command left running (`server &`) ended with it, and how to keep a job running."""
+    count = outcome.ended_background
+    if not count:
+        return None
+    what = "1 process" if count == 1 else f"{count} processes"
+    return (
+        f"{what} it left running (a job started with `&`, or one that detached) ended with the command: "
+        "whatever a foreground command starts ends when it returns. To keep a job running, start it on its own "
+        "with execute_command background: true and read its output with get_command_output."
+    )
+
+
 def execution_reply(
     execution: Execution, outcome: Outcome, lines_wanted: int, seconds: int, max_bytes: int, note: Optional[str] = None
 ) -> CallToolResult:

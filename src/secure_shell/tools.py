@@ -34,6 +34,7 @@ from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
 from secure_shell.replies import (
     ExecuteResult,
     OutputResult,
+    background_note,
     denial_reply,
     execution_reply,
     failure_reply,
@@ -163,6 +164,7 @@ class ShellTools:
             notes = (
                 containment_note(execution, result.outcome, result.confinement),
                 self._limit_note(kind, execution, result.outcome),
+                background_note(result.outcome),
             )
             note = "\n".join(n for n in notes if n) or None
             return execution_reply(execution, result.outcome, lines_wanted, seconds, max_bytes, note)
