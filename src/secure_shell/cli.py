@@ -286,7 +286,8 @@ def run_serve(args: argparse.Namespace) -> int:
                 if sys.stdin.isatty():
                     print(
                         "secure-shell: serving MCP on stdin and stdout; this terminal is not an MCP client. Start "
-                        'the server from one (README, "Use it from an MCP client"), or press Ctrl+C.',
+                        'the server from one (`secure-shell client-config CLIENT`; README, "Use it from your client"), '
+                        "or press Ctrl+C.",
                         file=sys.stderr,
                         flush=True,
                     )
