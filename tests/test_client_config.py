@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from secure_shell.client_config import CLIENTS, WORKSPACE
+from secure_shell.client_config import CLIENTS, WORKSPACE, transient
 from tests.helpers.ts_sdk import install_sdk, ts_client
 from tests.places import outside, state_env
 
@@ -131,3 +131,9 @@ def test_an_execution_id_from_another_server_process_is_not_called_evicted(tmp_p
         and "not known to this server (started by another server process?)" in reply["content"][0]["text"]
     )
     assert "evicted" not in reply["content"][0]["text"]
+
+
+def test_an_install_in_uvs_cache_is_named_as_one_that_may_go_away() -> None:
+    """`uvx` runs from uv's cache: a client set-up pointing there breaks after `uv cache clean`."""
+    assert transient(["/home/me/.cache/uv/archive-v0/Jb_Gg7rz1vD8cxsj/bin/secure-shell"])
+    assert not transient(["/home/me/.local/pipx/venvs/secure-shell/bin/secure-shell"])

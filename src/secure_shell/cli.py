@@ -703,7 +703,7 @@ def run_config_schema(args: argparse.Namespace) -> int:
 
 
 def run_client_config(args: argparse.Namespace) -> int:
-    from secure_shell.client_config import WORKSPACE, snippet
+    from secure_shell.client_config import WORKSPACE, snippet, this_install, transient
 
     project = project_dir(args) if args.project is not None else None
     pinned = project is not None or args.client in ("claude-code", "claude-desktop")
@@ -720,6 +720,12 @@ def run_client_config(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     served_by = "" if pinned or WORKSPACE not in shown.text else " (the client fills in the open folder)"
     print(f"secure-shell: {shown.where}{served_by}", file=sys.stderr)
+    if transient(this_install()):
+        print(
+            "secure-shell: note: this install lives in uv's cache (uvx), which `uv cache clean` removes; for a "
+            "lasting path, install it with `uv tool install` or `pipx install` and run client-config from there",
+            file=sys.stderr,
+        )
     return EXIT_OK
 
 

@@ -42,6 +42,11 @@ def this_install() -> list[str]:
     return [str(Path(sys.executable).absolute()), "-m", "secure_shell"]
 
 
+def transient(install: list[str]) -> bool:
+    """Whether this install lives in uv's cache (`uvx`), which `uv cache clean` may remove."""
+    return any(part.startswith("archive-v") for part in Path(install[0]).parts)
+
+
 def _command_line(argv: list[str]) -> str:
     return subprocess.list2cmdline(argv) if os.name == "nt" else shlex.join(argv)
 
