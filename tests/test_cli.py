@@ -533,3 +533,11 @@ def test_a_terminal_on_stdin_is_told_the_server_waits_for_an_mcp_client(tmp_path
         served.terminate()
         served.wait(30)
         os.close(primary)
+
+
+def test_run_says_what_a_foreground_command_left_running_was_ended(tmp_path: Path) -> None:
+    conf = outside(tmp_path) / "ops.yaml"
+    conf.write_text("global:\n  restrictions:\n    blockedOperators: []\n")
+    ran = run("--config", str(conf), "run", "--shell", "bash", "--", "sleep 298.5 & echo hi", cwd=tmp_path)
+    assert ran.returncode == 0 and ran.stdout == "hi\n", ran.stderr
+    assert "1 process(es) it left running (a job started with `&`, or one that detached) ended" in ran.stderr

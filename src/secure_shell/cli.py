@@ -457,6 +457,12 @@ def run_run(args: argparse.Namespace) -> int:
     if result.outcome.timed_out:
         print(f"secure-shell: timed out after {timeout} s; the process tree was killed", file=sys.stderr)
         return EXIT_TIMEOUT
+    if result.outcome.ended_background:
+        print(
+            f"secure-shell: {result.outcome.ended_background} process(es) it left running (a job started with `&`, "
+            "or one that detached) ended with the command",
+            file=sys.stderr,
+        )
     return result.outcome.exit_code if result.outcome.exit_code is not None else 1
 
 
