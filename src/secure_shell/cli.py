@@ -12,7 +12,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -33,6 +32,7 @@ from secure_shell.config.projects import policy_file as project_policy_file
 from secure_shell.config.projects import projects_dir
 from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.config.schema import SHELL_NAMES, json_schema
+from secure_shell.config.template import policy_for_project, write_atomically
 from secure_shell.errors import ConfigError, ConfigIssue, SecureShellError, UsageError
 from secure_shell.shells import ShellKind
 from secure_shell.sandbox.containment import SandboxSettings
@@ -775,37 +775,9 @@ def write_policy(text: str, target: Path, force: bool, what: str) -> int:
     if target.exists() and not force:
         print(f"secure-shell: {target} exists; use --force to overwrite it", file=sys.stderr)
         return EXIT_FAILED
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Write beside the target and rename, so a crash never leaves half a policy behind.
-    handle, temp = tempfile.mkstemp(prefix=".secure-shell-", suffix=".yaml", dir=target.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomically(text, target)
     print(f"wrote {target}: {what}", file=sys.stderr)
     return EXIT_OK
-
-
-_PATHS_BLOCK = re.compile(r"^  paths:\n(?:    #.*\n)*    allowedPaths: \[\]\n", re.MULTILINE)
-
-
-def policy_for_project(default_text: str, project: str) -> str:
-    """The embedded default with its `paths` block naming `project` explicitly."""
-    block = (
-        "  paths:\n"
-        "    # The directories commands may use: the working directory, every cd target, path argument\n"
-        "    # and redirection target must lie inside one of them. Written by `secure-shell init-config`;\n"
-        "    # add your other projects here. Keep this file outside every allowed path: the server refuses\n"
-        "    # a policy that commands could rewrite.\n"
-        f"    allowedPaths:\n      - {json.dumps(project)}\n"
-    )
-    text, count = _PATHS_BLOCK.subn(lambda _: block, default_text, count=1)
-    if count != 1:
-        raise SecureShellError("the embedded default policy has no `paths: allowedPaths: []` block to fill in")
-    return text
 
 
 def dump(data: Any, fmt: str) -> str:
