@@ -11,6 +11,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.dangerous_variables import dangerous_variable
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.parsed import SimpleCommand, Word
+from secure_shell.policy.program_scripts import echoed_text as _echoed
 from secure_shell.policy.resolution import (
     Inner,
     PathUse,
@@ -279,18 +280,6 @@ _LINE_CHANGING = re.compile(
 
 
 _LISTS_FILES = re.compile(r"^(?:-[a-zA-Z]*[lL][a-zA-Z]*|--files(?:-with(?:out)?-match(?:es)?)?)$")
-
-
-def _echoed(feeders: tuple[tuple[str | None, ...] | None, ...]) -> str | None:
-    """What the pipe carries when its only feeder is `echo` with literal words (no -e escapes)."""
-    if len(feeders) != 1 or not feeders[0] or feeders[0][0] != "echo":
-        return None
-    words = list(feeders[0][1:])
-    if any(w is None for w in words) or (words and words[0] in ("-e", "-E", "-ne", "-en")):
-        return None
-    newline = not (words and words[0] == "-n")
-    words = words[1:] if words and words[0] == "-n" else words
-    return " ".join(w for w in words if w is not None) + ("\n" if newline else "")
 
 
 def _lists_paths(feeders: tuple[tuple[str | None, ...] | None, ...]) -> bool:
