@@ -133,9 +133,13 @@ def by_spec(
                 Refusal(R.DYNAMIC_COMMAND, f"{name}: an argument that decides what runs is not a literal", word.source)
             )
             return out
-        if name == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", value):
+        if name == "env" and re.match(r"^[^=/-][^=/]*=", value):  # env takes any NAME=VALUE, `BASH_FUNC_f%%=` too
             var = value.split("=", 1)[0]
-            if dangerous_variable(var):
+            if var.startswith("BASH_FUNC_"):
+                out.append(
+                    Refusal(R.DANGEROUS_VARIABLE, f"env sets {var}, a function every bash it starts runs", value)
+                )
+            elif dangerous_variable(var):
                 out.append(Refusal(R.DANGEROUS_VARIABLE, f"env sets {var}, which changes what runs", value))
             i += 1
             continue
