@@ -68,6 +68,20 @@ TWINS = [
         I,
         "python3 -c 'import sys; [print(l) for l in sys.stdin]'",
     ),
+    ("python3 -c 'globals()[\"__builtins__\"].exec(c)'", I, "python3 -c 'if __name__ == \"__main__\": print(1)'"),
+    ("python3 -c 'import os; vars(os)[\"system\"](c)'", I, 'python3 -c \'import os; print(os.path.join("a", "b"))\''),
+    (
+        "python3 -c 'import operator, os; operator.methodcaller(\"system\", c)(os)'",
+        I,
+        'python3 -c \'import operator; print(sorted([{"a": 1}], key=operator.itemgetter("a")))\'',
+    ),
+    ("python3 -c 'import os; x = os; x.system(c)'", I, "python3 -c 'import os; print(getattr(os, \"sep\"))'"),
+    ("python3 -c 'x = __import__(\"os\"); x.system(c)'", I, "python3 -c 'x = __import__(\"json\"); x.dumps(1)'"),
+    (
+        "python3 -c 'import webbrowser; webbrowser.open(\"x\")'",
+        I,
+        'python3 -c \'import re; print(re.compile("a").match("a"))\'',
+    ),
     ("python3 -c 'print(1'", I, "python3 -c 'print(1)'"),
     ("python3 <<'EOF'\nimport os\nos.system('rm x')\nEOF", B, "python3 <<'EOF'\nimport os\nprint(os.sep)\nEOF"),
     # python -m modules whose arguments are code

@@ -51,10 +51,21 @@ _NEVER = {"code.interact", "code.InteractiveConsole", "code.InteractiveInterpret
 _NEVER |= {"ctypes.CDLL", "ctypes.cdll", "ctypes.PyDLL", "ctypes.pydll", "ctypes.CFUNCTYPE", "ctypes.pythonapi"}
 _NEVER |= {"pickle.loads", "pickle.load", "marshal.loads", "marshal.load", "pdb.set_trace", "breakpoint"}
 _NEVER |= {"sys.modules", "pty.spawn", "os.fork", "os.register_at_fork", "sys.settrace", "sys.setprofile"}
+_NEVER |= {"webbrowser.open", "webbrowser.open_new", "webbrowser.open_new_tab", "webbrowser.get", "vars", "globals"}
+_NEVER |= {"locals"}
 RUNNERS = _SHELL | _POPEN | set(_EXEC_LIST) | set(_EXEC_STAR) | _CODE | _MODULE | _PATH | _NEVER
+_LEAVES = frozenset(name.rsplit(".", 1)[-1] for name in RUNNERS)
 # modules a star import would bring runners in from unseen
 _RUNNER_MODULES = frozenset(name.split(".")[0] for name in RUNNERS if "." in name) | {"builtins", "posix", "nt"}
-_BUILTINS = frozenset({"eval", "exec", "compile", "__import__", "breakpoint"})
+_BUILTINS = frozenset({"eval", "exec", "compile", "__import__", "breakpoint", "vars", "globals", "locals"})
+# modules whose functions run programs or code: used other than through one of their attributes
+# (`x = os`, `f(os)`, `vars(os)`), the module goes where the names this module reads cannot follow
+_MODULES = frozenset(
+    "os posix nt subprocess pty builtins importlib runpy ctypes code pdb timeit commands platform webbrowser sys "
+    "operator asyncio".split()
+)
+# the leaf names of the runners: a string naming one given to operator.attrgetter/methodcaller
+
 # dunder names that reach functions and modules around the names this module reads
 _REACH = frozenset(
     {
@@ -156,10 +167,13 @@ class _Checker:
         self.bindings: dict[str, str] = {}  # local name -> qualified module or function name
         self.out: list[Resolution] = []
         self.called: set[int] = set()  # ids of nodes that are the function of a checked call
+        self.parents: dict[int, ast.AST] = {}
 
     def run(self, tree: ast.AST) -> list[Resolution]:
         for node in ast.walk(tree):
             self._bind(node)
+            for child in ast.iter_child_nodes(node):
+                self.parents[id(child)] = node
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 self._call(node)
@@ -210,6 +224,10 @@ class _Checker:
             elif attr in _REACH:
                 self.out.append(_refusal(self.label, f"reaches {attr}", attr))
         name = self.qualified(node.func)
+        if name in ("operator.attrgetter", "operator.methodcaller"):
+            names = [_literal(a) for a in node.args[:1]]
+            if not names or names[0] is None or names[0].split(".")[-1] in _LEAVES | _REACH:
+                self.out.append(_refusal(self.label, f"looks a function up by name with {name}", name))
         if name is None or name not in RUNNERS:
             return
         self.called.add(id(node.func))
@@ -221,10 +239,25 @@ class _Checker:
             self.out.append(_refusal(self.label, f"reaches {node.attr}", node.attr))
         elif isinstance(node, ast.Name) and node.id in _REACH:
             self.out.append(_refusal(self.label, f"reaches {node.id}", node.id))
+        elif isinstance(node, ast.Constant) and node.value in _REACH | {"__builtins__", "__import__"}:
+            self.out.append(_refusal(self.label, f"names {node.value}", str(node.value)))
+        if isinstance(node, ast.Call) and self.qualified(node) in _MODULES and self._loose(node):
+            self.out.append(_refusal(self.label, "keeps an imported module in a name the policy cannot follow", ""))
         if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in self.called:
             name = self.qualified(node)
             if name in RUNNERS and isinstance(getattr(node, "ctx", None), ast.Load):
                 self.out.append(_refusal(self.label, f"passes {name} on as a value", name))
+            elif name in _MODULES and isinstance(getattr(node, "ctx", None), ast.Load) and self._loose(node):
+                self.out.append(_refusal(self.label, f"uses the module {name} as a value", name))
+
+    def _loose(self, node: ast.AST) -> bool:
+        """Whether a module is used other than by one of its attributes or as getattr's object."""
+        parent = self.parents.get(id(node))
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            return False
+        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "getattr":
+            return not (parent.args and parent.args[0] is node)
+        return True
 
     def nested(self, code: str, name: str) -> list[Resolution]:
         if self.depth >= _MAX_NESTED:
