@@ -87,6 +87,7 @@ _REACH = frozenset(
         "__mro__",
     }
 )
+_REACH_STRINGS = _REACH | {"__builtins__", "__import__"}
 _MAX_NESTED = 8  # eval of eval of ... literal code: deeper is refused
 
 
@@ -239,8 +240,8 @@ class _Checker:
             self.out.append(_refusal(self.label, f"reaches {node.attr}", node.attr))
         elif isinstance(node, ast.Name) and node.id in _REACH:
             self.out.append(_refusal(self.label, f"reaches {node.id}", node.id))
-        elif isinstance(node, ast.Constant) and node.value in _REACH | {"__builtins__", "__import__"}:
-            self.out.append(_refusal(self.label, f"names {node.value}", str(node.value)))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in _REACH_STRINGS:
+            self.out.append(_refusal(self.label, f"names {node.value}", node.value))
         if isinstance(node, ast.Call) and self.qualified(node) in _MODULES and self._loose(node):
             self.out.append(_refusal(self.label, "keeps an imported module in a name the policy cannot follow", ""))
         if isinstance(node, (ast.Name, ast.Attribute)) and id(node) not in self.called:
