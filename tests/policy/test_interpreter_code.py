@@ -84,6 +84,8 @@ TWINS = [
     ),
     ("python3 -c 'print(1'", I, "python3 -c 'print(1)'"),
     ("python3 <<'EOF'\nimport os\nos.system('rm x')\nEOF", B, "python3 <<'EOF'\nimport os\nprint(os.sep)\nEOF"),
+    ("python3 -X dev -c 'import os; os.system(c)'", I, "python3 -X dev -c 'print(1)'"),
+    ("python3 manage.py shell -c 'import os; os.system(c)'", I, "python3 manage.py shell -c 'print(1)'"),
     # python -m modules whose arguments are code
     (
         "python3 -m timeit -s 'import os' 'os.system(\"r\" \"m x\")'",
@@ -113,6 +115,18 @@ TWINS = [
         'node -e \'require("child_process").execSync("ls")\'',
     ),
     ("node -e 'eval(process.argv[1])'", I, "node -e 'console.log(/a/.exec(process.argv[1]))'"),
+    (
+        "node -e 'const {execSync: e} = require(\"child_process\"); e(x)'",
+        I,
+        'node -e \'require("child_process").execFileSync("ls")\'',
+    ),
+    ('node -e \'globalThis["ev" + "al"]("1")\'', I, "node -e 'globalThis[\"console\"].log(1)'"),
+    (
+        'node -e \'new Function("require(\\"child_process\\").execSync(x)")()\'',
+        I,
+        "node -e 'new Function(\"return 1\")()'",
+    ),
+    ("node --title t -e 'require(\"child_process\").execSync(x)'", I, "node --title t -e 'console.log(1)'"),
     # scripts read from a stream: known text is that language's code, unknown text is refused
     ("echo 'import os; os.system(\"rm x\")' | python3 /dev/stdin", B, "echo 'print(1)' | python3 /dev/stdin"),
     ("python3 <(echo 'print(1)')", "nested-script-unreadable", "python3 x.py"),

@@ -77,6 +77,7 @@ TWINS = [
     ("sqlite3 db \"select readfile('../outside/secret.txt')\"", P, "sqlite3 db \"select readfile('notes.txt')\""),
     ("sqlite3 db \"select writefile('../outside/x', 'a')\"", P, "sqlite3 db \"select writefile('out.txt', 'a')\""),
     ("sqlite3 db 'select readfile(name) from t'", "path-unresolvable", "sqlite3 db 'select name from t'"),
+    ('sqlite3 db "select \\"writefile\\"(\'../outside/x\', 1)"', P, 'sqlite3 db "select \\"upper\\"(\'x\')"'),
     ("sqlite3 db \"attach '../outside/o.db' as o\"", P, "sqlite3 db \"attach 'other.db' as o\""),
     ("sqlite3 db \"vacuum into '../outside/o.db'\"", P, "sqlite3 db \"vacuum into 'copy.db'\""),
     ("sqlite3 db \"select edit('x', 'vi')\"", I, "sqlite3 db \"select upper('x')\""),
@@ -92,6 +93,8 @@ TWINS = [
     ("env 'BASH_FUNC_ls%%=() { rm -f notes.txt; }' bash -c ls", V, "env 'LC_ALL=C' bash -c ls"),
     ("npm test --script-shell=rm", B, "npm test --script-shell=bash"),
     ("pnpm run build --script-shell rm", B, "pnpm run build"),
+    ("npm config set script-shell rm", B, "npm config set fund false"),
+    ("env -- 'BASH_FUNC_x%%=() { rm y; }' bash -c x", V, "env -- A=1 printenv A"),
 ]
 
 

@@ -30,6 +30,7 @@ _RUNNER_CALLS = {
     "php": r"system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|eval|assert|create_function|"
     r"call_user_func|call_user_func_array|include|require|include_once|require_once",
 }
+_CODE_RUNNERS = frozenset({"eval", "Function", "runInThisContext", "runInNewContext", "runInContext", "instance_eval"})
 _NODE_PROCESS = frozenset({"exec", "execSync", "spawn", "spawnSync", "execFile", "execFileSync", "fork"})
 # a runner's argument that is one literal, or a list of literals, and nothing more
 _STRING = r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\$@#{]|\\.)*"|`[^`$]*`)"""
@@ -47,15 +48,18 @@ def language(key: str) -> str:
     return _LANGUAGES.get(key, "")
 
 
-def check_code(lang: str, code: str, label: str, *, repl: bool = False) -> list[Resolution]:
-    """What the code runs, for the engine to check; refusals for what it cannot read."""
+def check_code(lang: str, code: str, label: str, *, repl: bool = False, lenient: bool = False) -> list[Resolution]:
+    """What the code runs, for the engine to check; refusals for what it cannot read. `lenient`:
+    text that may not be code at all (a program's own -c argument) is no refusal when it does not parse."""
     if lang == "python":
-        checked = check_repl(code, label) if repl else check_python(code, label)
+        checked = check_repl(code, label) if repl else check_python(code, label, lenient=lenient)
         scanned = repl_source(code) if repl else code
         return checked + scan_inline_code(scanned, label)
     out = scan_inline_code(code, label)
     if lang in _RUNNER_CALLS:
         out += _text_runners(lang, code, label)
+    if lang == "node":
+        out += _node_reach(code, label)
     if lang == "perl":
         out += _perl_qx(code, label)
     if lang not in _RUNNER_CALLS:  # no reader for this language: like a program nobody modelled
@@ -92,6 +96,11 @@ def _text_runners(lang: str, code: str, label: str) -> list[Resolution]:
             literal is not None and literal.group().strip().startswith("(") and literal.group().strip().endswith(")")
         )
         if literal is not None and (closed or _AFTER.match(rest[literal.end() :])):
+            if name in _CODE_RUNNERS:  # eval("..."), new Function("..."): the literal is code in turn
+                inner = re.search(_STRING, literal.group())
+                found = check_code(lang, inner.group()[1:-1], f"{label} {name}") if inner is not None else []
+                if found:
+                    return found
             continue  # `f("lit")...` or `f "lit";`: nothing joined onto the literal
         if not re.match(r"\s*[(\s'\"`\[$@]", rest):
             continue  # a word that only contains the name (`exec` as a property read, `evaluate`)
@@ -103,6 +112,33 @@ def _text_runners(lang: str, code: str, label: str) -> list[Resolution]:
                 code[match.start() : match.start() + 60],
             )
         ]
+    return []
+
+
+_CHILD_PROCESS = re.compile(r"""child_process""")
+_DIRECT_CHILD_PROCESS = re.compile(
+    r"""require\s*\(\s*(['"`])(?:node:)?child_process\1\s*\)\s*\.\s*(?:exec|execSync|spawn|spawnSync|execFile|"""
+    r"""execFileSync|fork)\s*\("""
+)
+_COMPUTED_MEMBER = re.compile(
+    r"""\b(?:globalThis|global|window|self|process|module|Reflect|require\s*\([^)]*\))\s*\[(?!\s*(?:['"`]\w*['"`]|\d+)\s*\])"""
+)
+
+
+def _node_reach(code: str, label: str) -> list[Resolution]:
+    """child_process used only as `require('child_process').NAME(literals)`, so no name hides its
+    functions; no computed member of the global object, process, module or a required module."""
+    uses = len(_CHILD_PROCESS.findall(code))
+    direct = len(_DIRECT_CHILD_PROCESS.findall(code))
+    computed = _COMPUTED_MEMBER.search(code)
+    if uses != direct:
+        why = "keeps child_process in a name the policy cannot follow; call require('child_process').NAME(...) directly"
+        return [Refusal(R.INLINE_CODE, f"{label}: {why}", "child_process")]
+    if computed is not None:
+        why = "looks up a global or module member by a computed name"
+        return [Refusal(R.INLINE_CODE, f"{label}: {why}", computed.group(0)[:60])]
+    if re.search(r"\bprocess\s*\.\s*(binding|dlopen|_linkedBinding)\b|\bmodule\s*\.\s*constructor\b", code):
+        return [Refusal(R.INLINE_CODE, f"{label}: reaches node's internal bindings", code[:60])]
     return []
 
 

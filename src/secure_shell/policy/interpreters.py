@@ -20,6 +20,17 @@ from secure_shell.policy.program_scripts import is_stream, known_stdin, stream_s
 from secure_shell.policy.resolution import PathUse, ReadsInput, Refusal, Resolution
 
 INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--exec", "-p", "--print", "-x"})
+# options whose value is the next word (else that word would read as the program file)
+_VALUE_OPTIONS = {
+    "python": frozenset({"-X", "-W", "--check-hash-based-pycs"}),
+    "node": frozenset(
+        "--title --input-type --env-file -C --conditions --inspect-port --icu-data-dir --openssl-config "
+        "--redirect-warnings --report-dir --report-filename --secure-heap --unhandled-rejections --disable-warning "
+        "--diagnostic-dir --cpu-prof-dir --heap-prof-dir --watch-path --localstorage-file --experimental-policy "
+        "--stack-trace-limit".split()
+    ),
+    "ruby": frozenset({"-I", "-r", "-C", "-E", "--encoding"}),
+}
 _NODE_LOADERS = ("--import", "--require", "-r", "--loader", "--experimental-loader")
 # python -m modules whose arguments are code: timeit's statements (and -s setup), pdb's -c commands
 _TIMEIT_VALUES = frozenset({"-n", "--number", "-r", "--repeat", "-u", "--unit"})
@@ -71,9 +82,21 @@ def interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolut
         if value == "-":
             break
         if not value.startswith("-"):
-            return out + (stream_script(word, command, name, lambda text: check_code(lang, text, name)) or data)
-        i += 1
+            after = _after_program(lang, name, words[i + 1 :])
+            return out + (stream_script(word, command, name, lambda text: check_code(lang, text, name)) or data) + after
+        i += 2 if value in _VALUE_OPTIONS.get(lang, ()) else 1
     return out + _program_on_stdin(name, lang, command, code_before, interactive)
+
+
+def _after_program(lang: str, name: str, rest: tuple[Word, ...]) -> list[Resolution]:
+    """Words after the program file are its arguments; one that looks like inline code (a `-c`
+    or `-e` option: `manage.py shell -c CODE`) is checked as code when it parses as code."""
+    out: list[Resolution] = []
+    for i, word in enumerate(rest[:-1]):
+        code = rest[i + 1].value
+        if word.value in INLINE_CODE_OPTIONS and code is not None:
+            out += check_code(lang, code, f"{name} ... {word.value}", lenient=True)
+    return out
 
 
 def _no_reader(text: str) -> list[Resolution]:

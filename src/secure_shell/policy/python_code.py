@@ -91,11 +91,14 @@ _REACH_STRINGS = _REACH | {"__builtins__", "__import__"}
 _MAX_NESTED = 8  # eval of eval of ... literal code: deeper is refused
 
 
-def check_python(code: str, label: str) -> list[Resolution]:
-    """What the code runs (Script, Inner, PathUse), or a Refusal; [] when it runs nothing the engine checks."""
+def check_python(code: str, label: str, *, lenient: bool = False) -> list[Resolution]:
+    """What the code runs (Script, Inner, PathUse), or a Refusal; [] when it runs nothing the engine
+    checks. `lenient`: text that does not parse is not Python and runs nothing."""
     try:
         tree = _parse(code, label)
     except SyntaxError as error:
+        if lenient:
+            return []
         return [_refusal(label, f"does not parse as Python {sys.version_info[0]}.{sys.version_info[1]} ({error.msg})")]
     return _Checker(label, 0).run(tree)
 

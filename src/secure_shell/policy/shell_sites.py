@@ -82,6 +82,22 @@ def dequoted(text: str) -> str:
     return "".join(out)
 
 
+_SHELL_KEYS = frozenset({"script-shell", "shell", "scriptShell"})
+
+
+def _package_config(command: SimpleCommand) -> list[Resolution]:
+    """`npm --script-shell X` and `npm config set script-shell X` (or `=X`): X runs every script."""
+    out = _shell_option("--script-shell", "--shell")(command)
+    words = command.words
+    if [w.value for w in words[1:3]] != ["config", "set"] or len(words) < 4:
+        return out
+    key, eq, attached = (words[3].value or "").partition("=")
+    if key in _SHELL_KEYS:
+        shell = Word(attached, attached) if eq else (words[4] if len(words) > 4 else Word("", ""))
+        out.append(_program(shell, f"{words[0].value} config set {key}"))
+    return out
+
+
 def _split(command: SimpleCommand) -> list[Resolution]:
     return [_script(w, "split --filter") for w in option_values(command.words, ("--filter",))]
 
@@ -254,7 +270,7 @@ SITES: dict[str, Site] = {
     **{name: _pager for name in ("less", "more", "most", "man")},
     **{name: _make for name in ("make", "gmake")},
     **{name: _ex for name in ("ex", "vi", "vim", "nvim", "view")},
-    **{name: _shell_option("--script-shell", "--shell") for name in ("npm", "pnpm", "yarn", "npx", "pnpx")},
+    **{name: _package_config for name in ("npm", "pnpm", "yarn", "npx", "pnpx")},
     **{name: _shell_option("-s", "--shell") for name in ("su", "runuser", "screen")},
     "tar": _shell_option("--rsh-command"),
 }

@@ -49,8 +49,9 @@ _REFUSED = {
     "system": "",
     "shell": "",
 }
-_SQL_FILES = re.compile(r"\b(readfile|writefile|fsdir|zipfile|sqlar_uncompress)\s*\(\s*", re.I)
-_SQL_RUNS = re.compile(r"\b(edit|load_extension)\s*\(", re.I)
+# a function name may be quoted as an identifier: "writefile"(...), [readfile](...), `edit`(...)
+_SQL_FILES = re.compile(r"[\"`\[]?\b(readfile|writefile|fsdir|zipfile|sqlar_uncompress)\b[\"`\]]?\s*\(\s*", re.I)
+_SQL_RUNS = re.compile(r"[\"`\[]?\b(edit|load_extension)\b[\"`\]]?\s*\(", re.I)
 _SQL_ATTACH = re.compile(r"\b(attach(?:\s+database)?|vacuum(?:\s+\w+)?\s+into)\s+", re.I)
 _STRING = re.compile(r"'((?:[^']|'')*)'")
 

@@ -145,6 +145,12 @@ def by_spec(
             continue
         if value == "--":
             i += 1
+            if name == "env":  # env still reads NAME=VALUE words after `--`
+                while i < len(words) and words[i].value is not None and "=" in (words[i].value or "")[1:]:
+                    var = (words[i].value or "").split("=", 1)[0]
+                    if var.startswith("BASH_FUNC_") or dangerous_variable(var):
+                        out.append(Refusal(R.DANGEROUS_VARIABLE, f"env sets {var}, which changes what runs", var))
+                    i += 1
             break
         if value.startswith("-") and value != "-" or (value == "-" and value in spec.flags):
             after = _read_option(name, spec, words, i, out)
