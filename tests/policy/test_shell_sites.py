@@ -12,7 +12,7 @@ import pytest
 
 from secure_shell.policy.decide import decide
 from secure_shell.policy.shell_sites import dequoted
-from secure_shell.policy.sqlite import dot_arguments
+from secure_shell.policy.sqlite import dot_arguments, sql_complete
 from tests.policy.conftest import (
     ENV,
     B,
@@ -112,6 +112,7 @@ def test_twin_is_allowed(command: str, rule: str, twin: str) -> None:
 SESSIONS = [
     ("sqlite3 db", '.shell r""m x\n', B, ".tables\n"),
     ("sqlite3 db", "select 1;\n.output '|rm x'\n", B, "select 1;\n.output out.txt\n"),
+    ("sqlite3 db", "select 1; -- done\n.shell rm x\n", B, "select ';\n.shell date > ../outside/x\n';\n"),
     ("less notes.txt", "!r''m x\n", B, "/pattern\nq\n"),
     ("gdb prog", "break main\nshell r''m x\n", B, "break main\nrun\n"),
     ("bash", "env 'BASH_FUNC_ls%%=() { rm -f notes.txt; }' bash -c ls\n", V, "env LC_ALL=C ls\n"),
@@ -131,6 +132,11 @@ def test_quote_removal_as_the_shell_does_it() -> None:
     assert dequoted("r\\m") == "rm"
     assert dequoted("$'\\x72m'") == "rm"
     assert dequoted('.shell r""m x') == ".shell rm x"
+
+
+def test_sqlite_knows_where_a_statement_ends() -> None:
+    assert sql_complete("select 1; -- note") and sql_complete("select 1; /* x */")
+    assert not sql_complete("select ';") and not sql_complete("select 1 /* ; */")
 
 
 def test_sqlite_splits_dot_commands_as_sqlite3_does() -> None:

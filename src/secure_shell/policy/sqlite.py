@@ -152,10 +152,37 @@ def script(text: str, label: str) -> list[Resolution]:
             out += dot_command(line, label)
         else:
             sql.append(line)
-            if line.rstrip().endswith(";"):
+            if sql_complete("\n".join(sql)):
                 out += sql_text("\n".join(sql), label)
                 sql = []
     return out + (sql_text("\n".join(sql), label) if sql else [])
+
+
+def sql_complete(sql: str) -> bool:
+    """Whether the SQL text ends a statement, as sqlite3_complete says: its last token outside
+    strings, quoted names and comments is `;` (`select 1; -- note` is complete, `select ';` is not)."""
+    last = ""
+    i = 0
+    closers = {"'": "'", '"': '"', "`": "`", "[": "]"}
+    while i < len(sql):
+        ch = sql[i]
+        if ch in closers:
+            end = sql.find(closers[ch], i + 1)
+            if end < 0:
+                return False
+            last, i = ch, end + 1
+        elif sql.startswith("--", i):
+            end = sql.find("\n", i)
+            i = len(sql) if end < 0 else end + 1
+        elif sql.startswith("/*", i):
+            end = sql.find("*/", i + 2)
+            if end < 0:
+                return False
+            i = end + 2
+        else:
+            last = ch if not ch.isspace() else last
+            i += 1
+    return last == ";"
 
 
 def _argument(word: Word, label: str) -> list[Resolution]:
