@@ -43,6 +43,9 @@ TWINS = [
     ("make --eval='$(shell r\"\"m y)' x", B, "make --eval='$(shell date)' x"),
     ("make SHELL=rm x", B, "make CC=gcc x"),
     ("make --eval='SHELL=/tmp/sh' x", V, "make --eval='CFLAGS=-O2' x"),
+    ("parallel 'r${e}m {}' ::: x", "dynamic-command-word", "parallel 'gzip {}' ::: x"),
+    ("strace -o '|r\"\"m x' ls", B, "strace -o trace.txt ls"),
+    ("gdb -batch -ex 'call (int)system(c)' -p 1", I, "gdb -batch -ex 'print sizeof(int)' -p 1"),
     ("numactl --cpunodebind=0 r''m x", M, "numactl --hardware"),
     ("sort --compress-program=r\\m f", M, "sort -u f"),
     # 2. a program's script from stdin, a pipe, -, /dev/stdin, /dev/fd/N or <(...)

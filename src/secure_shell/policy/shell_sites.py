@@ -113,6 +113,8 @@ def _shell_option(*names: str) -> Site:
 # gdb: `shell CMD`, `!CMD`, `pipe [COMMAND] | CMD`, `| ...`; python code runs too
 _GDB_SHELL = re.compile(r"^\s*(?:shell\b|!)(.*)$", re.S)
 _GDB_PIPE = re.compile(r"^\s*(?:pipe\b|\|)[^|]*\|(.*)$", re.S)
+# `call system("...")`, `print popen(...)`: the debugged process runs a program
+_GDB_INFERIOR_RUNNER = re.compile(r"\b(system|popen|exec[lv]p?e?|posix_spawnp?|dlopen)\s*\(")
 _GDB_CODE = re.compile(r"^\s*(?:python|py|pi|python-interactive|guile|gu|source|so|define|document|eval)\b")
 
 
@@ -122,7 +124,7 @@ def gdb_line(line: str, label: str) -> list[Resolution]:
         match = pattern.match(line)
         if match is not None:
             return [Script("bash", match.group(1), f"{label} shell")]
-    if _GDB_CODE.match(line):
+    if _GDB_CODE.match(line) or _GDB_INFERIOR_RUNNER.search(line):
         return [
             Refusal(R.INLINE_CODE, f"{label}: gdb runs script code or a file of commands: {line.strip()[:40]!r}", line)
         ]
@@ -259,7 +261,38 @@ def _sed(command: SimpleCommand) -> list[Resolution]:
     return out
 
 
+def _parallel(command: SimpleCommand) -> list[Resolution]:
+    """GNU parallel runs its command words, joined, as a shell script for each input ({} filled in)."""
+    words = command.words[1:]
+    i = 0
+    while i < len(words) and (words[i].value or "").startswith("-"):
+        i += 1  # its options: a value option shifts the command, which is then checked with more words
+    command_words = []
+    for word in words[i:]:
+        if word.value in (":::", "::::", ":::+", "::::+"):
+            break
+        command_words.append(word)
+    if not command_words:
+        return []
+    if any(w.value is None for w in command_words):
+        return [Script("bash", None, "parallel", "the command is not a literal")]
+    return [Script("bash", " ".join(w.value or "" for w in command_words), "parallel")]
+
+
+def _trace_output(command: SimpleCommand) -> list[Resolution]:
+    """strace/ltrace -o '|CMD' (or '!CMD') pipes the trace into CMD, run by the shell."""
+    out: list[Resolution] = []
+    for word in option_values(command.words, ("-o", "--output")):
+        value = word.value or ""
+        if value[:1] in ("|", "!"):
+            out.append(Script("bash", value[1:], f"{command.words[0].value} -o |"))
+    return out
+
+
 SITES: dict[str, Site] = {
+    "parallel": _parallel,
+    "strace": _trace_output,
+    "ltrace": _trace_output,
     **{name: _awk for name in ("awk", "gawk", "mawk", "nawk", "busybox-awk")},
     "sed": _sed,
     "gsed": _sed,
