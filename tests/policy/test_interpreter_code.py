@@ -127,6 +127,44 @@ TWINS = [
         "node -e 'new Function(\"return 1\")()'",
     ),
     ("node --title t -e 'require(\"child_process\").execSync(x)'", I, "node --title t -e 'console.log(1)'"),
+    # JavaScript on its syntax tree: names bound by require/import are followed
+    (
+        'node -e \'const {execSync: e} = require("child_process"); e("r" + "m x")\'',
+        I,
+        'node -e \'const {execSync: e} = require("child_process"); e("ls")\'',
+    ),
+    (
+        'node -e \'const {spawnSync} = require("node:child_process"); spawnSync("rm", ["x"])\'',
+        B,
+        'node -e \'const {spawnSync} = require("child_process"); spawnSync("git", ["status"], {stdio: "inherit"})\'',
+    ),
+    (
+        "node -e 'let cp; cp = require(\"child_process\"); cp.execSync(x)'",
+        I,
+        'node -e \'const cp = require("child_process"); cp.execSync("ls")\'',
+    ),
+    (
+        "node -e 'const r = require; r(\"child_process\").execSync(c)'",
+        I,
+        'node -e \'const fs = require("fs"); console.log(fs.readFileSync("a.txt", "utf8"))\'',
+    ),
+    (
+        "node -e 'import(\"child_process\").then(m => m.execSync(x))'",
+        I,
+        'node -e \'import("fs").then(m => console.log(m.existsSync("a")))\'',
+    ),
+    ("node -e '[].constructor.constructor(x)()'", I, "node -e 'console.log([].constructor.name)'"),
+    (
+        'node -e \'Function("return this")().process.mainModule.require("child_process")\'',
+        I,
+        "node -e 'console.log(process.argv.length)'",
+    ),
+    (
+        'node -e \'require("child_process").spawn("ls", {shell: true})\'',
+        I,
+        'node -e \'require("child_process").spawn("ls", ["-la"])\'',
+    ),
+    ('deno eval \'new Deno.Command("rm", {args: ["x"]}).outputSync()\'', I, "deno eval 'console.log(1)'"),
     # scripts read from a stream: known text is that language's code, unknown text is refused
     ("echo 'import os; os.system(\"rm x\")' | python3 /dev/stdin", B, "echo 'print(1)' | python3 /dev/stdin"),
     ("python3 <(echo 'print(1)')", "nested-script-unreadable", "python3 x.py"),

@@ -1,8 +1,8 @@
-"""Code an interpreter runs, per language: Python on its syntax tree (python_code.py); perl, node,
-ruby and php on their text, where every call that runs a program or code must take literal
-arguments and the channels that carry code outside -e (perl's qx and -M, node's --import of a
-`data:` URL) are read as code too. Every language also gets the literal scan of inline_code.py
-(a string that is a command line or an absolute path is checked like one).
+"""Code an interpreter runs, per language: Python and JavaScript on their syntax trees
+(python_code.py, javascript_code.py); perl, ruby and php on their text, where every call that runs a
+program or code must take literal arguments and perl's qx is read as shell text. Every language
+also gets the literal scan of inline_code.py (a string that is a command line or an absolute path
+is checked like one).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import urllib.parse
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.inline_code import scan_inline_code
+from secure_shell.policy.javascript_code import check_javascript
 from secure_shell.policy.python_code import check_python, check_repl, repl_source
 from secure_shell.policy.resolution import ReadsInput, Refusal, Resolution, Script
 
@@ -23,15 +24,12 @@ _LANGUAGES |= {"ruby": "ruby", "php": "php"}
 # calls that run a program or code, per text-scanned language
 _RUNNER_CALLS = {
     "perl": r"system|exec|eval|readpipe|open|do|require",
-    "node": r"exec|execSync|spawn|spawnSync|execFile|execFileSync|fork|eval|Function|require|import|"
-    r"runInThisContext|runInNewContext|runInContext|compileFunction|Script|Worker|setTimeout|setInterval",
     "ruby": r"system|exec|spawn|eval|instance_eval|class_eval|popen|popen2|popen3|capture2|capture2e|capture3|"
     r"send|public_send|__send__|require|load|syscall|fork",
     "php": r"system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|eval|assert|create_function|"
     r"call_user_func|call_user_func_array|include|require|include_once|require_once",
 }
 _CODE_RUNNERS = frozenset({"eval", "Function", "runInThisContext", "runInNewContext", "runInContext", "instance_eval"})
-_NODE_PROCESS = frozenset({"exec", "execSync", "spawn", "spawnSync", "execFile", "execFileSync", "fork"})
 # a runner's argument that is one literal, or a list of literals, and nothing more
 _STRING = r"""(?:'(?:[^'\\]|\\.)*'|"(?:[^"\\$@#{]|\\.)*"|`[^`$]*`)"""
 _LIST = rf"\[\s*{_STRING}(?:\s*,\s*{_STRING})*\s*\]"
@@ -55,11 +53,11 @@ def check_code(lang: str, code: str, label: str, *, repl: bool = False, lenient:
         checked = check_repl(code, label) if repl else check_python(code, label, lenient=lenient)
         scanned = repl_source(code) if repl else code
         return checked + scan_inline_code(scanned, label)
+    if lang == "node":
+        return check_javascript(code, label, repl=repl, lenient=lenient) + scan_inline_code(code, label)
     out = scan_inline_code(code, label)
     if lang in _RUNNER_CALLS:
         out += _text_runners(lang, code, label)
-    if lang == "node":
-        out += _node_reach(code, label)
     if lang == "perl":
         out += _perl_qx(code, label)
     if lang not in _RUNNER_CALLS:  # no reader for this language: like a program nobody modelled
@@ -72,9 +70,7 @@ def _text_runners(lang: str, code: str, label: str) -> list[Resolution]:
     for match in re.finditer(rf"(?<![\w$])(?:new\s+)?({_RUNNER_CALLS[lang]})\b", code):
         name = match.group(1)
         rest = code[match.end() :]
-        if lang == "node" and name in _NODE_PROCESS and "child_process" not in code:
-            continue  # RegExp.exec, a method of the program's own: no child_process, no program
-        if match.start() > 0 and code[match.start() - 1] == "." and lang != "node":
+        if match.start() > 0 and code[match.start() - 1] == ".":
             continue  # a method of the program's own objects
         if lang == "perl" and name in ("open", "do", "require", "eval") and re.match(r"\s*[({]", rest):
             if name == "eval" and re.match(r"\s*\{", rest):
@@ -85,12 +81,9 @@ def _text_runners(lang: str, code: str, label: str) -> list[Resolution]:
         elif lang == "perl" and name in ("open", "do", "require") and not re.match(r"\s*[$@]", rest):
             if name != "open" or not re.search(r"\|", rest.split(";", 1)[0]):
                 continue
-        if lang in ("node", "ruby", "php") and name in ("require", "import", "include", "load", "include_once"):
+        if lang in ("ruby", "php") and name in ("require", "import", "include", "load", "include_once"):
             if re.match(r"\s*\(?\s*['\"][^'\"$]*['\"]\s*\)?", rest) or re.match(r"\s+[\w{*]", rest):
                 continue  # a module named by a literal (or an import statement)
-        if lang == "node" and name in ("setTimeout", "setInterval"):
-            if not re.match(r"\s*\(\s*['\"`]", rest):
-                continue  # a function, not a string of code
         literal = _LITERAL_ARGS.match(rest)
         closed = (
             literal is not None and literal.group().strip().startswith("(") and literal.group().strip().endswith(")")
@@ -112,33 +105,6 @@ def _text_runners(lang: str, code: str, label: str) -> list[Resolution]:
                 code[match.start() : match.start() + 60],
             )
         ]
-    return []
-
-
-_CHILD_PROCESS = re.compile(r"""child_process""")
-_DIRECT_CHILD_PROCESS = re.compile(
-    r"""require\s*\(\s*(['"`])(?:node:)?child_process\1\s*\)\s*\.\s*(?:exec|execSync|spawn|spawnSync|execFile|"""
-    r"""execFileSync|fork)\s*\("""
-)
-_COMPUTED_MEMBER = re.compile(
-    r"""\b(?:globalThis|global|window|self|process|module|Reflect|require\s*\([^)]*\))\s*\[(?!\s*(?:['"`]\w*['"`]|\d+)\s*\])"""
-)
-
-
-def _node_reach(code: str, label: str) -> list[Resolution]:
-    """child_process used only as `require('child_process').NAME(literals)`, so no name hides its
-    functions; no computed member of the global object, process, module or a required module."""
-    uses = len(_CHILD_PROCESS.findall(code))
-    direct = len(_DIRECT_CHILD_PROCESS.findall(code))
-    computed = _COMPUTED_MEMBER.search(code)
-    if uses != direct:
-        why = "keeps child_process in a name the policy cannot follow; call require('child_process').NAME(...) directly"
-        return [Refusal(R.INLINE_CODE, f"{label}: {why}", "child_process")]
-    if computed is not None:
-        why = "looks up a global or module member by a computed name"
-        return [Refusal(R.INLINE_CODE, f"{label}: {why}", computed.group(0)[:60])]
-    if re.search(r"\bprocess\s*\.\s*(binding|dlopen|_linkedBinding)\b|\bmodule\s*\.\s*constructor\b", code):
-        return [Refusal(R.INLINE_CODE, f"{label}: reaches node's internal bindings", code[:60])]
     return []
 
 

@@ -65,6 +65,7 @@ def interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolut
             continue
         clustered = lang in ("perl", "ruby") and bool(re.fullmatch(r"-[a-zA-Z0-9]*[eE]", value))  # -ne, -lane
         glued = lang == "perl" and value[:2] in ("-e", "-E") and len(value) > 2
+        clustered = clustered or (i == 1 and value == "eval" and (words[0].value or "").endswith("deno"))  # deno eval
         if value in INLINE_CODE_OPTIONS or clustered or glued:
             takes_next = (value in INLINE_CODE_OPTIONS or clustered) and i + 1 < len(words)
             code = words[i + 1] if takes_next else Word(value, value[2:])
