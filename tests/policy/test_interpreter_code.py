@@ -11,7 +11,7 @@ import pytest
 
 from secure_shell.policy.decide import decide
 from secure_shell.policy.python_code import repl_source
-from tests.policy.conftest import ENV, B, I, V, assert_allowed, assert_denied, check, cwd_for, policy_for, run_bash
+from tests.policy.conftest import ENV, B, I, P, V, assert_allowed, assert_denied, check, cwd_for, policy_for, run_bash
 from tests.policy.conftest import scratch_project
 
 TWINS = [
@@ -234,3 +234,35 @@ def test_denied_row_really_deletes(tmp_path: Path, command: str, tool: str) -> N
     assert not verdict.allowed, f"allowed: {command!r}"
     run_bash(command, project, tmp_path)
     assert not (project / "victim.txt").exists(), f"bash did not delete with {command!r}"
+
+
+# the same code started from cmd or PowerShell: its shell text is cmd's
+WINDOWS = [
+    ("cmd", 'python -c "import os; os.system(c)"', I, 'python -c "print(1)"'),
+    ("cmd", "python -c \"import os; os.system('del x')\"", B, "python -c \"import os; os.system('dir')\""),
+    ("cmd", "node -e \"require('child_process').execSync(x)\"", I, 'node -e "console.log(1)"'),
+    ("cmd", 'sqlite3 db ".shell del x"', B, 'sqlite3 db ".tables"'),
+    ("powershell", 'py -3 -c "import subprocess; subprocess.run(c, shell=True)"', I, 'py -3 -c "print(2)"'),
+    ("powershell", "python -c \"import os; os.system('del x')\"", B, 'python -c "import json; print(json.dumps(1))"'),
+    (
+        "powershell",
+        "sqlite3 db \"select readfile('..\\secret.txt')\"",
+        P,
+        "sqlite3 db \"select readfile('notes.txt')\"",
+    ),
+    ("powershell", "perl -e 'system $x'", I, "perl -e 'print 1'"),
+]
+
+
+@pytest.mark.parametrize("shell, command, rule, twin", WINDOWS, ids=[f"{s}: {c}" for s, c, _, _ in WINDOWS])
+def test_code_started_from_cmd_or_powershell_is_read_the_same(shell: str, command: str, rule: str, twin: str) -> None:
+    assert_denied(check(shell, command), rule, command)
+    assert_allowed(check(shell, twin), twin)
+
+
+@pytest.mark.parametrize("shell", ["cmd", "powershell"])
+def test_repl_input_from_a_windows_shell_is_one_program(shell: str) -> None:
+    text = "c = 'del x'\nimport os; os.system(c)\n"
+    assert_denied(decide("python", policy_for(shell), cwd_for(shell), ENV, session_input=text), I, text)
+    twin = "c = 'dir'\nprint(c)\n"
+    assert_allowed(decide("python", policy_for(shell), cwd_for(shell), ENV, session_input=twin), twin)

@@ -17,7 +17,7 @@ from secure_shell.policy.javascript_code import check_javascript
 from secure_shell.policy.python_code import check_python, check_repl, repl_source
 from secure_shell.policy.resolution import ReadsInput, Refusal, Resolution, Script
 
-_PYTHON = re.compile(r"^(python3?|pypy3|python3\.\d+|ipython3?)$")
+_PYTHON = re.compile(r"^(python[3w]?|pypy3|python3\.\d+|ipython3?|py)$")
 _LANGUAGES = {"perl": "perl", "node": "node", "nodejs": "node", "deno": "node", "bun": "node"}
 _LANGUAGES |= {"ruby": "ruby", "php": "php"}
 
