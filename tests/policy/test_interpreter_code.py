@@ -242,7 +242,7 @@ WINDOWS = [
     ("cmd", "python -c \"import os; os.system('del x')\"", B, "python -c \"import os; os.system('dir')\""),
     ("cmd", "node -e \"require('child_process').execSync(x)\"", I, 'node -e "console.log(1)"'),
     ("cmd", 'sqlite3 db ".shell del x"', B, 'sqlite3 db ".tables"'),
-    ("powershell", 'py -3 -c "import subprocess; subprocess.run(c, shell=True)"', I, 'py -3 -c "print(2)"'),
+    ("powershell", 'py -c "import subprocess; subprocess.run(c, shell=True)"', I, 'py -c "print(2)"'),
     ("powershell", "python -c \"import os; os.system('del x')\"", B, 'python -c "import json; print(json.dumps(1))"'),
     (
         "powershell",
