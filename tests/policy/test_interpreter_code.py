@@ -266,3 +266,9 @@ def test_repl_input_from_a_windows_shell_is_one_program(shell: str) -> None:
     assert_denied(decide("python", policy_for(shell), cwd_for(shell), ENV, session_input=text), I, text)
     twin = "c = 'dir'\nprint(c)\n"
     assert_allowed(decide("python", policy_for(shell), cwd_for(shell), ENV, session_input=twin), twin)
+
+
+def test_an_endless_repl_entry_is_refused_not_read_line_by_line_forever() -> None:
+    text = "(\n" + "1,\n" * 3000  # each line reopens the entry: read one at a time, the work would grow squared
+    verdict = decide("python3", policy_for("bash"), cwd_for("bash"), ENV, session_input=text)
+    assert not verdict.allowed and "still open" in verdict.reasons[0].message

@@ -51,7 +51,7 @@ def check_code(lang: str, code: str, label: str, *, repl: bool = False, lenient:
     text that may not be code at all (a program's own -c argument) is no refusal when it does not parse."""
     if lang == "python":
         checked = check_repl(code, label) if repl else check_python(code, label, lenient=lenient)
-        scanned = repl_source(code) if repl else code
+        scanned = (repl_source(code) or code) if repl else code
         return checked + scan_inline_code(scanned, label)
     if lang == "node":
         return check_javascript(code, label, repl=repl, lenient=lenient) + scan_inline_code(code, label)

@@ -44,6 +44,7 @@ _BINDING_SITES = frozenset(
     | {"namespace_import"}
 )
 _MAX_NESTED = 8
+_MAX_OPEN_LINES = 50  # lines of an unfinished REPL entry taken off the end, one at a time
 
 
 def check_javascript(code: str, label: str, *, repl: bool = False, lenient: bool = False) -> list[Resolution]:
@@ -51,7 +52,9 @@ def check_javascript(code: str, label: str, *, repl: bool = False, lenient: bool
     root = _parse(code)
     if root.has_error and repl:
         lines = code.rstrip("\n").split("\n")
-        while lines and root.has_error:  # an entry still being typed has not run yet
+        for _ in range(_MAX_OPEN_LINES):  # an entry still being typed has not run yet
+            if not lines or not root.has_error:
+                break
             lines.pop()
             root = _parse("\n".join(lines))
     if root.has_error:

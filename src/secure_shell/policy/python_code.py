@@ -88,7 +88,10 @@ _REACH = frozenset(
     }
 )
 _REACH_STRINGS = _REACH | {"__builtins__", "__import__"}
-_MAX_NESTED = 8  # eval of eval of ... literal code: deeper is refused
+_MAX_NESTED = 8
+MAX_ENTRY_LINES = (
+    200  # lines of one unfinished REPL entry read one at a time  # eval of eval of ... literal code: deeper is refused
+)
 
 
 def check_python(code: str, label: str, *, lenient: bool = False) -> list[Resolution]:
@@ -105,10 +108,20 @@ def check_python(code: str, label: str, *, lenient: bool = False) -> list[Resolu
 
 def check_repl(text: str, label: str) -> list[Resolution]:
     """Input typed into a Python REPL, checked as the one program the interpreter runs from it."""
-    return check_python(repl_source(text), label)
+    try:
+        _parse(text, label)
+        whole = True
+    except SyntaxError:
+        whole = False
+    if whole:  # every line is a statement of one module: the REPL runs the same statements
+        return check_python(text, label)
+    source = repl_source(text)
+    if source is None:
+        return [_refusal(label, f"has an entry of more than {MAX_ENTRY_LINES} lines still open")]
+    return check_python(source, label)
 
 
-def repl_source(text: str) -> str:
+def repl_source(text: str) -> str | None:
     """The statements a Python REPL runs from `text`, in order: each complete entry as
     `codeop.compile_command` finds it (a compound statement ends at a blank line); an entry that
     does not compile runs nothing and is left out; an unfinished one at the end has not run yet but
@@ -117,6 +130,8 @@ def repl_source(text: str) -> str:
     pending: list[str] = []
     for line in text.split("\n"):
         pending.append(line)
+        if len(pending) > MAX_ENTRY_LINES:  # each line recompiles the entry: bound the work
+            return None
         source = "\n".join(pending)
         try:
             with warnings.catch_warnings():
