@@ -180,12 +180,14 @@ def makefile_text(text: str, label: str) -> list[Resolution]:
     """What a makefile's text runs: its recipe lines and $(shell ...) calls, read as bash; a SHELL or
     .SHELLFLAGS it sets, or an include, is refused (it changes what reads the recipes, or adds unseen text)."""
     out: list[Resolution] = []
-    for match in _MAKE_SHELL_FUNCTION.finditer(text):
+    match = _MAKE_SHELL_FUNCTION.search(text)
+    while match is not None:  # each call read once; one nested in another is inside its text
         depth, i = 1, match.end()
         while i < len(text) and depth:
             depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(text[i], 0)
             i += 1
-        out.append(Script("bash", text[match.end() : i - 1], f"{label} $(shell)"))
+        out.append(Script("bash", text[match.end() : i - 1 if not depth else i], f"{label} $(shell)"))
+        match = _MAKE_SHELL_FUNCTION.search(text, i)
     for line in text.split("\n"):
         if re.match(r"^\s*(export\s+|override\s+)?(SHELL|\.SHELLFLAGS|MAKESHELL)\s*[:+?!]?=", line):
             out.append(Refusal(R.DANGEROUS_VARIABLE, f"{label} sets the shell its recipes run in", line[:60]))
