@@ -14,6 +14,7 @@ TWINS = [
     ('"..\\secret.txt" | gc', P, '"notes.txt" | gc'),
     ("'notes.txt', '..\\secret.txt' | Get-Content", P, "'notes.txt', 'a.txt' | Get-Content"),
     ("'..\\secret.txt' | Where-Object { $_ } | Get-Content", P, "'notes.txt' | Where-Object { $_ } | Get-Content"),
+    ("'..\\secret.txt' | Get-Content", P, "'..\\text' | Set-Content -Path notes.txt"),
     ("$p = '..\\secret.txt'; $p | Get-Content", U, "$p = 'notes.txt'; Get-Content notes.txt"),
     ("[IO.Path]::GetFullPath('..\\secret.txt') | Get-Content", U, "[IO.Path]::GetFileName('a\\notes.txt')"),
     ("Get-Content list.txt | Copy-Item -Destination backup", U, "Get-ChildItem *.txt | Copy-Item -Destination backup"),

@@ -40,6 +40,8 @@ PATH_FROM_PIPELINE = frozenset(
         "set-authenticodesignature get-itempropertyvalue"
     ).split()
 )
+# of those, the ones that bind a piped string to their content, not their path (-Value, -InputObject)
+_PATH_BY_PROPERTY_ONLY = frozenset({"set-content", "add-content", "select-string", "set-item", "new-item"})
 # producers whose objects carry paths their own arguments were checked as
 _ITEM_PRODUCERS = frozenset({"get-childitem", "get-item", "resolve-path", "get-location"})
 # stages that pass the objects they are given on unchanged
@@ -78,7 +80,8 @@ def pipeline_words(walker: Walker, node: Node) -> list[Word]:
         if key_of(walker, stage) in _ITEM_PRODUCERS:
             return []
         return [_unknown(walker.text(stage), f"objects piped from {key_of(walker, stage)}")]
-    return _expression_words(walker, stage)
+    by_value = key_of(walker, node) not in _PATH_BY_PROPERTY_ONLY
+    return _expression_words(walker, stage, by_value)
 
 
 def _selects_properties(walker: Walker, stage: Node) -> bool:
@@ -93,8 +96,9 @@ def _unknown(source: str, why: str) -> Word:
     return Word(f"| {source[:60]}", None, "", why)
 
 
-def _expression_words(walker: Walker, stage: Node) -> list[Word]:
-    """String literals and the path properties of hashtable literals; else a run-time value."""
+def _expression_words(walker: Walker, stage: Node, by_value: bool = True) -> list[Word]:
+    """String literals (when the cmdlet binds its path by value) and the path properties of
+    hashtable literals; else a run-time value."""
     strings = [n for n in descendants(stage) if n.type == "string_literal"]
     hashes = [n for n in descendants(stage) if n.type == "hash_literal_expression"]
     others = [
@@ -110,6 +114,8 @@ def _expression_words(walker: Walker, stage: Node) -> list[Word]:
             if key is not None and walker.text(key).strip("'\" ").casefold() in _PROPERTIES and value is not None:
                 out += _expression_words(walker, value)
         return out
+    if not by_value and not others:
+        return []  # a string piped in is the cmdlet's content
     if others or not strings:
         return [_unknown(walker.text(stage), "a value piped in, known only at run time")]
     return [walker._value_word(_inner_string(s), walker.text(s)) for s in strings]
