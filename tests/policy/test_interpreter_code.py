@@ -165,6 +165,12 @@ TWINS = [
         'node -e \'require("child_process").spawn("ls", ["-la"])\'',
     ),
     ('deno eval \'new Deno.Command("rm", {args: ["x"]}).outputSync()\'', I, "deno eval 'console.log(1)'"),
+    (
+        "node -e 'require(\"module\").createRequire(__filename)(m)'",
+        I,
+        "node -e 'console.log(require(\"module\").builtinModules.length)'",
+    ),
+    ("python3 -c 'import pexpect; pexpect.spawn(c)'", I, "python3 -c 'import pexpect; pexpect.spawn(\"ls\")'"),
     # scripts read from a stream: known text is that language's code, unknown text is refused
     ("echo 'import os; os.system(\"rm x\")' | python3 /dev/stdin", B, "echo 'print(1)' | python3 /dev/stdin"),
     ("python3 <(echo 'print(1)')", "nested-script-unreadable", "python3 x.py"),

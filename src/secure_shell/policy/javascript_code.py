@@ -32,6 +32,7 @@ _PATH = frozenset({"child_process.fork", "worker_threads.Worker"})
 _NEVER = frozenset(
     {"process.binding", "process.dlopen", "process._linkedBinding", "module.constructor", "Bun.$", "Deno.run"}
     | {"Deno.Command", "Bun.spawn", "Bun.spawnSync", "process.mainModule", "module.require", "require.cache"}
+    | {"module._load", "module.createRequire", "module.Module", "module.runMain", "process.execve"}
 )
 RUNNERS = _SHELL | _ARGV | _CODE | _PATH | _NEVER
 _MODULES = frozenset(

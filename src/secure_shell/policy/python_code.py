@@ -32,7 +32,7 @@ from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, 
 #   module: a module to import (its import runs code that could be anything)
 #   path:  a file of code to run (runpy.run_path)
 _SHELL = {"os.system", "os.popen", "posix.system", "subprocess.getoutput", "subprocess.getstatusoutput"}
-_SHELL |= {"asyncio.create_subprocess_shell", "commands.getoutput", "platform.popen"}
+_SHELL |= {"asyncio.create_subprocess_shell", "commands.getoutput", "platform.popen", "pexpect.run", "pexpect.spawn"}
 _POPEN = {f"subprocess.{n}" for n in ("run", "call", "check_call", "check_output", "Popen")}
 _EXEC_LIST = {f"os.exec{s}": (0, 1) for s in ("v", "ve", "vp", "vpe")}
 _EXEC_LIST |= {f"os.spawn{s}": (1, 2) for s in ("v", "ve", "vp", "vpe")}
