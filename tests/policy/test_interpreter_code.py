@@ -103,6 +103,13 @@ TWINS = [
     ("perl -ne 'system $_'", I, "perl -lane 'print $F[0]'"),
     ('perl -e \'system("r"."m x")\'', I, "perl -e 'system(\"ls\")'"),
     ("PERL5DB='system(\"rm x\")' perl -d -e 1", V, "perl -d -e 1"),
+    ('perl -e \'&{"sys"."tem"}("ls")\'', I, "perl -e 'my @a = (1); print \"@a\\n\"'"),
+    ("perl -e '*s = \\&CORE::system; s(\"ls\")'", I, "perl -e 'my %h = (a => 1); print $h{a}'"),
+    ("ruby -e 'Kernel.send(m, \"ls\")'", I, "ruby -e 'puts [1, 2].map { |x| x * 2 }'"),
+    ('ruby -e \'system("r" + "m x")\'', I, "ruby -e 'system(\"ls\")'"),
+    ('lua -e \'os.execute("r".."m x")\'', I, "lua -e 'print(1)'"),
+    ('Rscript -e \'system(paste0("r", "m x"))\'', I, "Rscript -e 'print(summary(c(1, 2)))'"),
+    ("php -r 'system($argv[1]);'", I, "php -r 'echo strlen(\"abc\");'"),
     # node: a data: URL loaded before the program, child_process given run-time text
     (
         'node --import \'data:text/javascript,require("child_process").execSync("rm x")\' x.js',

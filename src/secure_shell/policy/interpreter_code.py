@@ -19,13 +19,15 @@ from secure_shell.policy.resolution import ReadsInput, Refusal, Resolution, Scri
 
 _PYTHON = re.compile(r"^(python[3w]?|pypy3|python3\.\d+|ipython3?|py)$")
 _LANGUAGES = {"perl": "perl", "node": "node", "nodejs": "node", "deno": "node", "bun": "node"}
-_LANGUAGES |= {"ruby": "ruby", "php": "php"}
+_LANGUAGES |= {"ruby": "ruby", "php": "php", "lua": "lua", "luajit": "lua", "rscript": "r"}
 
 # calls that run a program or code, per text-scanned language
 _RUNNER_CALLS = {
     "perl": r"system|exec|eval|readpipe|open|do|require",
     "ruby": r"system|exec|spawn|eval|instance_eval|class_eval|popen|popen2|popen3|capture2|capture2e|capture3|"
     r"send|public_send|__send__|require|load|syscall|fork",
+    "lua": r"os\.execute|io\.popen|loadstring|load|dofile|loadfile|require",
+    "r": r"system|system2|shell|pipe|eval|evalq|parse|source|do\.call|match\.fun|get",
     "php": r"system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|eval|assert|create_function|"
     r"call_user_func|call_user_func_array|include|require|include_once|require_once",
 }
@@ -36,6 +38,10 @@ _LIST = rf"\[\s*{_STRING}(?:\s*,\s*{_STRING})*\s*\]"
 _LITERAL_ARGS = re.compile(rf"\s*\(?\s*(?:{_STRING}|{_LIST})(?:\s*,\s*{_STRING})*\s*\)?")
 # what may follow a call's literal argument list (not `+`, `.`, `[`: more text joined on at run time)
 _AFTER = re.compile(r"\s*(?:[;)}\]]|,|$|\n|\bor\b|\band\b|\|\||&&|\.(?:toString|trim)\(\))")
+# &{"sys"."tem"}(...), &$ref, \&CORE::system, *name = ..., $obj->$method
+_PERL_INDIRECT = re.compile(r"&\s*[{$]|\\&\s*CORE::|CORE::GLOBAL|\*\w+(?:::\w+)*\s*=|->\s*\$")
+# obj.send(x), public_send, __send__, method(x).call, Object.const_get
+_RUBY_INDIRECT = re.compile(r"\b(?:send|public_send|__send__|method|const_get|instance_variable_get)\s*[(\s]")
 _QX = re.compile(r"\bqx\s*([^\w\s])")
 _PAIRS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
@@ -60,6 +66,15 @@ def check_code(lang: str, code: str, label: str, *, repl: bool = False, lenient:
         out += _text_runners(lang, code, label)
     if lang == "perl":
         out += _perl_qx(code, label)
+        indirect = _PERL_INDIRECT.search(code)
+        if indirect is not None:
+            why = "calls a function through a name or reference computed at run time"
+            out.append(Refusal(R.INLINE_CODE, f"{label}: {why}", indirect.group(0)))
+    if lang == "ruby":
+        indirect = _RUBY_INDIRECT.search(code)
+        if indirect is not None:
+            why = "calls a method named at run time"
+            out.append(Refusal(R.INLINE_CODE, f"{label}: {why}", indirect.group(0)))
     if lang not in _RUNNER_CALLS:  # no reader for this language: like a program nobody modelled
         out.append(ReadsInput(code, label))
     return out
