@@ -107,6 +107,23 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--shell", choices=SHELL_NAMES, help="the shell that would run the command")
     check.add_argument("--cwd", help="working directory (default: the shell's initial directory)")
     check.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    contained = check.add_mutually_exclusive_group()
+    contained.add_argument(
+        "--contained",
+        dest="contained",
+        action="store_const",
+        const=True,
+        help="decide as on a host whose kernel contains bash commands (Landlock): paths known only at run "
+        "time are left to the kernel (default: what this host does)",
+    )
+    contained.add_argument(
+        "--not-contained",
+        dest="contained",
+        action="store_const",
+        const=False,
+        help="decide as on a host where no kernel layer holds the shell (Windows, mode off, no Landlock): "
+        "every path known only at run time is refused",
+    )
     check.add_argument(
         "--batch",
         action="store_true",
@@ -275,7 +292,7 @@ def run_check(args: argparse.Namespace) -> int:
     _, config = load(args)
     from secure_shell.checker import Checker
 
-    with Checker(config) as checker:
+    with Checker(config, contained=args.contained) as checker:
         if args.batch:
             if args.command or args.shell:
                 raise UsageError("--batch reads everything from stdin; give no --shell and no command")
