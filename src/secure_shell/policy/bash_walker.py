@@ -293,14 +293,22 @@ class Walker(ArithmeticChecks):
                 name = self.text(name_node) if name_node else ""
                 dynamic = self._dynamic_value(child)
                 reason = "a value known only at run time" if dynamic else ""
-                words.append(Word(self.text(child), None if dynamic else self.text(child), "", reason))
-                self._dangerous_name(name, child, environment=exported)
+                words.append(Word(self.text(child), None if dynamic else self._assigned_text(child), "", reason))
+                self._dangerous_name(name, child, environment=exported, checked_later=exported)
             elif child.type == "variable_name":  # `unset DISPLAY`, `export PATH`: a name, spelled out
                 words.append(Word(self.text(child), self.text(child)))
             else:
                 words.append(self.word(child))
         self._declared(node, self.text(keyword), words)
         self._add(node, SimpleCommand(tuple(words), via=via))
+
+    def _assigned_text(self, assignment: Node) -> str:
+        """`NAME=value` with the value's quotes removed and what is known expanded, as bash assigns it."""
+        value = assignment.child_by_field_name("value")
+        word = self.word(value) if value is not None else None
+        if word is None or word.value is None or value is None:
+            return self.text(assignment)
+        return self.text(assignment)[: value.start_byte - assignment.start_byte] + word.value
 
     def _heredoc_body(self, node: Node, via: tuple[str, ...]) -> None:
         """tree-sitter-bash leaves backticks and indented `<<-` bodies unparsed: parse them here."""

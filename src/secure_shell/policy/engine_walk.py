@@ -13,6 +13,7 @@ from secure_shell.policy.arguments import argument_blocked, argument_matchers
 from secure_shell.policy.command_rules import allows, catches, compile_rules, names_program
 from secure_shell.policy.dialect import dialect_name
 from secure_shell.policy.engine_context import MAX_NESTED_SCRIPTS, STARTING_DIRECTORY, CheckContext, Scope
+from secure_shell.policy.engine_environment import EnvironmentChecker
 from secure_shell.policy.engine_flow import DirectoryFlow
 from secure_shell.policy.engine_paths import PathChecker
 from secure_shell.policy.flow import UNKNOWN, Directories, join
@@ -20,6 +21,7 @@ from secure_shell.policy.operators import blocked_operator_tokens
 from secure_shell.policy.parsed import Failed, Limits, Parsed, Redirect, SimpleCommand, Unsupported, Word
 from secure_shell.policy.registry import SHELL_DIALECT, dialect_module
 from secure_shell.policy.resolution import (
+    Environment,
     Inner,
     Link,
     PathUse,
@@ -51,6 +53,7 @@ class Walker:
         self.deny = context.deny
         self.paths = PathChecker(context)
         self.flow = DirectoryFlow(context, self.paths)
+        self.environment = EnvironmentChecker(context, self.paths)
         self.reading_input = 0  # > 0 while the session input itself is being checked as a script
         self.scripts = 0
         self.probes = 0
@@ -180,6 +183,9 @@ class Walker:
             for redirect in simple.redirects:
                 if redirect.target is not None:
                     self.paths.check_word(redirect.target, f"redirect {redirect.operator}", scope.bases, scope.dialect)
+        if not scope.probe:
+            for name, value in simple.assignments:
+                self.environment.check(name, value, scope.bases, restricted)
         if not simple.words:
             return
         spelled = self.paths.expanded(simple.words[0], scope.dialect)
@@ -296,6 +302,8 @@ class Walker:
         elif isinstance(item, PathUse):
             if restricted:
                 self.paths.check_word(item.word, item.role, join(scope.bases, program), scope.dialect)
+        elif isinstance(item, Environment):
+            self.environment.check(item.name, item.value, join(scope.bases, program), restricted)
         elif isinstance(item, Link):
             if restricted:
                 for name in self.paths.expanded(item.name, scope.dialect):

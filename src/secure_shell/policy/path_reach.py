@@ -48,7 +48,8 @@ class Reach:
 
 
 def writes(role: str) -> bool:
-    """Whether a path in `role` (the engine's role text: `redirect >`, `argument`...) is written."""
+    """Whether a path in `role` (the engine's role text: `redirect >`, `written TMPDIR`, `argument`...)
+    is written."""
     return role.startswith("redirect ") and ">" in role  # >, >>, 2>, &>, >|, <>
 
 

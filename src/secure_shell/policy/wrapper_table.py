@@ -9,9 +9,11 @@ import shlex
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dangerous_variables import dangerous_variable
+from secure_shell.policy.env_variables import variable
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.resolution import (
+    Environment,
     Inner,
     PathUse,
     Refusal,
@@ -134,7 +136,10 @@ def by_spec(
             return out
         if name == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", value):
             var = value.split("=", 1)[0]
-            if dangerous_variable(var):
+            if variable(var) is not None:  # its value is checked (env_variables.py)
+                given = value.split("=", 1)[1]
+                out.append(Environment(var, Word(given, given)))
+            elif dangerous_variable(var):
                 out.append(Refusal(R.DANGEROUS_VARIABLE, f"env sets {var}, which changes what runs", value))
             i += 1
             continue
