@@ -394,18 +394,27 @@ class Walker(ArithmeticChecks):
             return None
         # The grammar can misplace a body's first line (`<<'EOF'` then `\! x`): it is known only
         # when nothing but the body lies between the end of the redirect's line and the delimiter.
+        # The grammar starts the body after its leading blank lines and indentation; bash starts it
+        # on the next line, so those blanks are the body's first characters.
         line_end = self.data.find(b"\n", start.end_byte)
         body_start = body.start_byte if body is not None else end.start_byte
-        if line_end < 0 or self.data[line_end + 1 : body_start].strip(b"\t"):
+        gap = self.data[line_end + 1 : body_start] if line_end >= 0 else b""
+        if line_end < 0 or gap.strip(b" \t\n"):
             self.findings.append(
-                Finding(R.PARSE_FAILED, "a here-document's text could not be read exactly", self.text(node)[:80])
+                Finding(
+                    R.PARSE_FAILED,
+                    "the text of a here-document could not be placed exactly (another here-document or "
+                    "text on the same line comes first); give each here-document its own command, with "
+                    "nothing after `<<'EOF'` but the end of the line",
+                    self.text(node)[:80],
+                )
             )
             return None
         if body is None:
-            return ""
+            return gap.decode("utf-8", "replace")
         if any(c.type != "heredoc_content" for c in body.named_children):
             return None  # expansions in the body: its text is not known statically
-        return self.text(body)
+        return gap.decode("utf-8", "replace") + self.text(body)
 
 
 def has_expansion(node: Node) -> bool:
