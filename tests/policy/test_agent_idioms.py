@@ -58,6 +58,16 @@ ROWS = [
     ('readlink -f "$(which python3)"', 'eval "$(which python3)"', N, KERNEL),
     ('xargs -a "$list" wc -l', 'xargs -a "$list" rm', B, KERNEL),
     ('find "$VENV/lib" -maxdepth 1 -name "*.pth"', 'find "$VENV" -name x -exec rm {} +', B, KERNEL),
+    # values of options and config keys that name a command: checked as the command they are
+    ("git config alias.st status", "git config alias.st '!rm -f notes.txt'", B, ANY),
+    ("git config alias.lg 'log --oneline --graph'", "git config alias.y '-c core.pager=rm log'", N, ANY),
+    ("git config core.pager cat", "git config core.pager 'sh -c x'", N, ANY),
+    ("git -c core.pager=cat log -3", 'git config alias.x "$V"', D, ANY),
+    ("git rebase --exec 'python3 -m pytest -q' HEAD~3", "git rebase --exec 'rm -f x' HEAD~3", B, ANY),
+    ("git rebase -x 'make test' main", "git fetch --exec=x origin", N, ANY),
+    ("tar -I 'gzip -9' -cf dist/src.tgz src", "tar -I 'rm -f x' -cf a.tgz src", B, ANY),
+    ("tar --use-compress-program='zstd -19' -cf a.tzst src", "tar --to-command='rm -f x' -xf a.tar", B, ANY),
+    ("tar -czf a.tgz src", "tar -xIrm -f a", N, ANY),
     # functions and positional parameters
     ('f() { echo "$@"; }; f a b', 'f() { "$@"; }; f rm -f x', D, ANY),
     ('run() { python3 -m pytest "$@"; }; run -q', 'run() { "$1" "$2"; }; run rm x', D, KERNEL),

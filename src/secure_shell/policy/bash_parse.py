@@ -132,7 +132,7 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
         tuple(walker.findings),
         kinds,
         flow,
-        _second_reading(data, walker.nested_lists),
+        _second_reading(data, walker.nested_lists, _select_keywords(root)),
     )
 
 
@@ -227,18 +227,30 @@ def _span(data: bytes, start: int, end: int) -> tuple[str, int, int]:
     return data[first:last].decode("utf-8", "replace")[:40], first, last
 
 
-def _second_reading(data: bytes, nested_lists: list[int]) -> str | None:
+def _second_reading(data: bytes, nested_lists: list[int], selects: list[int]) -> str | None:
     """bashlex 0.18 cannot parse `&&` or `||` inside `$(...)` or `<(...)` (`echo $(a && b)`:
     "unexpected token ')'"). It reads `;` there, which runs the same commands, so it is given that:
     each such operator (found by the grammar, so never one inside quotes) becomes `; `, same length.
     Were tree-sitter wrong about one, bashlex would see a command boundary inside a word and name
-    more commands, never fewer: the cross-check then refuses."""
-    if not nested_lists:
+    more commands, never fewer: the cross-check then refuses. Nor does it know `select`, which runs
+    its body as `for` does: each `select` keyword (found by the grammar) is read as `for`."""
+    if not nested_lists and not selects:
         return None
     text = bytearray(data)
     for start in nested_lists:
         text[start : start + 2] = b"; "
+    for start in selects:
+        text[start : start + 6] = b"for   "
     return text.decode("utf-8")
+
+
+def _select_keywords(root: Node) -> list[int]:
+    """Where each `select` keyword starts."""
+    return [
+        node.children[0].start_byte
+        for node in descendants(root)
+        if node.type == "for_statement" and node.children and node.children[0].type == "select"
+    ]
 
 
 parse = never_raises(_parse)
