@@ -264,6 +264,9 @@ async def test_containment_end_to_end_through_mcp(tmp_path: Path, canary: Path) 
         bomb = await client.call_tool("execute_command", {"shell": "bash", "command": f"python3 {name}"})
         counts = [int(line) for line in bomb.content[0].text.splitlines() if line.isdigit()]
         assert counts and 0 < counts[-1] <= 20, bomb.content[0].text
+        connect = "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 9))\""
+        offline = await client.call_tool("execute_command", {"shell": "bash", "command": connect})
+        assert offline.is_error and "sandbox.network: deny" in offline.content[0].text, offline.content[0].text
         inside = await client.call_tool("execute_command", {"shell": "bash", "command": "echo ok > f && cat f"})
         assert inside.content[0].text.splitlines()[1:] == ["ok"]
     assert canary_unchanged(canary)
