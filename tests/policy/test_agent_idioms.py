@@ -10,7 +10,7 @@ import pytest
 from secure_shell.policy.decide import decide
 from secure_shell.policy.path_reach import Reach
 from secure_shell.policy.verdict import Verdict
-from tests.policy.conftest import B, D, ENV, F, I, N, P, U, V, cwd_for, policy_for
+from tests.policy.conftest import B, D, ENV, F, I, N, P, U, V, X, cwd_for, policy_for
 
 HELD = Reach(
     read=("/usr", "/etc/os-release", "/etc/hostname", "/bin", "/opt"),
@@ -127,3 +127,21 @@ def test_an_agent_idiom_passes_and_its_twin_is_refused(allowed: str, twin: str, 
 
 def test_the_table_is_large_enough() -> None:
     assert len(ROWS) >= 60
+
+
+# PowerShell: .NET members known only to read or compute (dotnet_members.py), next to the ones refused.
+POWERSHELL_ROWS = [
+    ("[System.IO.DriveInfo]::GetDrives() | Format-Table", "[IO.DriveInfo]::GetDrives().RootDirectory.Delete()", X),
+    ("[Environment]::GetEnvironmentVariable('PATH')", "[Environment]::SetEnvironmentVariable('PATH', 'C:\\x')", X),
+    ("$l = [System.Collections.Generic.List[int]]::new(); $l.Add(1)", "[IO.File]::Delete('notes.txt')", X),
+    ("[Math]::Round(3.14159, 2)", "[IO.File]::WriteAllText('..\\x', 'y')", X),
+    ("[IO.Path]::Combine('src', 'a.ps1')", "[Diagnostics.Process]::Start('cmd')", X),
+]
+
+
+@pytest.mark.parametrize("allowed,twin,rule", POWERSHELL_ROWS, ids=[row[0][:50] for row in POWERSHELL_ROWS])
+def test_a_powershell_idiom_passes_and_its_twin_is_refused(allowed: str, twin: str, rule: str) -> None:
+    verdict = decide(allowed, policy_for("powershell"), cwd_for("powershell"), ENV)
+    assert verdict.allowed, (allowed, [(r.rule, r.message) for r in verdict.reasons])
+    refused = decide(twin, policy_for("powershell"), cwd_for("powershell"), ENV)
+    assert not refused.allowed and rule in refused.rules, (twin, [(r.rule, r.message) for r in refused.reasons])
