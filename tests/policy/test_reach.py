@@ -37,6 +37,8 @@ ROWS = [
     ("ls /usr/lib/python3/dist-packages", (R.ALLOWED,), (P,), (P,)),
     ("ls /etc", (R.ALLOWED,), (P,), (P,)),
     ("echo x > /usr/lib/x", (P,), (P,), (P,)),
+    ("cd /etc && cat os-release", (P,), (P,), (P,)),  # the shell stays where commands may write
+    ("cd /tmp/secure-shell-tmp-1 && ls", (R.ALLOWED,), (P,), (P,)),
     ("echo x > /tmp/secure-shell-tmp-1/x", (R.ALLOWED,), (P,), (P,)),
     # credential files: refused whatever holds the shell, even inside the allowed paths
     ("cat ~/.ssh/id_rsa", (P,), (P,), (P,)),

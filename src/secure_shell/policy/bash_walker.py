@@ -410,6 +410,8 @@ class Walker(ArithmeticChecks):
                 )
             )
             return None
+        if self.text(node).startswith("<<-"):  # bash strips the leading tabs of every line, these too
+            gap = b"\n".join(line.lstrip(b"\t") for line in gap.split(b"\n"))
         if body is None:
             return gap.decode("utf-8", "replace")
         if any(c.type != "heredoc_content" for c in body.named_children):

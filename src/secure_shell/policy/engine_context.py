@@ -21,6 +21,7 @@ from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reas
 MAX_NESTED_SCRIPTS = 64
 MAX_LAUNCHES = 8
 STARTING_DIRECTORY = "the starting directory"
+SHELL_MOVES = ("cd", "popd")  # the roles of a change of the shell's own directory
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +146,8 @@ class CheckContext:
             return True
         if reach is None or not reach.contained:
             return False
+        if role in SHELL_MOVES:  # restrictWorkingDirectory: the shell stays where commands may write
+            return reach.writable(path)
         return reach.writable(path) or (not writes(role) and reach.readable(path))
 
     def kernel_checks(self, text: str, what: str) -> None:

@@ -10,7 +10,7 @@ import re
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import Dialect, DialectName
-from secure_shell.policy.engine_context import STARTING_DIRECTORY, CheckContext, Scope
+from secure_shell.policy.engine_context import SHELL_MOVES, STARTING_DIRECTORY, CheckContext, Scope
 from secure_shell.policy.flow import BELOW, UNKNOWN, Directories, below, join, split_below
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.paths import FILE_URL, file_url_path, names_another_machine, remote_url
@@ -188,7 +188,7 @@ class PathChecker:
                 f"{role} path {raw!r} resolves to {shown}, a credential file (sandbox.credentialPaths): no "
                 "command may read or write it"
             )
-        elif reach is not None and reach.contained and reach.readable(plain):
+        elif reach is not None and reach.contained and reach.readable(plain) and role not in SHELL_MOVES:
             message = (
                 f"{role} path {raw!r} resolves to {shown}, which commands may read but not write "
                 f"(writable: {roots} and the sandbox's writablePaths and TMPDIR)"
