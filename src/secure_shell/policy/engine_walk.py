@@ -255,7 +255,8 @@ class Walker:
         fed = (Word(simple.stdin_text, simple.stdin_text),) if simple.stdin_text is not None else ()
         if not self.context.resolved_command(simple, scope.dialect)[1] and module.may_run_arguments(key):
             # what it may run is named in its arguments or in the text it reads (`expect <<< 'spawn x'`)
-            self._presumed_runner(program, simple.words[1:] + fed, scope)
+            texts = {id(word) for word in module.text_arguments(key, simple.words)}  # `shuf -n "$N"`: a count
+            self._presumed_runner(program, simple.words[1:] + fed, scope, texts)
         elif (
             fed
             and module.may_run_input(key)
@@ -330,7 +331,9 @@ class Walker:
 
     # --- the command rules -------------------------------------------------------------------
 
-    def _presumed_runner(self, program: str, words: tuple[Word, ...], scope: Scope) -> None:
+    def _presumed_runner(
+        self, program: str, words: tuple[Word, ...], scope: Scope, texts: set[int] | frozenset[int] = frozenset()
+    ) -> None:
         """A program nobody modelled may run what its arguments name (numactl, firejail, expect -c,
         a debugger's -ex): an argument, or a word inside one, naming a blocked program denies (for
         an entry such as `git push`, naming git: what follows may be push)."""
@@ -339,6 +342,16 @@ class Walker:
         if not rules:
             return
         for word in words:
+            if word.value is None and not word.path_safe and id(word) not in texts:
+                # it may name a blocked program only at run time, which no layer below checks
+                self.deny(
+                    R.MAY_RUN_BLOCKED,
+                    f"{program!r} is not known to this policy and may run the programs its arguments name; "
+                    f"{word.source!r} is only known at run time{scope.where()}. Write that argument literally, "
+                    "or ask for the command to be allowed",
+                    word.source,
+                )
+                return
             for token in _RUNNABLE_TOKEN.findall(word.value or ""):
                 token = token.lstrip("@+!~")
                 keys = (module.command_key(token), module.raw_key(token))
