@@ -341,9 +341,11 @@ class Walker:
         rules = compile_rules(self.policy.blocked_commands, module.raw_key)
         if not rules:
             return
+        # where the path rule leaves run-time arguments to the kernel, which cannot see a program they
+        # name, such an argument stays refused here, as the path rule refused it before
+        deferred = self.context.kernel_holds_paths and self.policy.restrict_working_directory
         for word in words:
-            if word.value is None and not word.path_safe and id(word) not in texts:
-                # it may name a blocked program only at run time, which no layer below checks
+            if deferred and word.value is None and not word.path_safe and id(word) not in texts:
                 self.deny(
                     R.MAY_RUN_BLOCKED,
                     f"{program!r} is not known to this policy and may run the programs its arguments name; "
