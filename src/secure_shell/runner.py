@@ -57,8 +57,21 @@ from secure_shell.shells import (
     invocation_problem,
 )
 
-# Pagers and colour codes make no sense for a reader that is a program.
-FIXED_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+# No editor works without a terminal: this one says what to do instead and fails. git, hg, crontab and
+# most others run $EDITOR through /bin/sh, which every sandbox lets run; it runs no program of its own.
+NO_EDITOR = (
+    "sh -c 'echo \"secure-shell: commands have no terminal, so no editor can run: give the text on the command "
+    "line instead (git commit -m MSG, git merge --no-edit, git rebase without -i)\" >&2; exit 1'"
+)
+# Pagers, editors and colour codes make no sense for a reader that is a program.
+FIXED_ENVIRONMENT = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "TERM": "dumb",
+    "GIT_EDITOR": NO_EDITOR,
+    "VISUAL": NO_EDITOR,
+    "EDITOR": NO_EDITOR,
+}
 # What a command sees of the server's environment unless global.environment.passthrough adds more:
 # enough to find programs, the user's home and locale, and temporary space; never tokens or keys.
 DEFAULT_PASSTHROUGH_POSIX = (
@@ -200,6 +213,7 @@ class Runner:
         self.config = config
         self.checker = checker
         self.host = host if host is not None else detect()
+        checker.use_host(self.host)
         self.store = store or OutputStore(StoreLimits.from_logging(config.logging), _log_directory(config))
         self.audit = open_audit(config)
         self.tmpdir = tempfile.mkdtemp(prefix="secure-shell-tmp-")  # the commands' private TMPDIR
