@@ -22,7 +22,7 @@ from secure_shell.shells import ShellKind, build_invocation
 BASH = ("--noprofile", "--norc", "-c")
 
 
-def bash(command: str):  # noqa: ANN201
+def bash(command: str):
     return build_invocation(ShellKind.BASH, command, "/bin/bash", BASH, os.getcwd())
 
 

@@ -73,7 +73,7 @@ def test_texts_bashlex_reads_pass_the_screen(worker: BashlexWorker, text: str) -
 
 
 def test_cross_check_denies_what_bashlex_sees_and_tree_sitter_does_not(worker: BashlexWorker) -> None:
-    def fake(text: str):  # noqa: ANN202 - a stand-in bashlex that finds one more command
+    def fake(text: str):  # a stand-in bashlex that finds one more command
         from secure_shell.policy.decide import CrossCheckResult
 
         return CrossCheckResult("ok", ("echo", "rm"))

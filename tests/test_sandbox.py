@@ -153,7 +153,7 @@ def test_ordinary_work_inside_the_project_succeeds(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def listener():  # noqa: ANN201
+def listener():
     """A TCP listener on 127.0.0.1 that answers 'hello' to each connection, while the test runs."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

@@ -99,7 +99,7 @@ def test_a_log_directory_that_cannot_be_created_stops_the_server_at_start(tmp_pa
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path):  # noqa: ANN201
+def small_disk(tmp_path: Path):
     """A 256 KiB tmpfs outside the allowed path, where the kernel lets this test mount one."""
     mount = outside(tmp_path) / "small"
     mount.mkdir()

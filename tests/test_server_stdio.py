@@ -453,12 +453,12 @@ def ask_config(tmp_path: Path) -> StdioServerParameters:
     return server(tmp_path, "--config", str(conf))
 
 
-def answering(action: str, run: bool = True):  # noqa: ANN201 - an elicitation callback
+def answering(action: str, run: bool = True):  # an elicitation callback
     from mcp.types import ElicitResult
 
     asked: list[str] = []
 
-    async def callback(context, params):  # noqa: ANN001, ANN202
+    async def callback(context, params):
         asked.append(params.message)
         if action == "wait":
             await anyio.sleep(10)

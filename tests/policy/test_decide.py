@@ -12,7 +12,7 @@ from secure_shell.policy.verdict import Decision, Reason, Verdict
 from tests.policy.conftest import ENV, build_config, check, cwd_for, policy_for
 
 
-def with_rules(shell: str, **overrides: object):  # noqa: ANN201 - a ShellPolicy
+def with_rules(shell: str, **overrides: object):  # a ShellPolicy
     from secure_shell.shells import ShellKind
 
     return build_config(**overrides).shells[ShellKind(shell)]

@@ -41,7 +41,7 @@ def test_cmd_reads_the_line_as_documented(run_shell: Run, tmp_path: Path, comman
 
 
 @pytest.fixture
-def delayed_expansion_on():  # noqa: ANN201
+def delayed_expansion_on():
     """The DelayedExpansion registry value that turns delayed expansion on for every cmd."""
     key = winreg.CreateKey(winreg.HKEY_CURRENT_USER, COMMAND_PROCESSOR)
     try:
