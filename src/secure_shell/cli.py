@@ -31,7 +31,7 @@ from secure_shell.config.loader import load_file, load_text
 from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.config.schema import SHELL_NAMES, json_schema
 from secure_shell.errors import ConfigError, ConfigIssue, SecureShellError, UsageError
-from secure_shell.shells import ShellKind
+from secure_shell.shells import ShellKind, contained_inside
 from secure_shell.sandbox.containment import SandboxSettings
 from secure_shell.sandbox.host import HostSupport, enforcement, root_note
 from secure_shell.trust import Protected, boundary_problems, broad_start_directory, protected_paths
@@ -525,7 +525,7 @@ def run_config_show(args: argparse.Namespace) -> int:
     host = detect_host()
     for name, shown in data["shells"].items():
         kind = ShellKind(name)
-        shown["containment"] = enforcement(config.sandbox[kind], host, wsl=kind is ShellKind.WSL).to_dict()
+        shown["containment"] = enforcement(config.sandbox[kind], host, wsl=contained_inside(kind)).to_dict()
     print(dump(data, args.format), end="")
     return EXIT_OK
 
@@ -550,7 +550,7 @@ def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: She
     """One line: what the shell's commands are held to here, and what is not enforced."""
     if settings.mode == "off":
         return "off (sandbox.mode: off): commands run uncontained"
-    enforced = enforcement(settings, host, wsl=kind is ShellKind.WSL)
+    enforced = enforcement(settings, host, wsl=contained_inside(kind))
     held = [
         name
         for name, on in (
@@ -581,7 +581,7 @@ def run_sandbox(args: argparse.Namespace) -> int:
     shells = {
         p.shell.value: {
             "settings": config.sandbox[p.shell].to_dict(),
-            "enforced": enforcement(config.sandbox[p.shell], host, wsl=p.shell is ShellKind.WSL).to_dict(),
+            "enforced": enforcement(config.sandbox[p.shell], host, wsl=contained_inside(p.shell)).to_dict(),
             "summary": describe_enforcement(config.sandbox[p.shell], host, p.shell),
         }
         for p in config.enabled_shells

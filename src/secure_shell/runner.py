@@ -49,10 +49,14 @@ from secure_shell.sandbox.launcher_client import Confinement, Launcher
 from secure_shell.console_output import output_decoders
 from secure_shell.executables import find_executable, writable_places
 from secure_shell.shells import (
+    SHELL_FACTS,
     WSL_EXE_ENVIRONMENT,
+    CommandPassing,
+    EnvironmentPassing,
     Invocation,
     ShellKind,
     build_invocation,
+    contained_inside,
     host_directory,
     invocation_problem,
 )
@@ -302,16 +306,17 @@ class Runner:
             for key, value in chosen.env.items():
                 env[key] = _PROFILE_VARIABLE.sub(lambda m: os.environ.get(m.group(1), ""), value)
         env.update(FIXED_ENVIRONMENT)
-        if shell is ShellKind.WSL:  # wsl.exe passes into the distribution only what WSLENV lists
+        passing = SHELL_FACTS[shell].environment
+        if passing is EnvironmentPassing.WSLENV:  # wsl.exe passes into the distribution only what WSLENV lists
             listed = [entry for entry in env.get("WSLENV", "").split(":") if entry]
             names = {entry.partition("/")[0] for entry in listed}
             env["WSLENV"] = ":".join([*listed, *(name for name in FIXED_ENVIRONMENT if name not in names)])
             env.update(WSL_EXE_ENVIRONMENT)  # for wsl.exe itself: its own messages in UTF-8
-        if shell is not ShellKind.BASH and shell is not ShellKind.WSL:
+        if passing in (EnvironmentPassing.WINDOWS, EnvironmentPassing.MSYS):
             # cmd (run directly or from PowerShell or Git Bash) then skips its current directory when
             # it looks up a bare program name: a planted git.bat does not run for `git`
             env["NoDefaultCurrentDirectoryInExePath"] = "1"
-        if shell is ShellKind.GITBASH:
+        if passing is EnvironmentPassing.MSYS:
             # the MSYS2 runtime globs unquoted arguments of a program a Windows process starts
             env["MSYS"] = " ".join(dict.fromkeys([*env.get("MSYS", "").split(), "noglob"]))
         if self.config.sandbox[shell].mode != "off" and os.name != "nt":
@@ -320,7 +325,7 @@ class Runner:
 
     def wsl_arguments(self, policy: ShellPolicy) -> tuple[str, ...]:
         """WSL's arguments with the in-distribution confinement in front of the shell (confine.py)."""
-        settings = self.config.sandbox[ShellKind.WSL]
+        settings = self.config.sandbox[policy.shell]
         if settings.mode == "off":
             return policy.executable_args
         spec: dict[str, object] = {
@@ -341,13 +346,13 @@ class Runner:
         return tuple(wrapped)
 
     def enforcement(self, shell: ShellKind) -> Enforcement:
-        return enforcement(self.config.sandbox[shell], self.host, wsl=shell is ShellKind.WSL)
+        return enforcement(self.config.sandbox[shell], self.host, wsl=contained_inside(shell))
 
     def confinement(self, shell: ShellKind, env: Mapping[str, str]) -> Confinement | None:
         """What the kernel holds this shell's commands to (built once per PATH); refuses, with
         SpawnError, a shell in mode require on a host that cannot enforce all of it."""
         settings = self.config.sandbox[shell]
-        if settings.mode == "off" or os.name == "nt" or shell is ShellKind.WSL:
+        if settings.mode == "off" or os.name == "nt" or contained_inside(shell):
             return None  # WSL commands are contained inside the distribution (wsl_arguments)
         enforced = self.enforcement(shell)
         if settings.mode == "require" and enforced.missing:
@@ -394,9 +399,9 @@ class Runner:
                 "(on Windows an .exe; never from inside an allowed or writable path)"
             )
         directory = cwd if cwd is not None else policy.initial_dir
-        arguments = self.wsl_arguments(policy) if shell is ShellKind.WSL else policy.executable_args
+        arguments = self.wsl_arguments(policy) if contained_inside(shell) else policy.executable_args
         invocation = build_invocation(shell, command, executable, arguments, directory)
-        if shell is not ShellKind.WSL:
+        if SHELL_FACTS[shell].passing is not CommandPassing.WSL:  # wsl.exe enters it inside the distribution
             host_cwd = host_directory(policy.path_dialect, directory)
             if directory is not None and host_cwd is None:
                 raise SpawnError(f"working directory {directory!r} has no path on this host")

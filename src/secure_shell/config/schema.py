@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Annotated, Any, Literal, Optional, Union, cast
+from typing import Annotated, Any, Literal, Optional, Union, cast, get_args
 
 import regex
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
@@ -22,9 +22,14 @@ from secure_shell.policy.operators import KNOWN_OPERATORS
 from secure_shell.policy.paths import PathSyntaxError, check_absolute_entry
 from secure_shell.sandbox.memory import default_memory_bytes
 from secure_shell.sandbox.reach import CREDENTIAL_PATHS
+from secure_shell.shells import ShellKind
 
+# The shell kinds' names, as the file writes them: the Literal is for the type checker and the
+# schema; the import-time check keeps it equal to ShellKind, the one list of kinds.
 ShellName = Literal["bash", "wsl", "cmd", "powershell", "gitbash"]
-SHELL_NAMES: tuple[str, ...] = ("bash", "wsl", "cmd", "powershell", "gitbash")
+SHELL_NAMES: tuple[str, ...] = tuple(kind.value for kind in ShellKind)
+if set(get_args(ShellName)) != set(SHELL_NAMES):
+    raise ImportError(f"config/schema: ShellName {get_args(ShellName)} does not name every ShellKind {SHELL_NAMES}")
 
 _MODEL_CONFIG = ConfigDict(
     extra="forbid",
