@@ -422,6 +422,10 @@ class Shells(Section):
         return self
 
 
+if tuple(Shells.model_fields) != SHELL_NAMES:  # a kind without its section could not be configured
+    raise ImportError(f"config/schema: Shells has sections {tuple(Shells.model_fields)}, not {SHELL_NAMES}")
+
+
 # wcli0's per-shell defaults, kept so that a wcli0 file without a shells section is not weaker
 # here than there; a file that sets the shell's blockedCommands decides for itself.
 WCLI0_SHELL_BLOCKED_COMMANDS: dict[str, tuple[str, ...]] = {
