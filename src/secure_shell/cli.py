@@ -31,6 +31,7 @@ from secure_shell.config.loader import load_file, load_text
 from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.config.schema import SHELL_NAMES, json_schema
 from secure_shell.errors import ConfigError, ConfigIssue, SecureShellError, UsageError
+from secure_shell.policy import verdict as R
 from secure_shell.shells import ShellKind, contained_inside
 from secure_shell.sandbox.containment import SandboxSettings
 from secure_shell.sandbox.host import HostSupport, enforcement, root_note
@@ -353,7 +354,7 @@ def batch_error(message: str) -> dict[str, Any]:
         "allowed": False,
         "decision": "deny",
         "error": message,
-        "reasons": [{"rule": "bad-request", "message": message, "text": "", "decision": "deny"}],
+        "reasons": [{"rule": R.BAD_REQUEST, "message": message, "text": "", "decision": "deny"}],
     }
 
 

@@ -422,7 +422,7 @@ class Runner:
         try:
             slot = claim_slot(self.config.resources.max_concurrent_commands)
         except TooManyCommands as exc:
-            self._record_refusal(origin, shell, command, prepared, "max-concurrent-commands", str(exc))
+            self._record_refusal(origin, shell, command, prepared, R.MAX_CONCURRENT_COMMANDS, str(exc))
             raise
         cgroup = None
         try:
@@ -441,7 +441,7 @@ class Runner:
                 raise
         except StoreFull as exc:
             slot.release()
-            self._record_refusal(origin, shell, command, prepared, "max-stored-logs", str(exc))
+            self._record_refusal(origin, shell, command, prepared, R.MAX_STORED_LOGS, str(exc))
             raise
         except OSError as exc:
             slot.release()
@@ -571,14 +571,14 @@ class Runner:
         refusal = None
         if len(running) >= resources.max_background_commands:
             refusal = (
-                "max-background-commands",
+                R.MAX_BACKGROUND_COMMANDS,
                 f"{len(running)} background commands are already running "
                 f"(maxBackgroundCommands {resources.max_background_commands}); stop one with stop_command first",
             )
         elif stdin is not None and sum(r.input is not None for r in running) >= resources.max_interactive_commands:
             count = sum(r.input is not None for r in running)
             refusal = (
-                "max-interactive-commands",
+                R.MAX_INTERACTIVE_COMMANDS,
                 f"{count} interactive commands are already running "
                 f"(maxInteractiveCommands {resources.max_interactive_commands}); stop one with stop_command first"
                 if resources.max_interactive_commands

@@ -47,6 +47,13 @@ PATH_UNRESOLVABLE = "path-unresolvable"
 WORKING_DIRECTORY = "working-directory-outside-allowed"
 ASK_COMMAND = "ask-command"
 MAY_RUN_BLOCKED = "may-run-blocked-command"
+# Refusals that are not the policy's: a cap of the server (the audit's `refused` records) and a
+# malformed request to `secure-shell check --batch`.
+MAX_CONCURRENT_COMMANDS = "max-concurrent-commands"
+MAX_STORED_LOGS = "max-stored-logs"
+MAX_BACKGROUND_COMMANDS = "max-background-commands"
+MAX_INTERACTIVE_COMMANDS = "max-interactive-commands"
+BAD_REQUEST = "bad-request"
 
 PATH_RULES = frozenset({"path-outside-allowed", "path-unresolvable", "working-directory-outside-allowed"})
 # What an agent can do next, by the rule of its first refusal.
