@@ -134,7 +134,7 @@ class Parsed:
     findings: tuple[Finding, ...] = ()
     node_kinds: frozenset[str] = frozenset()  # named syntax-tree kinds (bash: decides the cross-check)
     flow: Flow | None = None  # None: unordered(len(commands))
-    # The text the second grammar reads, when it is not the source (bash: see bash.second_reading).
+    # The text the second grammar reads, when it is not the source (bash: see bash_parse._second_reading).
     cross_check_text: str | None = None
 
     def command_flow(self) -> Flow:
