@@ -15,8 +15,9 @@ import anyio
 import pytest
 
 from secure_shell.errors import SpawnError
-from secure_shell import executor
-from secure_shell.executor import Limits, execute, execute_async, running_count, stop_all
+from secure_shell import executor, remote_tree, windows_job
+from secure_shell.executor import execute, execute_async, running_count, stop_all
+from secure_shell.process_limits import Limits
 from secure_shell.shells import Invocation, PathDialect, ShellKind, build_invocation, host_directory
 
 FAKES = Path(__file__).parent / "fakes"
@@ -568,7 +569,7 @@ def test_win32_calls_get_pointer_sized_handles() -> None:
             return function
 
     kernel32, ntdll = Library(), Library()
-    executor._declare(kernel32, ntdll)
+    windows_job.declare(kernel32, ntdll)
     assert kernel32.AssignProcessToJobObject.argtypes == [wintypes.HANDLE, wintypes.HANDLE]
     assert ctypes.sizeof(kernel32.CreateJobObjectW.restype) == ctypes.sizeof(ctypes.c_void_p)
     assert ntdll.NtResumeProcess.restype is wintypes.LONG  # an NTSTATUS, checked for < 0
@@ -611,8 +612,8 @@ def test_the_wsl_tree_killer_kills_every_process_carrying_the_tag(tmp_path: Path
 
 
 def test_the_wsl_tag_reaches_the_distribution_only_through_wslenv() -> None:
-    tagged = executor.tagged(
+    tagged = remote_tree.tagged(
         {"WSLENV": "A/p:B"}, "abc", build_invocation(ShellKind.WSL, "true", "wsl.exe", ("-e", "bash", "-c"), None)
     )
     assert tagged["WSLENV"] == "A/p:B:SECURE_SHELL_RUN" and tagged["SECURE_SHELL_RUN"] == "abc"
-    assert "WSLENV" not in executor.tagged({}, "abc", bash("true"))
+    assert "WSLENV" not in remote_tree.tagged({}, "abc", bash("true"))

@@ -23,7 +23,6 @@ from secure_shell.checker import Checker
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import AuditError, InputError, NotOwner, SecureShellError, SpawnError, StorageError, StoreFull
 from secure_shell.executor import (
-    Limits,
     Outcome,
     Slot,
     TooManyCommands,
@@ -37,6 +36,7 @@ from secure_shell.executor import (
 from secure_shell.interactive import InputSession
 from secure_shell.output_store import Execution, OutputStore, StoreLimits
 from secure_shell.process_input import InputChannel
+from secure_shell.process_limits import Limits
 from secure_shell.recovery import release_registration
 from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import Decision, Reason, Verdict

@@ -60,8 +60,7 @@ PATH_RULES = frozenset({PATH_OUTSIDE, PATH_UNRESOLVABLE, WORKING_DIRECTORY})
 NEXT_STEP = {
     PATH_OUTSIDE: "work with paths inside an allowed directory (relative paths start from the "
     "working directory; get_current_directory shows it).",
-    WORKING_DIRECTORY: "choose an allowed directory as the working directory "
-    "(set_current_directory, or workingDir).",
+    WORKING_DIRECTORY: "choose an allowed directory as the working directory (set_current_directory, or workingDir).",
     PATH_UNRESOLVABLE: "write the path literally, not through a variable, a glob or a command's output; a "
     'run-time value that is not a path passes quoted ("$N").',
     BLOCKED_COMMAND: "this program is blocked by the policy (get_config lists the rules): do the task "
