@@ -370,7 +370,8 @@ def test_without_a_cgroup_the_process_limit_falls_back_to_rlimit_nproc(tmp_path:
     from secure_shell.checker import Checker
     from secure_shell.config.loader import load_file
     from secure_shell.config.resolve import resolve
-    from secure_shell.runner import Runner, start_containment
+    from secure_shell.command_containment import start_containment
+    from secure_shell.runner import Runner
     from secure_shell.shells import ShellKind
 
     conf = permissive(tmp_path, "    maxProcesses: 64\n", path_rules=True)

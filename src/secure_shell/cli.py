@@ -181,7 +181,7 @@ def load_for_running(args: argparse.Namespace) -> tuple[ConfigLocation, Resolved
     """load(), start the containment, then check the trust boundary: commands that will run must
     not be able to rewrite the policy or the records of what they did."""
     from secure_shell.recovery import release_registration, start_up
-    from secure_shell.runner import start_containment, stop_containment
+    from secure_shell.command_containment import start_containment, stop_containment
 
     location, config = load(args)
     start_up(config)  # what a server that died left is killed and recorded, before this one's cgroup exists

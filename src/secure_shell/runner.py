@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -20,6 +19,8 @@ from typing import Callable, Mapping
 
 from secure_shell.audit import AuditLog, default_path
 from secure_shell.checker import Checker
+from secure_shell.command_containment import Containments, stop_containment
+from secure_shell.command_environment import command_environment
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import AuditError, InputError, NotOwner, SecureShellError, SpawnError, StorageError, StoreFull
 from secure_shell.executor import (
@@ -31,7 +32,6 @@ from secure_shell.executor import (
     execute_tracked,
     launcher_in_use,
     stop_all,
-    use_launcher,
 )
 from secure_shell.interactive import InputSession
 from secure_shell.output_store import Execution, OutputStore, StoreLimits
@@ -41,18 +41,13 @@ from secure_shell.recovery import release_registration
 from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import Decision, Reason, Verdict
 from secure_shell.redaction import Redactor, output_masking
-from secure_shell.policy.shell_policy import ShellPolicy
-from secure_shell.sandbox import confine, kernel
-from secure_shell.sandbox.containment import ruleset_for
-from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement
-from secure_shell.sandbox.launcher_client import Confinement, Launcher
+from secure_shell.sandbox.host import Enforcement, HostSupport, detect
+from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.console_output import output_decoders
 from secure_shell.executables import find_executable, writable_places
 from secure_shell.shells import (
     SHELL_FACTS,
-    WSL_EXE_ENVIRONMENT,
     CommandPassing,
-    EnvironmentPassing,
     Invocation,
     ShellKind,
     build_invocation,
@@ -60,74 +55,6 @@ from secure_shell.shells import (
     host_directory,
     invocation_problem,
 )
-
-# Pagers and colour codes make no sense for a reader that is a program.
-FIXED_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
-# What a command sees of the server's environment unless global.environment.passthrough adds more:
-# enough to find programs, the user's home and locale, and temporary space; never tokens or keys.
-DEFAULT_PASSTHROUGH_POSIX = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LANGUAGE",
-    "LC_*",
-    "TMPDIR",
-    "TZ",
-    "XDG_CONFIG_HOME",
-    "XDG_CACHE_HOME",
-    "XDG_DATA_HOME",
-    "XDG_RUNTIME_DIR",
-)
-DEFAULT_PASSTHROUGH_WINDOWS = (
-    "PATH",
-    "PATHEXT",
-    "SystemRoot",
-    "SystemDrive",
-    "windir",
-    "ComSpec",
-    "TEMP",
-    "TMP",
-    "USERPROFILE",
-    "USERNAME",
-    "USERDOMAIN",
-    "HOMEDRIVE",
-    "HOMEPATH",
-    "APPDATA",
-    "LOCALAPPDATA",
-    "ProgramData",
-    "ProgramFiles",
-    "ProgramFiles(x86)",
-    "ProgramW6432",
-    "CommonProgramFiles",
-    "PUBLIC",
-    "ALLUSERSPROFILE",
-    "COMPUTERNAME",
-    "OS",
-    "NUMBER_OF_PROCESSORS",
-    "PROCESSOR_ARCHITECTURE",
-    "PSModulePath",
-    "LANG",
-    "TZ",
-)
-
-
-def allowed_environment(source: Mapping[str, str], passthrough: tuple[str, ...]) -> dict[str, str]:
-    """The variables of `source` named by the allowlist (`NAME` or `PREFIX*`; case-insensitive on Windows)."""
-    fold = os.name == "nt"
-    exact = {(n.upper() if fold else n) for n in passthrough if not n.endswith("*")}
-    prefixes = tuple((n[:-1].upper() if fold else n[:-1]) for n in passthrough if n.endswith("*"))
-    chosen = {}
-    for key, value in source.items():
-        name = key.upper() if fold else key
-        if name in exact or (prefixes and name.startswith(prefixes)):
-            chosen[key] = value
-    return chosen
-
-
-_PROFILE_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +134,7 @@ class Runner:
         self.store = store or OutputStore(StoreLimits.from_logging(config.logging), _log_directory(config))
         self.audit = open_audit(config)
         self.tmpdir = tempfile.mkdtemp(prefix="secure-shell-tmp-")  # the commands' private TMPDIR
-        self._confinements: dict[tuple[ShellKind, str], Confinement] = {}
+        self.containment = Containments(config, self.host, self.tmpdir)
         self._executables: dict[str, str] = {}
         self._open: dict[str, Started] = {}  # a plain dict: the shutdown handler reads it, no lock to deadlock on
         self.background: dict[str, BackgroundRun] = {}
@@ -292,94 +219,11 @@ class Runner:
         return dataclasses.replace(self.limits, active_processes=settings.max_processes)
 
     def environment(self, profile: str | None, shell: ShellKind) -> dict[str, str]:
-        """Allowlisted server variables, then global.environment.set, then the profile, then the fixed ones."""
-        defaults = DEFAULT_PASSTHROUGH_WINDOWS if os.name == "nt" else DEFAULT_PASSTHROUGH_POSIX
-        settings = self.config.environment
-        env = allowed_environment(os.environ, (*defaults, *settings.passthrough))
-        env.update(settings.set)
-        if profile is not None:
-            chosen = self.config.profiles.get(profile)
-            if chosen is None:
-                raise SpawnError(f"no profile named {profile!r}")
-            if chosen.allowed_shells and shell.value not in chosen.allowed_shells:
-                raise SpawnError(f"profile {profile!r} is not for the {shell.value} shell")
-            for key, value in chosen.env.items():
-                env[key] = _PROFILE_VARIABLE.sub(lambda m: os.environ.get(m.group(1), ""), value)
-        env.update(FIXED_ENVIRONMENT)
-        passing = SHELL_FACTS[shell].environment
-        if passing is EnvironmentPassing.WSLENV:  # wsl.exe passes into the distribution only what WSLENV lists
-            listed = [entry for entry in env.get("WSLENV", "").split(":") if entry]
-            names = {entry.partition("/")[0] for entry in listed}
-            env["WSLENV"] = ":".join([*listed, *(name for name in FIXED_ENVIRONMENT if name not in names)])
-            env.update(WSL_EXE_ENVIRONMENT)  # for wsl.exe itself: its own messages in UTF-8
-        if passing in (EnvironmentPassing.WINDOWS, EnvironmentPassing.MSYS):
-            # cmd (run directly or from PowerShell or Git Bash) then skips its current directory when
-            # it looks up a bare program name: a planted git.bat does not run for `git`
-            env["NoDefaultCurrentDirectoryInExePath"] = "1"
-        if passing is EnvironmentPassing.MSYS:
-            # the MSYS2 runtime globs unquoted arguments of a program a Windows process starts
-            env["MSYS"] = " ".join(dict.fromkeys([*env.get("MSYS", "").split(), "noglob"]))
-        if self.config.sandbox[shell].mode != "off" and os.name != "nt":
-            env.update(TMPDIR=self.tmpdir, TMP=self.tmpdir, TEMP=self.tmpdir)
-        return env
-
-    def wsl_arguments(self, policy: ShellPolicy) -> tuple[str, ...]:
-        """WSL's arguments with the in-distribution confinement in front of the shell (confine.py)."""
-        settings = self.config.sandbox[policy.shell]
-        if settings.mode == "off":
-            return policy.executable_args
-        spec: dict[str, object] = {
-            "mode": settings.mode,
-            "network": settings.network,
-            "max_processes": settings.max_processes,
-            "write": [*policy.allowed_paths, *settings.writable_paths],
-            "read": list(settings.readable_paths),
-            "credentials": list(settings.credential_paths),
-            "mount_point": policy.mount_point,  # Windows' directories: off PATH and out of the rules
-        }
-        wrapped = confine.wrap(policy.executable_args, spec)
-        if wrapped is None:
-            raise SpawnError(
-                "sandbox: the wsl executable's arguments have no `-e PROGRAM` to confine; nothing ran "
-                "(set sandbox.mode: off for wsl to run it uncontained)"
-            )
-        return tuple(wrapped)
+        """The environment a command in `shell` gets (command_environment)."""
+        return command_environment(self.config, profile, shell, self.tmpdir)
 
     def enforcement(self, shell: ShellKind) -> Enforcement:
-        return enforcement(self.config.sandbox[shell], self.host, wsl=contained_inside(shell))
-
-    def confinement(self, shell: ShellKind, env: Mapping[str, str]) -> Confinement | None:
-        """What the kernel holds this shell's commands to (built once per PATH); refuses, with
-        SpawnError, a shell in mode require on a host that cannot enforce all of it."""
-        settings = self.config.sandbox[shell]
-        if settings.mode == "off" or os.name == "nt" or contained_inside(shell):
-            return None  # WSL commands are contained inside the distribution (wsl_arguments)
-        enforced = self.enforcement(shell)
-        if settings.mode == "require" and enforced.missing:
-            raise SpawnError(
-                f"sandbox mode require: this host cannot enforce {'; '.join(enforced.missing)}; nothing ran"
-            )
-        key = (shell, env.get("PATH", ""))
-        found = self._confinements.get(key)
-        if found is None:
-            ruleset = None
-            if enforced.filesystem:
-                ruleset = ruleset_for(
-                    self.config.shells[shell], settings, env.get("PATH", ""), self.tmpdir, os.path.expanduser("~")
-                )
-                if not enforced.network:
-                    ruleset = dataclasses.replace(ruleset, deny_network=False)
-                if not enforced.scoping:
-                    ruleset = dataclasses.replace(ruleset, scope=False)
-            found = Confinement(
-                ruleset,
-                self.host.landlock_abi,
-                seccomp=enforced.syscalls,
-                no_new_privs=launcher_in_use() is not None,
-                nproc=enforced.nproc_limit,
-            )
-            self._confinements[key] = found
-        return found if found.ruleset is not None or found.seccomp or launcher_in_use() is not None else None
+        return self.containment.enforcement(shell)
 
     def prepare(
         self, shell: ShellKind, command: str, cwd: str | None, profile: str | None = None, confirmed: bool = False
@@ -399,7 +243,7 @@ class Runner:
                 "(on Windows an .exe; never from inside an allowed or writable path)"
             )
         directory = cwd if cwd is not None else policy.initial_dir
-        arguments = self.wsl_arguments(policy) if contained_inside(shell) else policy.executable_args
+        arguments = self.containment.wsl_arguments(policy) if contained_inside(shell) else policy.executable_args
         invocation = build_invocation(shell, command, executable, arguments, directory)
         if SHELL_FACTS[shell].passing is not CommandPassing.WSL:  # wsl.exe enters it inside the distribution
             host_cwd = host_directory(policy.path_dialect, directory)
@@ -409,7 +253,7 @@ class Runner:
         too_long = invocation_problem(shell, invocation)  # the real line: resolved path, WSL's wrapper
         if too_long is not None:
             return Prepared(Verdict.of([Reason(R.COMMAND_TOO_LONG, too_long, command[:60], Decision.DENY)]))
-        confinement = self.confinement(shell, env)
+        confinement = self.containment.confinement(shell, env)
         max_processes = self.config.sandbox[shell].max_processes if self.enforcement(shell).pids else None
         return Prepared(verdict, invocation, env, directory, confinement, max_processes)
 
@@ -777,29 +621,6 @@ class Runner:
         release_registration()  # every start has its end: nothing for a successor to recover
         self.store.close()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
-
-
-def start_containment() -> HostSupport:
-    """Detect what this host enforces and, on Linux, start the launcher every command goes through."""
-    host = detect()
-    if not host.linux:
-        return host
-    kernel.make_undumpable()  # contained commands cannot read the server's environment or memory
-    try:
-        use_launcher(Launcher())
-    except OSError as exc:
-        return dataclasses.replace(host, launcher_error=f"the launcher could not start ({exc})")
-    return host
-
-
-def stop_containment(host: HostSupport) -> None:
-    """Undo start_containment: end the launcher (and every command it runs), remove the cgroups."""
-    launcher = launcher_in_use()
-    if launcher is not None:
-        launcher.shutdown()
-        use_launcher(None)
-    if host.pids is not None:
-        host.pids.close()
 
 
 def _tee(first: Callable[[str, bytes], None], second: Callable[[str, bytes], None]) -> Callable[[str, bytes], None]:
