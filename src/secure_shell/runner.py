@@ -21,8 +21,9 @@ from secure_shell.audit import AuditLog, default_path
 from secure_shell.checker import Checker
 from secure_shell.command_containment import Containments, stop_containment
 from secure_shell.command_environment import command_environment
+from secure_shell.interactive_runs import check_owner, end_when_idle, open_session, send_input
 from secure_shell.config.resolve import ResolvedConfig
-from secure_shell.errors import AuditError, InputError, NotOwner, SecureShellError, SpawnError, StorageError, StoreFull
+from secure_shell.errors import AuditError, SecureShellError, SpawnError, StorageError, StoreFull
 from secure_shell.executor import (
     Outcome,
     Slot,
@@ -35,7 +36,6 @@ from secure_shell.executor import (
 )
 from secure_shell.interactive import InputSession
 from secure_shell.output_store import Execution, OutputStore, StoreLimits
-from secure_shell.process_input import InputChannel
 from secure_shell.process_limits import Limits
 from secure_shell.recovery import release_registration
 from secure_shell.policy import verdict as R
@@ -113,7 +113,6 @@ class BackgroundRun:
 
 
 KILLED_AT_SHUTDOWN = "killed at shutdown"
-IDLE_POLL = 5.0  # how often the idle watch of an interactive command looks, at most
 SHUTDOWN_JOIN = 0.5
 
 
@@ -408,26 +407,7 @@ class Runner:
 
         `stdin` "pipe" or "terminal" makes it interactive: its stdin stays open for send_input.
         """
-        for finished_id in [i for i, r in self.background.items() if not r.thread.is_alive() and not self.store.has(i)]:
-            del self.background[finished_id]  # evicted from the store: nothing left to stop or read
-        running = [r for r in self.background.values() if r.thread.is_alive()]
-        resources = self.config.resources
-        refusal = None
-        if len(running) >= resources.max_background_commands:
-            refusal = (
-                R.MAX_BACKGROUND_COMMANDS,
-                f"{len(running)} background commands are already running "
-                f"(maxBackgroundCommands {resources.max_background_commands}); stop one with stop_command first",
-            )
-        elif stdin is not None and sum(r.input is not None for r in running) >= resources.max_interactive_commands:
-            count = sum(r.input is not None for r in running)
-            refusal = (
-                R.MAX_INTERACTIVE_COMMANDS,
-                f"{count} interactive commands are already running "
-                f"(maxInteractiveCommands {resources.max_interactive_commands}); stop one with stop_command first"
-                if resources.max_interactive_commands
-                else "interactive commands are turned off by this policy (maxInteractiveCommands 0)",
-            )
+        refusal = self._background_refusal(stdin)
         if refusal is not None:
             self.record(
                 "refused",
@@ -443,15 +423,7 @@ class Runner:
         if prepared.invocation is None or prepared.env is None:
             raise ValueError("start_background takes an allowed command")
         invocation, env = prepared.invocation, prepared.env
-        session = None
-        if stdin is not None:
-            try:
-                channel = InputChannel(terminal=stdin == "terminal")
-            except InputError as exc:
-                raise SpawnError(str(exc)) from None
-            session = InputSession(
-                channel, resources.max_input_bytes, resources.max_inputs_per_minute, resources.interactive_idle_seconds
-            )
+        session = open_session(stdin, self.config.resources) if stdin is not None else None
         try:
             started = self.begin(prepared, shell, command, origin)
         except BaseException:
@@ -491,19 +463,33 @@ class Runner:
         self.background[started.execution.id] = run
         run.thread.start()
         if session is not None:
-            threading.Thread(target=self._end_when_idle, args=(run, session), daemon=True).start()
+            threading.Thread(target=end_when_idle, args=(run, session), daemon=True).start()
         return run
 
-    def _end_when_idle(self, run: BackgroundRun, session: InputSession) -> None:
-        """Stop an interactive command nobody has sent input to for interactiveIdleSeconds."""
-        while run.thread.is_alive():
-            remaining = session.idle_seconds - session.idle_for()
-            if remaining <= 0:
-                session.idle_stopped = True
-                run.execution.note = f"stopped after {session.idle_seconds} s without input (interactiveIdleSeconds)"
-                run.cancel.set()
-                return
-            run.thread.join(min(remaining, IDLE_POLL))
+    def _background_refusal(self, stdin: str | None) -> tuple[str, str] | None:
+        """The cap a new background (with `stdin`, interactive) command would go over: its reason id
+        and message; None when there is room."""
+        for finished_id in [i for i, r in self.background.items() if not r.thread.is_alive() and not self.store.has(i)]:
+            del self.background[finished_id]  # evicted from the store: nothing left to stop or read
+        running = [r for r in self.background.values() if r.thread.is_alive()]
+        resources = self.config.resources
+        refusal = None
+        if len(running) >= resources.max_background_commands:
+            refusal = (
+                R.MAX_BACKGROUND_COMMANDS,
+                f"{len(running)} background commands are already running "
+                f"(maxBackgroundCommands {resources.max_background_commands}); stop one with stop_command first",
+            )
+        elif stdin is not None and sum(r.input is not None for r in running) >= resources.max_interactive_commands:
+            count = sum(r.input is not None for r in running)
+            refusal = (
+                R.MAX_INTERACTIVE_COMMANDS,
+                f"{count} interactive commands are already running "
+                f"(maxInteractiveCommands {resources.max_interactive_commands}); stop one with stop_command first"
+                if resources.max_interactive_commands
+                else "interactive commands are turned off by this policy (maxInteractiveCommands 0)",
+            )
+        return refusal
 
     def send_input(
         self, execution_id: str, text: str, close_stdin: bool, origin: str, confirmed: bool = False
@@ -514,99 +500,16 @@ class Runner:
 
         An ASK verdict (the input runs an askCommands entry) is returned unrecorded: the caller asks
         the user and, on a yes, sends again with `confirmed`."""
-        run = self.background.get(execution_id)
-        if run is None:
-            self.store.get(execution_id)  # ExecutionNotFound names an id nobody knows
-            raise InputError(f"{execution_id} is not a background command; only interactive ones take input")
-        session = run.input
-        if session is None:
-            raise InputError(f"{execution_id} was not started with interactive: true; its stdin is closed")
-        self.check_owner(run, origin, "send it input")
-        started = run.started
-        with session.lock:  # one input at a time: each is checked after the one before it
-            if not run.thread.is_alive() or started.execution.status != "running":
-                raise InputError(f"{execution_id} has already ended ({started.execution.status})")
-            if not text and close_stdin:  # only the end of input: nothing for the policy to read
-                closed = Verdict.of([Reason(R.ALLOWED, "stdin closed", "", Decision.ALLOW)])
-                self.record(
-                    "input",
-                    origin,
-                    started.shell,
-                    started.command,
-                    started.directory,
-                    closed,
-                    started.execution,
-                    input="",
-                    closeStdin=True,
-                )
-                session.channel.close()
-                started.execution.stdin_open = False
-                session.touch()
-                return closed, ""
-            written = session.admit(text)
-            verdict = self._input_verdict(run, session.text + written, confirmed)
-            if verdict.decision is Decision.ASK:
-                return verdict, written
-            try:
-                self.record(
-                    "input" if verdict.allowed else "input-denied",
-                    origin,
-                    started.shell,
-                    started.command,
-                    started.directory,
-                    verdict,
-                    started.execution,
-                    input=written,
-                    closeStdin=close_stdin,
-                )
-            except AuditError:
-                if verdict.allowed:
-                    raise  # nothing is written that is not on record
-            if not verdict.allowed:
-                return verdict, written
-            session.write(written)
-            if close_stdin:
-                session.channel.close()
-                started.execution.stdin_open = False
-            return verdict, written
-
-    def check_owner(self, run: BackgroundRun, origin: str, action: str) -> None:
-        """Over HTTP each client session controls its own commands: another session may read their
-        output, not type into them or stop them (NotOwner says which session may)."""
-        started = run.started
-        if started.origin.startswith("mcp:") and origin != started.origin:
-            raise NotOwner(
-                f"{started.execution.id} was started by another client session; only that session may {action}"
-            )
+        return send_input(self, execution_id, text, close_stdin, origin, confirmed)
 
     def stop(self, run: BackgroundRun, origin: str, wait: float) -> bool:
         """Stop a background command its own session started and wait up to `wait` seconds for its
         tree to be gone; whether it was still running."""
-        self.check_owner(run, origin, "stop it")
+        check_owner(run, origin, "stop it")
         was_running = run.execution.status == "running"
         run.cancel.set()
         run.thread.join(wait)
         return was_running
-
-    def _input_verdict(self, run: BackgroundRun, session_text: str, confirmed: bool) -> Verdict:
-        """The command checked with all its input so far; only what the input adds counts (the
-        command itself was allowed, perhaps after the user confirmed it)."""
-        started = run.started
-        before = self.checker.check(started.shell, started.command, started.directory, run.env)
-        after = self.checker.check(
-            started.shell, started.command, started.directory, run.env, session_input=session_text
-        )
-        known = set(before.reasons)
-        added = [
-            reason
-            for reason in after.reasons
-            if reason not in known
-            and reason.decision > Decision.ALLOW
-            and not (confirmed and reason.decision is Decision.ASK)
-        ]
-        if added:
-            return Verdict.of(added, after.commands, after.paths)
-        return Verdict.of([Reason(R.ALLOWED, "the input is allowed", "", Decision.ALLOW)], after.commands, after.paths)
 
     def shutdown(self) -> None:
         """Server shutdown (also from a signal handler): kill every command's tree, write the end
