@@ -16,7 +16,7 @@ import pytest
 
 from secure_shell.errors import SpawnError
 from secure_shell import executor, remote_tree, windows_job
-from secure_shell.executor import execute, execute_async, running_count, stop_all
+from secure_shell.executor import RunSpec, execute, execute_async, running_count, stop_all
 from secure_shell.process_limits import Limits
 from secure_shell.shells import Invocation, PathDialect, ShellKind, build_invocation, host_directory
 
@@ -108,7 +108,7 @@ def test_cancellation_kills_the_tree() -> None:
     async def scenario() -> float:
         started = time.monotonic()
         with anyio.move_on_after(1):
-            await execute_async(bash(f"exec -a {marker} sleep 300 & wait"), os.environ, 60, Collected())
+            await execute_async(RunSpec(bash(f"exec -a {marker} sleep 300 & wait"), os.environ, 60), Collected())
         return time.monotonic() - started
 
     elapsed = anyio.run(scenario)
@@ -139,7 +139,7 @@ def test_concurrent_runs_do_not_wait_for_each_other() -> None:
         started = time.monotonic()
         async with anyio.create_task_group() as group:
             for _ in range(10):
-                group.start_soon(execute_async, bash("sleep 0.5"), os.environ, 10, Collected())
+                group.start_soon(execute_async, RunSpec(bash("sleep 0.5"), os.environ, 10), Collected())
         return time.monotonic() - started
 
     assert anyio.run(scenario) < 1.5
@@ -151,7 +151,7 @@ def test_stop_all_ends_a_run_on_an_interrupted_event_loop() -> None:
     outcomes = []
     worker = threading.Thread(
         target=lambda: outcomes.append(
-            anyio.run(execute_async, bash(f"exec -a {marker} sleep 300"), os.environ, 60, Collected())
+            anyio.run(execute_async, RunSpec(bash(f"exec -a {marker} sleep 300"), os.environ, 60), Collected())
         )
     )
     worker.start()
@@ -551,7 +551,7 @@ def test_the_thread_reader_path_never_feeds_the_sink_after_it_returns() -> None:
         calls.append((name, data))
 
     invocation = bash("echo now; (sleep 0.6; echo late) &")
-    outcome = executor._execute_with_threads(invocation, os.environ, 10, sink, None, None, None)
+    outcome = executor._execute_with_threads(RunSpec(invocation, os.environ, 10), sink, None, None)
     returned.set()
     time.sleep(1.0)  # the late echo happens now, into a closed gate and a closed pipe
     assert outcome.exit_code == 0

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Callable, Iterator, Mapping, Union
 
@@ -79,6 +79,20 @@ class Outcome:
         return "completed" if self.exit_code == 0 else "failed"
 
 
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One run, as the executor takes it along its path: the process to start exactly as it is
+    built, its environment and deadline, and what holds it (limits, the kernel's confinement, an
+    interactive command's stdin instead of /dev/null)."""
+
+    invocation: Invocation
+    env: Mapping[str, str]
+    timeout: float
+    limits: Limits | None = None
+    confinement: Confinement | None = None
+    stdin: InputChannel | None = None
+
+
 def execute(
     invocation: Invocation,
     env: Mapping[str, str],
@@ -88,34 +102,18 @@ def execute(
     limits: Limits | None = None,
 ) -> Outcome:
     """Run to completion, timeout or `cancel`, blocking (the CLI, background threads)."""
-    return _execute_blocking(invocation, env, timeout, sink, cancel, limits, None)
+    return _execute_blocking(RunSpec(invocation, env, timeout, limits), sink, cancel, None)
 
 
 def _execute_blocking(
-    invocation: Invocation,
-    env: Mapping[str, str],
-    timeout: float,
-    sink: Sink,
-    cancel: threading.Event | None,
-    limits: Limits | None,
-    registration: _Running | None,
-    confinement: Confinement | None = None,
-    stdin: InputChannel | None = None,
+    spec: RunSpec, sink: Sink, cancel: threading.Event | None, registration: _Running | None
 ) -> Outcome:
     if os.name == "nt":
-        return _execute_with_threads(invocation, env, timeout, sink, cancel, limits, registration, stdin)
-    return anyio.run(_execute_posix, invocation, env, timeout, sink, cancel, limits, registration, confinement, stdin)
+        return _execute_with_threads(spec, sink, cancel, registration)
+    return anyio.run(_execute_posix, spec, sink, cancel, registration)
 
 
-async def execute_async(
-    invocation: Invocation,
-    env: Mapping[str, str],
-    timeout: float,
-    sink: Sink,
-    limits: Limits | None = None,
-    slot: Slot | None = None,
-    confinement: Confinement | None = None,
-) -> Outcome:
+async def execute_async(spec: RunSpec, sink: Sink, slot: Slot | None = None) -> Outcome:
     """Run on the caller's event loop; cancelling the caller kills the process tree.
 
     `slot` is the caller's claim on the concurrency cap (see claim_slot); without one, the run
@@ -125,36 +123,25 @@ async def execute_async(
         cancel = threading.Event()
         try:
             return await anyio.to_thread.run_sync(
-                partial(execute_tracked, invocation, env, timeout, sink, cancel, limits, slot, confinement),
-                abandon_on_cancel=True,
+                partial(execute_tracked, spec, sink, cancel, slot), abandon_on_cancel=True
             )
         finally:
             cancel.set()
     with _own_slot(slot, None) as registration:
-        return await _execute_posix(invocation, env, timeout, sink, None, limits, registration, confinement)
+        return await _execute_posix(spec, sink, None, registration)
 
 
-def execute_tracked(
-    invocation: Invocation,
-    env: Mapping[str, str],
-    timeout: float,
-    sink: Sink,
-    cancel: threading.Event,
-    limits: Limits | None = None,
-    slot: Slot | None = None,
-    confinement: Confinement | None = None,
-    stdin: InputChannel | None = None,
-) -> Outcome:
-    """execute(), registered so that stop_all() (server shutdown) can end it. With `stdin`, the
+def execute_tracked(spec: RunSpec, sink: Sink, cancel: threading.Event, slot: Slot | None = None) -> Outcome:
+    """execute(), registered so that stop_all() (server shutdown) can end it. With `spec.stdin`, the
     command reads that channel (an interactive command) instead of /dev/null."""
     with _own_slot(slot, cancel) as registration:
         registration.cancel = cancel
         registration.thread = threading.get_ident()
         try:
-            return _execute_blocking(invocation, env, timeout, sink, cancel, limits, registration, confinement, stdin)
+            return _execute_blocking(spec, sink, cancel, registration)
         finally:
-            if stdin is not None:
-                stdin.dispose()
+            if spec.stdin is not None:
+                spec.stdin.dispose()
 
 
 def running_count() -> int:
@@ -276,26 +263,19 @@ def _own_slot(slot: Slot | None, cancel: threading.Event | None) -> Iterator[_Ru
 
 
 async def _execute_posix(
-    invocation: Invocation,
-    env: Mapping[str, str],
-    timeout: float,
-    sink: Sink,
-    cancel: threading.Event | None,
-    limits: Limits | None,
-    registration: _Running | None,
-    confinement: Confinement | None = None,
-    stdin: InputChannel | None = None,
+    spec: RunSpec, sink: Sink, cancel: threading.Event | None, registration: _Running | None
 ) -> Outcome:
     started = time.monotonic()
     tag = secrets.token_hex(8)
-    process, _ = _spawn(invocation, tagged(env, tag, invocation), limits, registration, confinement, stdin)
+    invocation, env = spec.invocation, spec.env
+    process, _ = _spawn(replace(spec, env=tagged(env, tag, invocation)), registration)
     child = _Child(process, tag)
     ended = EXITED
     try:
         async with anyio.create_task_group() as group:
             for fd, name in child.streams.items():
                 group.start_soon(child.pump, fd, name, sink)
-            ended = await child.wait_exit(started + timeout, cancel)
+            ended = await child.wait_exit(started + spec.timeout, cancel)
             await child.end_tree(graceful=ended != EXITED)
             if not child.pipes_done.is_set():
                 with anyio.move_on_after(READER_LINGER):
@@ -547,19 +527,14 @@ def _outcome(process: Process, timed_out: bool, cancelled: bool, started: float)
 
 
 def _execute_with_threads(
-    invocation: Invocation,
-    env: Mapping[str, str],
-    timeout: float,
-    sink: Sink,
-    cancel: threading.Event | None,
-    limits: Limits | None,
-    registration: _Running | None,
-    stdin: InputChannel | None = None,
+    spec: RunSpec, sink: Sink, cancel: threading.Event | None, registration: _Running | None
 ) -> Outcome:
     """Windows pipes cannot be polled, so a thread reads each one; the job object ends them."""
     started = time.monotonic()
     tag = secrets.token_hex(8)
-    process, job = _spawn(invocation, tagged(env, tag, invocation), limits, registration, None, stdin)
+    invocation, env = spec.invocation, spec.env
+    # no confinement: the job object holds the tree on Windows
+    process, job = _spawn(replace(spec, env=tagged(env, tag, invocation), confinement=None), registration)
     assert isinstance(process, subprocess.Popen)  # no launcher on this path: it serves Linux only
     gate = _Gate(sink)
     readers = [
@@ -570,7 +545,7 @@ def _execute_with_threads(
         reader.start()
     timed_out = cancelled = False
     try:
-        deadline = started + timeout
+        deadline = started + spec.timeout
         while True:
             try:
                 process.wait(timeout=POLL)
@@ -618,20 +593,14 @@ class _Gate:
             self._open = False
 
 
-def _spawn(
-    invocation: Invocation,
-    env: Mapping[str, str],
-    limits: Limits | None,
-    registration: _Running | None,
-    confinement: Confinement | None = None,
-    stdin: InputChannel | None = None,
-) -> tuple[Process, Job | None]:
+def _spawn(spec: RunSpec, registration: _Running | None) -> tuple[Process, Job | None]:
     """Start the process (stdin closed, or the interactive command's channel; both outputs piped,
     or its terminal) and register it for stop_all().
 
     On Linux with a launcher in use, the launcher starts it with `confinement` applied; a
     confinement without a launcher is refused, never dropped.
     """
+    invocation, env, limits, confinement, stdin = spec.invocation, spec.env, spec.limits, spec.confinement, spec.stdin
     if _LAUNCHER is not None and os.name != "nt":
         launched = _launch(_LAUNCHER, invocation, env, limits, confinement or Confinement(no_new_privs=False), stdin)
         if stdin is not None:

@@ -26,6 +26,7 @@ from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import AuditError, SecureShellError, SpawnError, StorageError, StoreFull
 from secure_shell.executor import (
     Outcome,
+    RunSpec,
     Slot,
     TooManyCommands,
     claim_slot,
@@ -377,15 +378,8 @@ class Runner:
         try:
             if on_start is not None:
                 on_start(execution)
-            outcome = await execute_async(
-                prepared.invocation,
-                prepared.env,
-                timeout,
-                sink,
-                self.limits_for(shell),
-                started.slot,
-                started.confinement,
-            )
+            spec = RunSpec(prepared.invocation, prepared.env, timeout, self.limits_for(shell), started.confinement)
+            outcome = await execute_async(spec, sink, started.slot)
         except StorageError:
             self.end(started, "failed", None)  # the executor killed the tree; the store names the error
             return RunResult(prepared.verdict, execution, None)
@@ -438,17 +432,15 @@ class Runner:
             outcome: Outcome | None = None
             status = "failed"
             try:
-                outcome = execute_tracked(
+                spec = RunSpec(
                     invocation,
                     env,
                     timeout,
-                    started.execution.buffer.feed,
-                    cancel,
                     self.limits_for(shell),
-                    started.slot,
                     started.confinement,
-                    session.channel if session is not None else None,
+                    stdin=session.channel if session is not None else None,
                 )
+                outcome = execute_tracked(spec, started.execution.buffer.feed, cancel, started.slot)
                 status = KILLED_AT_SHUTDOWN if self.shutting_down else outcome.status
             except StorageError:
                 pass  # the store names the error

@@ -97,7 +97,7 @@ def test_an_interactive_command_reads_what_is_written_and_ends_at_eof(tmp_path: 
     """send_input's path on Windows: a pipe on the command's stdin, written by the server, closed at the end."""
     import threading
 
-    from secure_shell.executor import execute_tracked
+    from secure_shell.executor import RunSpec, execute_tracked
     from secure_shell.process_input import InputChannel
     from secure_shell.shells import SHELL_FACTS, build_invocation
 
@@ -116,9 +116,8 @@ def test_an_interactive_command_reads_what_is_written_and_ends_at_eof(tmp_path: 
 
     writer = threading.Thread(target=feed)
     writer.start()
-    outcome = execute_tracked(
-        invocation, dict(os.environ), 60, lambda _, data: chunks.append(data), threading.Event(), stdin=channel
-    )
+    spec = RunSpec(invocation, dict(os.environ), 60, stdin=channel)
+    outcome = execute_tracked(spec, lambda _, data: chunks.append(data), threading.Event())
     writer.join(10)
     assert outcome.exit_code == 0
     assert lines(b"".join(chunks).decode("ascii", "replace")) == ["1:hello", "2:world"]
