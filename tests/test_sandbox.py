@@ -371,7 +371,7 @@ def test_without_a_cgroup_the_process_limit_falls_back_to_rlimit_nproc(tmp_path:
     from secure_shell.config.loader import load_file
     from secure_shell.config.resolve import resolve
     from secure_shell.command_containment import start_containment
-    from secure_shell.runner import Runner
+    from secure_shell.runner import CommandRequest, Runner
     from secure_shell.shells import ShellKind
 
     conf = permissive(tmp_path, "    maxProcesses: 64\n", path_rules=True)
@@ -382,7 +382,7 @@ def test_without_a_cgroup_the_process_limit_falls_back_to_rlimit_nproc(tmp_path:
         try:
             enforced = runner.enforcement(ShellKind.BASH)
             assert enforced.nproc_limit == 74 and "RLIMIT_NPROC" in enforced.missing[0]
-            result = anyio.run(lambda: runner.run(ShellKind.BASH, "ulimit -u", str(tmp_path), 30))
+            result = anyio.run(lambda: runner.run(CommandRequest(ShellKind.BASH, "ulimit -u", str(tmp_path), 30)))
             assert result.execution is not None
             assert [line.text for line in result.execution.buffer.line_range(1, None, 10, 4096).lines] == ["74"]
         finally:

@@ -376,7 +376,7 @@ def run_run(args: argparse.Namespace) -> int:
 
     from secure_shell.checker import Checker
     from secure_shell.executor import become_subreaper
-    from secure_shell.runner import Runner
+    from secure_shell.runner import CommandRequest, Runner
 
     become_subreaper()
 
@@ -388,7 +388,8 @@ def run_run(args: argparse.Namespace) -> int:
     with Checker(config) as checker:
         runner = Runner(config, checker, host=host)
         try:
-            result = anyio.run(lambda: runner.run(shell, " ".join(command), args.cwd, timeout, echo, args.profile))
+            request = CommandRequest(shell, " ".join(command), args.cwd, timeout, profile=args.profile)
+            result = anyio.run(lambda: runner.run(request, on_output=echo))
         finally:
             runner.shutdown()
     if result.execution is not None and result.outcome is None:

@@ -59,6 +59,21 @@ from secure_shell.shells import (
 
 
 @dataclass(frozen=True, slots=True)
+class CommandRequest:
+    """One command as a caller asks to run it: in which shell, from where, for how long, on whose
+    behalf (`origin`: "cli", or the MCP session), with which profile, and whether the user has
+    confirmed it (an askCommands entry). No timeout: the shell's commandTimeout."""
+
+    shell: ShellKind
+    command: str
+    cwd: str | None
+    timeout: float | None = None
+    origin: str = "cli"
+    profile: str | None = None
+    confirmed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Prepared:
     """A checked command: the process to start, or (invocation None) the verdict that refused it."""
 
@@ -259,10 +274,11 @@ class Runner:
 
     # --- running ---------------------------------------------------------------------------
 
-    def begin(self, prepared: Prepared, shell: ShellKind, command: str, origin: str, hold: bool = False) -> Started:
+    def begin(self, prepared: Prepared, request: CommandRequest, hold: bool = False) -> Started:
         """Claim a concurrency slot, open the store entry (held for the caller with `hold`), write the
         start record, in that order; when a step fails, the earlier ones are undone and nothing runs.
         A refusal by a cap (maxConcurrentCommands, maxStoredLogs) is recorded as a refusal."""
+        shell, command, origin = request.shell, request.command, request.origin
         try:
             slot = claim_slot(self.config.resources.max_concurrent_commands)
         except TooManyCommands as exc:
@@ -347,14 +363,8 @@ class Runner:
 
     async def run(
         self,
-        shell: ShellKind,
-        command: str,
-        cwd: str | None,
-        timeout: float,
+        request: CommandRequest,
         on_output: Callable[[str, bytes], None] | None = None,
-        profile: str | None = None,
-        origin: str = "cli",
-        confirmed: bool = False,
         prepared: Prepared | None = None,
         on_start: Callable[[Execution], None] | None = None,
         hold: bool = False,
@@ -366,13 +376,15 @@ class Runner:
         a result's execution is held in the store until the caller releases it: a command that has
         just finished is not evicted before its reply is built.
         """
+        shell = request.shell
         if prepared is None:
-            prepared = self.prepare(shell, command, cwd, profile, confirmed)
+            prepared = self.prepare(shell, request.command, request.cwd, request.profile, request.confirmed)
         if prepared.invocation is None or prepared.env is None:
             if prepared.verdict.decision is not Decision.ASK:
-                self.record_denial(origin, shell, command, cwd, prepared.verdict)
+                self.record_denial(request.origin, shell, request.command, request.cwd, prepared.verdict)
             return RunResult(prepared.verdict)
-        started = self.begin(prepared, shell, command, origin, hold)
+        timeout = request.timeout if request.timeout is not None else self.config.shells[shell].command_timeout
+        started = self.begin(prepared, request, hold)
         execution = started.execution
         sink = execution.buffer.feed if on_output is None else _tee(execution.buffer.feed, on_output)
         try:
@@ -394,13 +406,13 @@ class Runner:
         self.end(started, outcome.status, outcome)
         return RunResult(prepared.verdict, execution, outcome, started.confinement)
 
-    def start_background(
-        self, prepared: Prepared, shell: ShellKind, command: str, timeout: float, origin: str, stdin: str | None = None
-    ) -> BackgroundRun:
+    def start_background(self, prepared: Prepared, request: CommandRequest, stdin: str | None = None) -> BackgroundRun:
         """Start a checked command in its own thread and return once its start is on record.
 
         `stdin` "pipe" or "terminal" makes it interactive: its stdin stays open for send_input.
         """
+        shell, command, origin = request.shell, request.command, request.origin
+        timeout = request.timeout if request.timeout is not None else self.config.shells[shell].command_timeout
         refusal = self._background_refusal(stdin)
         if refusal is not None:
             self.record(
@@ -419,7 +431,7 @@ class Runner:
         invocation, env = prepared.invocation, prepared.env
         session = open_session(stdin, self.config.resources) if stdin is not None else None
         try:
-            started = self.begin(prepared, shell, command, origin)
+            started = self.begin(prepared, request)
         except BaseException:
             if session is not None:
                 session.channel.dispose()

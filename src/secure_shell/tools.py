@@ -45,7 +45,7 @@ from secure_shell.replies import (
     visible,
     visible_fields,
 )
-from secure_shell.runner import Runner, RunResult
+from secure_shell.runner import CommandRequest, Prepared, Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.sandbox.limits import LimitSettings, limit_note
 from secure_shell.shells import ShellKind
@@ -139,16 +139,15 @@ class ShellTools:
                 self.runner.record_denial(origin_of(ctx), kind, command, cwd, refusal)
                 return self._denial(refusal, kind)
             confirmed = True
+        request = CommandRequest(kind, command, cwd, seconds, origin_of(ctx), profile, confirmed)
         if background or interactive:
             stdin = ("terminal" if pty else "pipe") if interactive else None
-            return self._start_background(ctx, kind, command, cwd, seconds, profile, confirmed, stdin)
+            return self._start_background(request, stdin)
         lines_wanted = max_lines if max_lines is not None else self.config.logging.max_output_lines
         max_bytes = self.config.logging.max_return_bytes
         started: list[Execution] = []
         try:
-            result = await self._run_foreground(
-                ctx, kind, command, cwd, seconds, profile, confirmed, None if confirmed else checked, started
-            )
+            result = await self._run_foreground(ctx, request, None if confirmed else checked, started)
         except Exception as exc:
             if not started:
                 raise  # nothing ran: the error is the whole answer
@@ -188,16 +187,7 @@ class ShellTools:
         return limit_note(outcome.exit_code, outcome.timed_out, tail, limits)
 
     async def _run_foreground(
-        self,
-        ctx: Context,
-        kind: ShellKind,
-        command: str,
-        cwd: Optional[str],
-        seconds: int,
-        profile: Optional[str],
-        confirmed: bool,
-        checked: Any,
-        running: list[Execution],
+        self, ctx: Context, request: CommandRequest, checked: Optional[Prepared], running: list[Execution]
     ) -> RunResult:
         """Run to the end, reporting progress when the client asked for it and stopping the tree
         when an HTTP client goes away. `checked` reuses the check already made (None: check again);
@@ -213,19 +203,7 @@ class ShellTools:
                 await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s, {lines} lines so far")
 
         async def run() -> RunResult:
-            return await self.runner.run(
-                kind,
-                command,
-                cwd,
-                seconds,
-                None,
-                profile,
-                origin_of(ctx),
-                confirmed,
-                checked,
-                on_start=running.append,
-                hold=True,
-            )
+            return await self.runner.run(request, prepared=checked, on_start=running.append, hold=True)
 
         gone = client_gone()
         result: Optional[RunResult] = None
@@ -246,23 +224,13 @@ class ShellTools:
             raise ToolError("the client disconnected before the reply; the command was stopped")
         return result
 
-    def _start_background(
-        self,
-        ctx: Context,
-        kind: ShellKind,
-        command: str,
-        cwd: Optional[str],
-        seconds: int,
-        profile: Optional[str],
-        confirmed: bool,
-        stdin: Optional[str],
-    ) -> CallToolResult:
-        prepared = self.runner.prepare(kind, command, cwd, profile, confirmed)
-        origin = origin_of(ctx)
+    def _start_background(self, request: CommandRequest, stdin: Optional[str]) -> CallToolResult:
+        kind, command, cwd = request.shell, request.command, request.cwd
+        prepared = self.runner.prepare(kind, command, cwd, request.profile, request.confirmed)
         if prepared.invocation is None:
-            self.runner.record_denial(origin, kind, command, cwd, prepared.verdict)
+            self.runner.record_denial(request.origin, kind, command, cwd, prepared.verdict)
             return self._denial(prepared.verdict, kind)
-        execution = self.runner.start_background(prepared, kind, command, seconds, origin, stdin).execution
+        execution = self.runner.start_background(prepared, request, stdin).execution
         if stdin is not None:
             text = (
                 f"started interactively as {execution.id} (stdin: {stdin}); send it input with send_input, "
