@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.places import audit_file, outside
 from tests.secret_cases import SECRET_FORMS
-from tests.test_server_stdio import config_for, server
+from tests.helpers.server import config_for, server
 
 
 async def forms_through_the_server(source: str | None) -> None:

@@ -9,7 +9,7 @@ import pytest
 from secure_shell.bashlex_worker import BashlexWorker
 from secure_shell.policy.bashlex_names import command_names, would_loop
 from secure_shell.policy.decide import decide
-from tests.policy.conftest import ENV, cwd_for, policy_for
+from tests.helpers.policy import ENV, cwd_for, policy_for
 
 
 @pytest.fixture

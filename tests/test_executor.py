@@ -19,6 +19,7 @@ from secure_shell import executor, remote_tree, windows_job
 from secure_shell.executor import RunSpec, execute, execute_async, running_count, stop_all
 from secure_shell.process_limits import Limits
 from secure_shell.shells import Invocation, PathDialect, ShellKind, build_invocation, host_directory
+from tests.helpers.processes import gone, processes_named
 
 FAKES = Path(__file__).parent / "fakes"
 BASH_ARGS = ("--noprofile", "--norc", "-c")
@@ -40,28 +41,6 @@ class Collected:
 
 def bash(command: str, cwd: str | None = None) -> Invocation:
     return build_invocation(ShellKind.BASH, command, "bash", BASH_ARGS, cwd)
-
-
-def processes_named(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
-def gone(marker: str, within: float = 2.0) -> bool:
-    """Whether every process whose command line holds `marker` is gone, polled until `within`."""
-    deadline = time.monotonic() + within
-    while processes_named(marker):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_output_exit_code_and_streams() -> None:

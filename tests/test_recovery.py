@@ -23,9 +23,9 @@ from secure_shell import process_tree
 from secure_shell.sandbox import cgroups
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
 from tests.places import audit_file, outside, state_env
-from tests.test_executor import processes_named
-from tests.test_sandbox import permissive
-from tests.test_server_stdio import HANDSHAKE
+from tests.helpers.processes import processes_named
+from tests.helpers.sandbox import permissive
+from tests.helpers.server import HANDSHAKE
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="crash recovery is Linux's")
 
@@ -338,7 +338,7 @@ def test_the_registry_entry_of_a_dead_server_gets_its_open_starts_ended_and_only
     server are removed."""
     from secure_shell import recovery
     from secure_shell.config.discovery import find_config, load_config
-    from tests.test_server_stdio import config_for
+    from tests.helpers.server import config_for
 
     monkeypatch.setenv("XDG_STATE_HOME", str(outside(tmp_path) / ".state"))
     config = load_config(find_config(str(config_for(tmp_path)), os.environ), str(tmp_path))

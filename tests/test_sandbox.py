@@ -20,30 +20,12 @@ from secure_shell.sandbox import kernel
 from secure_shell.sandbox.host import HostSupport, detect, enforcement
 from secure_shell.sandbox.containment import SandboxSettings
 from tests.places import outside, state_env
-from tests.test_server_stdio import server
+from tests.helpers.server import server
+from tests.helpers.sandbox import permissive
 
 pytestmark = pytest.mark.skipif(
     kernel.landlock_abi() < 6 or not kernel.seccomp_supported(), reason="needs Linux with Landlock ABI 6 and seccomp"
 )
-
-PYTHON_PREFIXES = sorted({sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[1])})
-
-
-def permissive(tmp_path: Path, sandbox: str = "", path_rules: bool = False) -> Path:
-    """No blocked command, argument or operator and (unless `path_rules`) no path rules: the engine
-    allows all that follows. With path rules the forbidden part hides in a script file, which the
-    engine cannot read; that configuration may also turn the sandbox off (the trust boundary refuses
-    a shell with neither path rules nor a sandbox, as it could rewrite its own policy)."""
-    conf = outside(tmp_path) / "permissive.yaml"
-    readable = ", ".join(f"'{p}'" for p in PYTHON_PREFIXES)
-    conf.write_text(
-        "global:\n"
-        f"  security:\n    restrictWorkingDirectory: {str(path_rules).lower()}\n    enableInjectionProtection: false\n"
-        "  restrictions:\n    blockedCommands: []\n    blockedOperators: []\n    blockedArguments: []\n"
-        f"  paths:\n    allowedPaths: ['{tmp_path}']\n"
-        f"  sandbox:\n    readablePaths: [{readable}]\n{sandbox}"
-    )
-    return conf
 
 
 def run(

@@ -24,7 +24,7 @@ from secure_shell import stdio_wire
 from secure_shell.stdio_wire import LineReader, LineWriter
 from tests.jsonrpc_cases import BAD_MESSAGES, MAX_NESTING, Sent, nested_ping, wire_message
 from tests.places import state_env
-from tests.test_server_stdio import HANDSHAKE, config_for
+from tests.helpers.server import HANDSHAKE, config_for
 
 
 def pipe() -> tuple[int, int]:

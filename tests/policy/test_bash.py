@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from secure_shell.shells import ShellKind
-from tests.policy.conftest import (
+from tests.helpers.policy import (
     B,
     D,
     P,

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from secure_shell.bashlex_worker import BashlexWorker
 from secure_shell.policy.decide import decide
 from secure_shell.policy.verdict import Decision, Verdict
-from tests.policy.conftest import ENV, cwd_for, policy_for
+from tests.helpers.policy import ENV, cwd_for, policy_for
 
 # Each example is a batch of BATCH texts. The default run takes INPUTS per dialect (3 000: seconds);
 # the long run (`pytest -m slow`, bench/README.md) LONG_INPUTS (100 000: minutes).

@@ -12,7 +12,7 @@ import pytest
 
 from secure_shell.executables import find_executable
 from secure_shell.shells import ShellKind
-from tests.windows.conftest import Run
+from tests.helpers.windows import Run
 
 CMD = find_executable("cmd.exe") or "cmd.exe"
 COMMAND_PROCESSOR = r"Software\Microsoft\Command Processor"
