@@ -178,32 +178,43 @@ def _subcommand(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
         out.extend(option_scripts(args, ("-x", "--extcmd"), "bash", "git difftool --extcmd"))
         out.extend(_clustered(args, "x", "git difftool -x"))
     elif sub == "grep":
-        for word in args:
-            value = word.value or ""
-            if value == "-O" or value.startswith(("-O", "--open-files-in-pager")):
-                program = value.partition("=")[2] if "=" in value else value[2:] if value.startswith("-O") else ""
-                if program:
-                    out.append(Script("bash", program, "git grep -O"))
-                else:
-                    out.append(Refusal(R.NESTED_SCRIPT, "git grep -O opens the matches with a pager program", value))
+        out.extend(_grep_pager(args))
     elif sub == "filter-branch":
         for j, word in enumerate(args):
             if word.value in FILTER_BRANCH_SCRIPTS and j + 1 < len(args):
                 out.append(_script(args[j + 1], f"git filter-branch {word.value}"))
     elif sub == "config":
-        values = [w.value for w in args]
-        reading = any(
-            v is not None and (v.startswith(("--get", "--list", "-l", "--unset", "--show")) or v in ("get", "list"))
-            for v in values
-        )
-        positional = [v for v in values if v is not None and not v.startswith("-")]
-        if positional and positional[0] in ("set",):
-            positional = positional[1:]
-        if not reading and len(positional) >= 2 and not SAFE_CONFIG_KEY.match(positional[0]):
-            out.append(
-                Refusal(R.NESTED_SCRIPT, f"git config {positional[0]} may make git run a program later", positional[0])
-            )
+        out.extend(_config_write(args))
     return out
+
+
+def _grep_pager(args: tuple[Word, ...]) -> list[Resolution]:
+    """`git grep -O[PROGRAM]` opens the matches with a pager program."""
+    out: list[Resolution] = []
+    for word in args:
+        value = word.value or ""
+        if value == "-O" or value.startswith(("-O", "--open-files-in-pager")):
+            program = value.partition("=")[2] if "=" in value else value[2:] if value.startswith("-O") else ""
+            if program:
+                out.append(Script("bash", program, "git grep -O"))
+            else:
+                out.append(Refusal(R.NESTED_SCRIPT, "git grep -O opens the matches with a pager program", value))
+    return out
+
+
+def _config_write(args: tuple[Word, ...]) -> list[Resolution]:
+    """`git config KEY VALUE` with a key that may make git run a program later (core.pager, an alias)."""
+    values = [w.value for w in args]
+    reading = any(
+        v is not None and (v.startswith(("--get", "--list", "-l", "--unset", "--show")) or v in ("get", "list"))
+        for v in values
+    )
+    positional = [v for v in values if v is not None and not v.startswith("-")]
+    if positional and positional[0] in ("set",):
+        positional = positional[1:]
+    if not reading and len(positional) >= 2 and not SAFE_CONFIG_KEY.match(positional[0]):
+        return [Refusal(R.NESTED_SCRIPT, f"git config {positional[0]} may make git run a program later", positional[0])]
+    return []
 
 
 def _clustered(args: tuple[Word, ...], letter: str, label: str) -> list[Resolution]:
