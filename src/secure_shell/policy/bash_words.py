@@ -175,16 +175,7 @@ class WordReader:
         elif kind in ("string", "translated_string"):
             yield from self._double_quoted(node)
         elif kind == "concatenation":
-            for before, child in zip([None, *node.children[:-1]], node.children, strict=True):
-                if before is not None and child.start_byte != before.end_byte:
-                    # tree-sitter joins words across a blank after empty backticks (`a `` b`)
-                    raise Refused("words the grammar joined across a blank", self.text(node)[:80])
-                if child.is_named or child.type == "$":
-                    yield from self._pieces(child)
-                elif child.type == "``":
-                    continue  # an empty command substitution: nothing (`r``m` is rm)
-                else:
-                    yield from self._unquoted(self.text(child), child)
+            yield from self._concatenation(node)
         elif kind in ("simple_expansion", "expansion"):
             yield from self._variable(node, quoted=False)
         elif kind == "command_substitution":
@@ -201,6 +192,18 @@ class WordReader:
             yield "brace expansion", PATH_SAFE
         else:
             yield f"{kind}", DYNAMIC
+
+    def _concatenation(self, node: Node) -> Iterator[tuple[str, int]]:
+        for before, child in zip([None, *node.children[:-1]], node.children, strict=True):
+            if before is not None and child.start_byte != before.end_byte:
+                # tree-sitter joins words across a blank after empty backticks (`a `` b`)
+                raise Refused("words the grammar joined across a blank", self.text(node)[:80])
+            if child.is_named or child.type == "$":
+                yield from self._pieces(child)
+            elif child.type == "``":
+                continue  # an empty command substitution: nothing (`r``m` is rm)
+            else:
+                yield from self._unquoted(self.text(child), child)
 
     def _unquoted(self, raw: str, node: Node) -> Iterator[tuple[str, int]]:
         out: list[str] = []
