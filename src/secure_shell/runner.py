@@ -56,6 +56,7 @@ from secure_shell.shells import (
     host_directory,
     invocation_problem,
 )
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,7 +268,7 @@ class Runner:
             invocation = Invocation(invocation.argv, host_cwd, invocation.command_line)
         too_long = invocation_problem(shell, invocation)  # the real line: resolved path, WSL's wrapper
         if too_long is not None:
-            return Prepared(Verdict.of([Reason(R.COMMAND_TOO_LONG, too_long, command[:60], Decision.DENY)]))
+            return Prepared(Verdict.of([Reason(R.COMMAND_TOO_LONG, too_long, excerpt(command, SHORT), Decision.DENY)]))
         confinement = self.containment.confinement(shell, env)
         max_processes = self.config.sandbox[shell].max_processes if self.enforcement(shell).pids else None
         return Prepared(verdict, invocation, env, directory, confinement, max_processes)

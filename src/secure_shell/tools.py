@@ -50,6 +50,7 @@ from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.sandbox.limits import LimitSettings, limit_note
 from secure_shell.shells import ShellKind
 from secure_shell.working_directory import missing_on_host
+from secure_shell.policy.excerpt import LONG, excerpt
 
 if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found, unused-ignore]
@@ -497,7 +498,9 @@ async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict
     why = "; ".join(r.message for r in verdict.reasons if r.decision is Decision.ASK)
 
     def refused(message: str) -> Verdict:
-        return Verdict.of([Reason(ASK_COMMAND, f"{message} ({why})", command[:200])], verdict.commands, verdict.paths)
+        return Verdict.of(
+            [Reason(ASK_COMMAND, f"{message} ({why})", excerpt(command, LONG))], verdict.commands, verdict.paths
+        )
 
     capabilities = ctx.client_capabilities
     if capabilities is None or getattr(capabilities, "elicitation", None) is None:

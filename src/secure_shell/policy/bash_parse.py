@@ -28,6 +28,7 @@ from secure_shell.policy.parsed import (
     never_raises,
 )
 from secure_shell.policy.syntax_tree import ascii_mask, descendants
+from secure_shell.policy.excerpt import NEAR, excerpt
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 
@@ -104,7 +105,7 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     if root.has_error:
         bad = _first_error(root)
         snippet = data[bad.start_byte : bad.end_byte].decode("utf-8", "replace") if bad else ""
-        return Failed(f"syntax error near {snippet[:40]!r}" if snippet else "syntax error")
+        return Failed(f"syntax error near {excerpt(snippet, NEAR)!r}" if snippet else "syntax error")
     unread = _unread_text(root, data)
     if unread is not None:
         return Unsupported(f"text the grammar did not read: {unread!r}", unread)
@@ -137,10 +138,10 @@ def _unread_text(root: Node, data: bytes) -> str | None:
             stack.extend(reversed(node.children))
             continue
         if node.start_byte > covered and data[covered : node.start_byte].strip(b" \t\n"):
-            return data[covered : node.start_byte].decode("utf-8", "replace").strip()[:40]
+            return excerpt(data[covered : node.start_byte].decode("utf-8", "replace").strip(), NEAR)
         covered = max(covered, node.end_byte)
     if data[covered:].strip(b" \t\n"):
-        return data[covered:].decode("utf-8", "replace").strip()[:40]
+        return excerpt(data[covered:].decode("utf-8", "replace").strip(), NEAR)
     return None
 
 
@@ -172,12 +173,12 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
         return []
     result = cross_check(parsed.cross_check_text or source)
     if result.status == "timeout":
-        return [Finding(R.PARSE_TIMEOUT, "bashlex did not finish parsing in time", source[:80])]
+        return [Finding(R.PARSE_TIMEOUT, "bashlex did not finish parsing in time", excerpt(source))]
     if result.status == "error":
         first_words = {c.words[0].value for c in parsed.commands if c.words}
         if parsed.node_kinds & BASHLEX_GAPS or first_words & {"time", "coproc", "select"}:
             return []  # a construct bashlex does not implement; tree-sitter-bash's reading stands
-        return [Finding(R.PARSE_FAILED, f"bashlex cannot parse the command: {result.message}", source[:80])]
+        return [Finding(R.PARSE_FAILED, f"bashlex cannot parse the command: {result.message}", excerpt(source))]
     ours = Counter(
         (c.words[0].value if c.words[0].value is not None else DYNAMIC_NAME)
         for c in parsed.commands
@@ -189,7 +190,7 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
             Finding(
                 R.PARSERS_DISAGREE,
                 f"the two bash grammars disagree about which commands run ({', '.join(sorted(missed))})",
-                source[:80],
+                excerpt(source),
             )
         ]
     return []

@@ -15,6 +15,7 @@ from secure_shell.policy.dangerous_variables import dangerous_variable
 from secure_shell.policy.parsed import Finding, Limits, Word
 from secure_shell.policy.syntax_tree import inside
 from secure_shell.policy.wrapper_builtins import assigned_names
+from secure_shell.policy.excerpt import excerpt
 
 # `set -a` / `set -o allexport` anywhere: every later assignment is exported (read loosely, so a
 # mention inside a string also counts).
@@ -108,7 +109,7 @@ class VariableTracker(WordReader):
                             R.UNSUPPORTED_CONSTRUCT,
                             f"{keyword} -i makes bash evaluate every value given to {name or 'the name'} as "
                             "arithmetic, and one is not known to be a number (code hidden in it would run)",
-                            self.text(node)[:80],
+                            excerpt(self.text(node)),
                         )
                     )
                     break
@@ -238,7 +239,7 @@ class VariableTracker(WordReader):
                 Finding(
                     R.DANGEROUS_VARIABLE,
                     f"assigning {name} changes which program runs, where the shell goes, or runs code of its own",
-                    self.text(node)[:80],
+                    excerpt(self.text(node)),
                 )
             )
 

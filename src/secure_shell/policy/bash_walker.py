@@ -32,6 +32,7 @@ from secure_shell.policy.parsed import (
     absorb_nested,
 )
 from secure_shell.policy.syntax_tree import descendants, inside
+from secure_shell.policy.excerpt import excerpt
 
 OPERATOR_TOKENS = frozenset({";", "&", "&&", "||", "|", "|&"})
 # The expression nodes tree-sitter-bash builds inside `[ ... ]`; their leaves are `[`'s words.
@@ -92,10 +93,10 @@ class Walker(ArithmeticChecks):
                         self.nested_lists.append(node.start_byte)
                 continue
             if kind not in KNOWN_KINDS:
-                raise Refused(f"{kind} is not modelled", self.text(node)[:80])
+                raise Refused(f"{kind} is not modelled", excerpt(self.text(node)))
             if kind == "regex" and node.parent is not None and node.parent.type == "command":
                 # tree-sitter reads `ls =~ x | rm y` inside $(...) as a test's regex; bash runs rm
-                raise Refused("a test's regex as a command's argument", self.text(node)[:80])
+                raise Refused("a test's regex as a command's argument", excerpt(self.text(node)))
             if len(self.commands) > self.limits.max_commands:
                 raise Refused("too many commands", "")
             visit = VISITORS.get(kind)
@@ -129,7 +130,7 @@ class Walker(ArithmeticChecks):
         for before, after in zip(node.children[:-1], node.children[1:], strict=True):
             if b"\n" in self.data[before.end_byte : after.start_byte]:
                 # tree-sitter reads the line after `aa ==` as its operand; bash runs it on its own
-                raise Refused("a command the grammar continued onto the next line", self.text(node)[:80])
+                raise Refused("a command the grammar continued onto the next line", excerpt(self.text(node)))
         end = node.start_byte
         for child in [c for c in node.children if c.is_named or c.type == "$" or c.type in TEST_TOKENS]:
             for blanks in _BLANK_WORD.finditer(self.data, end, child.start_byte):  # `echo \\  x`
@@ -339,7 +340,7 @@ class Walker(ArithmeticChecks):
                 Finding(
                     R.UNSUPPORTED_CONSTRUCT,
                     "the ${var@P}-style transformations can run code hidden in a value",
-                    text[:80],
+                    excerpt(text),
                 )
             )
 
@@ -390,7 +391,7 @@ class Walker(ArithmeticChecks):
         body_start = body.start_byte if body is not None else end.start_byte
         if line_end < 0 or self.data[line_end + 1 : body_start].strip(b"\t"):
             self.findings.append(
-                Finding(R.PARSE_FAILED, "a here-document's text could not be read exactly", self.text(node)[:80])
+                Finding(R.PARSE_FAILED, "a here-document's text could not be read exactly", excerpt(self.text(node)))
             )
             return None
         if body is None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Union
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.excerpt import excerpt
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,5 +208,5 @@ def absorb_nested(
         commands = tuple(replace(c, via=via + c.via) for c in outcome.commands)
         return commands, outcome.operators | {"$("}, outcome.findings
     reason = outcome.reason if isinstance(outcome, Failed) else outcome.construct
-    finding = Finding(R.UNSUPPORTED_CONSTRUCT, f"substitution in a {where} cannot be analysed: {reason}", text[:80])
+    finding = Finding(R.UNSUPPORTED_CONSTRUCT, f"substitution in a {where} cannot be analysed: {reason}", excerpt(text))
     return (), frozenset(), (finding,)

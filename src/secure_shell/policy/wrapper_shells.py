@@ -27,6 +27,7 @@ from secure_shell.policy.wrapper_spec import (
     word_script,
     word_value,
 )
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 # The dialect that reads the commands a shell program runs (`NAME -c TEXT`, its stdin). zsh, fish and
 # the C shells have grammars of their own (zsh's `=(cmd)` and `$~name`, fish's `(cmd)`, csh's `!`
@@ -87,7 +88,7 @@ def history_expansion(text: str) -> str | None:
     or `${!name}`, are left alone."""
     for line in text.split("\n"):
         if line.startswith("^"):
-            return line[:60]
+            return excerpt(line, SHORT)
         quote = ""
         i = 0
         while i < len(line):
@@ -104,7 +105,7 @@ def history_expansion(text: str) -> str | None:
                 after = line[i + 1 : i + 2]
                 dollar = line[i - 1 : i] == "$" or line[max(0, i - 2) : i] == "${"
                 if not (after in ("", " ", "=") or (after == '"' and quote) or dollar):
-                    return line[:60]
+                    return excerpt(line, SHORT)
             i += 1
     return None
 

@@ -26,6 +26,7 @@ from secure_shell.policy.wrapper_spec import (
     source_text,
     word_value,
 )
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 _AWK_EXEC = re.compile(r"\bsystem\s*\(|\|\s*getline|\|&|\bprint[f]?\b[^;{}]*\|\s*\"|close\s*\(")
 
@@ -54,14 +55,16 @@ def _awk(words: tuple[Word, ...]) -> list[Resolution]:
         return [Refusal(R.INLINE_CODE, "awk program is not a literal", program.source)]
     if _AWK_EXEC.search(program.value):
         return [
-            Refusal(R.INLINE_CODE, "awk program runs shell commands (system, getline or a pipe)", program.value[:80])
+            Refusal(
+                R.INLINE_CODE, "awk program runs shell commands (system, getline or a pipe)", excerpt(program.value)
+            )
         ]
     if _AWK_FILES.search(program.value):
         return [
             Refusal(
                 R.INLINE_CODE,
                 "awk program writes or reads a file it names (print > file, getline < file)",
-                program.value[:80],
+                excerpt(program.value),
             )
         ]
     return [Text(program)]
@@ -120,9 +123,11 @@ def _script_effects(name: str, text: str, reader: Callable[[str], ScriptEffects]
     try:
         effects = reader(text)
     except ScriptError as error:
-        return [Refusal(R.INLINE_CODE, f"{name} script cannot be read: {error}", text[:80])]
+        return [Refusal(R.INLINE_CODE, f"{name} script cannot be read: {error}", excerpt(text))]
     if effects.runs:
-        return [Refusal(R.INLINE_CODE, f"{name} script runs a command: {effects.runs[0][:60]!r}", text[:80])]
+        return [
+            Refusal(R.INLINE_CODE, f"{name} script runs a command: {excerpt(effects.runs[0], SHORT)!r}", excerpt(text))
+        ]
     uses: list[Resolution] = [PathUse(Word(path, path), f"{name} script reads") for path in effects.reads]
     return uses + [PathUse(Word(path, path), f"{name} script writes") for path in effects.writes]
 
