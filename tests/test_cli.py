@@ -43,6 +43,9 @@ def test_init_config_writes_the_embedded_default_with_the_project_as_its_allowed
     assert yaml.safe_load(shipped)["global"]["paths"]["allowedPaths"] == []
     written, original = result.stdout.splitlines(), shipped.splitlines()
     assert [line for line in written if line not in original][-2:] == ["    allowedPaths:", f'      - "{tmp_path}"']
+    missing = run("init-config", "-", "--project", str(tmp_path / "p"), cwd=tmp_path)
+    assert missing.returncode == 2 and f"--project {tmp_path / 'p'}: no such directory" in missing.stderr
+    (tmp_path / "p").mkdir()
     named = run("init-config", "-", "--project", str(tmp_path / "p"), cwd=tmp_path)
     assert yaml.safe_load(named.stdout)["global"]["paths"]["allowedPaths"] == [str(tmp_path / "p")]
 
@@ -162,12 +165,45 @@ def test_init_config_writes_a_file_that_passes_check_and_refuses_to_overwrite(tm
     assert target.read_text().startswith("# secure-shell")
 
 
-def test_init_config_default_goes_to_the_user_config_dir_which_discovery_finds(tmp_path: Path) -> None:
-    assert run("init-config", cwd=tmp_path).returncode == 0
+def test_init_config_writes_the_projects_own_policy_which_no_other_project_uses(tmp_path: Path) -> None:
+    """init-config --project A used to write the user-wide default, which then held every server to A."""
+    home = tmp_path / "home"
+    (home / "A" / "src").mkdir(parents=True)
+    (home / "B").mkdir()
+    env = {"HOME": str(home), **state_env(tmp_path)}  # one user config directory, wherever it runs
+    # from a directory above the home directory, naming the project
+    written = run("init-config", "--project", "home/A", cwd=tmp_path, env=env)
+    assert written.returncode == 0, written.stderr
+    projects = outside(tmp_path) / ".xdg" / "secure-shell" / "projects"
+    [policy] = projects.iterdir()
+    assert f"the policy of the project {home / 'A'}" in written.stderr and str(policy) in written.stderr
+    assert not (outside(tmp_path) / ".xdg" / "secure-shell" / "config.yaml").exists()
+    assert yaml.safe_load(policy.read_text())["global"]["paths"]["allowedPaths"] == [str(home / "A")]
+    shown = {where: yaml.safe_load(run("config", "show", cwd=where, env=env).stdout) for where in (home / "A" / "src",)}
+    assert shown[home / "A" / "src"]["source"] == str(policy)
+    assert (
+        shown[home / "A" / "src"]["foundBy"]
+        == f"the policy of the project {home / 'A'}, written by init-config --project"
+    )
+    # B has no policy of its own: its server allows B, and config show says why
+    in_b = run("run", "--shell", "bash", "--", "pwd", cwd=home / "B", env=env)
+    assert in_b.stdout.strip() == str(home / "B"), in_b.stderr
+    other = yaml.safe_load(run("config", "show", cwd=home / "B", env=env).stdout)
+    assert other["source"] == "embedded default" and f"no project policy for {home / 'B'}" in other["foundBy"]
+    # --project names it from anywhere: the policy of A, with A's directory
+    named = run("run", "--project", str(home / "A"), "--shell", "bash", "--", "pwd", cwd=tmp_path, env=env)
+    assert named.stdout.strip() == str(home / "A"), named.stderr
+    assert run("init-config", "--project", "home/A", cwd=tmp_path, env=env).returncode == 1  # exists: --force
+
+
+def test_init_config_user_writes_the_user_wide_default_that_follows_the_start_directory(tmp_path: Path) -> None:
+    assert run("init-config", "--user", cwd=tmp_path).returncode == 0
     written = outside(tmp_path) / ".xdg" / "secure-shell" / "config.yaml"
-    assert written.is_file()
+    assert yaml.safe_load(written.read_text())["global"]["paths"]["allowedPaths"] == []
     shown = yaml.safe_load(run("config", "show", cwd=tmp_path).stdout)
     assert shown["source"] == str(written)
+    assert shown["shells"]["bash"]["paths"]["allowedPaths"] == [str(tmp_path)]
+    assert run("init-config", "--user", "--project", str(tmp_path), cwd=tmp_path).returncode == 2
 
 
 def test_config_schema_is_the_loader_schema(tmp_path: Path) -> None:
@@ -190,8 +226,15 @@ def test_serve_says_on_stderr_which_directory_it_allows(tmp_path: Path) -> None:
         timeout=60,
         env={**base, **state_env(tmp_path)},
     )
-    assert "config embedded default (no config file found)" in result.stderr
-    assert f"the start directory {tmp_path} is the one allowed path" in result.stderr
+    assert f"config embedded default (no config file found: no project policy for {tmp_path}; " in result.stderr
+    notes = [line for line in result.stderr.splitlines() if "the one allowed path" in line]
+    absent = [line for line in result.stderr.splitlines() if "not available on this host" in line]
+    # once, for the shells this host runs; the ones it lacks named on one line
+    assert notes == [
+        f"  note: bash: no allowedPaths or initialDir configured; the start directory {tmp_path} "
+        "is the one allowed path"
+    ]
+    assert len(absent) == 1 and all(name in absent[0] for name in ("wsl", "cmd", "powershell", "gitbash"))
 
 
 def check_config(tmp_path: Path) -> Path:
@@ -468,3 +511,11 @@ def test_a_terminal_on_stdin_is_told_the_server_waits_for_an_mcp_client(tmp_path
         served.terminate()
         served.wait(30)
         os.close(primary)
+
+
+def test_run_says_what_a_foreground_command_left_running_was_ended(tmp_path: Path) -> None:
+    conf = outside(tmp_path) / "ops.yaml"
+    conf.write_text("global:\n  restrictions:\n    blockedOperators: []\n")
+    ran = run("--config", str(conf), "run", "--shell", "bash", "--", "sleep 298.5 & echo hi", cwd=tmp_path)
+    assert ran.returncode == 0 and ran.stdout == "hi\n", ran.stderr
+    assert "1 process(es) it left running (a job started with `&`, or one that detached) ended" in ran.stderr

@@ -157,6 +157,26 @@ def test_oldest_finished_executions_are_evicted_first(tmp_path: Path) -> None:
     store.close()
 
 
+def test_an_evicted_id_and_one_never_issued_read_differently(tmp_path: Path) -> None:
+    """MCP Inspector's CLI starts a server per call: an id from an earlier server is not "evicted"."""
+    store = OutputStore(StoreLimits(max_executions=1), tmp_path)
+    gone = filled(store, 3)
+    filled(store, 3)
+    with pytest.raises(ExecutionNotFound) as evicted:
+        store.get(gone.id)
+    assert str(evicted.value) == (
+        f"execution '{gone.id}' was evicted from the output store, its output is gone "
+        "(global.logging: maxStoredLogs, maxTotalStorageSize, logRetentionMinutes)"
+    )
+    with pytest.raises(ExecutionNotFound) as unknown:
+        store.hold("20260101-0123456789")
+    assert str(unknown.value) == (
+        "no execution with id '20260101-0123456789': not known to this server (started by another server "
+        "process?); each server process keeps only the executions it started"
+    )
+    store.close()
+
+
 def test_total_size_cap_evicts(tmp_path: Path) -> None:
     store = OutputStore(StoreLimits(max_total_bytes=100_000), tmp_path)
     first = filled(store, 20_000)

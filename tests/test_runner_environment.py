@@ -35,7 +35,8 @@ def test_git_bash_gets_globbing_off_whatever_msys_holds(tmp_path: Path) -> None:
 
 def test_the_fixed_variables_reach_wsl_commands_through_wslenv(tmp_path: Path) -> None:
     with runner_setting(tmp_path, "WSLENV", "PROJECT/p:PAGER") as runner:
-        assert runner.environment(None, ShellKind.WSL)["WSLENV"] == "PROJECT/p:PAGER:GIT_PAGER:TERM"
+        wslenv = runner.environment(None, ShellKind.WSL)["WSLENV"]
+        assert wslenv == "PROJECT/p:PAGER:GIT_PAGER:TERM:GIT_EDITOR:VISUAL:EDITOR"
 
 
 def test_wsl_paths_are_checked_with_the_variables_wsl_passes(tmp_path: Path) -> None:

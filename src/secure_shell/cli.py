@@ -12,7 +12,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -28,8 +27,12 @@ from secure_shell.config.discovery import (
     user_config_file,
 )
 from secure_shell.config.loader import load_file, load_text
+from secure_shell.config.projects import header as project_header
+from secure_shell.config.projects import policy_file as project_policy_file
+from secure_shell.config.projects import projects_dir
 from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.config.schema import SHELL_NAMES, json_schema
+from secure_shell.config.template import policy_for_project, write_atomically
 from secure_shell.errors import ConfigError, ConfigIssue, SecureShellError, UsageError
 from secure_shell.policy import verdict as R
 from secure_shell.shells import ShellKind, contained_inside
@@ -71,15 +74,24 @@ def build_parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="config file (YAML or JSON); overrides $SECURE_SHELL_CONFIG and discovery",
     )
+    # The project: the directory commands may use when no policy names one, and whose own policy
+    # (init-config --project) is in force. Not on `audit`, whose --project filters its records.
+    located = argparse.ArgumentParser(add_help=False)
+    located.add_argument(
+        "--project",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="the project to serve (default: the current directory); its policy from init-config --project applies",
+    )
     parser = argparse.ArgumentParser(
         prog="secure-shell",
         description="MCP server that gives AI agents shell access under a policy that holds.",
-        parents=[common],
+        parents=[common, located],
     )
     parser.add_argument("--version", action="version", version=f"secure-shell {__version__}")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
 
-    serve = commands.add_parser("serve", parents=[common], help="run the MCP server (default: stdio)")
+    serve = commands.add_parser("serve", parents=[common, located], help="run the MCP server (default: stdio)")
     serve.add_argument(
         "--transport", choices=["stdio", "http"], default=None, help="transport (default: from config, stdio)"
     )
@@ -89,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     config = commands.add_parser("config", parents=[common], help="show, check or describe configuration")
     config_commands = config.add_subparsers(title="config commands", metavar="ACTION", required=True)
-    show = config_commands.add_parser("show", parents=[common], help="print the effective merged policy")
+    show = config_commands.add_parser(
+        "show", parents=[common, located], help="print the effective merged policy, the file it came from and why"
+    )
     show.add_argument("--shell", choices=SHELL_NAMES, help="only this shell's policy")
     show.add_argument("--format", choices=["yaml", "json"], default="yaml")
     show.set_defaults(handler=run_config_show)
@@ -101,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser(
         "check",
-        parents=[common],
+        parents=[common, located],
         help="check a command against the policy (exit 0 allowed, 1 denied)",
         description="Check a command the way the server would, without running it.",
     )
@@ -118,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser(
         "run",
-        parents=[common],
+        parents=[common, located],
         help="check a command, then run it (exit: its own code; 126 denied; 124 timeout)",
     )
     run.add_argument("--shell", choices=SHELL_NAMES, required=False)
@@ -128,7 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
     run.set_defaults(handler=run_run)
 
-    dirs = commands.add_parser("validate-dirs", parents=[common], help="check directories against allowedPaths")
+    dirs = commands.add_parser(
+        "validate-dirs", parents=[common, located], help="check directories against allowedPaths"
+    )
     dirs.add_argument("--shell", choices=SHELL_NAMES, help="only this shell (default: every enabled shell)")
     dirs.add_argument("directories", nargs="+", metavar="DIR")
     dirs.set_defaults(handler=run_validate_dirs)
@@ -149,32 +165,69 @@ def build_parser() -> argparse.ArgumentParser:
     audit.set_defaults(handler=run_audit)
 
     sandbox = commands.add_parser(
-        "sandbox", parents=[common], help="what this host's kernel enforces, and what each shell's commands get"
+        "sandbox",
+        parents=[common, located],
+        help="what this host's kernel enforces, and what each shell's commands get",
     )
     sandbox.add_argument("--json", action="store_true", help="print it as JSON")
     sandbox.set_defaults(handler=run_sandbox)
 
-    init = commands.add_parser("init-config", parents=[common], help="write the commented default policy")
-    init.add_argument(
-        "path", nargs="?", metavar="PATH", help=f"where to write it ('-' for stdout; default {user_config_file()})"
+    from secure_shell.client_config import CLIENTS
+
+    client = commands.add_parser(
+        "client-config",
+        help="print the set-up for an MCP client, with this install's paths filled in",
+        description="Print what to paste into an MCP client to start this install of secure-shell, serving "
+        "the project (the current directory, or --project DIR; VS Code and Cursor pass their open folder), "
+        "and on stderr where it goes.",
     )
+    client.add_argument("client", choices=list(CLIENTS), metavar="CLIENT", help=", ".join(CLIENTS))
+    client.add_argument("--project", metavar="DIR", help="the project the server serves (default: see above)")
+    client.set_defaults(handler=run_client_config)
+
+    init = commands.add_parser(
+        "init-config",
+        parents=[common],
+        help="write the commented default policy for a project (or with --user, the user-wide default)",
+        description="Write the commented default policy with the project as its allowed path, as that "
+        f"project's own policy in {projects_dir()} (keyed by the project's real path), which a server "
+        "started in the project or with --project uses. It never changes the user-wide default.",
+    )
+    init.add_argument("path", nargs="?", metavar="PATH", help="write it here instead ('-' for stdout)")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
     init.add_argument(
         "--project",
         metavar="DIR",
-        help="the directory commands may use, written as allowedPaths (default: the current directory)",
+        default=argparse.SUPPRESS,
+        help="the project, written as allowedPaths (default: the current directory)",
+    )
+    init.add_argument(
+        "--user",
+        action="store_true",
+        help=f"write the user-wide default {user_config_file()} instead (each server allows where it starts)",
     )
     init.set_defaults(handler=run_init_config)
     return parser
 
 
+def project_dir(args: argparse.Namespace) -> str:
+    """The project: `--project DIR` (or init-config's), else the current directory; absolute, existing."""
+    named: str | None = getattr(args, "project", None)
+    if named is None:
+        return os.getcwd()
+    project = os.path.abspath(named)
+    if not os.path.isdir(project):
+        raise UsageError(f"--project {named}: {'not a directory' if os.path.exists(project) else 'no such directory'}")
+    return project
+
+
 def locate(args: argparse.Namespace) -> ConfigLocation:
-    return find_config(getattr(args, "config", None), os.environ)
+    return find_config(getattr(args, "config", None), os.environ, project=project_dir(args))
 
 
 def load(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig]:
     location = locate(args)
-    return location, load_config(location, os.getcwd())
+    return location, load_config(location, project_dir(args))
 
 
 def load_for_running(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig, HostSupport]:
@@ -210,7 +263,7 @@ def run_serve(args: argparse.Namespace) -> int:
     become_subreaper()  # escaped descendants of commands are adopted, found and killed
 
     shells, missing = available_shells(config)
-    print_startup_summary(location, config, shells, missing, host)
+    print_startup_summary(location, config, shells, missing, host, Path(project_dir(args)))
     with Checker(config) as checker:
         runner = Runner(config, checker, host=host)
 
@@ -238,7 +291,8 @@ def run_serve(args: argparse.Namespace) -> int:
                 if sys.stdin.isatty():
                     print(
                         "secure-shell: serving MCP on stdin and stdout; this terminal is not an MCP client. Start "
-                        'the server from one (README, "Use it from an MCP client"), or press Ctrl+C.',
+                        'the server from one (`secure-shell client-config CLIENT`; README, "Use it from your client"), '
+                        "or press Ctrl+C.",
                         file=sys.stderr,
                         flush=True,
                     )
@@ -254,6 +308,7 @@ def print_startup_summary(
     shells: list[ShellKind],
     missing: dict[ShellKind, str],
     host: HostSupport,
+    project: Path,
 ) -> None:
     lines = [f"secure-shell {__version__}: config {config.source} ({location.found_by})"]
     for kind in shells:
@@ -267,11 +322,11 @@ def print_startup_summary(
         lines.append(
             "  not available on this host: " + ", ".join(f"{kind.value} ({why})" for kind, why in missing.items())
         )
-    lines += [f"  note: {notice}" for notice in config.notices]
+    lines += [f"  note: {notice}" for notice in config.notices_for(shells)]
     lines += [
         f"  note: {path} is not read (a policy in the working directory would be the agent's to rewrite); "
         "name a config file outside the project with --config"
-        for path in ignored_local_files(Path.cwd())
+        for path in ignored_local_files(project)
     ]
     print("\n".join(lines), file=sys.stderr, flush=True)
 
@@ -408,6 +463,12 @@ def run_run(args: argparse.Namespace) -> int:
     if result.outcome.timed_out:
         print(f"secure-shell: timed out after {timeout} s; the process tree was killed", file=sys.stderr)
         return EXIT_TIMEOUT
+    if result.outcome.ended_background:
+        print(
+            f"secure-shell: {result.outcome.ended_background} process(es) it left running (a job started with `&`, "
+            "or one that detached) ended with the command",
+            file=sys.stderr,
+        )
     return result.outcome.exit_code if result.outcome.exit_code is not None else 1
 
 
@@ -519,11 +580,11 @@ def _in_project(record: dict[str, Any], project: str) -> bool:
 
 
 def run_config_show(args: argparse.Namespace) -> int:
-    _, config = load(args)
+    location, config = load(args)
     shell = ShellKind(args.shell) if args.shell else None
     if shell is not None:
         enabled_shell(config, shell.value)
-    data = config.to_dict(shell)
+    data = {"source": config.source, "foundBy": location.found_by, **config.to_dict(shell)}
     host = detect_host()
     for name, shown in data["shells"].items():
         kind = ShellKind(name)
@@ -653,59 +714,76 @@ def run_config_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run_init_config(args: argparse.Namespace) -> int:
-    load(args)
-    project = os.path.abspath(args.project or os.getcwd())
-    why = broad_start_directory(project, os.path.expanduser("~"))
-    if why is not None:
-        raise UsageError(
-            f"{project} is {why}, too broad to be the allowed path: run init-config in your project "
-            "directory or name it with --project DIR"
+def run_client_config(args: argparse.Namespace) -> int:
+    from secure_shell.client_config import WORKSPACE, snippet, this_install, transient
+
+    project = project_dir(args) if args.project is not None else None
+    pinned = project is not None or args.client in ("claude-code", "claude-desktop")
+    if pinned:
+        served = project or os.getcwd()
+        why = broad_start_directory(served, os.path.expanduser("~"))
+        if why is not None:
+            raise UsageError(
+                f"{served} is {why}: the server would refuse to serve it. Run client-config in your project "
+                "directory or name it with --project DIR"
+            )
+    shown = snippet(args.client, project)
+    sys.stdout.write(shown.text)
+    sys.stdout.flush()
+    served_by = "" if pinned or WORKSPACE not in shown.text else " (the client fills in the open folder)"
+    print(f"secure-shell: {shown.where}{served_by}", file=sys.stderr)
+    if transient(this_install()):
+        print(
+            "secure-shell: note: this install lives in uv's cache (uvx), which `uv cache clean` removes; for a "
+            "lasting path, install it with `uv tool install` or `pipx install` and run client-config from there",
+            file=sys.stderr,
         )
-    text = policy_for_project(embedded_default_text(), project)
-    if args.path == "-":
-        sys.stdout.write(text)
-        return EXIT_OK
-    target = Path(args.path).absolute() if args.path else user_config_file()
-    problems = boundary_problems(
-        resolve(load_text(text, str(target)), str(target), project), [Protected("config file", str(target))]
-    )
-    if problems:
-        raise UsageError(problems[0] + "; write it elsewhere (the default is the user config file)")
-    if target.exists() and not args.force:
-        print(f"secure-shell: {target} exists; use --force to overwrite it", file=sys.stderr)
-        return EXIT_FAILED
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Write beside the target and rename, so a crash never leaves half a policy behind.
-    handle, temp = tempfile.mkstemp(prefix=".secure-shell-", suffix=".yaml", dir=target.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    print(f"wrote {target} (allowed path: {project})", file=sys.stderr)
     return EXIT_OK
 
 
-_PATHS_BLOCK = re.compile(r"^  paths:\n(?:    #.*\n)*    allowedPaths: \[\]\n", re.MULTILINE)
-
-
-def policy_for_project(default_text: str, project: str) -> str:
-    """The embedded default with its `paths` block naming `project` explicitly."""
-    block = (
-        "  paths:\n"
-        "    # The directories commands may use: the working directory, every cd target, path argument\n"
-        "    # and redirection target must lie inside one of them. Written by `secure-shell init-config`;\n"
-        "    # add your other projects here. Keep this file outside every allowed path: the server refuses\n"
-        "    # a policy that commands could rewrite.\n"
-        f"    allowedPaths:\n      - {json.dumps(project)}\n"
+def run_init_config(args: argparse.Namespace) -> int:
+    """Write the commented default: the project's own policy (default), the user-wide default
+    (`--user`), or a file named by PATH ('-': stdout)."""
+    project = project_dir(args)
+    if getattr(args, "config", None) is not None:
+        load_config(locate(args), project)  # a broken --config is fatal here too
+    if args.user:
+        if args.path or getattr(args, "project", None) is not None:
+            raise UsageError("--user writes the user-wide default; give no PATH and no --project with it")
+        # allowedPaths stays empty: each server then allows the directory it was started in
+        return write_policy(embedded_default_text(), user_config_file(), args.force, "the user-wide default")
+    real = os.path.realpath(project)  # the kernel resolves links: allow the directory they lead to
+    why = broad_start_directory(real, os.path.expanduser("~"))
+    if why is not None:
+        raise UsageError(
+            f"{real} is {why}, too broad to be the allowed path: run init-config in your project "
+            "directory or name it with --project DIR"
+        )
+    text = policy_for_project(embedded_default_text(), real)
+    if args.path == "-":
+        sys.stdout.write(text)
+        return EXIT_OK
+    if args.path:
+        target = Path(args.path).absolute()
+        what = f"a policy for {real}"
+    else:
+        target, text = project_policy_file(real), project_header(real) + text
+        what = f"the policy of the project {real}, used by a server started there or with --project {real}"
+    problems = boundary_problems(
+        resolve(load_text(text, str(target)), str(target), real), [Protected("config file", str(target))]
     )
-    text, count = _PATHS_BLOCK.subn(lambda _: block, default_text, count=1)
-    if count != 1:
-        raise SecureShellError("the embedded default policy has no `paths: allowedPaths: []` block to fill in")
-    return text
+    if problems:
+        raise UsageError(problems[0] + "; write it elsewhere (by default it goes to the user config directory)")
+    return write_policy(text, target, args.force, what)
+
+
+def write_policy(text: str, target: Path, force: bool, what: str) -> int:
+    if target.exists() and not force:
+        print(f"secure-shell: {target} exists; use --force to overwrite it", file=sys.stderr)
+        return EXIT_FAILED
+    write_atomically(text, target)
+    print(f"wrote {target}: {what}", file=sys.stderr)
+    return EXIT_OK
 
 
 def dump(data: Any, fmt: str) -> str:

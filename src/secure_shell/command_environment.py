@@ -11,8 +11,21 @@ from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import SpawnError
 from secure_shell.shells import SHELL_FACTS, WSL_EXE_ENVIRONMENT, EnvironmentPassing, ShellKind
 
-# Pagers and colour codes make no sense for a reader that is a program.
-FIXED_ENVIRONMENT = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb"}
+# No editor works without a terminal: this one says what to do instead and fails. git, hg, crontab and
+# most others run $EDITOR through /bin/sh, which every sandbox lets run; it runs no program of its own.
+NO_EDITOR = (
+    "sh -c 'echo \"secure-shell: commands have no terminal, so no editor can run: give the text on the command "
+    "line instead (git commit -m MSG, git merge --no-edit, git rebase without -i)\" >&2; exit 1'"
+)
+# Pagers, editors and colour codes make no sense for a reader that is a program.
+FIXED_ENVIRONMENT = {
+    "PAGER": "cat",
+    "GIT_PAGER": "cat",
+    "TERM": "dumb",
+    "GIT_EDITOR": NO_EDITOR,
+    "VISUAL": NO_EDITOR,
+    "EDITOR": NO_EDITOR,
+}
 # What a command sees of the server's environment unless global.environment.passthrough adds more:
 # enough to find programs, the user's home and locale, and temporary space; never tokens or keys.
 DEFAULT_PASSTHROUGH_POSIX = (

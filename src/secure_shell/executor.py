@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -69,6 +70,9 @@ class Outcome:
     timed_out: bool
     cancelled: bool
     duration: float
+    # processes still running when the command's leader exited (a job started with `&`, a process that
+    # detached), ended with it; counted on Linux for commands whose text holds a background `&`
+    ended_background: int = 0
 
     @property
     def status(self) -> str:
@@ -269,7 +273,7 @@ async def _execute_posix(
     tag = secrets.token_hex(8)
     invocation, env = spec.invocation, spec.env
     process, _ = _spawn(replace(spec, env=tagged(env, tag, invocation)), registration)
-    child = _Child(process, tag)
+    child = _Child(process, tag, any(_MAY_BACKGROUND.search(arg) for arg in invocation.argv))
     ended = EXITED
     try:
         async with anyio.create_task_group() as group:
@@ -295,7 +299,12 @@ async def _execute_posix(
         if invocation.tree_killer:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(kill_remote_tree, invocation, env, tag)
-    return _outcome(process, ended == TIMED_OUT, ended == STOPPED, started)
+    return _outcome(process, ended == TIMED_OUT, ended == STOPPED, started, child.left_running)
+
+
+# An `&` that may put a job in the background (not `&&`, `>&`, `&>`, `|&`): only such a command's
+# process group is looked over when its leader exits, since that costs a scan of /proc
+_MAY_BACKGROUND = re.compile(r"(?<![&>|<])&(?![&>])")
 
 
 def _sink_error(exc: BaseException) -> Exception | None:
@@ -310,9 +319,11 @@ def _sink_error(exc: BaseException) -> Exception | None:
 class _Child:
     """A started process's pipes (non-blocking, read by the event loop) and its exit, as an fd."""
 
-    def __init__(self, process: Process, tag: str) -> None:
+    def __init__(self, process: Process, tag: str, may_background: bool = False) -> None:
         self.process = process
         self.tag = tag
+        self.may_background = may_background and sys.platform.startswith("linux")
+        self.left_running = 0  # what end_tree found still running after the leader exited by itself
         self.streams = {
             stream.fileno(): name
             for stream, name in ((process.stdout, "stdout"), (process.stderr, "stderr"))
@@ -386,13 +397,17 @@ class _Child:
             _signal_group(process.pid, signal.SIGTERM)
             with anyio.move_on_after(TERM_GRACE):
                 await self.exited()
+        elif not graceful and self.may_background:
+            self.left_running = process_tree.live_group_members(process.pid)  # the zombie leader holds the id
         _signal_group(process.pid, signal.SIGKILL)  # also the group's other members, which may ignore TERM
         if _leader_running(process):
             with anyio.move_on_after(KILL_WAIT):
                 await self.exited()
         if not _leader_running(process):
             process.wait()  # the leader has exited: this only collects its status
-        await sweep_escapees(self.tag)
+        escaped = await sweep_escapees(self.tag)
+        if not graceful:
+            self.left_running += escaped
 
     def close(self) -> None:
         if self.pidfd is not None:
@@ -516,11 +531,11 @@ def _leader_running(process: Process) -> bool:
         return False
 
 
-def _outcome(process: Process, timed_out: bool, cancelled: bool, started: float) -> Outcome:
+def _outcome(process: Process, timed_out: bool, cancelled: bool, started: float, left_running: int = 0) -> Outcome:
     code = process.returncode
     if code is not None and code < 0:
         code = 128 - code  # killed by a signal: report it the way a shell does
-    return Outcome(code, timed_out, cancelled, time.monotonic() - started)
+    return Outcome(code, timed_out, cancelled, time.monotonic() - started, left_running)
 
 
 # --- Windows: a thread per pipe, a job object for the tree --------------------------------------

@@ -18,6 +18,7 @@ import codecs
 import json
 import os
 import secrets
+from collections import OrderedDict
 import shutil
 import tempfile
 import threading
@@ -54,6 +55,7 @@ TAIL_SLACK_DIVISOR = 4  # the tail may hold a quarter more than tail_bytes befor
 MAX_LINE_CHARS = 65536  # a longer line is split: no single line can hold unbounded text
 BINARY_SAMPLE = 8192
 MAX_STREAM_RUNS = 100_000
+EVICTED_IDS_KEPT = 10_000  # about 1 MB: evicted ids remembered to tell "evicted" from "never issued"
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,6 +455,9 @@ class OutputStore:
             raise StorageError(f"cannot store command output in {where}: {exc.strerror or exc}") from None
         self._executions: dict[str, Execution] = {}
         self._holds: dict[str, int] = {}  # executions being read, by id: never evicted meanwhile
+        # ids evicted lately, so that an evicted id and one this server never issued read differently
+        self._evicted: OrderedDict[str, None] = OrderedDict()
+        self._evicted_forgotten = False
         self._lock = threading.Lock()
         if not self._owned_directory:
             self._reindex()
@@ -542,8 +547,28 @@ class OutputStore:
         with self._lock:
             execution = self._executions.get(execution_id)
         if execution is None:
-            raise ExecutionNotFound(f"no execution with id {execution_id!r} (it may have been evicted)")
+            raise self._not_found(execution_id)
         return execution
+
+    def _remember_evicted(self, execution_id: str) -> None:
+        self._evicted[execution_id] = None
+        if len(self._evicted) > EVICTED_IDS_KEPT:
+            self._evicted.popitem(last=False)
+            self._evicted_forgotten = True
+
+    def _not_found(self, execution_id: str) -> ExecutionNotFound:
+        """Why `execution_id` is not here: evicted, or never issued by this server (a client that starts a
+        new server per call, as MCP Inspector's CLI does over stdio, cannot read back an earlier one's)."""
+        if execution_id in self._evicted:
+            return ExecutionNotFound(
+                f"execution {execution_id!r} was evicted from the output store, its output is gone "
+                "(global.logging: maxStoredLogs, maxTotalStorageSize, logRetentionMinutes)"
+            )
+        older = ", or evicted long ago" if self._evicted_forgotten else ""
+        return ExecutionNotFound(
+            f"no execution with id {execution_id!r}: not known to this server (started by another server "
+            f"process?{older}); each server process keeps only the executions it started"
+        )
 
     def hold(self, execution_id: str) -> Execution:
         """The execution, kept from eviction until `release`d (ExecutionNotFound when it is gone)."""
@@ -552,7 +577,7 @@ class OutputStore:
             if execution is not None:
                 self._holds[execution_id] = self._holds.get(execution_id, 0) + 1
         if execution is None:
-            raise ExecutionNotFound(f"no execution with id {execution_id!r} (it may have been evicted)")
+            raise self._not_found(execution_id)
         return execution
 
     def release(self, execution: Execution) -> None:
@@ -601,6 +626,7 @@ class OutputStore:
                 continue
             total -= execution.buffer.stored_bytes
             del self._executions[execution.id]
+            self._remember_evicted(execution.id)
             execution.buffer.delete()
             if not self._owned_directory:  # only a logDirectory keeps metadata files
                 (self.directory / f"{execution.id}.json").unlink(missing_ok=True)

@@ -85,6 +85,27 @@ def is_zombie(pid: int) -> bool:
     return bool(fields) and fields[0] == b"Z"
 
 
+def live_group_members(group: int) -> int:
+    """How many live processes besides its leader are in process group `group`: what a command left
+    running when its leader exited (a job started with `&`). A scan of /proc: milliseconds."""
+    count = 0
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return 0
+    for name in names:
+        if not name.isdigit() or int(name) == group:
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[-1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if len(fields) > 2 and fields[0] != b"Z" and fields[2] == str(group).encode():
+            count += 1
+    return count
+
+
 def kill_with_group(pid: int) -> None:
     """KILL an adoptee's whole group (never this process's own) and the adoptee itself."""
     try:

@@ -102,9 +102,6 @@ def policy_summary(policy: dict[str, Any]) -> str:
                     f"{containment.get('networkDenied')}" + (f"; not enforced: {', '.join(missing)}" if missing else "")
                 )
             )
-    unavailable = policy.get("unavailableShells") or {}
-    if unavailable:
-        lines.append("not available on this host: " + ", ".join(f"{name} ({why})" for name, why in unavailable.items()))
     for notice in policy.get("notices", []):
         lines.append(f"note: {notice}")
     return visible("\n".join(lines))
@@ -282,6 +279,19 @@ def denial_reply(verdict: Verdict, allowed_paths: tuple[str, ...]) -> CallToolRe
     )
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=data.model_dump(), is_error=True
+    )
+
+
+def background_note(outcome: Outcome) -> Optional[str]:
+    """Says that what the command left running (`server &`) ended with it, and how to keep a job running."""
+    count = outcome.ended_background
+    if not count:
+        return None
+    what = "1 process" if count == 1 else f"{count} processes"
+    return (
+        f"{what} it left running (a job started with `&`, or one that detached) ended with the command: "
+        "whatever a foreground command starts ends when it returns. To keep a job running, start it on its own "
+        "with execute_command background: true and read its output with get_command_output."
     )
 
 

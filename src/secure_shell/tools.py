@@ -34,6 +34,7 @@ from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
 from secure_shell.replies import (
     ExecuteResult,
     OutputResult,
+    background_note,
     denial_reply,
     execution_reply,
     failure_reply,
@@ -163,6 +164,7 @@ class ShellTools:
             notes = (
                 containment_note(execution, result.outcome, result.confinement),
                 self._limit_note(kind, execution, result.outcome),
+                background_note(result.outcome),
             )
             note = "\n".join(n for n in notes if n) or None
             return execution_reply(execution, result.outcome, lines_wanted, seconds, max_bytes, note)
@@ -369,10 +371,8 @@ class ShellTools:
     # --- policy and directories ------------------------------------------------------------
 
     def get_config(self, shell: Optional[str]) -> CallToolResult:
-        data = self.config.to_dict(ShellKind(shell) if shell is not None else None)
-        data["shells"] = {name: shown for name, shown in data["shells"].items() if ShellKind(name) in self.shells}
-        if shell is None:
-            data["unavailableShells"] = {kind.value: why for kind, why in self.missing.items()}
+        # only the shells this host can run: the agent has no use for the others (the operator saw them at start-up)
+        data = self.config.to_dict(ShellKind(shell) if shell is not None else None, usable=self.shells)
         for name, shown in data["shells"].items():
             shown["containment"] = self.runner.enforcement(ShellKind(name)).to_dict()
         # the text is a summary; the whole policy is sent once, as structured content
@@ -413,12 +413,12 @@ class ShellTools:
     # --- resources -------------------------------------------------------------------------
 
     def config_resource(self) -> str:
-        return json.dumps(self.config.to_dict(), indent=2)
+        return json.dumps(self.config.to_dict(usable=self.shells), indent=2)
 
     def shell_resource(self, name: str) -> str:
-        if name not in {k.value for k in ShellKind} or not self.config.shells[ShellKind(name)].enabled:
-            raise ResourceNotFoundError(f"no enabled shell {name!r}")
-        return json.dumps(self.config.to_dict(ShellKind(name)), indent=2)
+        if name not in {k.value for k in self.shells}:
+            raise ResourceNotFoundError(f"no enabled shell {name!r} that this host can run")
+        return json.dumps(self.config.to_dict(ShellKind(name), usable=self.shells), indent=2)
 
     def logs_resource(self) -> str:
         return json.dumps([visible_fields(e.summary()) for e in self.runner.store.list()], indent=2)

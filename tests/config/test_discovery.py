@@ -49,7 +49,7 @@ def test_a_config_file_in_the_working_directory_is_never_read(
 
 def test_user_config_dir_comes_third(places: dict[str, Path]) -> None:
     found = find_config(None, {}, places["user"])
-    assert (found.path, found.found_by) == (places["user"], "user config directory")
+    assert (found.path, found.found_by) == (places["user"], "user config directory: the user-wide default")
 
 
 def test_embedded_default_comes_last(places: dict[str, Path]) -> None:

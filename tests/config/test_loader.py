@@ -117,6 +117,36 @@ def test_command_entries_may_name_a_form() -> None:
     assert config.global_.restrictions.allowed_commands == ["git status", "npm run test"]
 
 
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "global:\n  sandbox:\n    mode: off\n",
+            "test.yaml:3: global.sandbox.mode: Input should be 'auto', 'require' or 'off', got the boolean false: "
+            "YAML reads an unquoted off as a boolean; quote it: mode: 'off'",
+        ),
+        (
+            "shells:\n  bash:\n    overrides:\n      sandbox: {network: no}\n",
+            "test.yaml:4: shells.bash.overrides.sandbox.network: Input should be 'deny' or 'allow', got the boolean "
+            "false: YAML reads an unquoted no as a boolean; quote it: network: 'no'",
+        ),
+        (
+            "transport:\n  mode: On\n",
+            "test.yaml:2: transport.mode: Input should be 'stdio', 'http' or 'sse', got the boolean true: "
+            "YAML reads an unquoted On as a boolean; quote it: mode: 'On'",
+        ),
+    ],
+)
+def test_a_yaml_boolean_where_a_word_belongs_says_to_quote_it(text: str, expected: str) -> None:
+    assert errors_of(text) == [expected]
+
+
+def test_a_quoted_mode_and_a_json_boolean_read_as_written() -> None:
+    assert load_text("global:\n  sandbox:\n    mode: 'off'\n", "t.yaml").global_.sandbox.mode == "off"
+    [message] = errors_of('{"global": {"sandbox": {"mode": false}}}', is_json=True)
+    assert "quote it" not in message  # JSON's false is a boolean as written, not a misread word
+
+
 def test_every_error_is_reported_at_once() -> None:
     text = "global:\n  security:\n    comandTimeout: 5\n    maxCommandLength: -1\nshells:\n  bash:\n    enabeld: true\n"
     messages = errors_of(text)

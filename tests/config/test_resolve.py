@@ -117,8 +117,15 @@ def test_no_paths_configured_allows_only_the_start_directory_and_says_so() -> No
     bash = config.shells[ShellKind.BASH]
     assert bash.allowed_paths == (START,)
     assert bash.initial_dir == START
-    assert any("bash: no allowedPaths or initialDir configured" in n for n in config.notices)
     assert config.shells[ShellKind.CMD].allowed_paths == ()
+    [notice] = config.notices_for()
+    assert notice.startswith("bash, wsl, cmd, powershell, gitbash: no allowedPaths or initialDir configured")
+    # one line, naming only the shells asked about (the server asks about those this host can run)
+    assert config.notices_for([ShellKind.BASH]) == (
+        f"bash: no allowedPaths or initialDir configured; the start directory {START} is the one allowed path",
+    )
+    assert config.to_dict(usable=[ShellKind.BASH])["notices"] == list(config.notices_for([ShellKind.BASH]))
+    assert list(config.to_dict(usable=[ShellKind.BASH])["shells"]) == ["bash"]
 
 
 def test_windows_start_directory_maps_into_wsl_and_gitbash() -> None:
@@ -137,7 +144,7 @@ def test_initial_dir_joins_allowed_paths_when_restricted() -> None:
 def test_initial_dir_alone_is_the_allowed_path() -> None:
     config = resolved("global:\n  paths: {initialDir: '/b'}\n")
     assert config.shells[ShellKind.BASH].allowed_paths == ("/b",)
-    assert not config.notices or all("bash:" not in n for n in config.notices)
+    assert config.notices_for() == ()
 
 
 def test_per_shell_initial_dir_is_used() -> None:

@@ -1,9 +1,11 @@
 """Which config file is in force, and loading it: first found wins, a broken file is fatal.
 
-Order: `--config PATH`, `$SECURE_SHELL_CONFIG`, the user config dir's `config.yaml`, else the
-embedded default. A named file that does not exist is an error too: a typo in a path must not
-quietly hand the agent a different policy. Nothing is discovered in the working directory: that is
-where the agent writes, and a policy found there would be the agent's to rewrite.
+Order: `--config PATH`, `$SECURE_SHELL_CONFIG`, the project's own policy (config/projects.py: the
+project the server starts in, or names with `--project`), the user config dir's `config.yaml`, else
+the embedded default; `found_by` says which and why, for the start-up line and `config show`. A
+named file that does not exist is an error too: a typo in a path must not quietly hand the agent a
+different policy. Nothing is discovered in the working directory: that is where the agent writes,
+and a policy found there would be the agent's to rewrite.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Mapping
 import platformdirs
 
 from secure_shell.config.loader import load_file, load_text
+from secure_shell.config.projects import find_project_policy
 from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.errors import ConfigError, ConfigIssue
 
@@ -43,16 +46,28 @@ def user_config_file() -> Path:
     return platformdirs.user_config_path("secure-shell", appauthor=False) / "config.yaml"
 
 
-def find_config(explicit: str | None, env: Mapping[str, str], user_file: Path | None = None) -> ConfigLocation:
+def find_config(
+    explicit: str | None,
+    env: Mapping[str, str],
+    user_file: Path | None = None,
+    project: str | None = None,
+    projects: Path | None = None,
+) -> ConfigLocation:
+    """The config in force for a server started in (or for) the directory `project`; `user_file` and
+    `projects` stand in for the user config directory's places (tests)."""
     if explicit is not None:
         return ConfigLocation(_must_exist(Path(explicit), "--config"), "--config")
     from_env = env.get(ENV_VAR)
     if from_env:
         return ConfigLocation(_must_exist(Path(from_env), f"${ENV_VAR}"), f"${ENV_VAR}")
     user_file = user_file if user_file is not None else user_config_file()
+    own = find_project_policy(project, projects) if project is not None else None
+    if own is not None:
+        return ConfigLocation(own.path, f"the policy of the project {own.project}, written by init-config --project")
+    no_project = f"no project policy for {project}; " if project is not None else ""
     if user_file.is_file():
-        return ConfigLocation(user_file, "user config directory")
-    return ConfigLocation(None, "no config file found")
+        return ConfigLocation(user_file, f"user config directory: {no_project}the user-wide default")
+    return ConfigLocation(None, f"no config file found: {no_project}no user-wide default {user_file}")
 
 
 def ignored_local_files(cwd: Path) -> list[Path]:

@@ -28,6 +28,9 @@ MAX_NESTING = 64
 MAX_NODES = 20_000  # with aliases expanded; the shipped default policy has about 500
 
 KeyPath = tuple[str | int, ...]
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+# pydantic error types of a value that had to be text (a word from a list, a string, a pattern)
+_TEXT_EXPECTED = frozenset({"literal_error", "string_type", "enum"})
 
 
 def load_file(path: Path) -> ConfigFile:
@@ -48,18 +51,24 @@ def load_file(path: Path) -> ConfigFile:
 
 
 def load_text(text: str, source: str, *, is_json: bool = False) -> ConfigFile:
-    data, lines = parse_json(text, source) if is_json else parse_yaml(text, source)
-    return validate(data, source, lines)
+    if is_json:
+        data, lines = parse_json(text, source)
+        return validate(data, source, lines)
+    booleans: dict[KeyPath, str] = {}
+    data, lines = parse_yaml(text, source, booleans)
+    return validate(data, source, lines, booleans)
 
 
-def parse_yaml(text: str, source: str) -> tuple[Any, dict[KeyPath, int]]:
+def parse_yaml(text: str, source: str, booleans: dict[KeyPath, str] | None = None) -> tuple[Any, dict[KeyPath, int]]:
+    """The document and the line of every key path; `booleans` receives the text of each plain scalar
+    YAML reads as a boolean (`off`, `no`, `yes`...), for the error that says to quote it."""
     loader = _BoundedLoader(text, source)
     try:
         node = loader.compose_bounded()
         if node is None:
             return {}, {}
         lines: dict[KeyPath, int] = {}
-        _index_yaml(node, (), lines, source, 0)
+        _index_yaml(node, (), lines, source, 0, booleans if booleans is not None else {})
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -191,11 +200,16 @@ class _BoundedLoader(_Parser, yaml.constructor.SafeConstructor, yaml.resolver.Re
             self._anchors[event.anchor] = node  # a later anchor of the same name replaces it, as in YAML
 
 
-def _index_yaml(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], source: str, depth: int) -> None:
-    """Record the line of every key path; refuse duplicate keys and absurd nesting."""
+def _index_yaml(
+    node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], source: str, depth: int, booleans: dict[KeyPath, str]
+) -> None:
+    """Record the line of every key path and the text of every boolean scalar; refuse duplicate keys
+    and absurd nesting."""
     if depth > MAX_NESTING:
         raise ConfigError([ConfigIssue(source, _dotted(path), "nested too deeply", node.start_mark.line + 1)])
     lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.ScalarNode) and node.tag == _BOOL_TAG:
+        booleans[path] = str(node.value)
     if isinstance(node, yaml.MappingNode):
         seen: dict[str, int] = {}
         for key_node, value_node in node.value:
@@ -207,11 +221,11 @@ def _index_yaml(node: yaml.Node, path: KeyPath, lines: dict[KeyPath, int], sourc
                 )
             seen[key] = line
             lines[(*path, key)] = line
-            _index_yaml(value_node, (*path, key), lines, source, depth + 1)
+            _index_yaml(value_node, (*path, key), lines, source, depth + 1, booleans)
             lines[(*path, key)] = line
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _index_yaml(item, (*path, index), lines, source, depth + 1)
+            _index_yaml(item, (*path, index), lines, source, depth + 1, booleans)
 
 
 def parse_json(text: str, source: str) -> tuple[Any, dict[KeyPath, int]]:
@@ -257,20 +271,33 @@ def _check_json_bounds(data: Any, source: str) -> None:
             pending.extend((item, depth + 1) for item in value)
 
 
-def validate(data: Any, source: str, lines: dict[KeyPath, int]) -> ConfigFile:
+def validate(
+    data: Any, source: str, lines: dict[KeyPath, int], booleans: dict[KeyPath, str] | None = None
+) -> ConfigFile:
+    """The validated file, or a ConfigError naming every problem with its line; `booleans` (from
+    parse_yaml) lets a boolean where text was expected say which unquoted word YAML took for one."""
     if not isinstance(data, dict):
         raise ConfigError([ConfigIssue(source, "", "the top level must be a mapping of keys (global, shells, ...)", 1)])
     try:
         return ConfigFile.model_validate(data)
     except ValidationError as exc:
-        issues = [_issue(error, source, lines) for error in exc.errors(include_url=False)]
+        issues = [_issue(error, source, lines, booleans or {}) for error in exc.errors(include_url=False)]
         issues.sort(key=lambda issue: issue.line or 0)
         raise ConfigError(issues) from None
 
 
-def _issue(error: Any, source: str, lines: dict[KeyPath, int]) -> ConfigIssue:
+def _issue(error: Any, source: str, lines: dict[KeyPath, int], booleans: dict[KeyPath, str]) -> ConfigIssue:
     loc: KeyPath = tuple(part for part in error["loc"] if part not in UNION_TAGS)
     message = str(error["msg"]).removeprefix("Value error, ")
+    word = booleans.get(loc)
+    if word is not None and isinstance(error.get("input"), bool) and error["type"] in _TEXT_EXPECTED:
+        # YAML 1.1 reads a plain off/no/yes/on/true/false as a boolean: `mode: off` is False, not "off"
+        key = loc[-1] if loc and isinstance(loc[-1], str) else "the value"
+        message += (
+            f", got the boolean {str(error['input']).lower()}: YAML reads an unquoted {word} as a boolean; "
+            f"quote it: {key}: '{word}'"
+        )
+        return ConfigIssue(source, _dotted(loc), message, _line(loc, lines))
     if error["type"] == "extra_forbidden":
         message = "unknown key"
         suggestion = difflib.get_close_matches(str(loc[-1]), known_keys(loc[:-1]), n=1, cutoff=0.6)
@@ -284,12 +311,15 @@ def _issue(error: Any, source: str, lines: dict[KeyPath, int]) -> ConfigIssue:
         message = "required key is missing"
     elif "input" in error and error["type"].endswith("_type"):
         message += f", got {type(error['input']).__name__} {_short(error['input'])}"
-    line = None
+    return ConfigIssue(source, _dotted(loc), message, _line(loc, lines))
+
+
+def _line(loc: KeyPath, lines: dict[KeyPath, int]) -> int | None:
+    """The line of `loc`, or of its nearest enclosing key that has one."""
     for length in range(len(loc), -1, -1):
         if loc[:length] in lines:
-            line = lines[loc[:length]]
-            break
-    return ConfigIssue(source, _dotted(loc), message, line)
+            return lines[loc[:length]]
+    return None
 
 
 def known_keys(path: KeyPath) -> list[str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 from pydantic import BaseModel
 
@@ -66,17 +66,34 @@ class ResolvedConfig:
     profiles: Mapping[str, Profile]
     notices: tuple[str, ...] = field(default=())
     sandbox: Mapping[ShellKind, SandboxSettings] = field(default_factory=lambda: MappingProxyType({}))
+    # the enabled shells whose one allowed path is the start directory, for want of a configured one
+    start_directory_shells: tuple[ShellKind, ...] = ()
+    start_directory: str = ""
+
+    def notices_for(self, shells: Collection[ShellKind] | None = None) -> tuple[str, ...]:
+        """What to tell the operator, and the agent, about `shells` (default: every enabled one): one
+        line each, never one per shell a host does not have."""
+        wanted = {p.shell for p in self.enabled_shells} if shells is None else set(shells)
+        named = [kind.value for kind in self.start_directory_shells if kind in wanted]
+        if not named:
+            return self.notices
+        return (
+            *self.notices,
+            f"{', '.join(named)}: no allowedPaths or initialDir configured; the start directory "
+            f"{self.start_directory} is the one allowed path",
+        )
 
     @property
     def enabled_shells(self) -> tuple[ShellPolicy, ...]:
         return tuple(policy for policy in self.shells.values() if policy.enabled)
 
-    def to_dict(self, shell: ShellKind | None = None) -> dict[str, Any]:
-        """The effective policy as plain data; profile environment values are redacted."""
+    def to_dict(self, shell: ShellKind | None = None, usable: Collection[ShellKind] | None = None) -> dict[str, Any]:
+        """The effective policy as plain data; profile environment values are redacted. With `usable`,
+        only those shells (the ones this host can run, as the agent sees them)."""
         shells = {
             kind.value: p.to_dict() | ({"sandbox": self.sandbox[kind].to_dict()} if kind in self.sandbox else {})
             for kind, p in self.shells.items()
-            if p.enabled and shell in (None, kind)
+            if p.enabled and shell in (None, kind) and (usable is None or kind in usable)
         }
         result: dict[str, Any] = {"source": self.source, "shells": shells}
         if shell is None:
@@ -98,7 +115,7 @@ class ResolvedConfig:
                 }
                 for name, profile in self.profiles.items()
             }
-            result["notices"] = list(self.notices)
+            result["notices"] = list(self.notices_for(usable))
         return result
 
 
@@ -107,13 +124,14 @@ def resolve(config: ConfigFile, source: str, start_dir: str, home: str | None = 
     `home` the user's home directory (default: this process's)."""
     policies: dict[ShellKind, ShellPolicy] = {}
     notices: list[str] = []
+    start_shells: list[ShellKind] = []
     issues: list[ConfigIssue] = []
     home = home if home is not None else os.path.expanduser("~")
     for name in SHELL_NAMES:
         kind = ShellKind(name)
         try:
             policies[kind] = _resolve_shell(
-                config, kind, getattr(config.shells, name), source, start_dir, notices, home
+                config, kind, getattr(config.shells, name), source, start_dir, start_shells, home
             )
         except PathSyntaxError as exc:
             issues.append(ConfigIssue(source, f"shells.{name}", str(exc)))
@@ -136,6 +154,8 @@ def resolve(config: ConfigFile, source: str, start_dir: str, home: str | None = 
         profiles=MappingProxyType(dict(config.profiles)),
         notices=tuple(notices),
         sandbox=MappingProxyType({kind: _sandbox(config, kind) for kind in policies}),
+        start_directory_shells=tuple(start_shells),
+        start_directory=start_dir,
     )
 
 
@@ -166,7 +186,7 @@ def _resolve_shell(
     shell: Shell | None,
     source: str,
     start_dir: str,
-    notices: list[str],
+    start_shells: list[ShellKind],
     home: str,
 ) -> ShellPolicy:
     glob = config.global_
@@ -194,7 +214,7 @@ def _resolve_shell(
         path_entries += [p for p in glob.paths.allowed_paths if looks_like_windows(p) and p not in path_entries]
 
     if not path_entries and initial_entry is None:
-        path_entries = [_start_directory_entry(kind, start_dir, home, shell.enabled, notices)]
+        path_entries = [_start_directory_entry(kind, start_dir, home, shell.enabled, start_shells)]
 
     allowed, skipped, initial_dir = _places(
         path_entries, initial_entry, start_dir, dialect, mount_point, security["restrict_working_directory"]
@@ -237,9 +257,12 @@ def _resolve_shell(
     )
 
 
-def _start_directory_entry(kind: ShellKind, start_dir: str, home: str, enabled: bool, notices: list[str]) -> str:
+def _start_directory_entry(
+    kind: ShellKind, start_dir: str, home: str, enabled: bool, start_shells: list[ShellKind]
+) -> str:
     """With no allowedPaths and no initialDir, the start directory is the one allowed path, unless it
-    is too broad for that (a root, a home or a system directory)."""
+    is too broad for that (a root, a home or a system directory); `start_shells` gets the enabled
+    shells it became the allowed path of."""
     why = broad_start_directory(start_dir, home) if enabled else None
     if why is not None:
         raise _BroadStart(
@@ -248,10 +271,8 @@ def _start_directory_entry(kind: ShellKind, start_dir: str, home: str, enabled: 
             "your project directory, or name the project: `secure-shell init-config --project DIR`, or "
             "global.paths.allowedPaths in the config file"
         )
-    notices.append(
-        f"{kind.value}: no allowedPaths or initialDir configured; the start directory {start_dir} "
-        "is the one allowed path"
-    )
+    if enabled:
+        start_shells.append(kind)
     return start_dir
 
 
