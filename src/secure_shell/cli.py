@@ -13,7 +13,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import yaml
 
@@ -34,14 +34,10 @@ from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.config.schema import SHELL_NAMES, json_schema
 from secure_shell.config.template import policy_for_project, write_atomically
 from secure_shell.errors import ConfigError, ConfigIssue, SecureShellError, UsageError
-from secure_shell.policy import verdict as R
 from secure_shell.shells import ShellKind, contained_inside
 from secure_shell.sandbox.containment import SandboxSettings
 from secure_shell.sandbox.host import HostSupport, enforcement, root_note
 from secure_shell.trust import Protected, boundary_problems, broad_start_directory, protected_paths
-
-if TYPE_CHECKING:
-    from secure_shell.checker import Checker
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -99,6 +95,19 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="HTTP: port (default: transport.httpPort, 9444)")
     serve.set_defaults(handler=run_serve)
 
+    _add_config_commands(commands, common, located)
+    _add_check_and_run(commands, common, located)
+    _add_inspection_commands(commands, common, located)
+    _add_setup_commands(commands, common)
+    return parser
+
+
+Commands = argparse._SubParsersAction  # the subcommands of a parser (argparse names no public type)
+
+
+def _add_config_commands(
+    commands: Commands[argparse.ArgumentParser], common: argparse.ArgumentParser, located: argparse.ArgumentParser
+) -> None:
     config = commands.add_parser("config", parents=[common], help="show, check or describe configuration")
     config_commands = config.add_subparsers(title="config commands", metavar="ACTION", required=True)
     show = config_commands.add_parser(
@@ -113,6 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
     schema = config_commands.add_parser("schema", parents=[common], help="print the config file's JSON Schema")
     schema.set_defaults(handler=run_config_schema)
 
+
+def _add_check_and_run(
+    commands: Commands[argparse.ArgumentParser], common: argparse.ArgumentParser, located: argparse.ArgumentParser
+) -> None:
     check = commands.add_parser(
         "check",
         parents=[common, located],
@@ -142,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
     run.set_defaults(handler=run_run)
 
+
+def _add_inspection_commands(
+    commands: Commands[argparse.ArgumentParser], common: argparse.ArgumentParser, located: argparse.ArgumentParser
+) -> None:
     dirs = commands.add_parser(
         "validate-dirs", parents=[common, located], help="check directories against allowedPaths"
     )
@@ -172,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox.add_argument("--json", action="store_true", help="print it as JSON")
     sandbox.set_defaults(handler=run_sandbox)
 
+
+def _add_setup_commands(commands: Commands[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     from secure_shell.client_config import CLIENTS
 
     client = commands.add_parser(
@@ -207,7 +226,6 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"write the user-wide default {user_config_file()} instead (each server allows where it starts)",
     )
     init.set_defaults(handler=run_init_config)
-    return parser
 
 
 def project_dir(args: argparse.Namespace) -> str:
@@ -333,13 +351,14 @@ def print_startup_summary(
 
 def run_check(args: argparse.Namespace) -> int:
     _, config = load(args)
+    from secure_shell.check_batch import run_check_batch
     from secure_shell.checker import Checker
 
     with Checker(config) as checker:
         if args.batch:
             if args.command or args.shell:
                 raise UsageError("--batch reads everything from stdin; give no --shell and no command")
-            return run_check_batch(checker, config)
+            return EXIT_FAILED if run_check_batch(checker, config) else EXIT_OK
         command = args.command[1:] if args.command[:1] == ["--"] else args.command
         if not args.shell or not command:
             raise UsageError("usage: secure-shell check --shell SHELL [--cwd DIR] [--json] -- COMMAND")
@@ -353,64 +372,6 @@ def run_check(args: argparse.Namespace) -> int:
             nested = f" (via {' > '.join(seen.via)})" if seen.via else ""
             print(f"  runs {seen.program}: {' '.join(seen.argv)}{nested}")
     return EXIT_OK if verdict.allowed else EXIT_FAILED
-
-
-MAX_BATCH_LINE = 1 << 20
-
-
-def run_check_batch(checker: Checker, config: ResolvedConfig) -> int:
-    """One JSON verdict line per input line, in order; a bad line gets an error verdict, never a crash."""
-    denied = False
-    stdin = sys.stdin.buffer
-    while True:
-        raw = stdin.readline(MAX_BATCH_LINE + 1)
-        if not raw:
-            break
-        if len(raw) > MAX_BATCH_LINE and not raw.endswith(b"\n"):
-            while raw and not raw.endswith(b"\n"):
-                raw = stdin.readline(MAX_BATCH_LINE + 1)
-            result = batch_error(f"line longer than {MAX_BATCH_LINE} bytes")
-        else:
-            result = batch_verdict(checker, config, raw)
-        denied = denied or not result["allowed"]
-        sys.stdout.write(json.dumps(result) + "\n")
-        sys.stdout.flush()
-    return EXIT_FAILED if denied else EXIT_OK
-
-
-def batch_verdict(checker: Checker, config: ResolvedConfig, raw: bytes) -> dict[str, Any]:
-    try:
-        request = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        return batch_error(f"not a JSON line: {exc}")
-    if not isinstance(request, dict):
-        return batch_error("each line must be a JSON object")
-    shell, command, cwd, env = (request.get(k) for k in ("shell", "command", "cwd", "env"))
-    if not isinstance(command, str):
-        return batch_error("'command' must be a string")
-    if not isinstance(shell, str) or shell not in SHELL_NAMES:
-        return batch_error(f"'shell' must be one of {', '.join(SHELL_NAMES)}")
-    if cwd is not None and not isinstance(cwd, str):
-        return batch_error("'cwd' must be a string")
-    if env is not None and not (
-        isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
-    ):
-        return batch_error("'env' must be an object of strings")
-    kind = ShellKind(shell)
-    if not config.shells[kind].enabled:
-        return batch_error(f"shell {shell!r} is disabled in {config.source}")
-    result = checker.check(kind, command, cwd, env or {}).to_dict()
-    result["shell"] = shell
-    return result
-
-
-def batch_error(message: str) -> dict[str, Any]:
-    return {
-        "allowed": False,
-        "decision": "deny",
-        "error": message,
-        "reasons": [{"rule": R.BAD_REQUEST, "message": message, "text": "", "decision": "deny"}],
-    }
 
 
 EXIT_DENIED = 126
