@@ -20,7 +20,7 @@ TWINS = [
     ("bash", "cpulimit -l 50 rm x", M, "cpulimit -l 50 make"),
     ("bash", "expect -c 'spawn rm x'", M, "expect -c 'spawn ls'"),
     ("bash", "gdb -batch -ex 'shell rm x'", M, "gdb -batch -ex 'info functions'"),
-    ("bash", "sqlite3 db '.shell rm x'", M, "sqlite3 db '.tables'"),
+    ("bash", "sqlite3 db '.shell rm x'", B, "sqlite3 db '.tables'"),
     ("bash", "psql -c '\\! rm x'", M, "psql -c 'select 1'"),
     ("bash", "make --eval='x: ; rm y' x", M, "make -j4 test"),
     ("bash", "rg --pre rm x", M, "rg --pre ./decompress x"),

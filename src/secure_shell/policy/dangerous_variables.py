@@ -53,6 +53,7 @@ DANGEROUS_VARIABLES = frozenset(
         "PYTHONHOME",
         "PERL5OPT",
         "PERL5LIB",
+        "PERL5DB",
         "RUBYOPT",
         "RUBYLIB",
         "NODE_OPTIONS",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from secure_shell.policy import shell_sites, windows_programs
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.flow import UNKNOWN, Directories
@@ -119,6 +120,10 @@ class CheckContext:
             raw = module.resolve_wrapper(module.command_key(first.value), simple)
             modelled = raw is not None
             found = _launched(raw)
+            if dialect == "bash":  # the shell text it hands to /bin/sh, beside what its resolver says
+                found += shell_sites.sites(module.command_key(first.value), simple)
+            else:  # interpreters and sqlite3 started from cmd or PowerShell
+                found += windows_programs.resolve(module.command_key(first.value), simple, dialect)
         self.resolved[id(simple)] = (simple, found, modelled)
         return found, modelled
 

@@ -9,6 +9,7 @@ import re
 from dataclasses import replace
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.shell_sites import dequoted
 from secure_shell.policy.arguments import argument_blocked, argument_matchers
 from secure_shell.policy.command_rules import allows, catches, compile_rules, names_program
 from secure_shell.policy.dialect import dialect_name
@@ -332,7 +333,8 @@ class Walker:
         if not rules:
             return
         for word in words:
-            for token in _RUNNABLE_TOKEN.findall(word.value or ""):
+            value = word.value or ""
+            for token in _RUNNABLE_TOKEN.findall(value) + _RUNNABLE_TOKEN.findall(dequoted(value)):
                 token = token.lstrip("@+!~")
                 keys = (module.command_key(token), module.raw_key(token))
                 rule = next((rule for rule in rules if names_program(rule, keys)), None) if token else None

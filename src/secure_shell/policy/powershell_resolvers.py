@@ -126,10 +126,13 @@ def _links(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     if len(names) > 1:
         return [Link(Word(" ".join(n.source for n in names), None, "", "several names at once"), role="New-Item")]
     hard = kind.value is not None and "hardlink".startswith(kind.value.casefold())
-    targets = [] if hard else bound.get("value", [])
+    targets = bound.get("value", [])
     if len(targets) > 1:
         return [Link(Word(" ".join(t.source for t in targets), None, "", "several link targets"), role="New-Item")]
     out: list[Resolution] = []
+    if hard:  # a second name for the target's file: reading or writing the link reaches the target itself
+        out += [PathUse(target, "New-Item HardLink target") for target in targets]
+        targets = []
     for path in bound.get("path", [Word(".", ".")]):
         if names:
             name = names[0]

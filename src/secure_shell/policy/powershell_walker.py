@@ -23,6 +23,13 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.powershell_grammar import GrammarView
 from secure_shell.policy.powershell_kinds import CHAIN, KNOWN_KINDS, OPERATORS, UNSUPPORTED_KINDS
+from secure_shell.policy.powershell_pipeline import (
+    PATH_FROM_PIPELINE,
+    previous_stage,
+    delay_bind_word,
+    key_of,
+    pipeline_words,
+)
 from secure_shell.policy.powershell_names import PURE_METHODS, PURE_TYPES, normalise_name
 from secure_shell.policy.powershell_parameters import DASHES, normalise_parameter
 from secure_shell.policy.powershell_state import SAFE_STATIC_PROPERTIES, member_call_refusal, state_variable_refusal
@@ -187,6 +194,8 @@ class Walker:
             raise Refused("command without a name", excerpt(self.text(node)))
         words.append(self._name_word(name_node, invocation))
         elements = next((c for c in node.named_children if c.type == "command_elements"), None)
+        piped = self._piped(node) or previous_stage(node) is not None
+        binds_paths = piped and key_of(self, node) in PATH_FROM_PIPELINE
         if elements is not None:
             previous_end, after_value = name_node.end_byte, False
             for element in elements.named_children:
@@ -201,11 +210,15 @@ class Walker:
                     after_value = False
                     continue
                 found = list(self._argument_words(element))
+                if binds_paths and _unwrap(element).type == "script_block_expression":
+                    found = [delay_bind_word(self, element, w) for w in found]
                 if found and after_value and any(previous_end <= c < element.start_byte for c in self.commas):
                     found[0] = replace(found[0], joined=True)  # `a, b`: the next element of one argument
                 words.extend(found)
                 previous_end = element.end_byte
                 after_value = _unwrap(element).type != "command_parameter"
+        if piped:
+            words.extend(pipeline_words(self, node))  # what it binds from the objects piped in
         self._add(node, SimpleCommand(tuple(words), tuple(redirects), via=via, stdin_piped=self._piped(node)))
 
     def _piped(self, node: Node) -> bool:

@@ -7,14 +7,13 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from secure_shell.policy import interpreters
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
-from secure_shell.policy.inline_code import scan_inline_code
 from secure_shell.policy.parsed import STDIN_REDIRECTS, SimpleCommand, Word
 from secure_shell.policy.resolution import (
     Inner,
     PathUse,
-    ReadsInput,
     Refusal,
     Resolution,
     Script,
@@ -64,7 +63,7 @@ INTERPRETERS = frozenset(
     }
 )
 # Inline-code options of interpreters (python -c, node -e ...).
-INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--exec", "-p", "--print", "-x"})
+INLINE_CODE_OPTIONS = interpreters.INLINE_CODE_OPTIONS
 NUMBERED_PYTHON = re.compile(r"^(python|pypy)\d+(\.\d+)*$")
 
 
@@ -246,34 +245,8 @@ def _source(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]
 
 
 def interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
-    """Inline interpreter code is opaque, but the shell commands and paths it names are not. Text
-    it reads from stdin is code for a REPL (`python3 -i`, `node`), scanned the same way; for a
-    program (-c code, a file, a module) it is input that program may run (`exec(input())`,
-    `perl -ne 'system $_'`), held to the closed world as a program nobody modelled."""
-    name = words[0].source
-    stdin = command.stdin_text
-    fed: list[Resolution] = scan_inline_code(stdin, f"{name} <<<") if stdin is not None else []
-    program_fed: list[Resolution] = [*fed, ReadsInput(stdin, name)] if stdin is not None else []
-    for i, word in enumerate(words[1:], start=1):
-        value = word.value or ""
-        if value in INLINE_CODE_OPTIONS and i + 1 < len(words):
-            code = words[i + 1]
-            return program_fed + (scan_inline_code(code.value, f"{name} {value}") if code.value is not None else [])
-        if value == "-":
-            break
-        if not value.startswith("-") or value.startswith("-m"):
-            return program_fed  # a program file or module (`python -mjson.tool`): what it does is its own
-    if command.stdin_piped:
-        return [
-            Refusal(
-                R.NESTED_SCRIPT,
-                f"{name} reads its program from stdin (a pipe, or input still to "
-                "come), whose text is not known here; pass the code with -c/-e or as a file, or start it "
-                "as its own interactive command",
-                name,
-            )
-        ]
-    return fed
+    """An interpreter's program and the code channels beside it (policy/interpreters.py)."""
+    return interpreters.interpreter(words, command)
 
 
 # shopt options that change nothing about which file a word names or which program runs

@@ -53,21 +53,22 @@ def _awk(words: tuple[Word, ...]) -> list[Resolution]:
     program = words[i]
     if program.value is None:
         return [Refusal(R.INLINE_CODE, "awk program is not a literal", program.source)]
-    if _AWK_EXEC.search(program.value):
-        return [
-            Refusal(
-                R.INLINE_CODE, "awk program runs shell commands (system, getline or a pipe)", excerpt(program.value)
-            )
-        ]
-    if _AWK_FILES.search(program.value):
+    return awk_program(program.value) or [Text(program)]
+
+
+def awk_program(text: str) -> list[Resolution]:
+    """Refusals for an awk program that runs commands or names files; [] when it does neither."""
+    if _AWK_EXEC.search(text):
+        return [Refusal(R.INLINE_CODE, "awk program runs shell commands (system, getline or a pipe)", excerpt(text))]
+    if _AWK_FILES.search(text):
         return [
             Refusal(
                 R.INLINE_CODE,
                 "awk program writes or reads a file it names (print > file, getline < file)",
-                excerpt(program.value),
+                excerpt(text),
             )
         ]
-    return [Text(program)]
+    return []
 
 
 def _sed(words: tuple[Word, ...]) -> list[Resolution]:
@@ -105,7 +106,7 @@ def _sed(words: tuple[Word, ...]) -> list[Resolution]:
     for script in scripts:
         if script.value is None:
             return [Refusal(R.INLINE_CODE, "sed script is not a literal", script.source)]
-        out.extend(_script_effects("sed", script.value, sed_effects))
+        out.extend(script_effects("sed", script.value, sed_effects))
         out.append(Text(script))
     return out
 
@@ -113,13 +114,13 @@ def _sed(words: tuple[Word, ...]) -> list[Resolution]:
 def _ed(command: SimpleCommand) -> list[Resolution]:
     """ed reads its commands from standard input."""
     if command.stdin_text is not None:
-        return _script_effects("ed", command.stdin_text, ed_effects)
+        return script_effects("ed", command.stdin_text, ed_effects)
     if command.stdin_piped:
         return [Refusal(R.INLINE_CODE, "ed reads its commands from a pipe whose text is not known", "ed")]
     return []
 
 
-def _script_effects(name: str, text: str, reader: Callable[[str], ScriptEffects]) -> list[Resolution]:
+def script_effects(name: str, text: str, reader: Callable[[str], ScriptEffects]) -> list[Resolution]:
     try:
         effects = reader(text)
     except ScriptError as error:
