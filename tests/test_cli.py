@@ -519,3 +519,24 @@ def test_run_says_what_a_foreground_command_left_running_was_ended(tmp_path: Pat
     ran = run("--config", str(conf), "run", "--shell", "bash", "--", "sleep 298.5 & echo hi", cwd=tmp_path)
     assert ran.returncode == 0 and ran.stdout == "hi\n", ran.stderr
     assert "1 process(es) it left running (a job started with `&`, or one that detached) ended" in ran.stderr
+
+
+def test_check_contained_leaves_run_time_paths_to_the_kernel_and_not_contained_refuses_them(tmp_path: Path) -> None:
+    """The same command, decided for a host whose kernel holds bash and for one where nothing does."""
+    conf = str(check_config(tmp_path))
+    command = 'f=$(mktemp); echo x > "$f"'
+    held = run("--config", conf, "check", "--contained", "--json", "--shell", "bash", "--", command, cwd=tmp_path)
+    verdict = json.loads(held.stdout)
+    assert held.returncode == 0 and verdict["allowed"] is True
+    assert [r["rule"] for r in verdict["reasons"]] == ["allowed", "kernel-checks-path"]
+    assert verdict["reasons"][1]["text"] == '"$f"' and "Landlock" in verdict["reasons"][1]["message"]
+    loose = run("--config", conf, "check", "--not-contained", "--json", "--shell", "bash", "--", command, cwd=tmp_path)
+    assert loose.returncode == 1 and json.loads(loose.stdout)["reasons"][0]["rule"] == "path-unresolvable"
+    # system directories the kernel lets a command read: allowed only where the kernel holds the shell
+    readable = ["--shell", "bash", "--", "cat /usr/share/doc /etc/hostname"]
+    assert run("--config", conf, "check", "--contained", *readable, cwd=tmp_path).returncode == 0
+    assert run("--config", conf, "check", "--not-contained", *readable, cwd=tmp_path).returncode == 1
+    # a Windows shell is never contained, whatever the flag says
+    windows = ["check", "--contained", "--json", "--shell", "cmd", "--cwd", "C:\\proj", "--", "type %X%"]
+    assert run("--config", conf, *windows, cwd=tmp_path).returncode == 1
+    assert run("--config", conf, "check", "--contained", "--not-contained", cwd=tmp_path).returncode == 2

@@ -246,6 +246,9 @@ async def test_containment_end_to_end_through_mcp(tmp_path: Path, canary: Path) 
         bomb = await client.call_tool("execute_command", {"shell": "bash", "command": f"python3 {name}"})
         counts = [int(line) for line in bomb.content[0].text.splitlines() if line.isdigit()]
         assert counts and 0 < counts[-1] <= 20, bomb.content[0].text
+        connect = "python3 -c \"import socket; socket.create_connection(('127.0.0.1', 9))\""
+        offline = await client.call_tool("execute_command", {"shell": "bash", "command": connect})
+        assert offline.is_error and "sandbox.network: deny" in offline.content[0].text, offline.content[0].text
         inside = await client.call_tool("execute_command", {"shell": "bash", "command": "echo ok > f && cat f"})
         assert inside.content[0].text.splitlines()[1:] == ["ok"]
     assert canary_unchanged(canary)
@@ -393,3 +396,22 @@ def test_abstract_unix_sockets_outside_the_domain_cannot_be_reached(tmp_path: Pa
         assert result.stdout.strip() == expected, result.stderr
     finally:
         server.close()
+
+
+@pytest.mark.parametrize("mode", ["auto", "off"])
+def test_a_run_time_path_is_left_to_the_kernel_only_where_it_holds_the_shell(
+    tmp_path: Path, canary: Path, mode: str
+) -> None:
+    """With path rules on: a path known only at run time runs where the kernel contains the shell, and
+    the kernel decides (the private TMPDIR written, the canary refused); with the sandbox off the
+    engine refuses the same command before it runs (exit 126)."""
+    command = f'f=$(mktemp); echo inside > "$f"; cat "$f"; d=$(dirname {canary}/secret.txt); echo x > "$d/new.txt"'
+    result = run(tmp_path, command, f"    mode: '{mode}'\n", path_rules=True)
+    if mode == "off":
+        assert result.returncode == 126 and "path-unresolvable" in result.stderr, result.stderr
+        return
+    if not kernel.landlock_abi():
+        pytest.skip("no Landlock on this kernel: nothing holds the shell, as in mode off")
+    assert result.returncode != 126, result.stderr
+    assert result.stdout == "inside\n" and "Permission denied" in result.stderr, result.stderr
+    assert canary_unchanged(canary)

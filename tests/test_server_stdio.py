@@ -92,7 +92,7 @@ async def test_execute_reports_exit_code_output_and_stderr(params: StdioServerPa
 async def test_denial_gives_every_reason_and_runs_nothing(params: StdioServerParameters, tmp_path: Path) -> None:
     (tmp_path / "victim").write_text("x")
     async with Client(params) as client:
-        result = await client.call_tool("execute_command", {"shell": "bash", "command": "r''m victim; cat /etc/passwd"})
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": "r''m victim; cat /etc/shadow"})
     assert result.is_error
     rules = [r["rule"] for r in result.structured_content["reasons"]]
     assert rules == ["blocked-command", "path-outside-allowed"]

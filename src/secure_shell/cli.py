@@ -135,6 +135,7 @@ def _add_check_and_run(
     check.add_argument("--shell", choices=SHELL_NAMES, help="the shell that would run the command")
     check.add_argument("--cwd", help="working directory (default: the shell's initial directory)")
     check.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    add_host_options(check)
     check.add_argument(
         "--batch",
         action="store_true",
@@ -265,6 +266,27 @@ def load_for_running(args: argparse.Namespace) -> tuple[ConfigLocation, Resolved
     return location, config, host
 
 
+def add_host_options(check: argparse.ArgumentParser) -> None:
+    """`check --contained / --not-contained`: which kind of host the verdict is for."""
+    contained = check.add_mutually_exclusive_group()
+    contained.add_argument(
+        "--contained",
+        dest="contained",
+        action="store_const",
+        const=True,
+        help="decide as on a host whose kernel contains bash commands (Landlock): paths known only at run "
+        "time are left to the kernel (default: what this host does)",
+    )
+    contained.add_argument(
+        "--not-contained",
+        dest="contained",
+        action="store_const",
+        const=False,
+        help="decide as on a host where no kernel layer holds the shell (Windows, mode off, no Landlock): "
+        "every path known only at run time is refused",
+    )
+
+
 def run_serve(args: argparse.Namespace) -> int:
     location, config, host = load_for_running(args)
     transport = getattr(args, "transport", None) or config.transport.mode
@@ -354,7 +376,7 @@ def run_check(args: argparse.Namespace) -> int:
     from secure_shell.check_batch import run_check_batch
     from secure_shell.checker import Checker
 
-    with Checker(config) as checker:
+    with Checker(config, contained=args.contained) as checker:
         if args.batch:
             if args.command or args.shell:
                 raise UsageError("--batch reads everything from stdin; give no --shell and no command")

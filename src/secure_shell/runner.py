@@ -147,6 +147,7 @@ class Runner:
         self.config = config
         self.checker = checker
         self.host = host if host is not None else detect()
+        checker.use_host(self.host)
         self.store = store or OutputStore(StoreLimits.from_logging(config.logging), _log_directory(config))
         self.audit = open_audit(config)
         self.tmpdir = tempfile.mkdtemp(prefix="secure-shell-tmp-")  # the commands' private TMPDIR

@@ -534,11 +534,18 @@ def containment_note(execution: Execution, outcome: Outcome, confinement: Option
     if not any(sign in line.text for line in tail for sign in DENIAL_SIGNS):
         return None
     ruleset = confinement.ruleset
-    network = "network is off" if ruleset.deny_network else "network is allowed"
+    # A refused connection shows only as EACCES/EPERM: Landlock and seccomp count nothing an
+    # unprivileged process can read (their audit records need CAP_AUDIT_READ), so the note names
+    # the key that decides it rather than claiming the network was the cause.
+    network = (
+        "the network is off (sandbox.network: deny; `allow` for this shell lifts it)"
+        if ruleset.deny_network
+        else "the network is allowed (sandbox.network: allow)"
+    )
     return (
         f"[this command ran contained by the kernel: it may write only beneath {', '.join(ruleset.write)}, "
-        f"read the system directories, PATH and the allowed paths, and {network}; a 'Permission denied' above "
-        "may be that containment (see get_config)]"
+        f"read the system directories, PATH and the allowed paths, and {network}; a 'Permission denied' or "
+        "'Operation not permitted' above may be that containment (see get_config)]"
     )
 
 

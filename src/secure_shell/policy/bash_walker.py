@@ -294,14 +294,22 @@ class Walker(ArithmeticChecks):
                 name = self.text(name_node) if name_node else ""
                 dynamic = self._dynamic_value(child)
                 reason = "a value known only at run time" if dynamic else ""
-                words.append(Word(self.text(child), None if dynamic else self.text(child), "", reason))
-                self._dangerous_name(name, child, environment=exported)
+                words.append(Word(self.text(child), None if dynamic else self._assigned_text(child), "", reason))
+                self._dangerous_name(name, child, environment=exported, checked_later=exported)
             elif child.type == "variable_name":  # `unset DISPLAY`, `export PATH`: a name, spelled out
                 words.append(Word(self.text(child), self.text(child)))
             else:
                 words.append(self.word(child))
         self._declared(node, self.text(keyword), words)
         self._add(node, SimpleCommand(tuple(words), via=via))
+
+    def _assigned_text(self, assignment: Node) -> str:
+        """`NAME=value` with the value's quotes removed and what is known expanded, as bash assigns it."""
+        value = assignment.child_by_field_name("value")
+        word = self.word(value) if value is not None else None
+        if word is None or word.value is None or value is None:
+            return self.text(assignment)
+        return self.text(assignment)[: value.start_byte - assignment.start_byte] + word.value
 
     def _heredoc_body(self, node: Node, via: tuple[str, ...]) -> None:
         """tree-sitter-bash leaves backticks and indented `<<-` bodies unparsed: parse them here."""
@@ -387,18 +395,29 @@ class Walker(ArithmeticChecks):
             return None
         # The grammar can misplace a body's first line (`<<'EOF'` then `\! x`): it is known only
         # when nothing but the body lies between the end of the redirect's line and the delimiter.
+        # The grammar starts the body after its leading blank lines and indentation; bash starts it
+        # on the next line, so those blanks are the body's first characters.
         line_end = self.data.find(b"\n", start.end_byte)
         body_start = body.start_byte if body is not None else end.start_byte
-        if line_end < 0 or self.data[line_end + 1 : body_start].strip(b"\t"):
+        gap = self.data[line_end + 1 : body_start] if line_end >= 0 else b""
+        if line_end < 0 or gap.strip(b" \t\n"):
             self.findings.append(
-                Finding(R.PARSE_FAILED, "a here-document's text could not be read exactly", excerpt(self.text(node)))
+                Finding(
+                    R.PARSE_FAILED,
+                    "the text of a here-document could not be placed exactly (another here-document or "
+                    "text on the same line comes first); give each here-document its own command, with "
+                    "nothing after `<<'EOF'` but the end of the line",
+                    excerpt(self.text(node)),
+                )
             )
             return None
+        if self.text(node).startswith("<<-"):  # bash strips the leading tabs of every line, these too
+            gap = b"\n".join(line.lstrip(b"\t") for line in gap.split(b"\n"))
         if body is None:
-            return ""
+            return gap.decode("utf-8", "replace")
         if any(c.type != "heredoc_content" for c in body.named_children):
             return None  # expansions in the body: its text is not known statically
-        return self.text(body)
+        return gap.decode("utf-8", "replace") + self.text(body)
 
 
 def has_expansion(node: Node) -> bool:

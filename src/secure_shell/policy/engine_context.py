@@ -12,6 +12,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.flow import UNKNOWN, Directories
 from secure_shell.policy.parsed import CrossCheck, Limits, ParseOutcome, SimpleCommand
+from secure_shell.policy.path_reach import Reach, writes
 from secure_shell.policy.paths import PathSpace, Realpath
 from secure_shell.policy.registry import dialect_module, launch
 from secure_shell.policy.resolution import Launch, Refusal, Resolution
@@ -22,6 +23,7 @@ from secure_shell.policy.excerpt import LONG, excerpt
 MAX_NESTED_SCRIPTS = 64
 MAX_LAUNCHES = 8
 STARTING_DIRECTORY = "the starting directory"
+SHELL_MOVES = ("cd", "popd")  # the roles of a change of the shell's own directory
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +63,9 @@ class CheckRecord:
             self.reasons.append(reason)
 
     def verdict(self) -> Verdict:
-        reasons = self.reasons or [Reason(R.ALLOWED, "every command and path is allowed", "", Decision.ALLOW)]
+        reasons = self.reasons
+        if all(reason.decision is Decision.ALLOW for reason in reasons):  # only paths left to the kernel
+            reasons = [Reason(R.ALLOWED, "every command and path is allowed", "", Decision.ALLOW), *reasons]
         return Verdict.of(reasons, self.commands, self.paths)
 
 
@@ -76,8 +80,10 @@ class CheckContext:
         realpath: Realpath | None = None,
         confirmed: bool = False,
         session_input: str | None = None,
+        reach: Reach | None = None,
     ) -> None:
         self.policy = policy
+        self.reach = reach
         self.env = env
         self.cross_check = cross_check
         self.confirmed = confirmed
@@ -129,6 +135,32 @@ class CheckContext:
 
     def within_allowed(self, path: str) -> bool:
         return self.space.within(path, self.policy.allowed_paths) is not None
+
+    @property
+    def kernel_holds_paths(self) -> bool:
+        """The kernel checks every path this shell's commands open against the reach (Landlock here)."""
+        return self.reach is not None and self.reach.contained and self.space.posix
+
+    def reachable(self, path: str, role: str) -> bool:
+        """`path` (absolute, resolved) may be used in `role`: inside the allowed paths, or, where the
+        kernel holds the shell, inside what it lets a command write (or read, for a role that does not
+        write); never a credential file."""
+        reach = self.reach
+        if reach is not None and self.space.posix and reach.credential(path):
+            return False
+        if self.within_allowed(path):
+            return True
+        if reach is None or not reach.contained:
+            return False
+        if role in SHELL_MOVES:  # restrictWorkingDirectory: the shell stays where commands may write
+            return reach.writable(path)
+        return reach.writable(path) or (not writes(role) and reach.readable(path))
+
+    def kernel_checks(self, text: str, what: str) -> None:
+        """A path known only at run time, left to the kernel: an allow that says so."""
+        holder = self.reach.holder if self.reach is not None else "the kernel"
+        message = f"{what} is only known at run time; {holder} checks it against the sandbox's reach when it is opened"
+        self.record.deny(R.KERNEL_CHECKS, message, text, Decision.ALLOW)
 
 
 def _launched(resolutions: list[Resolution] | None) -> list[Resolution]:

@@ -14,6 +14,7 @@ from secure_shell.policy.arguments import argument_blocked, argument_matchers
 from secure_shell.policy.command_rules import allows, catches, compile_rules, names_program
 from secure_shell.policy.dialect import dialect_name
 from secure_shell.policy.engine_context import MAX_NESTED_SCRIPTS, STARTING_DIRECTORY, CheckContext, Scope
+from secure_shell.policy.engine_environment import EnvironmentChecker
 from secure_shell.policy.engine_flow import DirectoryFlow
 from secure_shell.policy.engine_paths import PathChecker
 from secure_shell.policy.flow import UNKNOWN, Directories, join
@@ -21,6 +22,7 @@ from secure_shell.policy.operators import blocked_operator_tokens
 from secure_shell.policy.parsed import Failed, Limits, Parsed, Redirect, SimpleCommand, Unsupported, Word
 from secure_shell.policy.registry import SHELL_DIALECT, dialect_module
 from secure_shell.policy.resolution import (
+    Environment,
     Inner,
     Link,
     PathUse,
@@ -53,6 +55,7 @@ class Walker:
         self.deny = context.deny
         self.paths = PathChecker(context)
         self.flow = DirectoryFlow(context, self.paths)
+        self.environment = EnvironmentChecker(context, self.paths)
         self.reading_input = 0  # > 0 while the session input itself is being checked as a script
         self.scripts = 0
         self.probes = 0
@@ -182,6 +185,9 @@ class Walker:
             for redirect in simple.redirects:
                 if redirect.target is not None:
                     self.paths.check_word(redirect.target, f"redirect {redirect.operator}", scope.bases, scope.dialect)
+        if not scope.probe:
+            for name, value in simple.assignments:
+                self.environment.check(name, value, scope.bases, restricted)
         if not simple.words:
             return
         spelled = self.paths.expanded(simple.words[0], scope.dialect)
@@ -251,7 +257,8 @@ class Walker:
         fed = (Word(simple.stdin_text, simple.stdin_text),) if simple.stdin_text is not None else ()
         if not self.context.resolved_command(simple, scope.dialect)[1] and module.may_run_arguments(key):
             # what it may run is named in its arguments or in the text it reads (`expect <<< 'spawn x'`)
-            self._presumed_runner(program, simple.words[1:] + fed, scope)
+            texts = {id(word) for word in module.text_arguments(key, simple.words)}  # `shuf -n "$N"`: a count
+            self._presumed_runner(program, simple.words[1:] + fed, scope, texts)
         elif (
             fed
             and module.may_run_input(key)
@@ -298,6 +305,8 @@ class Walker:
         elif isinstance(item, PathUse):
             if restricted:
                 self.paths.check_word(item.word, item.role, join(scope.bases, program), scope.dialect)
+        elif isinstance(item, Environment):
+            self.environment.check(item.name, item.value, join(scope.bases, program), restricted)
         elif isinstance(item, Link):
             if restricted:
                 for name in self.paths.expanded(item.name, scope.dialect):
@@ -324,7 +333,9 @@ class Walker:
 
     # --- the command rules -------------------------------------------------------------------
 
-    def _presumed_runner(self, program: str, words: tuple[Word, ...], scope: Scope) -> None:
+    def _presumed_runner(
+        self, program: str, words: tuple[Word, ...], scope: Scope, texts: set[int] | frozenset[int] = frozenset()
+    ) -> None:
         """A program nobody modelled may run what its arguments name (numactl, firejail, expect -c,
         a debugger's -ex): an argument, or a word inside one, naming a blocked program denies (for
         an entry such as `git push`, naming git: what follows may be push)."""
@@ -332,7 +343,19 @@ class Walker:
         rules = compile_rules(self.policy.blocked_commands, module.raw_key)
         if not rules:
             return
+        # where the path rule leaves run-time arguments to the kernel, which cannot see a program they
+        # name, such an argument stays refused here, as the path rule refused it before
+        deferred = self.context.kernel_holds_paths and self.policy.restrict_working_directory
         for word in words:
+            if deferred and word.value is None and not word.path_safe and id(word) not in texts:
+                self.deny(
+                    R.MAY_RUN_BLOCKED,
+                    f"{program!r} is not known to this policy and may run the programs its arguments name; "
+                    f"{word.source!r} is only known at run time{scope.where()}. Write that argument literally, "
+                    "or ask for the command to be allowed",
+                    word.source,
+                )
+                return
             value = word.value or ""
             for token in _RUNNABLE_TOKEN.findall(value) + _RUNNABLE_TOKEN.findall(dequoted(value)):
                 token = token.lstrip("@+!~")

@@ -23,6 +23,7 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.powershell_grammar import GrammarView
 from secure_shell.policy.powershell_kinds import CHAIN, KNOWN_KINDS, OPERATORS, UNSUPPORTED_KINDS
+from secure_shell.policy.dotnet_members import pure_static_member
 from secure_shell.policy.powershell_pipeline import (
     PATH_FROM_PIPELINE,
     previous_stage,
@@ -147,8 +148,8 @@ class Walker:
         member = next((c for c in node.named_children if c.type == "member_name"), None)
         method = self.text(member).casefold() if member is not None else ""
         if target is not None and target.type == "type_literal":
-            type_name = self.text(target).strip("[]").casefold().removeprefix("system.")
-            if type_name not in PURE_TYPES:
+            type_name = self.text(target).strip()[1:-1].strip().casefold().removeprefix("system.")
+            if type_name not in PURE_TYPES and not pure_static_member(type_name, method):
                 self.findings.append(
                     Finding(
                         R.UNSUPPORTED_CONSTRUCT,

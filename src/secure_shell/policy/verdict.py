@@ -47,6 +47,9 @@ PATH_UNRESOLVABLE = "path-unresolvable"
 WORKING_DIRECTORY = "working-directory-outside-allowed"
 ASK_COMMAND = "ask-command"
 MAY_RUN_BLOCKED = "may-run-blocked-command"
+# Not a refusal: a path the engine can only know at run time, on a shell whose filesystem the kernel
+# contains (Landlock); the kernel checks it when the command opens it. Only ever with ALLOW.
+KERNEL_CHECKS = "kernel-checks-path"
 # Refusals that are not the policy's: a cap of the server (the audit's `refused` records) and a
 # malformed request to `secure-shell check --batch`.
 MAX_CONCURRENT_COMMANDS = "max-concurrent-commands"
@@ -104,6 +107,7 @@ REASON_IDS = frozenset(
         PATH_UNRESOLVABLE,
         WORKING_DIRECTORY,
         ASK_COMMAND,
+        KERNEL_CHECKS,
     }
 )
 
@@ -191,7 +195,7 @@ class Verdict:
         for reason in refused:
             where = f" (in {reason.text!r})" if reason.text and reason.text not in reason.message else ""
             lines.append(f"  {reason.rule}: {reason.message}{where}")
-        if not refused or self.decision is Decision.ASK:
+        if not refused or self.decision is not Decision.DENY:
             return "\n".join(lines)
         if any(reason.rule in PATH_RULES for reason in refused):
             lines.append("Allowed directories: " + (", ".join(allowed_paths) or "none configured"))

@@ -9,10 +9,12 @@ import shlex
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dangerous_variables import dangerous_variable
+from secure_shell.policy.env_variables import variable
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import echoed_text as _echoed
 from secure_shell.policy.resolution import (
+    Environment,
     Inner,
     PathUse,
     Refusal,
@@ -139,6 +141,9 @@ def by_spec(
                 out.append(
                     Refusal(R.DANGEROUS_VARIABLE, f"env sets {var}, a function every bash it starts runs", value)
                 )
+            elif variable(var) is not None:  # its value is checked (env_variables.py)
+                given = value.split("=", 1)[1]
+                out.append(Environment(var, Word(given, given)))
             elif dangerous_variable(var):
                 out.append(Refusal(R.DANGEROUS_VARIABLE, f"env sets {var}, which changes what runs", value))
             i += 1

@@ -12,6 +12,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.resolution import (
+    Script,
     PathUse,
     Refusal,
     Resolution,
@@ -150,11 +151,42 @@ _TAR_EXEC = (
 _TAR_EXACT = frozenset({"--checkpoint"})
 
 
+# Options whose value is a command tar runs (split into words, or by /bin/sh for --to-command): the
+# value is checked as that command.
+_TAR_COMMANDS = ("-I", "--use-compress-program", "--to-command")
+
+
+def _tar_command(words: tuple[Word, ...], i: int) -> tuple[Script, bool] | None:
+    """The command a -I / --use-compress-program / --to-command option at `words[i]` names, and
+    whether its value is the next word."""
+    value = words[i].value or ""
+    option, eq, attached = value.partition("=")
+    for full in _TAR_COMMANDS:
+        if option == full or (full.startswith("--") and len(option) > 6 and full.startswith(option)):
+            if eq:
+                return Script("bash", attached, f"tar {full}"), False
+            following = words[i + 1] if i + 1 < len(words) else Word("", "")
+            return Script("bash", following.value, f"tar {full}", "" if following.value else "not a literal"), True
+    if value.startswith("-I") and len(value) > 2:
+        return Script("bash", value[2:], "tar -I"), False
+    return None
+
+
 def _tar(words: tuple[Word, ...]) -> list[Resolution]:
-    for word in words[1:]:
+    commands: list[Resolution] = []
+    skip = False
+    for i, word in enumerate(words[1:], start=1):
         value = word.value or ""
-        if value.split("=")[0] in _TAR_EXACT:
+        if skip or value.split("=")[0] in _TAR_EXACT:
+            skip = False
             continue
+        command = _tar_command(words, i)
+        if command is not None:
+            commands.append(command[0])
+            skip = command[1]
+            continue
+        if re.fullmatch(r"-[A-Za-z]*[IF][A-Za-z]*", value):
+            return [Refusal(R.NESTED_SCRIPT, "tar option runs a program; give -I PROGRAM as its own word", value)]
         if any(
             value == opt
             or value.startswith(opt + "=")
@@ -170,7 +202,7 @@ def _tar(words: tuple[Word, ...]) -> list[Resolution]:
         cluster = _TAR_CLUSTER.match(word.value or "")
         if cluster and cluster.group(2):  # -xvf/tmp/a.tar: the archive glued to its cluster
             out.append(PathUse(Word(cluster.group(2), cluster.group(2)), f"tar -{cluster.group(1)[-1]}"))
-    return out
+    return out + commands
 
 
 # a cluster of tar's short flags ending in a value option with its value glued on
