@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.test_server_stdio import config_for, server
+from tests.helpers.server import config_for, server
 
 
 @pytest.mark.anyio

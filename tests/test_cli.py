@@ -14,22 +14,10 @@ import pytest
 import yaml
 
 from tests.places import outside, state_env
+from tests.helpers.cli import run, run_config
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = sorted((REPO / "config").glob("*.yaml")) + sorted((REPO / "config").glob("*.json"))
-
-
-def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if k != "SECURE_SHELL_CONFIG"}
-    base.update(state_env(cwd))  # the user's own config and audit trail stay out of the tests
-    return subprocess.run(
-        [sys.executable, "-m", "secure_shell", *args],
-        cwd=cwd,
-        env={**base, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def test_config_show_prints_the_embedded_default(tmp_path: Path) -> None:
@@ -338,16 +326,6 @@ def test_validate_dirs_follows_symlinks_out_of_the_project(tmp_path: Path) -> No
     (tmp_path / "escape").symlink_to("/etc")
     result = run("--config", conf, "validate-dirs", "--shell", "bash", str(tmp_path / "escape"), cwd=tmp_path)
     assert result.returncode == 1 and "outside" in result.stdout
-
-
-def run_config(tmp_path: Path) -> Path:
-    conf = outside(tmp_path) / "run.yaml"
-    conf.write_text(
-        "global:\n  restrictions:\n    blockedCommands: [rm, sudo]\n    blockedOperators: []\n"
-        f"  paths:\n    allowedPaths: ['{tmp_path}']\n"
-        "profiles:\n  greet:\n    env: {GREETING: 'hello ${USER_NAME}'}\n"
-    )
-    return conf
 
 
 def test_run_streams_output_and_exits_with_the_command_code(tmp_path: Path) -> None:

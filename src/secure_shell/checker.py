@@ -25,7 +25,7 @@ from secure_shell.policy.decide import DirectoryCheck, check_directory, decide
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import Decision, Reason, Verdict
-from secure_shell.shells import PathDialect, ShellKind, host_directory, wsl_environment
+from secure_shell.shells import SHELL_FACTS, EnvironmentPassing, PathDialect, ShellKind, host_directory, wsl_environment
 from secure_shell.working_directory import text_problem
 
 
@@ -57,7 +57,9 @@ class Checker:
         problem = text_problem(cwd) if cwd is not None else None
         if problem is not None:
             return Verdict.of([Reason(R.WORKING_DIRECTORY, problem, cwd or "", Decision.DENY)])
-        if shell is ShellKind.WSL:  # the command sees only what WSLENV passes into the distribution
+        if (
+            SHELL_FACTS[shell].environment is EnvironmentPassing.WSLENV
+        ):  # the command sees only what WSLENV passes into the distribution
             env = wsl_environment(env or {}, policy.mount_point)
         verdict = decide(
             command,

@@ -47,11 +47,12 @@ from secure_shell.replies import (
     visible,
     visible_fields,
 )
-from secure_shell.runner import Prepared, Runner, RunResult
+from secure_shell.runner import CommandRequest, Prepared, Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.sandbox.limits import LimitSettings, limit_note
 from secure_shell.shells import ShellKind
 from secure_shell.working_directory import missing_on_host
+from secure_shell.policy.excerpt import LONG, excerpt
 
 if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found, unused-ignore]
@@ -143,14 +144,15 @@ class ShellTools:
                 return self._denial(refusal, kind)
             confirmed = True
             checked = await self._prepare(kind, command, cwd, profile, True)
+        request = CommandRequest(kind, command, cwd, seconds, origin_of(ctx), profile, confirmed)
         if background or interactive:
             stdin = ("terminal" if pty else "pipe") if interactive else None
-            return self._start_background(ctx, kind, command, cwd, checked, seconds, stdin)
+            return self._start_background(request, checked, stdin)
         lines_wanted = max_lines if max_lines is not None else self.config.logging.max_output_lines
         max_bytes = self.config.logging.max_return_bytes
         started: list[Execution] = []
         try:
-            result = await self._run_foreground(ctx, kind, command, cwd, seconds, profile, confirmed, checked, started)
+            result = await self._run_foreground(ctx, request, checked, started)
         except Exception as exc:
             if not started:
                 raise  # nothing ran: the error is the whole answer
@@ -204,16 +206,7 @@ class ShellTools:
         return limit_note(outcome.exit_code, outcome.timed_out, tail, limits)
 
     async def _run_foreground(
-        self,
-        ctx: Context,
-        kind: ShellKind,
-        command: str,
-        cwd: Optional[str],
-        seconds: int,
-        profile: Optional[str],
-        confirmed: bool,
-        checked: Prepared,
-        running: list[Execution],
+        self, ctx: Context, request: CommandRequest, checked: Prepared, running: list[Execution]
     ) -> RunResult:
         """Run to the end, reporting progress when the client asked for it and stopping the tree
         when an HTTP client goes away. `checked` is this command's check (made off the event loop);
@@ -229,19 +222,7 @@ class ShellTools:
                 await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s, {lines} lines so far")
 
         async def run() -> RunResult:
-            return await self.runner.run(
-                kind,
-                command,
-                cwd,
-                seconds,
-                None,
-                profile,
-                origin_of(ctx),
-                confirmed,
-                checked,
-                on_start=running.append,
-                hold=True,
-            )
+            return await self.runner.run(request, prepared=checked, on_start=running.append, hold=True)
 
         gone = client_gone()
         result: Optional[RunResult] = None
@@ -262,21 +243,12 @@ class ShellTools:
             raise ToolError("the client disconnected before the reply; the command was stopped")
         return result
 
-    def _start_background(
-        self,
-        ctx: Context,
-        kind: ShellKind,
-        command: str,
-        cwd: Optional[str],
-        prepared: Prepared,
-        seconds: int,
-        stdin: Optional[str],
-    ) -> CallToolResult:
-        origin = origin_of(ctx)
+    def _start_background(self, request: CommandRequest, prepared: Prepared, stdin: Optional[str]) -> CallToolResult:
+        kind, command, cwd = request.shell, request.command, request.cwd
         if prepared.invocation is None:
-            self.runner.record_denial(origin, kind, command, cwd, prepared.verdict)
+            self.runner.record_denial(request.origin, kind, command, cwd, prepared.verdict)
             return self._denial(prepared.verdict, kind)
-        execution = self.runner.start_background(prepared, kind, command, seconds, origin, stdin).execution
+        execution = self.runner.start_background(prepared, request, stdin).execution
         if stdin is not None:
             text = (
                 f"started interactively as {execution.id} (stdin: {stdin}); send it input with send_input, "
@@ -541,7 +513,9 @@ async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict
     why = "; ".join(r.message for r in verdict.reasons if r.decision is Decision.ASK)
 
     def refused(message: str) -> Verdict:
-        return Verdict.of([Reason(ASK_COMMAND, f"{message} ({why})", command[:200])], verdict.commands, verdict.paths)
+        return Verdict.of(
+            [Reason(ASK_COMMAND, f"{message} ({why})", excerpt(command, LONG))], verdict.commands, verdict.paths
+        )
 
     capabilities = ctx.client_capabilities
     if capabilities is None or getattr(capabilities, "elicitation", None) is None:

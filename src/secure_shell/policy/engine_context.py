@@ -18,6 +18,7 @@ from secure_shell.policy.registry import dialect_module, launch
 from secure_shell.policy.resolution import Launch, Refusal, Resolution
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
+from secure_shell.policy.excerpt import LONG, excerpt
 
 MAX_NESTED_SCRIPTS = 64
 MAX_LAUNCHES = 8
@@ -56,7 +57,7 @@ class CheckRecord:
         self.paths: list[PathChecked] = []
 
     def deny(self, rule: str, message: str, text: str, decision: Decision = Decision.DENY) -> None:
-        reason = Reason(rule, message, text[:200], decision)
+        reason = Reason(rule, message, excerpt(text, LONG), decision)
         if reason not in self.reason_set:
             self.reason_set.add(reason)
             self.reasons.append(reason)

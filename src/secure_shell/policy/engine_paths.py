@@ -19,6 +19,7 @@ from secure_shell.policy.registry import dialect_module
 from secure_shell.policy.resolution import Link
 from secure_shell.policy.text_arguments import PROSE_OPTIONS
 from secure_shell.policy.verdict import PathChecked
+from secure_shell.policy.excerpt import excerpt
 
 MAX_LINKS = 256  # link names, and paths that go up (..), remembered per decision
 
@@ -90,7 +91,9 @@ class PathChecker:
         candidates = _path_candidates(word.value, module)
         if candidates is None:
             self.deny(
-                R.PATH_UNRESOLVABLE, f"argument {word.source!r} expands to too many words to check", word.source[:80]
+                R.PATH_UNRESOLVABLE,
+                f"argument {word.source!r} expands to too many words to check",
+                excerpt(word.source),
             )
             return
         for candidate in candidates:

@@ -17,6 +17,7 @@ from secure_shell.policy.powershell_names import DIALECT
 from secure_shell.policy.powershell_parameters import DASHES, bind, normalise_parameter
 from secure_shell.policy.powershell_state import member_call_refusal, state_variable_refusal
 from secure_shell.policy.resolution import Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.excerpt import excerpt
 
 # Cmdlets that write an item or a variable: on the Env: and Variable: drives they set variables.
 _ITEM_WRITERS = frozenset(
@@ -249,7 +250,7 @@ def _history(key: str, command: SimpleCommand) -> list[Resolution] | None:
             R.UNSUPPORTED_CONSTRUCT,
             "Invoke-History runs a command again from the session's history, text the policy never saw "
             "as written; write the command out",
-            " ".join(w.source for w in command.words)[:80],
+            excerpt(" ".join(w.source for w in command.words)),
         )
     ]
 
@@ -260,7 +261,7 @@ def _alias(key: str, command: SimpleCommand) -> list[Resolution] | None:
 
 
 def _add_type(key: str, command: SimpleCommand) -> list[Resolution] | None:
-    text = " ".join(w.source for w in command.words)[:80]
+    text = excerpt(" ".join(w.source for w in command.words))
     return [Refusal(R.INLINE_CODE, "Add-Type compiles and loads code", text)]
 
 

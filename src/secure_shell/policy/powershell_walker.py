@@ -35,6 +35,7 @@ from secure_shell.policy.powershell_names import PURE_METHODS, PURE_TYPES, norma
 from secure_shell.policy.powershell_parameters import DASHES, normalise_parameter
 from secure_shell.policy.powershell_state import SAFE_STATIC_PROPERTIES, member_call_refusal, state_variable_refusal
 from secure_shell.policy.syntax_tree import descendants, inside
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 
 class Walker:
@@ -76,7 +77,7 @@ class Walker:
                     self.operators.add(OPERATORS[kind])
                 continue
             if kind in UNSUPPORTED_KINDS or kind not in KNOWN_KINDS:
-                raise Refused(f"PowerShell {kind.replace('_', ' ')} is not analysed", self.text(node)[:80])
+                raise Refused(f"PowerShell {kind.replace('_', ' ')} is not analysed", excerpt(self.text(node)))
             if len(self.commands) > self.limits.max_commands:
                 raise Refused("too many commands", "")
             child_via = via
@@ -127,7 +128,11 @@ class Walker:
             return
         if re.match(r"^\[[^\]]+\]\s*::", text):
             self.findings.append(
-                Finding(R.UNSUPPORTED_CONSTRUCT, f"setting a static property ({text[:60]}) is not analysed", text[:80])
+                Finding(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    f"setting a static property ({excerpt(text, SHORT)}) is not analysed",
+                    excerpt(text),
+                )
             )
             return
         match = re.match(r"^\$\{?([A-Za-z_][\w]*:)?([\w?]+)", text)
@@ -149,7 +154,7 @@ class Walker:
                     Finding(
                         R.UNSUPPORTED_CONSTRUCT,
                         f"calling a method of [{self.text(target).strip('[]')}] is not analysed",
-                        self.text(node)[:80],
+                        excerpt(self.text(node)),
                     )
                 )
             return
@@ -158,7 +163,7 @@ class Walker:
                 Finding(
                     R.UNSUPPORTED_CONSTRUCT,
                     f"method call .{self.text(member) if member else '?'}() is not known to be side-effect free",
-                    self.text(node)[:80],
+                    excerpt(self.text(node)),
                 )
             )
         elif method == "foreach":
@@ -187,7 +192,7 @@ class Walker:
         invocation = next((c for c in node.named_children if c.type == "command_invokation_operator"), None)
         name_node = next((c for c in node.named_children if c.type in ("command_name", "command_name_expr")), None)
         if name_node is None:
-            raise Refused("command without a name", self.text(node)[:80])
+            raise Refused("command without a name", excerpt(self.text(node)))
         words.append(self._name_word(name_node, invocation))
         elements = next((c for c in node.named_children if c.type == "command_elements"), None)
         piped = self._piped(node) or previous_stage(node) is not None
