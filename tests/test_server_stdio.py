@@ -156,6 +156,52 @@ async def test_bad_arguments_name_the_argument_and_range(params: StdioServerPara
     assert result.is_error and "timeout" in text and "an integer from 1 to 3600" in text
 
 
+# Every kind of pattern the regex engine fails on: a syntax error, recursion (a MemoryError or a
+# RecursionError inside the engine), nesting past Python's recursion limit, counts that compile to
+# gigabytes, flags that contradict each other, backtracking past the time limit.
+BAD_PATTERNS = [
+    ("(", "invalid regular expression"),
+    ("(?i)(?R)", "calls a group or itself"),
+    ("(a)(?1)", "calls a group or itself"),
+    ("(" * 400 + "a" + ")" * 400, "nests too deeply"),
+    ("a{4294967294}", "repeats too much"),
+    ("((a{100}){100}){100}", "repeats too much"),
+    ("(?a)(?u)x", "invalid regular expression"),
+    ("(a|aa)+$", "backtracks too much"),
+]
+
+
+@pytest.mark.anyio
+async def test_every_search_pattern_failure_is_a_tool_error_naming_the_pattern(params: StdioServerParameters) -> None:
+    async with Client(params) as client:
+        ran = await client.call_tool("execute_command", {"shell": "bash", "command": "printf 'a%.0s' {1..60}; echo !"})
+        execution_id = ran.structured_content["executionId"]
+        for pattern, problem in BAD_PATTERNS:
+            bad = await client.call_tool("get_command_output", {"executionId": execution_id, "search": pattern})
+            assert bad.is_error, pattern
+            assert problem in bad.content[0].text and repr(pattern)[:40] in bad.content[0].text, bad.content[0].text
+        fine = await client.call_tool("get_command_output", {"executionId": execution_id, "search": "a!$"})
+        assert fine.structured_content["totalMatches"] == 1  # the server still searches
+
+
+@pytest.mark.anyio
+async def test_a_search_says_which_lines_it_could_not_search(tmp_path: Path) -> None:
+    """Past maxLogSize the head and the latest lines are kept; a search for a dropped line finds
+    nothing and must say that those lines were not searched, as a line range does."""
+    conf = config_for(tmp_path, "    maxLogSize: 1024\n")
+    async with Client(server(tmp_path, "--config", str(conf))) as client:
+        ran = await client.call_tool("execute_command", {"shell": "bash", "command": "seq 1 200000"})
+        execution_id = ran.structured_content["executionId"]
+        missed = await client.call_tool("get_command_output", {"executionId": execution_id, "search": "^100000$"})
+        ranged = await client.call_tool("get_command_output", {"executionId": execution_id, "startLine": 100000})
+    data = missed.structured_content
+    first, last = data["droppedLines"]
+    assert data["totalMatches"] == 0 and first < 100000 < last
+    assert ranged.structured_content["droppedLines"] == [100000, last]  # the same store, read by range
+    assert f"lines {first}-{last} ({last - first + 1} lines) were dropped" in missed.content[0].text
+    assert "not searched" in missed.content[0].text
+
+
 async def until(client: Client, execution_id: str, done: Callable[[Any], bool], seconds: float = 20) -> Any:
     """get_command_output for `execution_id`, polled until `done` holds of it or `seconds` pass."""
     deadline = time.monotonic() + seconds
