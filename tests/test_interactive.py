@@ -154,6 +154,50 @@ async def test_cat_echoes_until_stdin_is_closed(tmp_path: Path) -> None:
         assert nothing_new.structured_content["returnedLines"] == 0 and "no lines after line 2" in text_of(nothing_new)
 
 
+# send_input may wait up to waitMs for the answer; it must return as soon as the answer is there.
+# With waitMs 30 s, a reply that comes back within SOON (well under it, however loaded the machine)
+# did not wait it out; one that waited it out fails the test.
+LONG_WAIT_MS, SOON = 30_000, 20
+
+
+async def answer_soon(client: Client, run: str, text: str) -> list[str]:
+    """The lines of a send_input reply with waitMs 30 s, which must come back before that wait is over."""
+    with anyio.fail_after(SOON):
+        reply = await client.call_tool("send_input", {"executionId": run, "input": text, "waitMs": LONG_WAIT_MS})
+    assert not reply.is_error, text_of(reply)
+    return line_texts(reply)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("pty", [False, True])
+async def test_send_input_returns_with_the_answer_without_waiting_out_wait_ms(tmp_path: Path, pty: bool) -> None:
+    """cat answers with the line at once and prints no prompt: the answer followed by a pause ends the wait."""
+    async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
+        run = await start(client, "cat", pty=pty)
+        for word in ("one", "two", "three"):
+            assert word in await answer_soon(client, run, word)
+        await client.call_tool("stop_command", {"executionId": run})
+
+
+@pytest.mark.anyio
+async def test_send_input_returns_at_the_next_prompt(tmp_path: Path) -> None:
+    """python3 -i prints its answer and then its prompt (on stderr, without a newline)."""
+    async with Client(server(tmp_path, "--config", str(config_for(tmp_path, ALLOW_I)))) as client:
+        run = await start(client, "python3 -i -q")
+        for n in range(3):
+            assert str(n * 7) in await answer_soon(client, run, f"print({n} * 7)")
+        await client.call_tool("stop_command", {"executionId": run})
+
+
+@pytest.mark.anyio
+async def test_send_input_waits_for_an_answer_that_takes_time(tmp_path: Path) -> None:
+    """Nothing printed yet is no answer: the wait goes on until the program prints."""
+    async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
+        run = await start(client, 'while read -r line; do sleep 0.5; echo "got $line"; done')
+        assert await answer_soon(client, run, "late") == ["got late"]
+        await client.call_tool("stop_command", {"executionId": run})
+
+
 @pytest.mark.anyio
 async def test_a_shell_session_follows_its_own_directory_changes(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
