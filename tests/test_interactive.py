@@ -18,7 +18,9 @@ from mcp import Client
 
 from tests.places import audit_file
 from tests.test_server_stdio import HANDSHAKE, config_for, send, server, wait_for
+from tests.test_executor import processes_named
 from tests.test_server_records import records, start_raw
+from tests.waiting import PATIENCE, eventually
 
 
 def text_of(result: Any) -> str:
@@ -29,7 +31,9 @@ def line_texts(result: Any) -> list[str]:
     return [line["text"] for line in result.structured_content["lines"]]
 
 
-async def answered(client: Client, execution_id: str, reply: Any, expected: str, seconds: float = 20) -> list[str]:
+async def answered(
+    client: Client, execution_id: str, reply: Any, expected: str, seconds: float = PATIENCE
+) -> list[str]:
     """The lines send_input returned, or, when the program was slower than its wait (a loaded
     machine), the command's lines once `expected` is among them (polled under a deadline)."""
     if expected in line_texts(reply):
@@ -52,7 +56,7 @@ async def start(client: Client, command: str, **extra: Any) -> str:
     return str(result.structured_content["executionId"])
 
 
-async def status_of(client: Client, execution_id: str, until: str, seconds: float = 20) -> dict[str, Any]:
+async def status_of(client: Client, execution_id: str, until: str, seconds: float = PATIENCE) -> dict[str, Any]:
     """The command's list_commands entry once it reaches `until` (polled under a deadline)."""
     with anyio.fail_after(seconds):
         while True:
@@ -80,7 +84,7 @@ async def test_answer_a_read_prompt(tmp_path: Path) -> None:
 async def test_a_prompt_on_a_terminal_is_shown_as_pending(tmp_path: Path) -> None:
     async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
         run = await start(client, "read -r -p 'Name? ' name; echo \"hello $name\"", pty=True)
-        with anyio.fail_after(10):
+        with anyio.fail_after(PATIENCE):
             while True:  # bash prints read's prompt only to a terminal, and without a newline
                 output = await client.call_tool("get_command_output", {"executionId": run})
                 if output.structured_content["pending"] == "Name? ":
@@ -260,7 +264,7 @@ async def test_an_idle_interactive_command_is_stopped(tmp_path: Path) -> None:
     conf = config_for(tmp_path, "  resources:\n    interactiveIdleSeconds: 5\n")
     async with Client(server(tmp_path, "--config", str(conf))) as client:
         run = await start(client, "cat")
-        entry = await status_of(client, run, "stopped", seconds=30)
+        entry = await status_of(client, run, "stopped")
         assert "without input (interactiveIdleSeconds)" in entry["note"]
 
 
@@ -300,16 +304,15 @@ def test_sigterm_with_interactive_commands_open(tmp_path: Path) -> None:
             for n in range(2)
         ),
     )
-    assert wait_for(marker, present=True)
+    # Both commands run (a server starting on a loaded machine takes seconds to get there).
+    assert eventually(lambda: len(processes_named(marker)) == 2, step=0.05)
+    assert eventually(lambda: len(started(tmp_path)) == 2, step=0.05)
     send(
         process,
         {"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {"name": "list_commands", "arguments": {}}},
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and len(started(tmp_path)) < 2:
-        time.sleep(0.05)
     process.send_signal(signal.SIGTERM)
-    process.wait(30)
+    process.wait(PATIENCE)
     assert wait_for(marker, present=False)
     trail = records(tmp_path)
     ends = {r["executionId"]: r["status"] for r in trail if r["event"] == "finished"}

@@ -17,6 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.places import state_env
 from tests.test_server_stdio import config_for
+from tests.waiting import PATIENCE, eventually
 
 TOKEN = "test-token-0123456789"
 INIT = {
@@ -58,7 +59,7 @@ def http_server(tmp_path: Path):  # noqa: ANN201
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + PATIENCE
     while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.2):
@@ -69,7 +70,7 @@ def http_server(tmp_path: Path):  # noqa: ANN201
             time.sleep(0.1)
     yield f"http://127.0.0.1:{port}/mcp"
     process.terminate()
-    process.wait(10)
+    process.wait(PATIENCE)
 
 
 @pytest.mark.anyio
@@ -138,7 +139,7 @@ def port_of(url: str) -> int:
     return int(url.rsplit(":", 1)[1].split("/")[0])
 
 
-def test_a_dropped_connection_kills_its_command_within_a_second(http_server: str) -> None:
+def test_a_dropped_connection_kills_its_command(http_server: str) -> None:
     import json
 
     from tests.test_executor import processes_named
@@ -156,16 +157,12 @@ def test_a_dropped_connection_kills_its_command_within_a_second(http_server: str
         "params": {"name": "execute_command", "arguments": {"shell": "bash", "command": f"exec -a {marker} sleep 300"}},
     }
     connection = raw_post(port, json.dumps(call).encode(), session)
-    deadline = time.monotonic() + 20
-    while not processes_named(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert processes_named(marker)
+    assert eventually(lambda: bool(processes_named(marker)))
     connection.sock.shutdown(socket.SHUT_RDWR)  # the client goes away before the reply
     connection.close()
-    dropped = time.monotonic()
-    while processes_named(marker) and time.monotonic() - dropped < 5:
-        time.sleep(0.02)
-    assert processes_named(marker) == [] and time.monotonic() - dropped < 1.5
+    # The command sleeps for five minutes and has no timeout of its own before that: gone within
+    # the test's patience, it was killed because its client left.
+    assert eventually(lambda: not processes_named(marker))
 
 
 def test_connections_that_never_finish_a_request_head_are_closed(http_server: str) -> None:

@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 import anyio
+import anyio.to_thread
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
 from tests.places import audit_file, outside, state_env
 from tests.test_executor import processes_named
+from tests.waiting import PATIENCE, eventually
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -202,7 +204,7 @@ async def test_a_search_says_which_lines_it_could_not_search(tmp_path: Path) -> 
     assert "not searched" in missed.content[0].text
 
 
-async def until(client: Client, execution_id: str, done: Callable[[Any], bool], seconds: float = 20) -> Any:
+async def until(client: Client, execution_id: str, done: Callable[[Any], bool], seconds: float = PATIENCE) -> Any:
     """get_command_output for `execution_id`, polled until `done` holds of it or `seconds` pass."""
     deadline = time.monotonic() + seconds
     while True:
@@ -229,7 +231,7 @@ async def test_background_start_poll_stop(params: StdioServerParameters) -> None
         assert [line["text"] for line in output.structured_content["lines"]] == ["started"]
         stopped = await client.call_tool("stop_command", {"executionId": execution_id})
         assert stopped.structured_content["status"] == "stopped"
-    assert processes_named(marker) == []
+    assert wait_for(marker, present=False)
 
 
 @pytest.mark.anyio
@@ -238,10 +240,8 @@ async def test_cancellation_leaves_no_process(params: StdioServerParameters) -> 
     async with Client(params) as client:
         with anyio.move_on_after(1.0):
             await client.call_tool("execute_command", {"shell": "bash", "command": f"exec -a {marker} sleep 300"})
-        deadline = time.monotonic() + 3
-        while processes_named(marker) and time.monotonic() < deadline:
-            await anyio.sleep(0.1)
-        assert processes_named(marker) == []
+        # The command's own timeout is far off: gone, it was killed for the cancellation.
+        assert await anyio.to_thread.run_sync(wait_for, marker, False)
         again = await client.call_tool("execute_command", {"shell": "bash", "command": "echo still usable"})
         assert "still usable" in again.content[0].text
 
@@ -257,7 +257,7 @@ async def test_progress_is_reported_for_long_commands(params: StdioServerParamet
         result = await client.call_tool(
             "execute_command", {"shell": "bash", "command": "echo a; sleep 2.3; echo b"}, progress_callback=on_progress
         )
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             while not seen:
                 await anyio.sleep(0.05)
     assert result.structured_content["exitCode"] == 0
@@ -265,14 +265,23 @@ async def test_progress_is_reported_for_long_commands(params: StdioServerParamet
 
 
 @pytest.mark.anyio
-async def test_many_commands_run_concurrently(params: StdioServerParameters) -> None:
+async def test_many_commands_run_concurrently(params: StdioServerParameters, tmp_path: Path) -> None:
+    # Each command waits until all twenty have started: one after another, none would ever finish.
+    (tmp_path / "gate").mkdir()
+    barrier = "mktemp -p gate > /dev/null; until [ $(ls gate | wc -l) -ge 20 ]; do sleep 0.01; done"
+    replies: list[Any] = []
+
+    async def run() -> None:
+        replies.append(
+            await client.call_tool("execute_command", {"shell": "bash", "command": barrier, "timeout": 3600})
+        )
+
     async with Client(params) as client:
-        started = time.monotonic()
-        async with anyio.create_task_group() as group:
-            for _ in range(20):
-                group.start_soon(client.call_tool, "execute_command", {"shell": "bash", "command": "sleep 0.5"})
-        elapsed = time.monotonic() - started
-    assert elapsed < 3.0
+        with anyio.fail_after(PATIENCE):
+            async with anyio.create_task_group() as group:
+                for _ in range(20):
+                    group.start_soon(run)
+    assert [reply.structured_content["exitCode"] for reply in replies] == [0] * 20, replies[0].content[0].text
 
 
 @pytest.mark.anyio
@@ -329,10 +338,7 @@ async def test_client_read_timeout_kills_the_tree(params: StdioServerParameters)
             await client.call_tool(
                 "execute_command", {"shell": "bash", "command": f"exec -a {marker} sleep 300"}, read_timeout_seconds=1
             )
-        deadline = time.monotonic() + 3
-        while processes_named(marker) and time.monotonic() < deadline:
-            await anyio.sleep(0.1)
-    assert processes_named(marker) == []
+        assert await anyio.to_thread.run_sync(wait_for, marker, False)
 
 
 def raw_server(tmp_path: Path) -> "subprocess.Popen[str]":
@@ -369,13 +375,9 @@ HANDSHAKE = (
 )
 
 
-def wait_for(marker: str, present: bool, seconds: float = 10) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if bool(processes_named(marker)) == present:
-            return True
-        time.sleep(0.1)
-    return False
+def wait_for(marker: str, present: bool, seconds: float = PATIENCE) -> bool:
+    """Whether processes whose command line holds `marker` come to exist (or to be gone) in time."""
+    return eventually(lambda: bool(processes_named(marker)) == present, seconds, step=0.05)
 
 
 def test_stdin_eof_kills_a_running_command(tmp_path: Path) -> None:
@@ -397,7 +399,7 @@ def test_stdin_eof_kills_a_running_command(tmp_path: Path) -> None:
     assert process.stdout is not None and process.stdout.readline()
     assert wait_for(marker, present=True)
     process.stdin.close()  # type: ignore[union-attr]
-    process.wait(30)
+    process.wait(PATIENCE)
     assert wait_for(marker, present=False)
 
 
@@ -423,7 +425,7 @@ def sigterm_while_running_in_the_background(tmp_path: Path, command: str, marker
     assert process.stdout is not None and process.stdout.readline() and process.stdout.readline()
     assert wait_for(marker, present=True)
     process.send_signal(signal.SIGTERM)
-    process.wait(30)
+    process.wait(PATIENCE)
     assert wait_for(marker, present=False)
 
 
@@ -464,7 +466,7 @@ async def test_background_and_concurrency_caps_give_clear_errors(tmp_path: Path)
         )
         assert second.is_error and "maxBackgroundCommands" in second.content[0].text
         await client.call_tool("stop_command", {"executionId": first.structured_content["executionId"]})
-    assert processes_named(marker) == []
+    assert wait_for(marker, present=False)
 
 
 @pytest.mark.anyio
@@ -507,7 +509,7 @@ def answering(action: str, run: bool = True):  # noqa: ANN201 - an elicitation c
     async def callback(context, params):  # noqa: ANN001, ANN202
         asked.append(params.message)
         if action == "wait":
-            await anyio.sleep(10)
+            await anyio.sleep_forever()
         return ElicitResult(action=action, content={"run": run} if action == "accept" else None)
 
     return callback, asked
@@ -532,9 +534,8 @@ async def test_ask_rules_run_only_after_the_user_confirms(tmp_path: Path, action
 async def test_ask_rules_deny_when_nobody_answers_in_time(tmp_path: Path) -> None:
     callback, _ = answering("wait")
     async with Client(ask_config(tmp_path), mode="legacy", elicitation_callback=callback) as client:
-        started = time.monotonic()
-        result = await client.call_tool("execute_command", {"shell": "bash", "command": "touch late.txt"})
-    assert time.monotonic() - started < 6
+        with anyio.fail_after(PATIENCE):  # the user never answers: only askTimeout can end the call
+            result = await client.call_tool("execute_command", {"shell": "bash", "command": "touch late.txt"})
     assert result.is_error and "did not answer within 2 s" in result.content[0].text
     assert not (tmp_path / "late.txt").exists()
 

@@ -13,6 +13,7 @@ import pytest
 from secure_shell import stdio_wire
 from secure_shell.stdio_wire import LineReader, LineWriter
 from tests.places import state_env
+from tests.waiting import PATIENCE, eventually
 
 
 def pipe() -> tuple[int, int]:
@@ -120,7 +121,6 @@ def test_regular_files_are_not_pollable(tmp_path) -> None:  # noqa: ANN001
 
 def test_sigterm_leaves_the_shared_pipes_blocking_again(tmp_path) -> None:  # noqa: ANN001
     import signal
-    import time
 
     # The test keeps its own copy of the server's stdin and stdout descriptions, as a terminal or a
     # parent shell would: O_NONBLOCK set while serving must not outlive the server.
@@ -135,12 +135,9 @@ def test_sigterm_leaves_the_shared_pipes_blocking_again(tmp_path) -> None:  # no
         env={**os.environ, **state_env(tmp_path)},
     )
     try:
-        deadline = time.monotonic() + 30
-        while os.get_blocking(stdin_read) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not os.get_blocking(stdin_read)  # serving: the loop polls the wire
+        assert eventually(lambda: not os.get_blocking(stdin_read), step=0.05)  # serving: the loop polls the wire
         process.send_signal(signal.SIGTERM)
-        process.wait(30)
+        process.wait(PATIENCE)
         assert os.get_blocking(stdin_read) and os.get_blocking(stdout_write)
     finally:
         for fd in (stdin_read, stdin_write, stdout_read, stdout_write):
@@ -183,4 +180,4 @@ def test_every_bad_message_gets_an_answer_from_the_real_server(tmp_path) -> None
         assert json.loads(process.stdout.readline()) == {"jsonrpc": "2.0", "id": 99, "result": {}}
     finally:
         process.kill()
-        process.wait(10)
+        process.wait(PATIENCE)
