@@ -10,7 +10,7 @@ import pytest
 from secure_shell.errors import BadPattern, ExecutionNotFound, SearchTimeout
 from secure_shell.output_search import SEARCH_SECONDS, compile_pattern
 from secure_shell.output_store import OutputStore, StoreLimits
-from tests.waiting import finishes
+from tests.waiting import PATIENCE, finishes
 
 
 def filled(store: OutputStore, lines: int, stream: str = "stdout", chunk: int = 1000):  # noqa: ANN201
@@ -29,9 +29,10 @@ def store(tmp_path: Path) -> OutputStore:
     s.close()
 
 
-def search(execution, pattern: str, context: int = 0, max_lines: int = 100):  # noqa: ANN001, ANN201
+def search(execution, pattern: str, context: int = 0, max_lines: int = 100, seconds: float = PATIENCE):  # noqa: ANN001, ANN201
+    """A search under a deadline only a hang reaches, unless the test is about the deadline."""
     compiled = compile_pattern(pattern)
-    return execution.buffer.search(compiled, context, max_lines, time.monotonic() + SEARCH_SECONDS)
+    return execution.buffer.search(compiled, context, max_lines, time.monotonic() + seconds)
 
 
 def test_every_line_kept_under_the_cap(store: OutputStore) -> None:
@@ -94,7 +95,7 @@ def test_catastrophic_pattern_is_stopped_with_a_clear_error(store: OutputStore) 
     def stopped() -> float:
         started = time.thread_time()
         with pytest.raises(SearchTimeout, match=r"search for '\(a\|aa\)\+\$' stopped after 1 s"):
-            search(execution, "(a|aa)+$")  # about fib(60) steps: it never ends by itself
+            search(execution, "(a|aa)+$", seconds=SEARCH_SECONDS)  # about fib(60) steps: it never ends by itself
         return time.thread_time() - started
 
     # The deadline is wall time, so the CPU spent before it fires is at most the deadline however

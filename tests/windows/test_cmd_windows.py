@@ -109,7 +109,7 @@ def test_an_interactive_command_reads_what_is_written_and_ends_at_eof(tmp_path: 
     chunks: list[bytes] = []
 
     def feed() -> None:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + PATIENCE
         while not channel.ready and time.monotonic() < deadline:
             time.sleep(0.01)
         channel.write(b"hello\r\nworld\r\n", 10)
