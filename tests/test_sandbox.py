@@ -162,7 +162,7 @@ def listener():
 
 NETWORK = """import socket, sys
 try:
-    print(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).recv(16).decode().strip())
+    print(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=60).recv(16).decode().strip())
 except OSError as exc:
     print("tcp", exc.strerror)
 try:

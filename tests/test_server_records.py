@@ -17,6 +17,7 @@ from tests.places import outside
 from tests.helpers.processes import processes_named
 from tests.helpers.server import HANDSHAKE, config_for, send, server, wait_for
 from tests.helpers.records import records, start_raw
+from tests.waiting import PATIENCE, eventually
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -40,12 +41,9 @@ def test_commands_killed_at_shutdown_have_start_and_end_records(tmp_path: Path, 
             for n in range(10)
         ),
     )
-    deadline = time.monotonic() + 20
-    while len(processes_named(marker)) < 10 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(processes_named(marker)) == 10
+    assert eventually(lambda: len(processes_named(marker)) == 10, step=0.05)
     process.send_signal(signum)
-    process.wait(30)
+    process.wait(PATIENCE)
     assert wait_for(marker, present=False)
     trail = records(tmp_path)
     starts = {r["executionId"] for r in trail if r["event"] == "started"}
@@ -76,7 +74,7 @@ def test_a_log_directory_that_cannot_be_created_stops_the_server_at_start(tmp_pa
     blocker.write_text("")
     conf = config_for(tmp_path, f"    logDirectory: '{blocker}/logs'\n")  # inside config_for's logging:
     process = start_raw(tmp_path, conf)
-    _, stderr = process.communicate("", timeout=60)
+    _, stderr = process.communicate("", timeout=PATIENCE)
     assert process.returncode == 2
     assert f"cannot store command output in {blocker}/logs: Not a directory" in stderr
 

@@ -29,6 +29,7 @@ from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import ExecutionNotFound, SecureShellError
 from secure_shell.executor import Outcome
 from secure_shell.http import client_gone
+from secure_shell.interactive import OutputMark, await_answer
 from secure_shell.output_store import Execution
 from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
@@ -59,8 +60,6 @@ if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
 
 PROGRESS_EVERY = 1.0
 STOP_WAIT = 5.0  # seconds stop_command waits for the stopped tree to be gone
-OUTPUT_POLL = 0.025  # how often send_input looks for the output its input caused
-OUTPUT_QUIET = 0.15  # output that has paused this long is taken as the answer to the input
 CHECK_DEADLINE = 5.0  # seconds a call waits for its policy check; then it is refused
 log = logging.getLogger(__name__)
 
@@ -285,7 +284,7 @@ class ShellTools:
     async def _send_input(
         self, ctx: Context, execution: Execution, text: str, close_stdin: bool, wait_ms: int
     ) -> CallToolResult:
-        seen = execution.buffer.total_lines
+        mark = OutputMark.of(execution)  # before the write: an answer may come before the wait begins
         origin = origin_of(ctx)
         verdict, written = await anyio.to_thread.run_sync(
             self.runner.send_input, execution.id, text, close_stdin, origin
@@ -304,9 +303,9 @@ class ShellTools:
             return input_denial_reply(execution, verdict, self.config.shells[ShellKind(execution.shell)].allowed_paths)
         # a terminal echoes the input back at once: that is not the program's answer yet
         echo = len(written.encode("utf-8")) if execution.stdin == "terminal" else 0
-        await _await_answer(execution, wait_ms / 1000, echo)
+        await await_answer(execution, mark, wait_ms / 1000, echo)
         return input_reply(
-            execution, written, seen, self.config.logging.max_return_lines, self.config.logging.max_return_bytes
+            execution, written, mark.lines, self.config.logging.max_return_lines, self.config.logging.max_return_bytes
         )
 
     # --- output ----------------------------------------------------------------------------
@@ -486,22 +485,6 @@ def leaf_error(exc: BaseException) -> BaseException:
         members = [e for e in exc.exceptions if isinstance(e, Exception)]
         exc = (members or list(exc.exceptions))[0]
     return exc
-
-
-async def _await_answer(execution: Execution, seconds: float, echo: int = 0) -> None:
-    """Wait up to `seconds` for the output input causes: until more than `echo` bytes of output
-    have come and then paused, the command has ended, or the time is up."""
-    buffer = execution.buffer
-    deadline = time.monotonic() + seconds
-    before = seen = buffer.total_bytes
-    changed = time.monotonic()
-    while time.monotonic() < deadline and execution.status == "running":
-        await anyio.sleep(OUTPUT_POLL)
-        now, size = time.monotonic(), buffer.total_bytes
-        if size != seen:
-            seen, changed = size, now
-        elif size - before > echo and now - changed >= OUTPUT_QUIET:
-            break
 
 
 class Confirmation(BaseModel):

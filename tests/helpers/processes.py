@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
+
+from tests.waiting import PATIENCE, eventually
 
 
 def processes_named(marker: str) -> list[int]:
@@ -18,11 +19,6 @@ def processes_named(marker: str) -> list[int]:
     return found
 
 
-def gone(marker: str, within: float = 2.0) -> bool:
+def gone(marker: str, within: float = PATIENCE) -> bool:
     """Whether every process whose command line holds `marker` is gone, polled until `within`."""
-    deadline = time.monotonic() + within
-    while processes_named(marker):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
+    return eventually(lambda: not processes_named(marker), within)
