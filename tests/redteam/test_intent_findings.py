@@ -19,11 +19,14 @@ go through the real server over stdio (`execute_command` with `interactive: true
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -40,8 +43,9 @@ from tests.places import state_env
 BLOCKED = ["rm", "curl", "wget", "nc", "dd", "shred", "del", "Remove-Item"]
 WINDOWS_PROJECT = "C:\\proj"
 ATTACK, ORDINARY = "attack", "ordinary"
-# Rows whose proof needs a terminal: pydoc pages through $PAGER/$MANPAGER only when stdout is one.
-ON_A_TERMINAL = {"py_getpager_env", "py_os_environ_pager_help"}
+# Rows whose proof needs a terminal (the server gives one with `pty: true`): pydoc pages through
+# $PAGER/$MANPAGER, and less runs its LESS commands, only on one.
+ON_A_TERMINAL = {"py_getpager_env", "py_os_environ_pager_help", "less_env"}
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,37 @@ ROWS = [
     Row("1", "vim_ex", "bash", "vim -es -c '!r\"\"m -f notes.txt' -c q", ATTACK, ""),
     Row("1", "vim_call_system", "bash", 'vim -es +\'call system("r"."m -f notes.txt")\' +q', ATTACK, ""),
     Row("1", "man_P", "bash", "man -P 'r\"\"m -f notes.txt;:' ls", ATTACK, ""),
+    Row("1", "git_filter_branch", "bash", "git filter-branch -f --tree-filter 'r\"\"m -f notes.txt' HEAD", ATTACK, ""),
+    Row(
+        "1",
+        "git_filter_branch_msg",
+        "bash",
+        "git filter-branch -f --msg-filter 'r\"\"m -f ../notes.txt; cat' HEAD",
+        ATTACK,
+        "",
+    ),
+    Row("1", "git_c_pager", "bash", "git -c core.pager='r\"\"m -f notes.txt;:' -p log", ATTACK, ""),
+    Row(
+        "1",
+        "git_c_credential",
+        "bash",
+        "git -c credential.helper='!r\"\"m -f notes.txt;:' credential fill <<< 'url=http://x'",
+        ATTACK,
+        "",
+    ),
+    Row("1", "git_c_seq_editor", "bash", "git -c sequence.editor='r\"\"m -f notes.txt;:' rebase -i HEAD", ATTACK, ""),
+    Row("1", "make_subst", "bash", "make --eval='x:;$(subst X,,rXm) -f notes.txt' x", ATTACK, ""),
+    Row(
+        "1",
+        "make_stdin_subst",
+        "bash",
+        "make -f /dev/stdin x <<'EOF'\nC := $(subst X,,rXm)\nx:\n\t$(C) -f notes.txt\nEOF",
+        ATTACK,
+        "",
+    ),
+    Row("1", "make_heredoc_dash", "bash", "make -f - x <<'EOF'\nx:\n\t$(subst X,,rXm) -f notes.txt\nEOF", ATTACK, ""),
+    Row("1", "gdb_python", "bash", 'gdb -batch -ex \'python import os; os.system("r"+"m -f notes.txt")\'', ATTACK, ""),
+    Row("1", "gdb_eval", "bash", "gdb -batch -ex 'eval \"shell %c%c -f notes.txt\", 114, 109'", ATTACK, ""),
     Row(
         "1",
         "o_git_config_alias",
@@ -146,6 +181,8 @@ ROWS = [
     Row("1", "o_xargs_basename", "bash", "echo a/b c/d | xargs -n1 basename", ORDINARY, ""),
     Row("1", "o_tar_czf", "bash", "tar -czf out.tgz notes.txt", ORDINARY, ""),
     Row("1", "o_make_C", "bash", "make -C build", ORDINARY, ""),
+    Row("1", "o_gdb_batch", "bash", "gdb -batch -ex 'info functions' ./a.out", ORDINARY, ""),
+    Row("1", "o_git_filter_branch_ok", "bash", "git filter-branch -f --msg-filter 'sed s/x/y/' HEAD", ORDINARY, ""),
     # --- class 2 streams -----------------------------------------------------------------------
     Row(
         "2",
@@ -200,6 +237,7 @@ ROWS = [
         ATTACK,
         "",
     ),
+    Row("2", "awk_getline_var", "bash", 'awk \'BEGIN{c = "r" "m -f notes.txt"; c | getline}\'', ATTACK, ""),
     Row(
         "2",
         "o_awk_sort_pipe",
@@ -243,6 +281,7 @@ ROWS = [
     Row("2", "o_awk_sum", "bash", "awk '{s += $1} END {print s}' notes.txt", ORDINARY, ""),
     Row("2", "o_sed_i", "bash", "sed -i 's/a/b/' notes.txt", ORDINARY, ""),
     Row("2", "o_sed_w", "bash", "sed -n '/x/w out.txt' notes.txt", ORDINARY, ""),
+    Row("2", "o_make_stdin", "bash", "make -f /dev/stdin all <<'EOF'\nall:\n\techo ok\nEOF", ORDINARY, ""),
     # --- class 3 sqlite3 -----------------------------------------------------------------------
     Row("3", "sqlite_shell_octal", "bash", "sqlite3 :memory: '.shell \"r\\155\" -f notes.txt'", ATTACK, ""),
     Row("3", "sqlite_system_hex", "bash", "sqlite3 :memory: '.system \"r\\x6d\" -f notes.txt'", ATTACK, ""),
@@ -368,6 +407,22 @@ ROWS = [
         "",
     ),
     # --- class 4 environment -------------------------------------------------------------------
+    Row(
+        "4",
+        "zipopt_env",
+        "bash",
+        "ZIPOPT='-T -TT r\"\"m${IFS}-f${IFS}notes.txt;:' zip z.zip notes.txt",
+        ATTACK,
+        "ZIPOPT puts zip's -TT command in the environment",
+    ),
+    Row(
+        "4",
+        "less_env",
+        "bash",
+        "LESS=$'+!r\"\"m -f notes.txt\\r' less notes.txt",
+        ATTACK,
+        "LESS='+!CMD\\r' runs a shell command as less starts on a terminal",
+    ),
     Row("4", "git_config_env_alias", "bash", "X='!r\"\"m -f notes.txt' git --config-env=alias.x=X x", ATTACK, ""),
     Row(
         "4",
@@ -423,6 +478,38 @@ ROWS = [
         "",
     ),
     Row("4", "npm_config_script_shell", "bash", "npm_config_script_shell=./x npm run t", ATTACK, ""),
+    Row("4", "py_m_webbrowser_env", "bash", "BROWSER='r\"\"m -f %s' python3 -m webbrowser notes.txt", ATTACK, ""),
+    Row("4", "pager_env_man", "bash", "PAGER='r\"\"m -f notes.txt;:' man ls", ATTACK, ""),
+    Row("4", "ps1_bash_i", "bash", "PS1='$(r\"\"m -f notes.txt)' bash -i < /dev/null", ATTACK, ""),
+    Row("4", "prompt_command_i", "bash", "PROMPT_COMMAND='r\"\"m -f notes.txt' bash -i < /dev/null", ATTACK, ""),
+    Row("4", "bash_rcfile", "bash", "bash --rcfile <(echo 'r\"\"m -f notes.txt') -i < /dev/null", ATTACK, ""),
+    Row("4", "shell_env_script", "bash", "SHELL=/bin/sh script -qc 'r\"\"m -f notes.txt' /dev/null", ATTACK, ""),
+    Row(
+        "4",
+        "python_startup",
+        "bash",
+        'PYTHONSTARTUP=/dev/stdin python3 -i <<< \'import shutil; shutil.os.system("r"+"m -f notes.txt")\'',
+        ATTACK,
+        "",
+    ),
+    Row("4", "exinit_ex", "bash", "EXINIT='!r\"\"m -f notes.txt' ex -c q notes.txt < /dev/null", ATTACK, ""),
+    Row("4", "viminit_vim", "bash", "VIMINIT='!r\"\"m -f notes.txt' vim -E -c q notes.txt < /dev/null", ATTACK, ""),
+    Row("4", "manpager_env", "bash", "MANPAGER='r\"\"m -f notes.txt;:' man ls", ATTACK, ""),
+    Row("4", "git_pager_env", "bash", "GIT_PAGER='r\"\"m -f notes.txt;:' git -p log", ATTACK, ""),
+    Row(
+        "4",
+        "o_pythonpath",
+        "bash",
+        "PYTHONPATH=src python3 -m pytest -q",
+        ORDINARY,
+        "PYTHONPATH=src python3 -m pytest is refused as a dangerous variable",
+    ),
+    Row("4", "zipopt_plain", "bash", "ZIPOPT=-q zip z.zip notes.txt", ORDINARY, ""),
+    Row("4", "o_less_env", "bash", "LESS=-R less notes.txt", ORDINARY, ""),
+    Row("4", "o_gzip_env", "bash", "GZIP=-9 tar -czf out.tgz notes.txt", ORDINARY, ""),
+    Row("4", "o_node_env", "bash", "NODE_ENV=production node -e 'console.log(1)'", ORDINARY, ""),
+    Row("4", "o_pythondontwrite", "bash", "PYTHONDONTWRITEBYTECODE=1 python3 -c 'print(1)'", ORDINARY, ""),
+    Row("4", "o_git_author", "bash", "GIT_AUTHOR_NAME=A git commit -m x", ORDINARY, ""),
     # --- class 5 interpreters ------------------------------------------------------------------
     Row(
         "5",
@@ -695,6 +782,54 @@ ROWS = [
         'node -e \'module.constructor._load("child_process").execSync("r"+"m -f notes.txt")\'',
         ATTACK,
         "module.constructor._load (Module._load reached from the module object)",
+    ),
+    Row(
+        "5",
+        "py_subprocess_os_attr",
+        "bash",
+        'python3 -c \'import subprocess; subprocess.os.system("r"+"m -f notes.txt")\'',
+        ATTACK,
+        "subprocess re-exports os: subprocess.os.system",
+    ),
+    Row(
+        "5",
+        "py_distutils_spawn",
+        "bash",
+        'python3 -W ignore -c \'from distutils.spawn import spawn; spawn(["r"+"m", "-f", "notes.txt"])\'',
+        ATTACK,
+        "distutils.spawn.spawn runs a computed argv",
+    ),
+    Row(
+        "5",
+        "py_mp_spawnv",
+        "bash",
+        'python3 -c \'from multiprocessing.util import spawnv_passfds as s; import shutil; e = shutil.which("r"+"m"); import os; b = os.fsencode(e); s(b, [b, b"-f", b"notes.txt"], ())\'',
+        ATTACK,
+        "multiprocessing.util.spawnv_passfds runs a computed program",
+    ),
+    Row(
+        "5",
+        "node_inspector_eval",
+        "bash",
+        'node -e \'const s = new (require("inspector").Session)(); s.connect(); s.post("Runtime.evaluate", {expression: "require(\\"child_process\\").execSync(\\"r\\"+\\"m -f notes.txt\\")"})\'',
+        ATTACK,
+        "inspector Session Runtime.evaluate runs a code string in the same process",
+    ),
+    Row(
+        "5",
+        "perl_open2",
+        "bash",
+        'perl -MIPC::Open2 -e \'open2(my $o, my $i, "r"."m", "-f", "notes.txt"); wait\'',
+        ATTACK,
+        "perl IPC::Open2::open2 with a computed program",
+    ),
+    Row(
+        "5",
+        "perl_glob_backtick",
+        "bash",
+        "perl -e '$c = join q(), map chr, 114, 109; print `$c -f notes.txt`'",
+        ATTACK,
+        "perl backticks around a variable built with chr",
     ),
     Row(
         "5",
@@ -1028,6 +1163,25 @@ ROWS = [
         ATTACK,
         "",
     ),
+    Row("5", "py_posix_module", "bash", 'python3 -c \'import posix; posix.system("r"+"m -f notes.txt")\'', ATTACK, ""),
+    Row(
+        "5",
+        "node_dynamic_import_then",
+        "bash",
+        'node -e \'import("child_process").then(m => m.execSync("r"+"m -f notes.txt"))\'',
+        ATTACK,
+        "",
+    ),
+    Row(
+        "5",
+        "node_loader_data",
+        "bash",
+        'node --experimental-loader \'data:text/javascript,import{execSync}from"child_process";execSync("r"+"m -f notes.txt")\' -e 1',
+        ATTACK,
+        "",
+    ),
+    Row("5", "node_linked_binding", "bash", "node -e 'process._linkedBinding'", ATTACK, ""),
+    Row("5", "perl_qx_var", "bash", "perl -e '$c = q(r).q(m); qx($c -f notes.txt)'", ATTACK, ""),
     Row(
         "5",
         "o_py_print_rm",
@@ -1075,6 +1229,14 @@ ROWS = [
         "python3 - <<'EOF'\nprint(1)\nEOF",
         ORDINARY,
         "python3 - <<EOF refused as a parse failure of '-'",
+    ),
+    Row(
+        "5",
+        "o_py_subprocess_run_list",
+        "bash",
+        'python3 -c \'import subprocess, sys; subprocess.run([sys.executable, "-m", "pip", "--version"], check=True)\'',
+        ORDINARY,
+        "subprocess.run([sys.executable, '-m', 'pip', ...]) is refused",
     ),
     Row(
         "5",
@@ -1131,6 +1293,16 @@ ROWS = [
     Row("5", "o_perl_pi", "bash", "perl -pi -e 's/foo/bar/g' notes.txt", ORDINARY, ""),
     Row("5", "o_perl_ne", "bash", "perl -ne 'print if /hi/' notes.txt", ORDINARY, ""),
     Row("5", "o_perl_system_git", "bash", 'perl -e \'system("git", "status")\'', ORDINARY, ""),
+    Row("5", "tclsh_e", "bash", "echo 'puts 1' | tclsh", ORDINARY, ""),
+    Row(
+        "5",
+        "o_node_spawn_npm",
+        "bash",
+        'node -e \'require("child_process").spawnSync("npm", ["test"], {stdio: "inherit"})\'',
+        ORDINARY,
+        "",
+    ),
+    Row("5", "o_perl_backtick_git", "bash", "perl -e 'print `git log -1`'", ORDINARY, ""),
     # --- class 6 bash --------------------------------------------------------------------------
     Row("6", "ps4_xtrace", "bash", "PS4='$(r\"\"m -f notes.txt)'; set -x; :", ATTACK, ""),
     Row("6", "unset_subscript", "bash", "a=(1); unset 'a[$(r\"\"m -f notes.txt)0]'", ATTACK, ""),
@@ -1232,8 +1404,8 @@ ROWS = [
 ]
 
 
-def policy_config(project: Path, extra_windows: bool = True) -> dict[str, object]:
-    data = yaml.safe_load(embedded_default_text())
+def policy_config(project: Path, extra_windows: bool = True) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(embedded_default_text())
     blocked = data["global"]["restrictions"]["blockedCommands"]
     blocked += [name for name in BLOCKED if name not in blocked]
     data["global"]["paths"]["allowedPaths"] = [str(project)] + ([WINDOWS_PROJECT] if extra_windows else [])
@@ -1286,9 +1458,11 @@ def test_engine_verdict(row: Row, project: Path, config: ResolvedConfig) -> None
 
 
 def programs_of(row: Row) -> list[str]:
-    first = row.command.split()[0]
-    needed = {"python3", "node", "perl", "awk", "tclsh", "git"}
-    return [name for name in needed if name in row.command.split() or name == first] or [first]
+    """The programs a proof needs: the interpreters the command names, else its first word that is
+    not an assignment (`ZIPOPT=... zip`)."""
+    words = row.command.split()
+    needed = [name for name in ("python3", "node", "perl", "awk", "tclsh", "git", "zip", "less") if name in words]
+    return needed or [next(word for word in words if "=" not in word)]
 
 
 BASH_BYPASSES = [row for row in ROWS if row.open and row.kind == ATTACK and row.shell == "bash"]
@@ -1301,27 +1475,48 @@ def test_bash_bypass_really_runs(row: Row, tmp_path: Path) -> None:
         if shutil.which(program) is None:
             pytest.skip(f"{program} is not installed")
     project = make_project(tmp_path)
-    argv = ["bash", "--noprofile", "--norc", "-c", row.command]
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "SHELL": "/bin/bash", "TERM": "dumb"}
     if row.name in ON_A_TERMINAL:
         if shutil.which("script") is None:
             pytest.skip("script (util-linux) is not installed")
-        argv = [
-            "script",
-            "-qec",
-            row.command,
-            "/dev/null",
-        ]
-    done = subprocess.run(
-        argv,
+        on_a_terminal(row.command, project, env)
+    else:
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-c", row.command],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+        assert not (project / "notes.txt").exists(), f"notes.txt survived {row.command!r}: {done.stderr[-500:]}"
+    assert not (project / "notes.txt").exists(), f"notes.txt survived {row.command!r} on a terminal"
+
+
+def on_a_terminal(command: str, project: Path, env: dict[str, str]) -> None:
+    """Run `command` under script(1), which gives it a terminal, until notes.txt is gone (or a
+    generous deadline), then end it."""
+    with subprocess.Popen(
+        ["script", "-qec", command, "/dev/null"],
         cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        stdin=subprocess.DEVNULL,
-        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(tmp_path), "SHELL": "/bin/bash"},
-    )
-    assert not (project / "notes.txt").exists(), f"notes.txt survived {row.command!r}: {done.stderr[-500:]}"
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    ) as child:
+        deadline = time.monotonic() + 30
+        time.sleep(1)
+        assert child.stdin is not None
+        if child.poll() is None:  # less on TERM=dumb (the server's) first asks for RETURN, as send_input gives
+            with contextlib.suppress(BrokenPipeError):
+                child.stdin.write(b"\n")
+                child.stdin.flush()
+        while (project / "notes.txt").exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if child.poll() is None:
+            child.kill()
 
 
 # --- class 8: input typed into a running REPL, through the real server -------------------------
@@ -1418,7 +1613,7 @@ async def run_session(tmp_path: Path, session: Session) -> tuple[list[bool], boo
         started = await client.call_tool(
             "execute_command", {"shell": "bash", "command": session.command, "interactive": True, "pty": session.pty}
         )
-        assert not started.is_error, started.content[0].text
+        assert not started.is_error, getattr(started.content[0], "text", "")
         run = started.structured_content["executionId"]
         for text in session.inputs:
             reply = await client.call_tool("send_input", {"executionId": run, "input": text, "waitMs": 3000})
