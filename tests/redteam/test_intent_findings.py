@@ -204,6 +204,7 @@ ROWS = [
     Row("1", "o_git_filter_branch_ok", "bash", "git filter-branch -f --msg-filter 'sed s/x/y/' HEAD", ORDINARY, ""),
     Row("1", "o_bash_cmds_read", "bash", 'echo "${BASH_CMDS[@]}"', ORDINARY, ""),
     Row("1", "o_time_make", "bash", "time nice make -j2", ORDINARY, ""),
+    Row("1", "o_git_config_global", "bash", "git config --global user.email a@b.c", ORDINARY, ""),
     # --- class 2 streams -----------------------------------------------------------------------
     Row(
         "2",
@@ -303,6 +304,8 @@ ROWS = [
     Row("2", "o_sed_i", "bash", "sed -i 's/a/b/' notes.txt", ORDINARY, ""),
     Row("2", "o_sed_w", "bash", "sed -n '/x/w out.txt' notes.txt", ORDINARY, ""),
     Row("2", "o_make_stdin", "bash", "make -f /dev/stdin all <<'EOF'\nall:\n\techo ok\nEOF", ORDINARY, ""),
+    Row("2", "o_awk_printf", "bash", "awk -F: '{printf \"%s\\n\", $1}' notes.txt", ORDINARY, ""),
+    Row("2", "o_sed_multi", "bash", "sed -e 's/a/b/' -e '/^$/d' notes.txt", ORDINARY, ""),
     # --- class 3 sqlite3 -----------------------------------------------------------------------
     Row("3", "sqlite_shell_octal", "bash", "sqlite3 :memory: '.shell \"r\\155\" -f notes.txt'", ATTACK, ""),
     Row("3", "sqlite_system_hex", "bash", "sqlite3 :memory: '.system \"r\\x6d\" -f notes.txt'", ATTACK, ""),
@@ -427,6 +430,8 @@ ROWS = [
         ORDINARY,
         "",
     ),
+    Row("3", "o_sqlite_insert", "bash", "sqlite3 app.db \"insert into users(name) values ('ann')\"", ORDINARY, ""),
+    Row("3", "o_sqlite_csv_out", "bash", "sqlite3 -csv -header app.db 'select * from users' > users.csv", ORDINARY, ""),
     # --- class 4 environment -------------------------------------------------------------------
     Row(
         "4",
@@ -1324,6 +1329,50 @@ ROWS = [
         "",
     ),
     Row("5", "o_perl_backtick_git", "bash", "perl -e 'print `git log -1`'", ORDINARY, ""),
+    Row("5", "o_py_getcwd", "bash", "python3 -c 'import os; print(os.getcwd())'", ORDINARY, ""),
+    Row(
+        "5",
+        "o_py_check_output",
+        "bash",
+        'python3 -c \'import subprocess; print(subprocess.check_output(["git", "rev-parse", "HEAD"]).decode())\'',
+        ORDINARY,
+        "",
+    ),
+    Row(
+        "5",
+        "o_py_importlib_import",
+        "bash",
+        "python3 -c 'import importlib; m = importlib.import_module(\"json\"); print(m.dumps(1))'",
+        ORDINARY,
+        "",
+    ),
+    Row("5", "o_py_version_check", "bash", "python3 -c 'import sys; assert sys.version_info >= (3, 10)'", ORDINARY, ""),
+    Row(
+        "5",
+        "o_py_pathlib_glob",
+        "bash",
+        'python3 -c \'import pathlib; print(sorted(p.name for p in pathlib.Path(".").glob("*.txt")))\'',
+        ORDINARY,
+        "",
+    ),
+    Row(
+        "5",
+        "o_node_execsync_npm",
+        "bash",
+        'node -e \'require("child_process").execSync("npm test", {stdio: "inherit"})\'',
+        ORDINARY,
+        "",
+    ),
+    Row(
+        "5",
+        "o_node_import_esm",
+        "bash",
+        'node --input-type=module -e \'import fs from "node:fs"; console.log(fs.existsSync("notes.txt"))\'',
+        ORDINARY,
+        "",
+    ),
+    Row("5", "o_perl_e_print", "bash", 'perl -e \'print join(",", map { $_ * 2 } 1..3), "\\n"\'', ORDINARY, ""),
+    Row("5", "o_perl_inplace_multi", "bash", "perl -0pi -e 's/\\n+/\\n/g' notes.txt", ORDINARY, ""),
     # --- class 6 bash --------------------------------------------------------------------------
     Row(
         "6",
