@@ -1,0 +1,523 @@
+"""Attacks on the Windows shells (cmd, PowerShell, Git Bash, WSL), where no kernel layer stands behind
+the policy engine: the engine's verdict alone decides what runs.
+
+The policy is a real user's: the shipped default with `del`, `rd`, `rmdir`, `Remove-Item`, `rm`,
+`format` and `curl` blocked and the project as the one allowed path, once without an allowlist and
+once with `allowedCommands: [git, echo, type, dir, findstr, python]` for each Windows shell.
+
+Every row asserts the SAFE behaviour, so a test fails while its hole is open:
+
+- BYPASSES: the engine must refuse. Each row says what the command achieves and how that was shown:
+  `wine` (run by Wine's cmd.exe through the executor's exact command line, see WINE_PROVEN below,
+  which repeat the run), `server` (through `secure-shell serve` over stdio with the MCP client),
+  `documented` (the Windows behaviour is documented; Wine does not reproduce it or the program
+  does not exist here), `unverified` (the engine's reading disagrees with the shell's grammar as
+  documented; real cmd not at hand).
+- REFUSED: attacks the engine already refuses; they pass and guard against regressions.
+- WRONGFUL: ordinary developer commands the engine must allow.
+- The checker must answer every command within its deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+import yaml
+
+from secure_shell.checker import Checker
+from secure_shell.config.discovery import embedded_default_text
+from secure_shell.config.loader import validate
+from secure_shell.config.resolve import ResolvedConfig, resolve
+from secure_shell.shells import ShellKind
+from tests.wine import WINE, build_rawspawn, run_cmd, start_wine, stop_wine, windows_path
+
+PROJECT = "C:\\Users\\u\\proj"
+USER_BLOCKED = ["del", "rd", "rmdir", "Remove-Item", "rm", "format", "curl"]
+ALLOWLIST = ["git", "echo", "type", "dir", "findstr", "python"]
+WINDOWS_SHELLS = ("cmd", "powershell", "gitbash", "wsl")
+ENV = {"PATHEXT": ".COM;.EXE;.BAT;.CMD", "USERPROFILE": "C:\\Users\\u", "PATH": "C:\\Windows\\System32"}
+# a working directory the agent may create inside the project and move to (set_current_directory)
+AMPERSAND_DIR = "y&del victim.txt"
+
+
+def user_policy(project: str, allowlist: bool) -> ResolvedConfig:
+    data = yaml.safe_load(embedded_default_text())
+    restrictions = data["global"]["restrictions"]
+    restrictions["blockedCommands"] += [c for c in USER_BLOCKED if c not in restrictions["blockedCommands"]]
+    data["global"]["paths"]["allowedPaths"] = [project]
+    if allowlist:
+        for shell in WINDOWS_SHELLS:
+            data["shells"][shell]["overrides"] = {"restrictions": {"allowedCommands": list(ALLOWLIST)}}
+    return resolve(validate(data, "redteam", {}), "redteam", "/tmp")
+
+
+@pytest.fixture(scope="module")
+def checkers() -> Iterator[dict[bool, Checker]]:
+    with Checker(user_policy(PROJECT, False)) as open_policy, Checker(user_policy(PROJECT, True)) as allowlisted:
+        yield {False: open_policy, True: allowlisted}
+
+
+@dataclass(frozen=True)
+class Case:
+    shell: str
+    command: str
+    achieves: str
+    proof: str = ""
+    allowlist: bool = False
+    cwd: str = PROJECT
+
+    def __str__(self) -> str:
+        return f"{self.shell}{'+allowlist' if self.allowlist else ''}: {self.command}"
+
+
+def verdict_of(checkers: dict[bool, Checker], case: Case):  # type: ignore[no-untyped-def]
+    return checkers[case.allowlist].check(ShellKind(case.shell), case.command, case.cwd, ENV)
+
+
+IN_AMPERSAND_DIR = f"{PROJECT}\\{AMPERSAND_DIR}"
+
+BYPASSES = [
+    # --- cmd: percent expansion runs before cmd splits the line at & | < > ---------------------
+    Case(
+        "cmd",
+        "echo %CD%",
+        "runs del: %CD% is the working directory 'y&del victim.txt', expanded before cmd splits at &",
+        "documented",
+        allowlist=True,
+        cwd=IN_AMPERSAND_DIR,
+    ),
+    Case("cmd", "echo %CD%", "runs del (same, without an allowlist)", "documented", cwd=IN_AMPERSAND_DIR),
+    Case(
+        "cmd",
+        "for /f %i in ('echo %CD%') do echo %i",
+        "runs del: the for /f command's cmd re-reads the directory's '&'",
+        "wine, server",
+        cwd=IN_AMPERSAND_DIR,
+    ),
+    Case(
+        "cmd",
+        'echo %CMDCMDLINE:~-17,15% "&del victim.txt"',
+        "runs del: CMDCMDLINE is cmd's own command line, so a substring of the quoted tail comes back unquoted",
+        "documented",
+        allowlist=True,
+    ),
+    Case(
+        "cmd",
+        "set \"X=a&del victim.txt\" & for /f %i in ('echo %X%') do echo %i",
+        "runs del: the nested cmd of for /f expands %X% after set ran",
+        "wine",
+    ),
+    Case(
+        "cmd",
+        'set "X=a&del victim.txt" & echo %X% | findstr a',
+        "runs del: each side of a pipe is re-read by a new cmd, which expands %X%",
+        "documented",
+    ),
+    Case(
+        "cmd",
+        'set "X=a&del victim.txt" & start /b echo %X%',
+        "runs del: start runs an internal command through cmd /k, which expands %X%",
+        "documented",
+    ),
+    # --- cmd: the command name ----------------------------------------------------------------
+    Case(
+        "cmd",
+        "del# victim.txt",
+        "runs del (Wine's cmd ends a built-in's name at any non-alphanumeric character; real cmd unverified)",
+        "wine",
+    ),
+    Case("cmd", "del( victim.txt", "runs del ('(' ends the name as in echo(; real cmd unverified)", "wine"),
+    Case("cmd", "del\u00a0 victim.txt", "runs del (no-break space ends the name; real cmd unverified)", "wine"),
+    Case("cmd", "del\u3000 victim.txt", "runs del (ideographic space; real cmd unverified)", "wine"),
+    Case(
+        "cmd",
+        "for/f %i in ('del victim.txt') do echo %i",
+        "the engine reads a plain for loop and never checks the 'del' command for/f runs",
+        "unverified",
+    ),
+    # --- cmd: programs that run programs --------------------------------------------------------
+    Case(
+        "cmd",
+        'forfiles /m victim.txt /c "cmd /c 0x64el @file"',
+        "runs del: forfiles turns 0xHH into the character before it runs /c",
+        "documented",
+    ),
+    Case(
+        "cmd",
+        'forfiles -m victim.txt -c "cmd /c del @file"',
+        "runs del: forfiles takes -c like /c; only /c is followed",
+        "documented",
+    ),
+    Case("cmd", 'npx -c "del victim.txt"', "runs del: npx -c is followed from bash, not from cmd", "documented"),
+    Case("cmd", 'npm exec -c "del victim.txt"', "runs del (npm exec -c)", "documented"),
+    Case(
+        "cmd",
+        "node -e \"require('child_process').execSync('del victim.txt')\"",
+        "runs del: a string literal naming a blocked command is not checked in cmd (it is in Git Bash)",
+        "documented",
+    ),
+    Case(
+        "cmd",
+        "python -c \"import os; os.system('del victim.txt')\"",
+        "runs del with only allowlisted programs: the -c string literal is not checked in cmd",
+        "documented",
+        allowlist=True,
+    ),
+    Case(
+        "powershell",
+        "python -c \"import os; os.system('del victim.txt')\"",
+        "runs del with only allowlisted programs (PowerShell does not check the literal either)",
+        "documented",
+        allowlist=True,
+    ),
+    Case("powershell", "node -e \"require('child_process').execSync('del victim.txt')\"", "runs del", "documented"),
+    Case("powershell", "npx -c 'del victim.txt'", "runs del: npx -c not followed from PowerShell", "documented"),
+    # --- cmd: allowlisted names that are files in the project -------------------------------------
+    Case(
+        "cmd",
+        "echo del victim.txt> git.bat & .\\git status",
+        "runs del and a program not on the "
+        "allowlist: '.\\git' passes as git, the shadowing check looks at bare names only",
+        "wine",
+        allowlist=True,
+    ),
+    Case(
+        "cmd",
+        "echo del victim.txt> git.bat & .\\git.bat status",
+        "runs del (git.bat counts as git)",
+        "wine",
+        allowlist=True,
+    ),
+    Case(
+        "cmd",
+        "echo del victim.txt> python.cmd & .\\python -V",
+        "runs del (python.cmd counts as python)",
+        "wine",
+        allowlist=True,
+    ),
+    Case(
+        "cmd",
+        "echo del victim.txt> git.cmd & C:\\Users\\u\\proj\\git status",
+        "runs del (a full path into the project)",
+        "documented",
+        allowlist=True,
+    ),
+    # --- PowerShell: methods taken as pure by their name alone ----------------------------------
+    Case(
+        "powershell",
+        "$ExecutionContext.SessionState.InvokeProvider.Item.Remove('victim.txt', $false)",
+        "deletes victim.txt with no command at all: Remove is listed as a pure (string) method",
+        "documented",
+        allowlist=True,
+    ),
+    Case(
+        "powershell",
+        "$ExecutionContext.SessionState.InvokeProvider.Item.Remove('..\\outside\\secret.txt', $false)",
+        "deletes a file outside the allowed paths",
+        "documented",
+    ),
+    Case(
+        "powershell",
+        "$PSDefaultParameterValues.Add('Get-Content:Path', '..\\outside\\secret.txt'); type",
+        "reads outside: .Add() sets a default the state-variable rule refuses when assigned",
+        "documented",
+        allowlist=True,
+    ),
+    Case(
+        "powershell",
+        "$PSDefaultParameterValues.Add('Out-File:FilePath', '..\\outside\\x.txt'); 'x' | Out-File",
+        "writes outside the allowed paths",
+        "documented",
+    ),
+    # --- Git Bash: relative paths written with backslashes ----------------------------------------
+    Case(
+        "gitbash",
+        "findstr SECRET '..\\outside\\secret.txt'",
+        "reads outside with an allowlisted program "
+        "(a native program takes \\ as a separator; the redirection rule already does)",
+        "documented",
+        allowlist=True,
+    ),
+    Case(
+        "gitbash",
+        "git diff --no-index '..\\outside\\secret.txt' victim.txt",
+        "reads outside with git",
+        "documented",
+        allowlist=True,
+    ),
+    Case("gitbash", "cat '..\\outside\\secret.txt'", "reads outside (MSYS2 takes \\ as a separator)", "documented"),
+    Case("gitbash", "cp victim.txt '..\\outside\\x'", "writes outside", "documented"),
+]
+
+
+@pytest.mark.parametrize("case", BYPASSES, ids=str)
+def test_bypass_is_refused(checkers: dict[bool, Checker], case: Case) -> None:
+    verdict = verdict_of(checkers, case)
+    assert not verdict.allowed, f"allowed, and it {case.achieves} [{case.proof}]"
+
+
+REFUSED = (
+    [
+        Case("cmd", c, "runs del or reads outside")
+        for c in [
+            ",del victim.txt",
+            "@del victim.txt",
+            "(del victim.txt)",
+            "del,victim.txt",
+            "del/q victim.txt",
+            "del.victim.txt",
+            "erase victim.txt",
+            "d^el victim.txt",
+            "cmd,/c,del victim.txt",
+            "cmd /r del victim.txt",
+            "cmd /cdel victim.txt",
+            "cmd/c del victim.txt",
+            "%COMSPEC% /c del victim.txt",
+            "d%OS:~0,0%el victim.txt",
+            "set X=del& call %X% victim.txt",
+            "set X=del& cmd /c %X% victim.txt",
+            'for /f "usebackq" %i in (`del victim.txt`) do echo %i',
+            "for %i in (del) do %i victim.txt",
+            "if /i a==A (del victim.txt) else echo no",
+            "rem x & del victim.txt",
+            "echo a\ndel victim.txt",
+            'start "" cmd /c del victim.txt',
+            "type victim.txt;..\\outside\\secret.txt",
+            "type C:..\\outside\\secret.txt",
+            "type \\Users\\u\\outside\\secret.txt",
+            "type \\\\?\\C:\\Users\\u\\outside\\secret.txt",
+            "type \\\\localhost\\C$\\Users\\u\\outside\\secret.txt",
+            "type %CD%\\..\\outside\\secret.txt",
+            ">..\\outside\\x.txt echo x",
+            "findstr /g:..\\outside\\secret.txt x victim.txt",
+            "for /f %i in (..\\outside\\secret.txt) do echo %i",
+            "cd.. && type outside\\secret.txt",
+            'git -c core.fsmonitor="del victim.txt" status',
+            "git -c diff.external=calc diff",
+            "git --exec-path=. status",
+            "echo del victim.txt> git.bat & git status",
+            "type x.bat | cmd",
+        ]
+    ]
+    + [
+        Case("powershell", c, "runs Remove-Item or reads outside")
+        for c in [
+            "ri victim.txt",
+            "Microsoft.PowerShell.Management\\Remove-Item victim.txt",
+            "& ('Re'+'move-Item') victim.txt",
+            "(gi victim.txt).Delete()",
+            "[IO.File]::Delete('victim.txt')",
+            "gi victim.txt | % Delete",
+            "$ExecutionContext.InvokeCommand.InvokeScript('Remove-Item victim.txt')",
+            "iex ('Remove-'+'Item victim.txt')",
+            "gc FileSystem::C:\\Users\\u\\outside\\secret.txt",
+            "gc .\\victim.txt,..\\outside\\secret.txt",
+            "gc $PWD\\..\\outside\\secret.txt",
+            "cd ..; gc outside\\secret.txt",
+            "cmd --% /c d^el victim.txt",
+            "$PSDefaultParameterValues['Get-Content:Path'] = '..\\outside\\secret.txt'; Get-Content",
+            "Start-Process cmd -ArgumentList '/c','d^el victim.txt'",
+            "Set-Alias x Remove-Item; x victim.txt",
+        ]
+    ]
+    + [
+        Case("gitbash", c, "runs rm/del or reads outside")
+        for c in [
+            'cmd /c "d^el victim.txt"',
+            "cat ../outside/secret.txt",
+            "cat /c/Users/u/outside/secret.txt",
+            "cat ~+/../outside/secret.txt",
+            "python -c \"import os; os.system('rm victim.txt')\"",
+            "Rm.EXE victim.txt",
+            "wsl.exe -e rm victim.txt",
+            "echo x > '..\\outside\\x'",
+        ]
+    ]
+    + [
+        Case("wsl", c, "runs rm or reads outside", cwd="/mnt/c/Users/u/proj")
+        for c in [
+            "cat /mnt/c/Users/u/outside/secret.txt",
+            'cmd.exe /c "d^el victim.txt"',
+            "cat //mnt/c/Users/u/outside/x",
+            "powershell.exe -c 'ri victim.txt'",
+        ]
+    ]
+)
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=str)
+def test_attack_stays_refused(checkers: dict[bool, Checker], case: Case) -> None:
+    assert not verdict_of(checkers, case).allowed
+
+
+WRONGFUL = (
+    [
+        Case("cmd", c, "ordinary")
+        for c in [
+            'git commit -m "fix: typo"',
+            'git tag -a v1.0 -m "Release: 1.0"',
+            'git log --pretty=format:"%h %s" -5',
+            'git stash list --format="%gd: %gs"',
+            "git show HEAD:src/main.py",
+            "git push origin HEAD:refs/heads/x",
+            "npm run test:unit",
+            "python -m pytest tests\\test_x.py::test_y",
+            "python -c \"print('a:b')\"",
+        ]
+    ]
+    + [
+        Case("powershell", c, "ordinary")
+        for c in [
+            "git log -5",
+            "git log --oneline -10",
+            "git show HEAD:src/main.py",
+            "python -m pytest tests\\test_x.py::test_y",
+            "[Environment]::GetEnvironmentVariable('PATH')",
+        ]
+    ]
+    + [
+        Case("gitbash", c, "ordinary")
+        for c in [
+            "cmd //c dir",
+            'cmd //c "echo hi"',
+            "git show HEAD:src/main.py",
+            "python -m pytest tests/test_x.py::test_y",
+        ]
+    ]
+)
+
+
+@pytest.mark.parametrize("case", WRONGFUL, ids=str)
+def test_ordinary_command_is_allowed(checkers: dict[bool, Checker], case: Case) -> None:
+    verdict = verdict_of(checkers, case)
+    assert verdict.allowed, [f"{r.rule}: {r.message}" for r in verdict.reasons]
+
+
+# --- the checker answers within its deadline -------------------------------------------------------
+
+CHECK_ONE = """
+import sys
+from tests.redteam.test_windows_findings import ENV, PROJECT, user_policy
+from secure_shell.checker import Checker
+from secure_shell.shells import ShellKind
+with Checker(user_policy(PROJECT, False)) as checker:
+    print(checker.check(ShellKind(sys.argv[1]), sys.argv[2], PROJECT, ENV).allowed)
+"""
+# The property tests give every input 1.5 s. Each nested `for ... do` doubles the engine's work
+# (16 levels, 279 characters: 10 s; 20 levels: minutes), so 40 levels never finish; a bounded
+# checker answers in milliseconds. The bound here is the slack for a busy machine, not a target.
+DEADLINE_SLACK = 30
+
+
+@pytest.mark.parametrize("shell, command", [("cmd", "for %i in (a) do " * 40 + "echo %i")])
+def test_nested_loops_get_a_verdict(shell: str, command: str) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    process = subprocess.Popen(
+        [sys.executable, "-c", CHECK_ONE, shell, command], cwd=repo, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        out, _ = process.communicate(timeout=DEADLINE_SLACK)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        pytest.fail(f"no verdict within {DEADLINE_SLACK} s for {len(command)} characters of nested for loops")
+    assert process.returncode == 0 and out.strip() in ("True", "False")
+
+
+# --- proven under Wine --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    env = start_wine(tmp_path_factory.mktemp("wineprefix"))
+    yield {**env, "NoDefaultCurrentDirectoryInExePath": "1"}
+    stop_wine(env)
+
+
+@pytest.fixture(scope="module")
+def rawspawn(wine: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> str:
+    return build_rawspawn(tmp_path_factory.mktemp("rawspawn"))
+
+
+# (command, allowlist, working directory below the project); each deleted victim.txt under Wine
+WINE_PROVEN = [
+    ("set \"X=a&del victim.txt\" & for /f %i in ('echo %X%') do echo %i", False, ""),
+    ("for /f %i in ('echo %CD%') do echo %i", False, AMPERSAND_DIR),
+    ("del# victim.txt", False, ""),
+    ("del( victim.txt", False, ""),
+    ("del\u00a0 victim.txt", False, ""),
+    ("del\u3000 victim.txt", False, ""),
+    ("echo del victim.txt> git.bat & .\\git status", True, ""),
+    ("echo del victim.txt> git.bat & .\\git.bat status", True, ""),
+    ("echo del victim.txt> python.cmd & .\\python -V", True, ""),
+]
+
+
+@pytest.mark.parametrize("command, allowlist, where", WINE_PROVEN, ids=[c for c, _, _ in WINE_PROVEN])
+def test_no_allowed_command_deletes_under_wine(
+    wine: dict[str, str], rawspawn: str, tmp_path: Path, command: str, allowlist: bool, where: str
+) -> None:
+    project = tmp_path / "proj"
+    cwd = project / where if where else project
+    cwd.mkdir(parents=True)
+    (cwd / "victim.txt").write_text("data\n")
+    with Checker(user_policy(windows_path(project), allowlist)) as checker:
+        verdict = checker.check(ShellKind.CMD, command, windows_path(cwd), ENV)
+    if not verdict.allowed:
+        return
+    outcome, output = run_cmd(command, cwd, rawspawn, wine)
+    assert (cwd / "victim.txt").exists(), (
+        f"allowed, and Wine's cmd deleted victim.txt (exit {outcome.exit_code}): {output}"
+    )
+
+
+# --- through the real server ---------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_working_directory_cannot_inject_through_the_server(wine: dict[str, str], tmp_path: Path) -> None:
+    """set_current_directory accepts a directory named 'y&del victim.txt'; a command that expands %CD%
+    in a nested cmd then runs del. The server runs cmd through Wine (cmd.exe is not on this host)."""
+    from mcp import Client, StdioServerParameters
+
+    project = tmp_path / "proj"
+    room = project / AMPERSAND_DIR
+    room.mkdir(parents=True)
+    (room / "victim.txt").write_text("data\n")
+    state = tmp_path / "state"
+    state.mkdir()
+    policy = yaml.safe_load(embedded_default_text())
+    policy["global"]["restrictions"]["blockedCommands"] += ["del", "rd", "rmdir", "Remove-Item", "rm"]
+    policy["global"]["paths"]["allowedPaths"] = [windows_path(project)]
+    policy["global"]["audit"]["path"] = str(state / "audit.jsonl")
+    policy["global"]["environment"]["passthrough"] = ["WINEPREFIX", "WINEDEBUG"]
+    policy["global"]["sandbox"]["mode"] = "off"  # Wine's prefix lies outside the project
+    for shell in ("bash", "wsl", "powershell", "gitbash"):
+        policy["shells"][shell]["enabled"] = False
+    policy["shells"]["cmd"]["executable"] = {"command": WINE, "args": ["cmd"]}
+    config = state / "policy.yaml"
+    config.write_text(yaml.safe_dump(policy))
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(state),
+        "XDG_STATE_HOME": str(state / "xdg"),
+        "WINEPREFIX": wine["WINEPREFIX"],
+        "WINEDEBUG": "-all",
+    }
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "secure_shell", "--config", str(config)], cwd=str(project), env=env
+    )
+    async with Client(params) as client:
+        moved = await client.call_tool("set_current_directory", {"path": windows_path(room)})
+        ran = await client.call_tool(
+            "execute_command", {"shell": "cmd", "command": "for /f %i in ('echo %CD%') do echo %i"}
+        )
+    reply = json.dumps([moved.is_error, moved.content[0].text, ran.is_error, ran.content[0].text])
+    assert (room / "victim.txt").exists(), f"the server ran del through the working directory's name: {reply}"
