@@ -209,6 +209,84 @@ BYPASSES = [
         "documented",
         allowlist=True,
     ),
+    Case(
+        "cmd",
+        "copy victim.txt+..\\outside\\secret.txt out.txt",
+        "reads outside: copy joins the files around '+'; the engine takes it as one path inside",
+        "wine",
+    ),
+    Case(
+        "cmd",
+        "echo import os; os.system('del victim.txt') | python",
+        "runs del with only allowlisted programs: python reading its program from a pipe is refused in "
+        "bash and Git Bash, not in cmd",
+        "documented",
+        allowlist=True,
+    ),
+    Case(
+        "powershell",
+        "'import os; os.remove(\"victim.txt\")' | python",
+        "deletes with only allowlisted programs (python reading its program from a pipe)",
+        "documented",
+        allowlist=True,
+    ),
+    # --- PowerShell: names redefined through the alias: and function: drives -----------------------
+    Case(
+        "powershell",
+        "$alias:git = 'Remove-Item'; git victim.txt",
+        "runs Remove-Item: an alias wins over the git program (Set-Alias and Set-Item Alias: are refused)",
+        "documented",
+        allowlist=True,
+    ),
+    Case(
+        "powershell",
+        "$function:git = 'Remove-Item victim.txt'; git status",
+        "runs Remove-Item: the string becomes git's function body, unchecked",
+        "documented",
+        allowlist=True,
+    ),
+    Case(
+        "powershell",
+        "$function:git = 'calc'; git status",
+        "runs a program not on the allowlist",
+        "documented",
+        allowlist=True,
+    ),
+    # --- PowerShell: $null in an expandable string is empty ------------------------------------------
+    Case(
+        "powershell",
+        'type ".$null.\\outside\\secret.txt"',
+        "reads outside: the string is ..\\outside\\secret.txt",
+        "documented",
+        allowlist=True,
+    ),
+    Case(
+        "powershell",
+        'type "$null..\\outside\\secret.txt"',
+        "reads outside (same)",
+        "documented",
+        allowlist=True,
+    ),
+    Case(
+        "powershell",
+        'type "$null\\Users\\u\\outside\\secret.txt"',
+        "reads any file of the drive: the string is rooted (\\Users\\...)",
+        "documented",
+        allowlist=True,
+    ),
+    Case(
+        "cmd",
+        "echo del victim.txt> x.bat & .\\x.bat",
+        "runs del: the same command with a bare x.bat is refused as a file it writes and runs",
+        "wine",
+    ),
+    Case(
+        "cmd",
+        "if exist ..\\outside\\secret.txt echo yes",
+        "tells whether a file outside exists: if exist's path is not checked",
+        "wine",
+        allowlist=False,
+    ),
     # --- PowerShell: methods taken as pure by their name alone ----------------------------------
     Case(
         "powershell",
@@ -446,36 +524,45 @@ def rawspawn(wine: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> 
     return build_rawspawn(tmp_path_factory.mktemp("rawspawn"))
 
 
-# (command, allowlist, working directory below the project); each deleted victim.txt under Wine
+SECRET = "SECRET-7f3a"
+
+# (command, allowlist, working directory below the project, effect); each had its effect under Wine:
+# "deletes" removed victim.txt, "reads" brought outside/secret.txt into the project or the output
 WINE_PROVEN = [
-    ("set \"X=a&del victim.txt\" & for /f %i in ('echo %X%') do echo %i", False, ""),
-    ("for /f %i in ('echo %CD%') do echo %i", False, AMPERSAND_DIR),
-    ("del# victim.txt", False, ""),
-    ("del( victim.txt", False, ""),
-    ("del\u00a0 victim.txt", False, ""),
-    ("del\u3000 victim.txt", False, ""),
-    ("echo del victim.txt> git.bat & .\\git status", True, ""),
-    ("echo del victim.txt> git.bat & .\\git.bat status", True, ""),
-    ("echo del victim.txt> python.cmd & .\\python -V", True, ""),
+    ("set \"X=a&del victim.txt\" & for /f %i in ('echo %X%') do echo %i", False, "", "deletes"),
+    ("for /f %i in ('echo %CD%') do echo %i", False, AMPERSAND_DIR, "deletes"),
+    ("del# victim.txt", False, "", "deletes"),
+    ("del( victim.txt", False, "", "deletes"),
+    ("del\u00a0 victim.txt", False, "", "deletes"),
+    ("del\u3000 victim.txt", False, "", "deletes"),
+    ("echo del victim.txt> git.bat & .\\git status", True, "", "deletes"),
+    ("echo del victim.txt> git.bat & .\\git.bat status", True, "", "deletes"),
+    ("echo del victim.txt> python.cmd & .\\python -V", True, "", "deletes"),
+    ("copy victim.txt+..\\outside\\secret.txt out.txt", False, "", "reads"),
+    ("echo del victim.txt> x.bat & .\\x.bat", False, "", "deletes"),
 ]
 
 
-@pytest.mark.parametrize("command, allowlist, where", WINE_PROVEN, ids=[c for c, _, _ in WINE_PROVEN])
-def test_no_allowed_command_deletes_under_wine(
-    wine: dict[str, str], rawspawn: str, tmp_path: Path, command: str, allowlist: bool, where: str
+@pytest.mark.parametrize("command, allowlist, where, effect", WINE_PROVEN, ids=[row[0] for row in WINE_PROVEN])
+def test_no_allowed_command_has_its_effect_under_wine(
+    wine: dict[str, str], rawspawn: str, tmp_path: Path, command: str, allowlist: bool, where: str, effect: str
 ) -> None:
     project = tmp_path / "proj"
     cwd = project / where if where else project
     cwd.mkdir(parents=True)
     (cwd / "victim.txt").write_text("data\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text(SECRET + "\n")
     with Checker(user_policy(windows_path(project), allowlist)) as checker:
         verdict = checker.check(ShellKind.CMD, command, windows_path(cwd), ENV)
     if not verdict.allowed:
         return
     outcome, output = run_cmd(command, cwd, rawspawn, wine)
-    assert (cwd / "victim.txt").exists(), (
-        f"allowed, and Wine's cmd deleted victim.txt (exit {outcome.exit_code}): {output}"
-    )
+    if effect == "deletes":
+        assert (cwd / "victim.txt").exists(), f"allowed, and Wine's cmd deleted victim.txt: {output}"
+    else:
+        found = [p.name for p in project.rglob("*") if p.is_file() and SECRET in p.read_text(errors="replace")]
+        assert not found and SECRET not in output, f"allowed, and Wine's cmd read the secret into {found}: {output}"
 
 
 # --- through the real server ---------------------------------------------------------------------
