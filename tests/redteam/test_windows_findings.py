@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -286,6 +287,26 @@ BYPASSES = [
         "tells whether a file outside exists: if exist's path is not checked",
         "wine",
         allowlist=False,
+    ),
+    # --- cmd: what a program receives is the raw line, not cmd's words ------------------------------
+    Case(
+        "cmd",
+        "powershell -c echo a;ri victim.txt",
+        "runs Remove-Item: cmd splits its own words at ';' and the engine drops it, but powershell.exe gets "
+        "the raw line and runs 'echo a;ri victim.txt'",
+        "wine",
+    ),
+    Case(
+        "cmd",
+        "powershell -c Get-ChildItem;Remove-Item victim.txt",
+        "runs Remove-Item (same)",
+        "wine",
+    ),
+    Case(
+        "cmd",
+        "wsl echo a;rm victim.txt",
+        "runs rm: wsl without -e hands the line to the distribution's shell",
+        "documented",
     ),
     # --- PowerShell: methods taken as pure by their name alone ----------------------------------
     Case(
@@ -563,6 +584,38 @@ def test_no_allowed_command_has_its_effect_under_wine(
     else:
         found = [p.name for p in project.rglob("*") if p.is_file() and SECRET in p.read_text(errors="replace")]
         assert not found and SECRET not in output, f"allowed, and Wine's cmd read the secret into {found}: {output}"
+
+
+PSARGV = Path(__file__).parent / "psargv.c"
+
+
+@pytest.fixture(scope="module")
+def powershell_standin(wine: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A powershell.exe that prints the -Command text it received; its directory for WINEPATH."""
+    directory = tmp_path_factory.mktemp("psargv")
+    compiler = shutil.which("x86_64-w64-mingw32-gcc")
+    if compiler is None:
+        pytest.skip("mingw-w64 is not installed")
+    target = directory / "powershell.exe"
+    subprocess.run([compiler, "-O2", "-o", str(target), str(PSARGV), "-lshell32"], check=True, timeout=120)
+    return windows_path(directory)
+
+
+@pytest.mark.parametrize(
+    "command", ["powershell -c echo a;ri victim.txt", "powershell -c Get-ChildItem;Remove-Item victim.txt"]
+)
+def test_powershell_from_cmd_gets_the_text_that_was_checked(
+    wine: dict[str, str], rawspawn: str, powershell_standin: str, tmp_path: Path, command: str
+) -> None:
+    with Checker(user_policy(windows_path(tmp_path), False)) as checker:
+        verdict = checker.check(ShellKind.CMD, command, windows_path(tmp_path), ENV)
+    if not verdict.allowed:
+        return
+    _, output = run_cmd(command, tmp_path, rawspawn, {**wine, "WINEPATH": powershell_standin})
+    received = next(line for line in output.splitlines() if line.startswith("COMMAND:"))
+    with Checker(user_policy(windows_path(tmp_path), False)) as checker:
+        again = checker.check(ShellKind.POWERSHELL, received.removeprefix("COMMAND:"), windows_path(tmp_path), ENV)
+    assert again.allowed, f"allowed from cmd, yet PowerShell receives {received!r}: {[r.rule for r in again.reasons]}"
 
 
 # --- through the real server ---------------------------------------------------------------------
