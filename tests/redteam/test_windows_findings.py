@@ -37,7 +37,7 @@ from secure_shell.config.discovery import embedded_default_text
 from secure_shell.config.loader import validate
 from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.shells import ShellKind
-from tests.wine import WINE, build_rawspawn, run_cmd, start_wine, stop_wine, windows_path
+from tests.wine import WINE, build_rawspawn, host_programs, run_cmd, start_wine, stop_wine, windows_path
 
 PROJECT = "C:\\Users\\u\\proj"
 USER_BLOCKED = ["del", "rd", "rmdir", "Remove-Item", "rm", "format", "curl"]
@@ -308,6 +308,21 @@ BYPASSES = [
         "runs rm: wsl without -e hands the line to the distribution's shell",
         "documented",
     ),
+    Case(
+        "cmd",
+        'git diff --no-index --src-prefix=a\\"b victim.txt ..\\outside\\secret.txt',
+        "reads outside with an allowlisted program: cmd keeps the rest of the line in one quoted word, but "
+        "git splits its line by the C runtime's rules, where \\\" is a literal quote",
+        "wine",
+        allowlist=True,
+    ),
+    Case(
+        "cmd",
+        'findstr SECRET a\\"b ..\\outside\\secret.txt',
+        "reads outside with an allowlisted program (same)",
+        "documented",
+        allowlist=True,
+    ),
     # --- PowerShell: methods taken as pure by their name alone ----------------------------------
     Case(
         "powershell",
@@ -541,6 +556,12 @@ def wine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
 
 
 @pytest.fixture(scope="module")
+def programs(wine: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The host's git as git.exe, for WINEPATH (Wine starts it as a Unix program with the same arguments)."""
+    return host_programs(tmp_path_factory.mktemp("programs"))
+
+
+@pytest.fixture(scope="module")
 def rawspawn(wine: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> str:
     return build_rawspawn(tmp_path_factory.mktemp("rawspawn"))
 
@@ -561,12 +582,20 @@ WINE_PROVEN = [
     ("echo del victim.txt> python.cmd & .\\python -V", True, "", "deletes"),
     ("copy victim.txt+..\\outside\\secret.txt out.txt", False, "", "reads"),
     ("echo del victim.txt> x.bat & .\\x.bat", False, "", "deletes"),
+    ('git diff --no-index --src-prefix=a\\"b victim.txt ../outside/secret.txt', True, "", "reads"),
 ]
 
 
 @pytest.mark.parametrize("command, allowlist, where, effect", WINE_PROVEN, ids=[row[0] for row in WINE_PROVEN])
 def test_no_allowed_command_has_its_effect_under_wine(
-    wine: dict[str, str], rawspawn: str, tmp_path: Path, command: str, allowlist: bool, where: str, effect: str
+    wine: dict[str, str],
+    rawspawn: str,
+    programs: str,
+    tmp_path: Path,
+    command: str,
+    allowlist: bool,
+    where: str,
+    effect: str,
 ) -> None:
     project = tmp_path / "proj"
     cwd = project / where if where else project
@@ -578,7 +607,7 @@ def test_no_allowed_command_has_its_effect_under_wine(
         verdict = checker.check(ShellKind.CMD, command, windows_path(cwd), ENV)
     if not verdict.allowed:
         return
-    outcome, output = run_cmd(command, cwd, rawspawn, wine)
+    _, output = run_cmd(command, cwd, rawspawn, {**wine, "WINEPATH": programs})
     if effect == "deletes":
         assert (cwd / "victim.txt").exists(), f"allowed, and Wine's cmd deleted victim.txt: {output}"
     else:
