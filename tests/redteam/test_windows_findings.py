@@ -323,6 +323,14 @@ BYPASSES = [
         "documented",
         allowlist=True,
     ),
+    Case(
+        "cmd",
+        'git -c format.pretty=a\\"b -c core.fsmonitor=calc status',
+        "runs a program not on the allowlist: the engine reads one -c whose value is a presentation key's, "
+        "git gets a second -c core.fsmonitor=calc and runs it",
+        "wine",
+        allowlist=True,
+    ),
     # --- PowerShell: methods taken as pure by their name alone ----------------------------------
     Case(
         "powershell",
@@ -569,7 +577,8 @@ def rawspawn(wine: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> 
 SECRET = "SECRET-7f3a"
 
 # (command, allowlist, working directory below the project, effect); each had its effect under Wine:
-# "deletes" removed victim.txt, "reads" brought outside/secret.txt into the project or the output
+# "deletes" removed victim.txt, "reads" brought outside/secret.txt into the project or the output,
+# "runs" ran a program the policy does not allow (`touch pwned`, as git's fsmonitor hook, in a repository)
 WINE_PROVEN = [
     ("set \"X=a&del victim.txt\" & for /f %i in ('echo %X%') do echo %i", False, "", "deletes"),
     ("for /f %i in ('echo %CD%') do echo %i", False, AMPERSAND_DIR, "deletes"),
@@ -583,6 +592,7 @@ WINE_PROVEN = [
     ("copy victim.txt+..\\outside\\secret.txt out.txt", False, "", "reads"),
     ("echo del victim.txt> x.bat & .\\x.bat", False, "", "deletes"),
     ('git diff --no-index --src-prefix=a\\"b victim.txt ../outside/secret.txt', True, "", "reads"),
+    ('git -c format.pretty=a\\"b -c core.fsmonitor=touch${IFS}pwned status', True, "", "runs"),
 ]
 
 
@@ -603,6 +613,8 @@ def test_no_allowed_command_has_its_effect_under_wine(
     (cwd / "victim.txt").write_text("data\n")
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "secret.txt").write_text(SECRET + "\n")
+    if effect == "runs":
+        subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
     with Checker(user_policy(windows_path(project), allowlist)) as checker:
         verdict = checker.check(ShellKind.CMD, command, windows_path(cwd), ENV)
     if not verdict.allowed:
@@ -610,6 +622,8 @@ def test_no_allowed_command_has_its_effect_under_wine(
     _, output = run_cmd(command, cwd, rawspawn, {**wine, "WINEPATH": programs})
     if effect == "deletes":
         assert (cwd / "victim.txt").exists(), f"allowed, and Wine's cmd deleted victim.txt: {output}"
+    elif effect == "runs":
+        assert not (cwd / "pwned").exists(), f"allowed, and git ran the fsmonitor hook 'touch pwned': {output}"
     else:
         found = [p.name for p in project.rglob("*") if p.is_file() and SECRET in p.read_text(errors="replace")]
         assert not found and SECRET not in output, f"allowed, and Wine's cmd read the secret into {found}: {output}"
