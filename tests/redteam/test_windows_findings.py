@@ -358,6 +358,15 @@ BYPASSES = [
         "writes outside the allowed paths",
         "documented",
     ),
+    # --- PowerShell: Windows PowerShell 5.1 passes native arguments with their quotes unescaped ----------
+    Case(
+        "powershell",
+        "git -c 'color.ui=auto\" -c \"core.fsmonitor=calc' status",
+        "runs a program not on the allowlist: powershell.exe (5.1, the shipped shell) writes the argument as "
+        '"color.ui=auto" -c "core.fsmonitor=calc", which git reads as two -c options',
+        "documented",
+        allowlist=True,
+    ),
     # --- Git Bash: relative paths written with backslashes ----------------------------------------
     Case(
         "gitbash",
