@@ -127,6 +127,13 @@ BYPASSES = [
         "runs del: start runs an internal command through cmd /k, which expands %X%",
         "documented",
     ),
+    Case(
+        "cmd",
+        "call echo a ^& del victim.txt",
+        "runs del: call parses its line a second time, where the escaped & is an operator (call with % is "
+        "refused, a caret is not)",
+        "wine",
+    ),
     # --- cmd: the command name ----------------------------------------------------------------
     Case(
         "cmd",
@@ -591,6 +598,7 @@ SECRET = "SECRET-7f3a"
 WINE_PROVEN = [
     ("set \"X=a&del victim.txt\" & for /f %i in ('echo %X%') do echo %i", False, "", "deletes"),
     ("for /f %i in ('echo %CD%') do echo %i", False, AMPERSAND_DIR, "deletes"),
+    ("call echo a ^& del victim.txt", False, "", "deletes"),
     ("del# victim.txt", False, "", "deletes"),
     ("del( victim.txt", False, "", "deletes"),
     ("del\u00a0 victim.txt", False, "", "deletes"),
