@@ -134,6 +134,25 @@ BYPASSES = [
         "refused, a caret is not)",
         "wine",
     ),
+    Case(
+        "cmd",
+        "for /f %i in ('echo a ^& del victim.txt') do echo %i",
+        "runs del: the outer cmd consumes the caret, the for /f command's own cmd sees a bare & (the idiom "
+        "'dir ^| findstr x' is read as dir alone)",
+        "wine",
+    ),
+    Case(
+        "cmd",
+        'for /f "usebackq" %i in (`echo a ^& del victim.txt`) do echo %i',
+        "runs del (same, usebackq)",
+        "wine",
+    ),
+    Case(
+        "cmd",
+        "start /b echo a ^& del victim.txt",
+        "runs del: start runs an internal command through a new cmd, which sees a bare &",
+        "documented",
+    ),
     # --- cmd: the command name ----------------------------------------------------------------
     Case(
         "cmd",
@@ -599,6 +618,8 @@ WINE_PROVEN = [
     ("set \"X=a&del victim.txt\" & for /f %i in ('echo %X%') do echo %i", False, "", "deletes"),
     ("for /f %i in ('echo %CD%') do echo %i", False, AMPERSAND_DIR, "deletes"),
     ("call echo a ^& del victim.txt", False, "", "deletes"),
+    ("for /f %i in ('echo a ^& del victim.txt') do echo %i", False, "", "deletes"),
+    ('for /f "usebackq" %i in (`echo a ^& del victim.txt`) do echo %i', False, "", "deletes"),
     ("del# victim.txt", False, "", "deletes"),
     ("del( victim.txt", False, "", "deletes"),
     ("del\u00a0 victim.txt", False, "", "deletes"),
