@@ -36,7 +36,8 @@ from secure_shell.checker import Checker
 from secure_shell.config.discovery import embedded_default_text
 from secure_shell.config.loader import validate
 from secure_shell.config.resolve import ResolvedConfig, resolve
-from secure_shell.shells import ShellKind
+from secure_shell.executor import execute
+from secure_shell.shells import Invocation, ShellKind
 from tests.wine import WINE, build_rawspawn, host_programs, run_cmd, start_wine, stop_wine, windows_path
 
 PROJECT = "C:\\Users\\u\\proj"
@@ -393,6 +394,13 @@ BYPASSES = [
         "documented",
         allowlist=True,
     ),
+    Case(
+        "powershell",
+        "cmd /c echo 'x\" & del victim.txt & \"y'",
+        'runs del: PowerShell passes cmd.exe the argument as "x" & del victim.txt & "y" (quotes not escaped, '
+        "in 5.1 and for cmd.exe in 7.3+), where the & stands outside quotes; the engine reads it quoted",
+        "wine",
+    ),
     # --- Git Bash: relative paths written with backslashes ----------------------------------------
     Case(
         "gitbash",
@@ -697,6 +705,29 @@ def test_powershell_from_cmd_gets_the_text_that_was_checked(
     with Checker(user_policy(windows_path(tmp_path), False)) as checker:
         again = checker.check(ShellKind.POWERSHELL, received.removeprefix("COMMAND:"), windows_path(tmp_path), ENV)
     assert again.allowed, f"allowed from cmd, yet PowerShell receives {received!r}: {[r.rule for r in again.reasons]}"
+
+
+def legacy_command_line(argv: list[str]) -> str:
+    """How PowerShell writes a native command line in its Legacy argument passing (Windows PowerShell
+    5.1; cmd.exe and batch files in 7.3+): an argument with a space is wrapped in quotes, and quotes
+    inside it are left as they are."""
+    return " ".join(f'"{a}"' if " " in a or not a else a for a in argv)
+
+
+def test_powershell_hands_cmd_the_line_that_was_checked(wine: dict[str, str], rawspawn: str, tmp_path: Path) -> None:
+    """The PowerShell row above, its cmd half run under Wine with the line PowerShell would build."""
+    words = ["echo", 'x" & del victim.txt & "y']
+    command = "cmd /c echo 'x\" & del victim.txt & \"y'"
+    (tmp_path / "victim.txt").write_text("data\n")
+    with Checker(user_policy(windows_path(tmp_path), False)) as checker:
+        verdict = checker.check(ShellKind.POWERSHELL, command, windows_path(tmp_path), ENV)
+    if not verdict.allowed:
+        return
+    line = legacy_command_line(["C:\\windows\\system32\\cmd.exe", "/c", *words])
+    invocation = Invocation((WINE, rawspawn), str(tmp_path), None)
+    chunks: list[bytes] = []
+    execute(invocation, {**wine, "RAWSPAWN_LINE": line}, 120, lambda _, data: chunks.append(data))
+    assert (tmp_path / "victim.txt").exists(), f"allowed, and cmd ran del from {line!r}: {b''.join(chunks)!r}"
 
 
 # --- through the real server ---------------------------------------------------------------------
