@@ -396,6 +396,13 @@ BYPASSES = [
     ),
     Case(
         "powershell",
+        "git log '--format=x\" \"--output=..\\outside\\x.txt'",
+        "writes outside with an allowlisted program: git receives --format=x and --output=..\\outside\\x.txt",
+        "documented",
+        allowlist=True,
+    ),
+    Case(
+        "powershell",
         "cmd /c echo 'x\" & del victim.txt & \"y'",
         'runs del: PowerShell passes cmd.exe the argument as "x" & del victim.txt & "y" (quotes not escaped, '
         "in 5.1 and for cmd.exe in 7.3+), where the & stands outside quotes; the engine reads it quoted",
