@@ -358,6 +358,39 @@ BYPASSES = [
         "wine",
         allowlist=True,
     ),
+    # --- cmd: wsl.exe started from a Windows shell runs in the distribution uncontained ---------------
+    Case(
+        "cmd",
+        "wsl --cd .. -e cat outside/secret.txt",
+        "reads outside: wsl's --cd is not followed as a directory change",
+        "documented",
+    ),
+    Case(
+        "cmd",
+        'wsl --cd "..\\outside" cat secret.txt',
+        "reads outside (same, a Windows path)",
+        "documented",
+    ),
+    Case(
+        "cmd",
+        "wsl -u root -e cat /etc/shadow",
+        "reads a credential file as root: /etc is taken as readable (the WSL shell refuses it, and there a "
+        "kernel layer stands behind the engine; here none does)",
+        "documented",
+    ),
+    Case(
+        "cmd",
+        'bash ~ -c "rm victim.txt"',
+        "runs rm: WSL's bash.exe takes ~ as 'start in home' and runs -c; cmd's reading stops at ~ "
+        "(PowerShell and Git Bash refuse it)",
+        "documented",
+    ),
+    Case(
+        "gitbash",
+        "wsl.exe --cd .. cat outside/secret.txt",
+        "reads outside (wsl --cd from Git Bash)",
+        "documented",
+    ),
     # --- PowerShell: methods taken as pure by their name alone ----------------------------------
     Case(
         "powershell",
