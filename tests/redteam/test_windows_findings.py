@@ -391,6 +391,20 @@ BYPASSES = [
         "reads outside (wsl --cd from Git Bash)",
         "documented",
     ),
+    Case(
+        "powershell",
+        "echo 'del victim.txt' > git.cmd; .\\git status",
+        "runs del with only allowlisted programs: PowerShell runs .\\git as git.cmd (PATHEXT); .\\git passes as git",
+        "documented",
+        allowlist=True,
+    ),
+    Case(
+        "gitbash",
+        "echo '#!/bin/sh' > git && echo 'rm victim.txt' >> git && ./git status",
+        "runs rm with only allowlisted programs: MSYS2 runs a file that starts with #!; ./git passes as git",
+        "documented",
+        allowlist=True,
+    ),
     # --- PowerShell: methods taken as pure by their name alone ----------------------------------
     Case(
         "powershell",
