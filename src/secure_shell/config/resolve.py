@@ -263,7 +263,7 @@ def _resolve_shell(
         elif allowed:
             initial_dir = allowed[0]
 
-    problem = text_problem(initial_dir) if initial_dir is not None else None
+    problem = text_problem(initial_dir, kind is ShellKind.CMD) if initial_dir is not None else None
     if problem is not None:
         raise PathSyntaxError(f"initialDir: {problem}")
     executable = shell.executable

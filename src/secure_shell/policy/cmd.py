@@ -20,7 +20,7 @@ from secure_shell.policy.cmd_paths import path_parts as path_parts
 from secure_shell.policy.cmd_paths import path_words as path_words
 from secure_shell.policy.cmd_paths import text_arguments as text_arguments
 from secure_shell.policy.cmd_search import INTERNAL
-from secure_shell.policy.cmd_control import for_loop, if_command, start
+from secure_shell.policy.cmd_control import for_loop, if_command, reread, start
 from secure_shell.policy.cmd_tokenizer import Tokenizer
 from secure_shell.policy.parsed import (
     CrossCheck,
@@ -131,7 +131,8 @@ def _call(key: str, command: SimpleCommand) -> list[Resolution]:
     rest = words[1:]
     if rest and (rest[0].value or "").startswith(":"):
         return [Refusal(R.UNSUPPORTED_CONSTRUCT, "call :label jumps inside a batch file", rest[0].source)]
-    return [Inner(rest, "call")] if rest else []
+    # call parses its line a second time: `call echo a ^& del x` runs del
+    return [reread(" ".join(w.source for w in rest), "call")] if rest else []
 
 
 def _launch(program: str) -> Resolver:
