@@ -34,7 +34,7 @@ from secure_shell.policy.parsed import (
     never_raises,
 )
 from secure_shell.policy.program_name import program_name
-from secure_shell.policy.resolution import Inner, Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.resolution import Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
 from secure_shell.policy.wrappers import dangerous_variable
 
 Resolver = Callable[[str, SimpleCommand], list[Resolution] | None]
