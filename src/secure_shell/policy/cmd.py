@@ -35,7 +35,7 @@ from secure_shell.policy.parsed import (
 )
 from secure_shell.policy.program_name import program_name
 from secure_shell.policy.resolution import Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
-from secure_shell.policy.wrappers import dangerous_variable
+from secure_shell.policy.wrappers import dangerous_variable, resolve_windows
 
 Resolver = Callable[[str, SimpleCommand], list[Resolution] | None]
 
@@ -121,7 +121,7 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
         return resolver(key, command)
     if key in LINK_MAKERS:
         return _links(key, command.words)
-    return None
+    return resolve_windows(key, command, DIALECT)
 
 
 def _call(key: str, command: SimpleCommand) -> list[Resolution]:
@@ -141,16 +141,26 @@ def _launch(program: str) -> Resolver:
 
 
 def _script_after(option: str, label: str) -> Resolver:
-    """The cmd line a program runs, given after `option` (`forfiles /c`, `schtasks /tr`)."""
+    """The cmd line a program runs, given after `option` (`forfiles /c`, `schtasks /tr`), which these
+    programs take with `-` as readily as `/`. forfiles turns `0xHH` into that character before it runs
+    the line (`cmd /c 0x64el @file` runs del): the line is checked as it runs."""
 
     def resolve(key: str, command: SimpleCommand) -> list[Resolution]:
         words = command.words
         for i, word in enumerate(words):
-            if (word.value or "").lower() == option and i + 1 < len(words):
-                return [_cmd_script(words[i + 1], label)]
+            value = (word.value or "").lower()
+            if value[:1] in "/-" and value[1:] == option[1:] and i + 1 < len(words):
+                script = _cmd_script(words[i + 1], label)
+                if key == "forfiles" and script.text is not None:
+                    script = Script(DIALECT, _forfiles_hex(script.text), label)
+                return [script]
         return []
 
     return resolve
+
+
+def _forfiles_hex(text: str) -> str:
+    return re.sub(r"0x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), text)
 
 
 def _set(key: str, command: SimpleCommand) -> list[Resolution]:

@@ -17,6 +17,7 @@ from secure_shell.policy.powershell_names import DIALECT
 from secure_shell.policy.powershell_parameters import DASHES, bind, normalise_parameter
 from secure_shell.policy.powershell_state import member_call_refusal, state_variable_refusal
 from secure_shell.policy.resolution import Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.wrappers import resolve_windows
 
 # Cmdlets that write an item or a variable: on the Env: and Variable: drives they set variables.
 _ITEM_WRITERS = frozenset(
@@ -228,7 +229,7 @@ def _invoke_command(words: tuple[Word, ...]) -> list[Resolution]:
 def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:
     """What a PowerShell command runs, writes or moves (None: no resolver models it)."""
     resolver = RESOLVERS.get(key)
-    return resolver(key, command) if resolver is not None else None
+    return resolver(key, command) if resolver is not None else resolve_windows(key, command, DIALECT)
 
 
 def _expression(key: str, command: SimpleCommand) -> list[Resolution] | None:
