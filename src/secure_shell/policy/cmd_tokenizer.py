@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.cmd_argv import msvcrt_words
 from secure_shell.policy.parsed import (
     AND,
     APART,
@@ -118,6 +119,7 @@ class _Segment:
     words: list[Word] = field(default_factory=list)
     redirects: list[Redirect] = field(default_factory=list)
     piped: bool = False
+    raw: list[str] = field(default_factory=list)  # the words' text and the separators, as the program gets them
 
 
 def expand_percent(source: str, env: dict[str, str]) -> list[_Piece]:
@@ -221,6 +223,7 @@ class Tokenizer:
                 if glued is not None:
                     name, rest = glued
                     segment.words.append(Word(name, name))
+                    segment.raw.append(name)
                     word = Word(rest, rest)
                     if not rest:
                         return
@@ -232,6 +235,7 @@ class Tokenizer:
             ):
                 self.loop_variables.add(word.source.lstrip("%"))
             segment.words.append(word)
+            segment.raw.append(word.source)
 
         def end_segment(piped_next: bool = False) -> None:
             nonlocal segment
@@ -345,6 +349,8 @@ class Tokenizer:
                     i += 1
                     continue
                 end_word()
+                if segment.words:
+                    segment.raw.append(ch)
                 i += 1
                 continue
             if ch == "@" and not word_chars and not segment.words:
@@ -392,11 +398,24 @@ class Tokenizer:
         if not words:
             self._append(SimpleCommand((), tuple(segment.redirects)))
             return
+        words = _program_words(words, segment.raw)
         if (words[0].value or "").lower() == "else":
             words = words[1:]
             if not words:
                 return
         self._append(SimpleCommand(tuple(words), tuple(segment.redirects), stdin_piped=segment.piped))
+
+
+def _program_words(words: list[Word], raw: list[str]) -> list[Word]:
+    """An external program's arguments as it splits them (cmd_argv), not as cmd's own commands do.
+    A line with run-time text keeps cmd's words: they are checked as text whose value is unknown."""
+    from secure_shell.policy.cmd_search import INTERNAL
+
+    name = (words[0].value or "").lower()
+    key = re.split(r"[\\/]", name)[-1].removesuffix(".exe")
+    if not name or key in INTERNAL or key in ("cmd", "else") or any(w.value is None for w in words[1:]):
+        return words
+    return [words[0], *msvcrt_words("".join(raw[1:]))]
 
 
 def _reread(segment: _Segment, why: str) -> None:
