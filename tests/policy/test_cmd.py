@@ -150,7 +150,9 @@ DENIED = [
     ("type \\\\server\\share\\x", P),
     ("type \\\\?\\C:\\Windows\\win.ini", P),
     ("dir C:\\PROGRA~1", U),
-    ("type x.txt:secret", U),
+    ("type ..\\x.txt:secret", P),  # a stream is checked by its file's path
+    ("type x.txt:..\\..\\secret", P),
+    ("dir ..::$INDEX_ALLOCATION", P),
     ("type D:secrets.txt", U),
     ("type \\Windows\\win.ini", P),
     ("dir %FOO%\\x", U),
@@ -163,6 +165,16 @@ DENIED = [
 ]
 
 ALLOWED = [
+    "type x.txt:secret",  # a stream of a file inside
+    'git commit -m "fix: typo"',
+    "git show HEAD:src/main.py",
+    "npm run test:unit",
+    "call echo a ^^^& b",
+    "for /f %i in ('git rev-parse HEAD') do echo %i",
+    "for /f %i in ('dir /b ^| findstr x') do echo %i",
+    "start /b git status",
+    "python -c \"print('a;b')\"",
+    "forfiles /m *.txt /c \"cmd /c echo @file\"",
     "cmd /v:on",
     "setlocal enabledelayedexpansion & echo !date!",
     "echo Done!",
