@@ -174,7 +174,7 @@ ALLOWED = [
     "for /f %i in ('dir /b ^| findstr x') do echo %i",
     "start /b git status",
     "python -c \"print('a;b')\"",
-    "forfiles /m *.txt /c \"cmd /c echo @file\"",
+    'forfiles /m *.txt /c "cmd /c echo @file"',
     "cmd /v:on",
     "setlocal enabledelayedexpansion & echo !date!",
     "echo Done!",

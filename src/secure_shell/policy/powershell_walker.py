@@ -23,7 +23,13 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.powershell_grammar import GrammarView
 from secure_shell.policy.powershell_kinds import CHAIN, KNOWN_KINDS, OPERATORS, UNSUPPORTED_KINDS
-from secure_shell.policy.powershell_names import ENGINE_OBJECTS, PURE_METHODS, PURE_STATIC_METHODS, PURE_TYPES, normalise_name
+from secure_shell.policy.powershell_names import (
+    ENGINE_OBJECTS,
+    PURE_METHODS,
+    PURE_STATIC_METHODS,
+    PURE_TYPES,
+    normalise_name,
+)
 from secure_shell.policy.powershell_parameters import DASHES, normalise_parameter
 from secure_shell.policy.powershell_state import SAFE_STATIC_PROPERTIES, member_call_refusal, state_variable_refusal
 from secure_shell.policy.syntax_tree import descendants, inside
