@@ -305,6 +305,8 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
     glued = re.match(r"^[^/\\:]+(/.+)$", words[0].value or "") if words else None
     if glued:  # `cmd/c del x`: cmd reads the switch glued to its name
         words = (words[0], Word(glued.group(1), glued.group(1)), *words[1:])
+    if caller != DIALECT:  # Git Bash turns `//c` into `/c` before cmd sees it (MSYS path conversion)
+        words = tuple(Word("/" + w.value[2:], "/" + w.value[2:]) if (w.value or "")[:2] == "//" else w for w in words)
     i = 1
     while i < len(words):
         source = words[i].source

@@ -343,7 +343,8 @@ class Walker:
         if lowered == "pwd":
             return env.get("PWD")
         if lowered in ("true", "false", "null"):
-            return "$" + lowered
+            # their text where PowerShell makes them text (in a string: `"$null..\\x"` is `..\\x`)
+            return {"true": "True", "false": "False", "null": ""}[lowered]
         return None
 
     def _redirect(self, node: Node) -> Redirect:
