@@ -121,7 +121,7 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
         return resolver(key, command)
     if key in LINK_MAKERS:
         return _links(key, command.words)
-    return resolve_windows(key, command, DIALECT)
+    return resolve_windows(key, command, "cmd")
 
 
 def _call(key: str, command: SimpleCommand) -> list[Resolution]:
@@ -306,7 +306,7 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
     if glued:  # `cmd/c del x`: cmd reads the switch glued to its name
         words = (words[0], Word(glued.group(1), glued.group(1)), *words[1:])
     if caller != DIALECT:  # Git Bash turns `//c` into `/c` before cmd sees it (MSYS path conversion)
-        words = tuple(Word("/" + w.value[2:], "/" + w.value[2:]) if (w.value or "")[:2] == "//" else w for w in words)
+        words = tuple(_msys_switch(w) for w in words)
     i = 1
     while i < len(words):
         source = words[i].source
@@ -333,6 +333,11 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
             continue
         return [Refusal(R.WRAPPER_OPTION, f"cmd: unknown option {source!r}", source)]
     return _reads_input(command)
+
+
+def _msys_switch(word: Word) -> Word:
+    value = word.value or ""
+    return Word("/" + value[2:], "/" + value[2:]) if value[:2] == "//" else word
 
 
 def _reads_input(command: SimpleCommand) -> list[Resolution]:
