@@ -9,7 +9,7 @@ import pytest
 from secure_shell.bashlex_worker import BashlexWorker
 from secure_shell.policy.bashlex_names import command_names, would_loop
 from secure_shell.policy.decide import decide
-from tests.policy.conftest import ENV, cwd_for, policy_for
+from tests.helpers.policy import ENV, cwd_for, policy_for
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def test_texts_bashlex_reads_pass_the_screen(worker: BashlexWorker, text: str) -
 
 
 def test_cross_check_denies_what_bashlex_sees_and_tree_sitter_does_not(worker: BashlexWorker) -> None:
-    def fake(text: str):  # noqa: ANN202 - a stand-in bashlex that finds one more command
+    def fake(text: str):  # a stand-in bashlex that finds one more command
         from secure_shell.policy.decide import CrossCheckResult
 
         return CrossCheckResult("ok", ("echo", "rm"))

@@ -15,9 +15,11 @@ import anyio
 import pytest
 
 from secure_shell.errors import SpawnError
-from secure_shell import executor
-from secure_shell.executor import Limits, execute, execute_async, running_count, stop_all
+from secure_shell import executor, remote_tree, windows_job
+from secure_shell.executor import RunSpec, execute, execute_async, running_count, stop_all
+from secure_shell.process_limits import Limits
 from secure_shell.shells import Invocation, PathDialect, ShellKind, build_invocation, host_directory
+from tests.helpers.processes import gone, processes_named
 
 FAKES = Path(__file__).parent / "fakes"
 BASH_ARGS = ("--noprofile", "--norc", "-c")
@@ -39,28 +41,6 @@ class Collected:
 
 def bash(command: str, cwd: str | None = None) -> Invocation:
     return build_invocation(ShellKind.BASH, command, "bash", BASH_ARGS, cwd)
-
-
-def processes_named(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
-def gone(marker: str, within: float = 2.0) -> bool:
-    """Whether every process whose command line holds `marker` is gone, polled until `within`."""
-    deadline = time.monotonic() + within
-    while processes_named(marker):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_output_exit_code_and_streams() -> None:
@@ -107,7 +87,7 @@ def test_cancellation_kills_the_tree() -> None:
     async def scenario() -> float:
         started = time.monotonic()
         with anyio.move_on_after(1):
-            await execute_async(bash(f"exec -a {marker} sleep 300 & wait"), os.environ, 60, Collected())
+            await execute_async(RunSpec(bash(f"exec -a {marker} sleep 300 & wait"), os.environ, 60), Collected())
         return time.monotonic() - started
 
     elapsed = anyio.run(scenario)
@@ -138,7 +118,7 @@ def test_concurrent_runs_do_not_wait_for_each_other() -> None:
         started = time.monotonic()
         async with anyio.create_task_group() as group:
             for _ in range(10):
-                group.start_soon(execute_async, bash("sleep 0.5"), os.environ, 10, Collected())
+                group.start_soon(execute_async, RunSpec(bash("sleep 0.5"), os.environ, 10), Collected())
         return time.monotonic() - started
 
     assert anyio.run(scenario) < 1.5
@@ -150,7 +130,7 @@ def test_stop_all_ends_a_run_on_an_interrupted_event_loop() -> None:
     outcomes = []
     worker = threading.Thread(
         target=lambda: outcomes.append(
-            anyio.run(execute_async, bash(f"exec -a {marker} sleep 300"), os.environ, 60, Collected())
+            anyio.run(execute_async, RunSpec(bash(f"exec -a {marker} sleep 300"), os.environ, 60), Collected())
         )
     )
     worker.start()
@@ -550,7 +530,7 @@ def test_the_thread_reader_path_never_feeds_the_sink_after_it_returns() -> None:
         calls.append((name, data))
 
     invocation = bash("echo now; (sleep 0.6; echo late) &")
-    outcome = executor._execute_with_threads(invocation, os.environ, 10, sink, None, None, None)
+    outcome = executor._execute_with_threads(RunSpec(invocation, os.environ, 10), sink, None, None)
     returned.set()
     time.sleep(1.0)  # the late echo happens now, into a closed gate and a closed pipe
     assert outcome.exit_code == 0
@@ -568,7 +548,7 @@ def test_win32_calls_get_pointer_sized_handles() -> None:
             return function
 
     kernel32, ntdll = Library(), Library()
-    executor._declare(kernel32, ntdll)
+    windows_job.declare(kernel32, ntdll)
     assert kernel32.AssignProcessToJobObject.argtypes == [wintypes.HANDLE, wintypes.HANDLE]
     assert ctypes.sizeof(kernel32.CreateJobObjectW.restype) == ctypes.sizeof(ctypes.c_void_p)
     assert ntdll.NtResumeProcess.restype is wintypes.LONG  # an NTSTATUS, checked for < 0
@@ -611,8 +591,8 @@ def test_the_wsl_tree_killer_kills_every_process_carrying_the_tag(tmp_path: Path
 
 
 def test_the_wsl_tag_reaches_the_distribution_only_through_wslenv() -> None:
-    tagged = executor.tagged(
+    tagged = remote_tree.tagged(
         {"WSLENV": "A/p:B"}, "abc", build_invocation(ShellKind.WSL, "true", "wsl.exe", ("-e", "bash", "-c"), None)
     )
     assert tagged["WSLENV"] == "A/p:B:SECURE_SHELL_RUN" and tagged["SECURE_SHELL_RUN"] == "abc"
-    assert "WSLENV" not in executor.tagged({}, "abc", bash("true"))
+    assert "WSLENV" not in remote_tree.tagged({}, "abc", bash("true"))

@@ -17,8 +17,8 @@ import pytest
 from mcp import Client
 
 from tests.places import audit_file
-from tests.test_server_stdio import HANDSHAKE, config_for, send, server, wait_for
-from tests.test_server_records import records, start_raw
+from tests.helpers.server import HANDSHAKE, config_for, send, server, wait_for
+from tests.helpers.records import records, start_raw
 
 
 def text_of(result: Any) -> str:

@@ -12,7 +12,7 @@ from secure_shell.output_search import SEARCH_SECONDS, compile_pattern
 from secure_shell.output_store import OutputStore, StoreLimits
 
 
-def filled(store: OutputStore, lines: int, stream: str = "stdout", chunk: int = 1000, held: bool = False):  # noqa: ANN201
+def filled(store: OutputStore, lines: int, stream: str = "stdout", chunk: int = 1000, held: bool = False):
     execution = store.start("bash", "seq", "/tmp", held=held)
     for first in range(1, lines + 1, chunk):
         last = min(lines, first + chunk - 1)
@@ -28,7 +28,7 @@ def store(tmp_path: Path) -> OutputStore:
     s.close()
 
 
-def search(execution, pattern: str, context: int = 0, max_lines: int = 100):  # noqa: ANN001, ANN201
+def search(execution, pattern: str, context: int = 0, max_lines: int = 100):
     compiled = compile_pattern(pattern)
     return execution.buffer.search(compiled, context, max_lines, time.monotonic() + SEARCH_SECONDS)
 
@@ -404,7 +404,7 @@ def test_readers_never_see_their_execution_evicted_under_churn(tmp_path: Path) -
                     reads[0] += 1
             except ExecutionNotFound:
                 continue  # evicted before this reader held it: allowed
-            except Exception as exc:  # noqa: BLE001 - whatever it is, it is the failure this test looks for
+            except Exception as exc:  # whatever it is, it is the failure this test looks for
                 problems.append(f"{newest}: {exc!r}")
 
     threads = [threading.Thread(target=write), *(threading.Thread(target=read) for _ in range(3))]

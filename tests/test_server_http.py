@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.jsonrpc_cases import BAD_MESSAGES, MAX_NESTING, Sent, nested_ping, wire_message
 from tests.places import state_env
-from tests.test_server_stdio import config_for
+from tests.helpers.server import config_for
 
 TOKEN = "test-token-0123456789"
 INIT = {
@@ -155,7 +155,7 @@ def port_of(url: str) -> int:
 
 
 def test_a_dropped_connection_kills_its_command_within_a_second(http_server: str) -> None:
-    from tests.test_executor import processes_named
+    from tests.helpers.processes import processes_named
 
     port = port_of(http_server)
     init = raw_post(port, json.dumps(INIT).encode()).getresponse()
@@ -337,7 +337,7 @@ def test_only_the_session_that_started_an_interactive_command_types_into_it(http
 
 def test_only_the_session_that_started_a_background_command_stops_it(http_server: str) -> None:
     """stop_command goes through the same ownership check as send_input."""
-    from tests.test_server_stdio import wait_for
+    from tests.helpers.server import wait_for
 
     port = port_of(http_server)
     owner, other = _session(port), _session(port)
@@ -369,7 +369,7 @@ def test_only_the_session_that_started_a_background_command_stops_it(http_server
 @asynccontextmanager
 async def connected(transport: str, tmp_path: Path, conf: Path) -> AsyncIterator[Client]:
     """An SDK client of a server with `conf`, over stdio or real HTTP on 127.0.0.1."""
-    from tests.test_server_stdio import server
+    from tests.helpers.server import server
 
     if transport == "stdio":
         async with Client(server(tmp_path, "--config", str(conf))) as client:

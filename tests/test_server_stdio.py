@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -12,29 +10,9 @@ import anyio
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
-from tests.places import audit_file, outside, state_env
-from tests.test_executor import processes_named
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def config_for(tmp_path: Path, extra: str = "") -> Path:
-    conf = outside(tmp_path) / "policy.yaml"
-    conf.write_text(
-        "global:\n  restrictions:\n    blockedCommands: [rm, sudo]\n    blockedOperators: []\n"
-        f"  paths:\n    allowedPaths: ['{tmp_path}']\n"
-        "  logging:\n    maxOutputLines: 10\n    maxReturnLines: 50\n" + extra
-    )
-    return conf
-
-
-def server(tmp_path: Path, *args: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "secure_shell", *args],
-        cwd=str(tmp_path),
-        env={**state_env(tmp_path), "PYTHONUNBUFFERED": "1"},
-    )
+from tests.places import audit_file
+from tests.helpers.processes import processes_named
+from tests.helpers.server import HANDSHAKE, REPO, config_for, raw_server, send, server, wait_for
 
 
 @pytest.fixture
@@ -114,7 +92,7 @@ async def test_execute_reports_exit_code_output_and_stderr(params: StdioServerPa
 async def test_denial_gives_every_reason_and_runs_nothing(params: StdioServerParameters, tmp_path: Path) -> None:
     (tmp_path / "victim").write_text("x")
     async with Client(params) as client:
-        result = await client.call_tool("execute_command", {"shell": "bash", "command": "r''m victim; cat /etc/passwd"})
+        result = await client.call_tool("execute_command", {"shell": "bash", "command": "r''m victim; cat /etc/shadow"})
     assert result.is_error
     rules = [r["rule"] for r in result.structured_content["reasons"]]
     assert rules == ["blocked-command", "path-outside-allowed"]
@@ -289,49 +267,6 @@ async def test_client_read_timeout_kills_the_tree(params: StdioServerParameters)
     assert processes_named(marker) == []
 
 
-def raw_server(tmp_path: Path) -> "subprocess.Popen[str]":
-    import subprocess
-
-    return subprocess.Popen(
-        [sys.executable, "-m", "secure_shell", "--config", str(config_for(tmp_path))],
-        cwd=tmp_path,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={"PATH": "/usr/local/bin:/usr/bin:/bin", **state_env(tmp_path)},
-    )
-
-
-def send(process: "subprocess.Popen[str]", *messages: dict) -> None:
-    import json
-
-    assert process.stdin is not None
-    for message in messages:
-        process.stdin.write(json.dumps(message) + "\n")
-    process.stdin.flush()
-
-
-HANDSHAKE = (
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-    },
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-)
-
-
-def wait_for(marker: str, present: bool, seconds: float = 10) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if bool(processes_named(marker)) == present:
-            return True
-        time.sleep(0.1)
-    return False
-
-
 def test_stdin_eof_kills_a_running_command(tmp_path: Path) -> None:
     marker = f"mcp-eof-{time.monotonic_ns()}"
     process = raw_server(tmp_path)
@@ -453,12 +388,12 @@ def ask_config(tmp_path: Path) -> StdioServerParameters:
     return server(tmp_path, "--config", str(conf))
 
 
-def answering(action: str, run: bool = True):  # noqa: ANN201 - an elicitation callback
+def answering(action: str, run: bool = True):  # an elicitation callback
     from mcp.types import ElicitResult
 
     asked: list[str] = []
 
-    async def callback(context, params):  # noqa: ANN001, ANN202
+    async def callback(context, params):
         asked.append(params.message)
         if action == "wait":
             await anyio.sleep(10)

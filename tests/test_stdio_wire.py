@@ -24,7 +24,7 @@ from secure_shell import stdio_wire
 from secure_shell.stdio_wire import LineReader, LineWriter
 from tests.jsonrpc_cases import BAD_MESSAGES, MAX_NESTING, Sent, nested_ping, wire_message
 from tests.places import state_env
-from tests.test_server_stdio import HANDSHAKE, config_for
+from tests.helpers.server import HANDSHAKE, config_for
 
 
 def pipe() -> tuple[int, int]:
@@ -119,7 +119,7 @@ def test_while_serving_nothing_but_the_writer_reaches_stdout() -> None:
     assert b"stray print" in result.stderr and b"stray child" in result.stderr
 
 
-def test_regular_files_are_not_pollable(tmp_path) -> None:  # noqa: ANN001
+def test_regular_files_are_not_pollable(tmp_path) -> None:
     with open(tmp_path / "f", "wb") as handle:
         assert not stdio_wire.pollable(handle.fileno())
     read_end, write_end = os.pipe()
@@ -130,7 +130,7 @@ def test_regular_files_are_not_pollable(tmp_path) -> None:  # noqa: ANN001
         os.close(write_end)
 
 
-def test_sigterm_leaves_the_shared_pipes_blocking_again(tmp_path) -> None:  # noqa: ANN001
+def test_sigterm_leaves_the_shared_pipes_blocking_again(tmp_path) -> None:
     import signal
     import time
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from secure_shell.bashlex_worker import BashlexWorker
 from secure_shell.policy.decide import decide
 from secure_shell.policy.verdict import Decision, Verdict
-from tests.policy.conftest import ENV, cwd_for, policy_for
+from tests.helpers.policy import ENV, cwd_for, policy_for
 
 # Each example is a batch of BATCH texts. The default run takes INPUTS per dialect (3 000: seconds);
 # the long run (`pytest -m slow`, bench/README.md) LONG_INPUTS (100 000: minutes).
@@ -209,7 +209,7 @@ def only_allow_or_deny(verdict: Verdict, started: tuple[float, float]) -> None:
 
 
 @pytest.fixture(autouse=True, scope="module")
-def quiet_collector():  # noqa: ANN201
+def quiet_collector():
     """What earlier tests left on the heap is moved out of the collector's sight: a full collection
     of it, landing inside one input's measurement, once charged that input 1.6 s."""
     gc.collect()
@@ -230,7 +230,7 @@ def _check(dialect: str, batch: list[str]) -> None:
         only_allow_or_deny(decide(text, policy_for(dialect), cwd_for(dialect), ENV, cross_check=cross_check), started)
 
 
-def _property(dialect: str, tokens: list[str], inputs: int):  # noqa: ANN202 - a hypothesis test
+def _property(dialect: str, tokens: list[str], inputs: int):  # a hypothesis test
     @settings(
         max_examples=max(1, inputs // BATCH),
         deadline=None,

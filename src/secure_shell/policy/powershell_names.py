@@ -93,12 +93,6 @@ PURE_TYPES = frozenset(
     }
 )
 # Instance methods that compute a value from the object and change nothing.
-# Static methods that only read, of types whose other methods do not (`[Environment]::SetEnvironmentVariable`).
-PURE_STATIC_METHODS: dict[str, frozenset[str]] = {
-    "environment": frozenset(
-        {"getenvironmentvariable", "getenvironmentvariables", "getfolderpath", "getlogicaldrives", "getcommandlineargs"}
-    ),
-}
 # Automatic variables that hold the engine itself or the session's state: none of their members is
 # known to be read-only, whatever its name.
 ENGINE_OBJECTS = frozenset(
