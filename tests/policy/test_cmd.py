@@ -28,6 +28,25 @@ from tests.helpers.policy import (
 
 
 DENIED = [
+    # text cmd parses a second time, as the next pass reads it
+    ("call echo a ^& del x", B),
+    ("for /f %i in ('echo a ^& del x') do echo %i", B),
+    ('for /f "usebackq" %i in (`echo a ^& del x`) do echo %i', B),
+    ("start /b echo a ^& del x", B),
+    ("set \"X=a&del x\" & for /f %i in ('echo %X%') do echo %i", D),
+    ('set "X=a&del x" & echo %X% | findstr a', D),
+    ('echo %CMDCMDLINE:~-9,7% "&del x"', D),
+    # an internal command's name ends at any character that cannot continue it
+    ("del# x", B),
+    ("del( x", B),
+    ("del\u00a0 x", B),
+    ("for/f %i in ('del x') do echo %i", B),
+    # runners and the paths cmd's own commands read
+    ('forfiles -m x -c "cmd /c 0x64el @file"', B),
+    ('npx -c "del x"', B),
+    ("if exist ..\\secret.txt echo y", P),
+    ("copy a.txt+..\\secret.txt out.txt", P),
+    ('git diff --no-index --src-prefix=a\\"b x ..\\secret.txt', P),
     ("doskey x=del $*", S),
     ('doskey x = "del"', S),
     ("doskey /macrofile = m.txt", S),
