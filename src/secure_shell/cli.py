@@ -428,6 +428,10 @@ def run_run(args: argparse.Namespace) -> int:
     if not args.shell or not command:
         raise UsageError("usage: secure-shell run --shell SHELL [--cwd DIR] [--timeout T] -- COMMAND")
     shell = enabled_shell(config, args.shell, runs_here=True)
+    settings = config.sandbox[shell]
+    if settings.mode == "auto" and enforcement(settings, host, wsl=contained_inside(shell)).missing:
+        # never run with less containment than the policy asks for without saying so
+        print(f"secure-shell: sandbox {describe_enforcement(settings, host, shell)}", file=sys.stderr)
     timeout = args.timeout if args.timeout is not None else config.shells[shell].command_timeout
     if not 1 <= timeout <= 3600:
         raise UsageError(f"--timeout must be 1..3600 seconds, got {timeout}")
