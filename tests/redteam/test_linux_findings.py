@@ -93,7 +93,7 @@ BLOCKED_RUNS = [
 KERNEL_PROBES = [
     Attack(
         "user namespace (unshare, a blocked program's syscall)",
-        'python3 -c \'import ctypes; print("GOT-THROUGH" if ctypes.CDLL(None).unshare(0x10000000) == 0 else "refused")\'',
+        "python3 -c 'import ctypes; print(\"GOT-THROUGH\" if ctypes.CDLL(None).unshare(0x10000000) == 0 else 0)'",
         "both",
     ),
     Attack(
@@ -303,5 +303,35 @@ def test_run_never_runs_uncontained_without_saying_so() -> None:
         assert not uncontained or warned, (
             f"[kernel, as {who.name}] ran uncontained silently:\n{result.stdout}{result.stderr}"
         )
+    finally:
+        shutil.rmtree(place.base, ignore_errors=True)
+
+
+# The same holes read by the engine alone (`secure-shell check`, the server's checker): the verdict
+# does not depend on what is installed here (gawk is not everywhere; mawk has no --source).
+ENGINE_ONLY = [
+    "awk --source='BEGIN{system(\"rm victim.txt\")}'",
+    "gawk --source='BEGIN{system(\"rm victim.txt\")}'",
+    "cat <<EOF | perl\nsystem 'rm victim.txt'\nEOF",
+    "cat <<EOF | node\nrequire('child_process').execSync('rm victim.txt')\nEOF",
+    "cat <<EOF | env bash\nrm victim.txt\nEOF",
+    "cat <<EOF | timeout 5 bash\nrm victim.txt\nEOF",
+    "cat <<EOF |& bash\nrm victim.txt\nEOF",
+    "cat << EOF | bash\n$(echo rm) victim.txt\nEOF",
+    "env -i 'BASH_FUNC_ls%%=() { rm victim.txt; }' bash -c ls",
+    "env 'BASH_FUNC_echo%%=() { rm victim.txt; }' sh -c echo",
+    "env 'BASH_FUNC_ls%%=() { rm victim.txt; }' python3 -c 'import os; os.system(\"ls\")'",
+]
+
+
+@pytest.mark.parametrize("command", ENGINE_ONLY)
+def test_the_engine_refuses_a_blocked_program_it_can_read(command: str) -> None:
+    """Layer: engine, any user (the verdict is the checker's). SAFE: denied."""
+    who = identity("root") if os.geteuid() == 0 else identity("user")
+    place = make_place(who, "strict")
+    try:
+        result = _cli(who, place, "check", "--shell", "bash", "--json", "--", command)
+        verdict = json.loads(result.stdout)
+        assert not verdict["allowed"], f"[engine] allowed: {command!r}: {verdict['reasons']}"
     finally:
         shutil.rmtree(place.base, ignore_errors=True)
