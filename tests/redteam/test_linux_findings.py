@@ -335,3 +335,41 @@ def test_the_engine_refuses_a_blocked_program_it_can_read(command: str) -> None:
         assert not verdict["allowed"], f"[engine] allowed: {command!r}: {verdict['reasons']}"
     finally:
         shutil.rmtree(place.base, ignore_errors=True)
+
+
+def doubling(levels: int) -> str:
+    """A few hundred characters whose last variable is 2**levels characters long: v1=$v0$v0; v2=$v1$v1..."""
+    names = [f"v{i}" for i in range(levels)]
+    steps = "; ".join(f"{names[i]}=${names[i - 1]}${names[i - 1]}" for i in range(1, levels))
+    return f'v0=x; {steps}; cat "${names[-1]}"'
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_short_command_does_not_hang_the_server(who: str) -> None:
+    """Layer: engine (the checker), crash/hang. A 450-character command that doubles a variable 30 times
+    keeps the checker resolving values for many minutes (time and memory double with each step; 22 steps
+    take 3.5 s) and, meanwhile, the whole server answers nothing: not `echo`, not list_commands.
+    SAFE: the server keeps answering other calls while it checks it (and the check ends, by a bound)."""
+    place = make_place(identity(who), "strict")
+    answered: dict[str, str] = {}
+
+    async def attack() -> None:
+        async with Client(server(identity(who), place)) as client:
+
+            async def bomb() -> None:
+                reply = await client.call_tool("execute_command", {"shell": "bash", "command": doubling(30)})
+                answered["bomb"] = _text(reply)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(bomb)
+                await anyio.sleep(2)
+                with anyio.move_on_after(90):
+                    reply = await client.call_tool("execute_command", {"shell": "bash", "command": "echo still-alive"})
+                    answered["echo"] = _text(reply)
+                group.cancel_scope.cancel()
+
+    try:
+        anyio.run(attack)
+    finally:
+        shutil.rmtree(place.base, ignore_errors=True)
+    assert "still-alive" in answered.get("echo", ""), f"[engine, as {who}] the server stopped answering: {answered}"
