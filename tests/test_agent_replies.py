@@ -10,25 +10,27 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.test_server_stdio import config_for, server
+from tests.helpers.server import config_for, server
+from tests.waiting import PATIENCE
 
 
 @pytest.mark.anyio
 async def test_denials_help_the_agent_recover(tmp_path: Path) -> None:
     async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
-        outside = await client.call_tool("execute_command", {"shell": "bash", "command": "cat /etc/passwd"})
+        elsewhere = tmp_path.parent / "elsewhere.txt"  # outside the allowed paths and what the kernel lets it read
+        outside = await client.call_tool("execute_command", {"shell": "bash", "command": f"cat {elsewhere}"})
         blocked = await client.call_tool("execute_command", {"shell": "bash", "command": "rm notes.txt"})
-        dynamic = await client.call_tool("execute_command", {"shell": "bash", "command": "cat $(ls)"})
+        dynamic = await client.call_tool("execute_command", {"shell": "bash", "command": "$(ls) notes.txt"})
     text = outside.content[0].text
     assert outside.is_error and text.startswith("Denied by the policy; nothing ran.\n")
-    assert "argument path '/etc/passwd' resolves to /etc/passwd, outside the allowed paths" in text
+    assert f"argument path '{elsewhere}' resolves to {elsewhere}, outside the allowed paths" in text
     assert f"Allowed directories: {tmp_path}" in text
     assert text.splitlines()[-1].startswith("Next: work with paths inside an allowed directory")
-    assert "[/etc/passwd]" not in text  # the token is named in the message, not in an ambiguous bracket
+    assert f"[{elsewhere}]" not in text  # the token is named in the message, not in an ambiguous bracket
     blocked_text = blocked.content[0].text
     assert "'rm' is a blocked command" in blocked_text and "Allowed directories" not in blocked_text
     assert blocked_text.splitlines()[-1].startswith("Next: this program is blocked by the policy")
-    assert dynamic.content[0].text.splitlines()[-1].startswith("Next: write the path literally")
+    assert dynamic.content[0].text.splitlines()[-1].startswith("Next: name the program literally")
 
 
 @pytest.mark.anyio
@@ -51,7 +53,7 @@ async def test_small_contract_points(tmp_path: Path) -> None:
         empty = await client.call_tool("get_command_output", {"executionId": run_id, "search": ""})
         started = await client.call_tool("execute_command", {"shell": "bash", "command": "true", "background": True})
         background_id = started.structured_content["executionId"]
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + PATIENCE
         while time.monotonic() < deadline:
             status = await client.call_tool("get_command_output", {"executionId": background_id})
             if status.structured_content["status"] != "running":

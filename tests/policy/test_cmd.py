@@ -8,7 +8,7 @@ from secure_shell.policy import cmd, cmd_search, cmd_tokenizer
 from secure_shell.policy.cmd_search import with_shadowing
 from secure_shell.policy.parsed import Limits
 from secure_shell.policy.verdict import Verdict
-from tests.policy.conftest import (
+from tests.helpers.policy import (
     ENV,
     WINDOWS_PROJECT,
     B,

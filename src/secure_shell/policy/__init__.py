@@ -15,8 +15,12 @@
                ├── command rules: blocked, ask, allowed; blockedArguments   command_rules.py, arguments.py
                ├── resolve_wrapper ─► Resolution[]                   resolution.py
                │    bash-family: wrappers.RESOLVERS ─► wrapper_table, wrapper_shells, wrapper_programs,
-               │                 wrapper_text_tools, wrapper_remote, wrapper_builtins; git.py; link_makers.py
-               │    PowerShell:  powershell_resolvers, powershell_launch
+               │                 wrapper_text_tools, wrapper_remote, wrapper_builtins, sqlite; git.py;
+               │                 link_makers.py; interpreters ─► interpreter_code ─► python_code,
+               │                 javascript_code (code on its syntax tree); scripts from streams in
+               │                 program_scripts; beside every resolver, shell_sites (text for /bin/sh)
+               │    PowerShell:  powershell_resolvers, powershell_launch; powershell_pipeline (paths
+               │                 bound from the pipeline, delay-bind script blocks) in the walker
                │    Launch ─► the launched program's module          registry.launch
                ├── Inner ─► command(...) again; Script ─► script(...) in its own dialect
                └── paths: arguments, redirects, links ─► allowed?   engine_paths.py over paths.py

@@ -31,6 +31,7 @@ from secure_shell.policy.program_name import program_name
 from secure_shell.policy.resolution import Refusal, Resolution, WorkingDirectory
 from secure_shell.policy.text_arguments import text_arguments as text_arguments  # the dialect's model of them
 from secure_shell.policy.wrapper_shells import NUMBERED_PYTHON
+from secure_shell.policy.excerpt import excerpt
 
 DIALECT: DialectName = "bash"
 
@@ -241,7 +242,7 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
                 R.UNSUPPORTED_CONSTRUCT,
                 f"the keyword {key!r} stands where a command name should: the "
                 "grammar cannot read this construct reliably (write the compound command on its own)",
-                " ".join(w.source for w in command.words)[:80],
+                excerpt(" ".join(w.source for w in command.words)),
             )
         ]
     if key == "coproc" and any(w.value in COMPOUND_OPENERS for w in command.words[1:3]):
@@ -249,7 +250,7 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
             Refusal(
                 R.UNSUPPORTED_CONSTRUCT,
                 "coproc with a compound command is not modelled",
-                " ".join(w.source for w in command.words)[:80],
+                excerpt(" ".join(w.source for w in command.words)),
             )
         ]
     if key in ("cd", "pushd", "popd"):

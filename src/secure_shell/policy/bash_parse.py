@@ -18,6 +18,7 @@ from secure_shell.policy.bash_kinds import BASHLEX_GAPS, PLAIN_KINDS
 from secure_shell.policy.bash_substitutions import count_substitutions
 from secure_shell.policy.bash_walker import Walker
 from secure_shell.policy.parsed import (
+    Refused,
     CrossCheck,
     Failed,
     Finding,
@@ -28,6 +29,7 @@ from secure_shell.policy.parsed import (
     never_raises,
 )
 from secure_shell.policy.syntax_tree import ascii_mask, descendants
+from secure_shell.policy.excerpt import NEAR, excerpt
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 
@@ -99,15 +101,24 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     data = text.encode("utf-8")
     # tree-sitter is linear in its input and the input is capped by maxCommandLength, so the
     # parse itself is bounded; bashlex, which can loop forever, runs in a killable worker.
-    tree = Parser(_LANGUAGE).parse(ascii_mask(data))
-    root = tree.root_node
+    root, data = _parsed_tree(data)
     if root.has_error:
         bad = _first_error(root)
         snippet = data[bad.start_byte : bad.end_byte].decode("utf-8", "replace") if bad else ""
-        return Failed(f"syntax error near {snippet[:40]!r}" if snippet else "syntax error")
+        return Failed(f"syntax error near {excerpt(snippet, NEAR)!r}" if snippet else "syntax error")
     unread = _unread_text(root, data)
+    if unread is not None and unread[0] == "-" and re.match(rb"[ \t]*[<>0-9]", data[unread[2] :]):
+        # tree-sitter-bash drops a `-` operand before a redirection (`python3 - <<'EOF'`, `cat - < f`);
+        # bash reads the word `-`, which `'-'` spells the same way: read that instead
+        root, data = _parsed_tree(data[: unread[1]] + b"'-'" + data[unread[2] :])
+        if root.has_error:
+            return Failed("syntax error")
+        unread = _unread_text(root, data)
     if unread is not None:
-        return Unsupported(f"text the grammar did not read: {unread!r}", unread)
+        return Unsupported(
+            f"text the grammar did not read: {unread[0]!r}; write it another way (quoted, or as its own word)",
+            unread[0],
+        )
     walker = Walker(data, limits, parse)
     walker.walk(root)
     if walker.sites or walker.anything:  # resolve variables again, knowing every assignment
@@ -122,11 +133,76 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
         tuple(walker.findings),
         kinds,
         flow,
-        _second_reading(data, walker.nested_lists),
+        _second_reading(data, walker.nested_lists, _select_keywords(root)),
     )
 
 
-def _unread_text(root: Node, data: bytes) -> str | None:
+MAX_REPAIRS = 8
+
+
+def _parsed_tree(data: bytes) -> tuple[Node, bytes]:
+    """tree-sitter's tree of `data`, where a here-string after a compound command (`select ...; done
+    <<< 2`, `{ read a; } <<< x`), which the grammar misreads as `<<` and `<`, is read as the
+    input redirection `<` of the same word instead: the same commands run, and the word is then
+    checked as a file the command reads, which is never less strict."""
+    for _ in range(MAX_REPAIRS):
+        root = Parser(_LANGUAGE).parse(ascii_mask(data)).root_node
+        bad = _first_error(root) if root.has_error else None
+        if bad is None:
+            regrouped = _heredoc_line_grouped(root, data)
+            if regrouped is None:
+                return root, data
+            data = regrouped
+        elif bad.end_byte - bad.start_byte == 2 and data[bad.start_byte : bad.start_byte + 3] == b"<<<":
+            data = data[: bad.start_byte] + b"  <" + data[bad.start_byte + 3 :]
+        else:
+            return root, data
+    return root, data
+
+
+_HEREDOC_PARTS = ("heredoc_start", "heredoc_body", "heredoc_end")
+
+
+def _heredoc_line_grouped(root: Node, data: bytes) -> bytes | None:
+    """tree-sitter-bash nests what follows a here-document's start on its line (`cat <<'EOF' > f`,
+    `cat <<'EOF' | sh`, `&& next`) inside the redirect, where it is neither a redirect of the command
+    nor a later stage of its pipeline. bash reads `X <<'EOF' REST` as `{ X <<'EOF' ... EOF } REST`:
+    that text is returned, for the first such here-document; None when there is none. REST holding
+    an input redirection or another here-document is refused: there the order of the two decides."""
+    for node in descendants(root):
+        if node.type != "heredoc_redirect":
+            continue
+        rest = [c for c in node.children[2:] if c.type not in _HEREDOC_PARTS]  # after `<<` and the start
+        start = next((c for c in node.children if c.type == "heredoc_start"), None)
+        end = next((c for c in node.children if c.type == "heredoc_end"), None)
+        if not rest or start is None or end is None or node.parent is None:
+            continue
+        line_end = data.find(b"\n", start.end_byte)
+        first = min(c.start_byte for c in rest)
+        if not first < line_end or max(c.end_byte for c in rest) > line_end:
+            continue  # a body the grammar misplaced (`<<'EOF'` then `\! x`): the walk refuses it
+        tail = data[first:line_end]
+        if b"<" in tail or line_end > end.start_byte:
+            raise Refused(
+                "text after a here-document's start that reads input or starts another here-document; put "
+                "the here-document's command alone on its line (`cmd <<'EOF'`) and redirect or pipe it there",
+                excerpt(data[node.start_byte : line_end].decode("utf-8", "replace")),
+                R.PARSE_FAILED,
+            )
+        statement = node.parent.start_byte
+        return (
+            data[:statement]
+            + b"{ "
+            + data[statement:first]
+            + data[line_end : end.end_byte]
+            + b"\n} "
+            + tail
+            + data[end.end_byte :]
+        )
+    return None
+
+
+def _unread_text(root: Node, data: bytes) -> tuple[str, int, int] | None:
     """Text no token of the tree covers, other than blanks: tree-sitter-bash drops a `-` before
     `$"..."` without an error. A command read without it is not the command bash runs."""
     covered = 0
@@ -137,25 +213,45 @@ def _unread_text(root: Node, data: bytes) -> str | None:
             stack.extend(reversed(node.children))
             continue
         if node.start_byte > covered and data[covered : node.start_byte].strip(b" \t\n"):
-            return data[covered : node.start_byte].decode("utf-8", "replace").strip()[:40]
+            return _span(data, covered, node.start_byte)
         covered = max(covered, node.end_byte)
     if data[covered:].strip(b" \t\n"):
-        return data[covered:].decode("utf-8", "replace").strip()[:40]
+        return _span(data, covered, len(data))
     return None
 
 
-def _second_reading(data: bytes, nested_lists: list[int]) -> str | None:
+def _span(data: bytes, start: int, end: int) -> tuple[str, int, int]:
+    """The unread text between `start` and `end` without its blanks (up to 40 characters), and where it lies."""
+    text = data[start:end]
+    first = start + len(text) - len(text.lstrip(b" \t\n"))
+    last = start + len(text.rstrip(b" \t\n"))
+    return excerpt(data[first:last].decode("utf-8", "replace"), NEAR), first, last
+
+
+def _second_reading(data: bytes, nested_lists: list[int], selects: list[int]) -> str | None:
     """bashlex 0.18 cannot parse `&&` or `||` inside `$(...)` or `<(...)` (`echo $(a && b)`:
     "unexpected token ')'"). It reads `;` there, which runs the same commands, so it is given that:
     each such operator (found by the grammar, so never one inside quotes) becomes `; `, same length.
     Were tree-sitter wrong about one, bashlex would see a command boundary inside a word and name
-    more commands, never fewer: the cross-check then refuses."""
-    if not nested_lists:
+    more commands, never fewer: the cross-check then refuses. Nor does it know `select`, which runs
+    its body as `for` does: each `select` keyword (found by the grammar) is read as `for`."""
+    if not nested_lists and not selects:
         return None
     text = bytearray(data)
     for start in nested_lists:
         text[start : start + 2] = b"; "
+    for start in selects:
+        text[start : start + 6] = b"for   "
     return text.decode("utf-8")
+
+
+def _select_keywords(root: Node) -> list[int]:
+    """Where each `select` keyword starts."""
+    return [
+        node.children[0].start_byte
+        for node in descendants(root)
+        if node.type == "for_statement" and node.children and node.children[0].type == "select"
+    ]
 
 
 parse = never_raises(_parse)
@@ -172,12 +268,12 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
         return []
     result = cross_check(parsed.cross_check_text or source)
     if result.status == "timeout":
-        return [Finding(R.PARSE_TIMEOUT, "bashlex did not finish parsing in time", source[:80])]
+        return [Finding(R.PARSE_TIMEOUT, "bashlex did not finish parsing in time", excerpt(source))]
     if result.status == "error":
         first_words = {c.words[0].value for c in parsed.commands if c.words}
         if parsed.node_kinds & BASHLEX_GAPS or first_words & {"time", "coproc", "select"}:
             return []  # a construct bashlex does not implement; tree-sitter-bash's reading stands
-        return [Finding(R.PARSE_FAILED, f"bashlex cannot parse the command: {result.message}", source[:80])]
+        return [Finding(R.PARSE_FAILED, f"bashlex cannot parse the command: {result.message}", excerpt(source))]
     ours = Counter(
         (c.words[0].value if c.words[0].value is not None else DYNAMIC_NAME)
         for c in parsed.commands
@@ -189,7 +285,7 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
             Finding(
                 R.PARSERS_DISAGREE,
                 f"the two bash grammars disagree about which commands run ({', '.join(sorted(missed))})",
-                source[:80],
+                excerpt(source),
             )
         ]
     return []

@@ -12,9 +12,11 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.bash_assignments import NUMERIC_SHELL_SET, Assignments, Site, relative_value
 from secure_shell.policy.bash_words import WordReader
 from secure_shell.policy.dangerous_variables import dangerous_variable
+from secure_shell.policy.env_variables import FINDS, RUNS, Variable, entries, value_problem, variable
 from secure_shell.policy.parsed import Finding, Limits, Word
 from secure_shell.policy.syntax_tree import inside
 from secure_shell.policy.wrapper_builtins import assigned_names
+from secure_shell.policy.excerpt import excerpt
 
 # `set -a` / `set -o allexport` anywhere: every later assignment is exported (read loosely, so a
 # mention inside a string also counts).
@@ -108,7 +110,7 @@ class VariableTracker(WordReader):
                             R.UNSUPPORTED_CONSTRUCT,
                             f"{keyword} -i makes bash evaluate every value given to {name or 'the name'} as "
                             "arithmetic, and one is not known to be a number (code hidden in it would run)",
-                            self.text(node)[:80],
+                            excerpt(self.text(node)),
                         )
                     )
                     break
@@ -140,9 +142,12 @@ class VariableTracker(WordReader):
             return
         name = self.text(name_node)
         prefix = node.parent is not None and node.parent.type == "command"
-        if not (prefix and name == "IFS" and node.parent is not None and self._ifs_stays_local(node.parent)):
+        declared = node.parent is not None and node.parent.type == "declaration_command"
+        if declared and variable(name.split("[", 1)[0]) is not None:
+            pass  # `export TMPDIR=...`, `declare X=...`: judged with the declaration (bash_walker._declaration)
+        elif not (prefix and name == "IFS" and node.parent is not None and self._ifs_stays_local(node.parent)):
             # A prefix assignment (`X=1 cmd`) is exported to the command; a plain one is bash's own.
-            self._dangerous_name(name, node, environment=prefix)
+            self._dangerous_name(name, node, environment=prefix, checked_later=prefix)
         if name_node.type != "variable_name":  # `a[i]=v`: array elements are not followed
             self._site(name.split("[", 1)[0], straight=False)
             return
@@ -231,16 +236,43 @@ class VariableTracker(WordReader):
             and word.value not in self.functions
         )
 
-    def _dangerous_name(self, name: str, node: Node, *, environment: bool = True) -> None:
+    def _dangerous_name(self, name: str, node: Node, *, environment: bool = True, checked_later: bool = False) -> None:
+        """A finding for assigning `name` where that changes what runs; a variable of env_variables'
+        table is judged by its value. `checked_later`: the engine checks the value (a prefix
+        assignment, an export), so the parser says nothing of a table variable."""
         environment = environment or self.allexport  # `set -a` exports every assignment
+        base = name.split("[", 1)[0]
+        rule = variable(base) if environment or base.isupper() else None
+        if rule is not None:
+            if not (checked_later and environment):
+                self._table_value(base, rule, node)
+            return
         if dangerous_variable(name, environment=environment):
             self.findings.append(
                 Finding(
                     R.DANGEROUS_VARIABLE,
                     f"assigning {name} changes which program runs, where the shell goes, or runs code of its own",
-                    self.text(node)[:80],
+                    excerpt(self.text(node)),
                 )
             )
+
+    def _table_value(self, name: str, rule: Variable, node: Node) -> None:
+        """A table variable assigned where the engine does not see the value with a command (a plain
+        `TMPDIR=x`, `${X:=v}`): a harmless program, or paths below the working directory, pass."""
+        value_node = node.child_by_field_name("value") if node.type == "variable_assignment" else None
+        value = self.word(value_node).value if value_node is not None else None
+        problem = value_problem(name, rule, value)
+        if problem is None and rule.kind == FINDS:
+            problem = f"a plain assignment of {name} is not checked; use export {name}=..., where each directory is"
+        elif problem is None and rule.kind != RUNS:
+            inside = value is not None and all(relative_value(entry) for entry in entries(rule, value))
+            if not inside:
+                problem = (
+                    f"{name} names paths ({rule.programs}) and this assignment's value is not checked here; set it on "
+                    f"the command that uses it ({name}=value command) or with export, where its paths are checked"
+                )
+        if problem is not None:
+            self.findings.append(Finding(R.DANGEROUS_VARIABLE, problem, excerpt(self.text(node))))
 
     def _prints_a_number(self, substitution: Node) -> bool:
         """`$(wc -l < f)`, `$(... | wc -c)`, `$(nproc)`, `$(id -u)`, `$(date +%s)`: output that is

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Callable
 
 from tree_sitter import Node
 
+from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.bash_kinds import KNOWN_KINDS
 
 if TYPE_CHECKING:
@@ -22,6 +23,11 @@ def _substitution(walker: Walker, node: Node, via: Via) -> Via:
     """`$(...)`, backticks, `<(...)`, `>(...)`: the operator is recorded; the commands inside run apart."""
     if node.type == "command_substitution":
         walker.operators.add("`" if walker.text(node).startswith("`") else "$(")
+        redirects = node.named_children
+        if redirects and all(child.type == "file_redirect" for child in redirects):
+            # `$(< file)` is bash's `$(cat file)`: the file is read like cat's input
+            read = tuple(walker._redirect(child, []) for child in redirects)
+            walker._add(redirects[0], SimpleCommand((Word("cat", "cat"),), read, via=via + ("$(< file)",)))
         return via + ("$(...)",)
     walker.operators.add(walker.text(node)[:2])
     return via + ("<(...)",)

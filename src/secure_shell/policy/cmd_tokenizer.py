@@ -141,154 +141,7 @@ class Tokenizer:
     # Phase 2 -------------------------------------------------------------------------------
 
     def _split(self, chars: list[tuple[str, bool]]) -> None:
-        segment = _Segment()
-        word_chars: list[tuple[str, bool, bool]] = []  # (char, dynamic, quoted)
-        in_quotes = False
-        pending_redirect: str | None = None
-        i = 0
-        n = len(chars)
-        depth = 0
-
-        def end_word() -> None:
-            nonlocal word_chars, pending_redirect
-            if not word_chars:
-                return
-            word = self._word(word_chars)
-            word_chars = []
-            if pending_redirect is not None:
-                segment.redirects.append(Redirect(pending_redirect, word))
-                pending_redirect = None
-                return
-            words = segment.words
-            if (
-                words
-                and (words[0].value or "").lower() == "for"
-                and word.source.startswith("%")
-                and not any(w.source.startswith("%") for w in words[1:])
-            ):
-                self.loop_variables.add(word.source.lstrip("%"))
-            segment.words.append(word)
-
-        def end_segment(piped_next: bool = False) -> None:
-            nonlocal segment
-            end_word()
-            if pending_redirect is not None:
-                raise Refused(f"redirection {pending_redirect!r} without a target", rule=R.PARSE_FAILED)
-            if segment.words or segment.redirects:
-                self._emit(segment)
-            segment = _Segment(piped=piped_next)
-
-        def starts_block() -> bool:
-            """`(` opens a block where a command may start: at the start, or after if/else/do."""
-            if word_chars:
-                return False
-            if not segment.words:
-                return True
-            first = (segment.words[0].value or "").lower()
-            last = (segment.words[-1].value or segment.words[-1].source).lower()
-            if first == "for":
-                return last == "do"
-            return first in ("if", "else")
-
-        while i < n:
-            ch, dynamic = chars[i]
-            if in_quotes:
-                if ch == '"':
-                    in_quotes = False
-                word_chars.append((ch, dynamic, True))
-                i += 1
-                continue
-            if ch == '"':
-                in_quotes = True
-                word_chars.append((ch, dynamic, True))
-                i += 1
-                continue
-            if ch == "^":
-                if i + 1 < n:
-                    word_chars.append((chars[i + 1][0], chars[i + 1][1], True))
-                    i += 2
-                    continue
-                i += 1
-                continue
-            nxt = chars[i + 1][0] if i + 1 < n else ""
-            if ch in "&|":
-                op = ch + nxt if nxt == ch else ch
-                self.operators.add(op)
-                end_segment(piped_next=(op == "|"))
-                self.pending_join = op
-                i += len(op)
-                continue
-            if (
-                ch == "("
-                and segment.words
-                and (segment.words[0].value or "").lower() == "for"
-                and not word_chars
-                and (segment.words[-1].value or "").lower() == "in"
-            ):
-                j, level = i, 0
-                while j < n:
-                    if chars[j][0] == "(":
-                        level += 1
-                    elif chars[j][0] == ")":
-                        level -= 1
-                        if level == 0:
-                            break
-                    j += 1
-                if j >= n:
-                    raise Refused("for loop set without a closing parenthesis", rule=R.PARSE_FAILED)
-                text = "".join(c for c, _ in chars[i : j + 1])
-                segment.words.append(Word(text, text, text))
-                i = j + 1
-                continue
-            if ch == "(" and starts_block():
-                if segment.words:
-                    end_segment()
-                depth += 1
-                self.blocks = True
-                i += 1
-                continue
-            if ch == ")" and depth > 0:
-                depth -= 1
-                end_segment()
-                i += 1
-                continue
-            if ch in "<>":
-                descriptor = ""
-                if word_chars and len(word_chars) == 1 and word_chars[0][0].isdigit() and not word_chars[0][2]:
-                    descriptor = word_chars[0][0]
-                    word_chars = []
-                else:
-                    end_word()
-                op = ch + (">" if ch == ">" and nxt == ">" else "")
-                i += len(op)
-                if i < n and chars[i][0] == "&":
-                    i += 1  # 2>&1: duplicates a handle, writes no file
-                    while i < n and chars[i][0].isdigit():
-                        i += 1
-                    continue
-                self.operators.add(op)
-                pending_redirect = descriptor + op
-                while i < n and chars[i][0] in " \t":
-                    i += 1
-                continue
-            if ch in " \t,;=":
-                first = (segment.words[0].value or "").lower() if segment.words else ""
-                # `=` inside an argument stays (KEY=VALUE); after the command name it separates (`del= x`)
-                if ch in ",;=" and (first in ("set", "if") or word_chars and ch == "=" and segment.words):
-                    word_chars.append((ch, dynamic, False))
-                    i += 1
-                    continue
-                end_word()
-                i += 1
-                continue
-            if ch == "@" and not word_chars and not segment.words:
-                i += 1
-                continue
-            word_chars.append((ch, dynamic, False))
-            i += 1
-        end_segment()
-        if depth != 0:
-            raise Refused("unbalanced parentheses", rule=R.PARSE_FAILED)
+        _Splitter(self, chars).run()
 
     def _word(self, chars: list[tuple[str, bool, bool]]) -> Word:
         source = "".join(ch for ch, _, _ in chars)
@@ -341,6 +194,174 @@ class Tokenizer:
             if not words:
                 return
         self._append(SimpleCommand(tuple(words), tuple(segment.redirects), stdin_piped=segment.piped))
+
+
+class _Splitter:
+    """Phase 2 over one line's expanded characters: quotes and carets, operators, blocks and FOR
+    sets, redirections, separators. Words and commands go to the Tokenizer as they end."""
+
+    def __init__(self, tokenizer: Tokenizer, chars: list[tuple[str, bool]]) -> None:
+        self.tokenizer = tokenizer
+        self.chars = chars
+        self.n = len(chars)
+        self.i = 0
+        self.segment = _Segment()
+        self.word_chars: list[tuple[str, bool, bool]] = []  # (char, dynamic, quoted)
+        self.in_quotes = False
+        self.pending_redirect: str | None = None
+        self.depth = 0
+
+    def run(self) -> None:
+        while self.i < self.n:
+            self._step()
+        self.end_segment()
+        if self.depth != 0:
+            raise Refused("unbalanced parentheses", rule=R.PARSE_FAILED)
+
+    def _step(self) -> None:
+        ch, dynamic = self.chars[self.i]
+        if self.in_quotes or ch == '"':
+            if ch == '"':
+                self.in_quotes = not self.in_quotes
+            self.word_chars.append((ch, dynamic, True))
+            self.i += 1
+        elif ch == "^":
+            if self.i + 1 < self.n:
+                self.word_chars.append((self.chars[self.i + 1][0], self.chars[self.i + 1][1], True))
+                self.i += 1
+            self.i += 1
+        elif ch in "&|":
+            self._operator(ch)
+        elif ch == "(" and self._at_for_set():
+            self._for_set()
+        elif ch == "(" and self.starts_block():
+            if self.segment.words:
+                self.end_segment()
+            self.depth += 1
+            self.tokenizer.blocks = True
+            self.i += 1
+        elif ch == ")" and self.depth > 0:
+            self.depth -= 1
+            self.end_segment()
+            self.i += 1
+        elif ch in "<>":
+            self._redirect(ch)
+        elif ch in " \t,;=":
+            self._separator(ch, dynamic)
+        else:
+            if not (ch == "@" and not self.word_chars and not self.segment.words):
+                self.word_chars.append((ch, dynamic, False))
+            self.i += 1
+
+    def _next(self) -> str:
+        return self.chars[self.i + 1][0] if self.i + 1 < self.n else ""
+
+    def _operator(self, ch: str) -> None:
+        nxt = self._next()
+        op = ch + nxt if nxt == ch else ch
+        self.tokenizer.operators.add(op)
+        self.end_segment(piped_next=(op == "|"))
+        self.tokenizer.pending_join = op
+        self.i += len(op)
+
+    def _at_for_set(self) -> bool:
+        words = self.segment.words
+        return (
+            bool(words)
+            and (words[0].value or "").lower() == "for"
+            and not self.word_chars
+            and (words[-1].value or "").lower() == "in"
+        )
+
+    def _for_set(self) -> None:
+        """`for %f in (SET) do ...`: the set, parentheses and all, is one word."""
+        chars, n = self.chars, self.n
+        j, level = self.i, 0
+        while j < n:
+            if chars[j][0] == "(":
+                level += 1
+            elif chars[j][0] == ")":
+                level -= 1
+                if level == 0:
+                    break
+            j += 1
+        if j >= n:
+            raise Refused("for loop set without a closing parenthesis", rule=R.PARSE_FAILED)
+        text = "".join(c for c, _ in chars[self.i : j + 1])
+        self.segment.words.append(Word(text, text, text))
+        self.i = j + 1
+
+    def _redirect(self, ch: str) -> None:
+        chars, n = self.chars, self.n
+        nxt = self._next()
+        descriptor = ""
+        word_chars = self.word_chars
+        if word_chars and len(word_chars) == 1 and word_chars[0][0].isdigit() and not word_chars[0][2]:
+            descriptor = word_chars[0][0]
+            self.word_chars = []
+        else:
+            self.end_word()
+        op = ch + (">" if ch == ">" and nxt == ">" else "")
+        self.i += len(op)
+        if self.i < n and chars[self.i][0] == "&":
+            self.i += 1  # 2>&1: duplicates a handle, writes no file
+            while self.i < n and chars[self.i][0].isdigit():
+                self.i += 1
+            return
+        self.tokenizer.operators.add(op)
+        self.pending_redirect = descriptor + op
+        while self.i < n and chars[self.i][0] in " \t":
+            self.i += 1
+
+    def _separator(self, ch: str, dynamic: bool) -> None:
+        words = self.segment.words
+        first = (words[0].value or "").lower() if words else ""
+        # `=` inside an argument stays (KEY=VALUE); after the command name it separates (`del= x`)
+        if ch in ",;=" and (first in ("set", "if") or self.word_chars and ch == "=" and words):
+            self.word_chars.append((ch, dynamic, False))
+        else:
+            self.end_word()
+        self.i += 1
+
+    def end_word(self) -> None:
+        if not self.word_chars:
+            return
+        word = self.tokenizer._word(self.word_chars)
+        self.word_chars = []
+        if self.pending_redirect is not None:
+            self.segment.redirects.append(Redirect(self.pending_redirect, word))
+            self.pending_redirect = None
+            return
+        words = self.segment.words
+        if (
+            words
+            and (words[0].value or "").lower() == "for"
+            and word.source.startswith("%")
+            and not any(w.source.startswith("%") for w in words[1:])
+        ):
+            self.tokenizer.loop_variables.add(word.source.lstrip("%"))
+        self.segment.words.append(word)
+
+    def end_segment(self, piped_next: bool = False) -> None:
+        self.end_word()
+        if self.pending_redirect is not None:
+            raise Refused(f"redirection {self.pending_redirect!r} without a target", rule=R.PARSE_FAILED)
+        if self.segment.words or self.segment.redirects:
+            self.tokenizer._emit(self.segment)
+        self.segment = _Segment(piped=piped_next)
+
+    def starts_block(self) -> bool:
+        """`(` opens a block where a command may start: at the start, or after if/else/do."""
+        if self.word_chars:
+            return False
+        words = self.segment.words
+        if not words:
+            return True
+        first = (words[0].value or "").lower()
+        last = (words[-1].value or words[-1].source).lower()
+        if first == "for":
+            return last == "do"
+        return first in ("if", "else")
 
 
 def _flow(joins: list[str]) -> Flow:

@@ -1,7 +1,11 @@
 """Variables whose assignment changes which program runs, where the shell goes, or makes a program
-run code of its own: every dialect refuses to set them."""
+run code of its own: every dialect refuses to set them. The bash family checks the values of those
+in env_variables.TABLE instead (a harmless editor, a path inside the reach); cmd and PowerShell
+refuse those by name too."""
 
 from __future__ import annotations
+
+from secure_shell.policy.env_variables import variable
 
 # Assigning these changes which program runs, or makes a program run code of its own.
 DANGEROUS_VARIABLES = frozenset(
@@ -53,6 +57,7 @@ DANGEROUS_VARIABLES = frozenset(
         "PYTHONHOME",
         "PERL5OPT",
         "PERL5LIB",
+        "PERL5DB",
         "RUBYOPT",
         "RUBYLIB",
         "NODE_OPTIONS",
@@ -79,4 +84,6 @@ def dangerous_variable(name: str, *, environment: bool = True) -> bool:
     Bash pass them on. A bash shell variable that is not exported (`path=x`, `read path`) is only
     bash's, and bash tells `path` from `PATH`."""
     base = name.split("[", 1)[0]
+    if environment and variable(base) is not None:
+        return True
     return (base.upper() if environment else base) in DANGEROUS_VARIABLES

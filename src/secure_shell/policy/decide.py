@@ -18,6 +18,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.engine_context import CheckContext
 from secure_shell.policy.engine_walk import Walker
 from secure_shell.policy.parsed import CrossCheck
+from secure_shell.policy.path_reach import Reach
 from secure_shell.policy.parsed import CrossCheckResult as CrossCheckResult  # the name callers import from here
 from secure_shell.policy.paths import PathSpace, Realpath
 from secure_shell.policy.shell_policy import ShellPolicy
@@ -34,6 +35,7 @@ def decide(
     realpath: Realpath | None = None,
     confirmed: bool = False,
     session_input: str | None = None,
+    reach: Reach | None = None,
 ) -> Verdict:
     """The Verdict for running `command` in `policy`'s shell from `cwd`. Never raises.
 
@@ -42,8 +44,13 @@ def decide(
     commands): every program that reads the command's stdin is checked as reading that text, as
     if it came from a here-document: a shell runs it as its script, an interpreter as code, and a
     program nobody modelled may run what it names.
+
+    `reach`: what this shell's commands may read and write on this host (path_reach.py), computed
+    outside the engine. A literal path is checked against it (credential files refused early); where
+    the kernel contains the shell, a path known only at run time is allowed with a `kernel-checks-path`
+    reason instead of refused. None: the allowed paths alone, every run-time path refused.
     """
-    context = CheckContext(policy, dict(env or {}), cross_check, realpath, confirmed, session_input)
+    context = CheckContext(policy, dict(env or {}), cross_check, realpath, confirmed, session_input, reach)
     try:
         Walker(context).run(command, cwd)
     except RecursionError:

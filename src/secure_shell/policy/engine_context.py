@@ -7,19 +7,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from secure_shell.policy import shell_sites, windows_programs
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.flow import UNKNOWN, Directories
 from secure_shell.policy.parsed import CrossCheck, Limits, ParseOutcome, SimpleCommand
+from secure_shell.policy.path_reach import Reach, writes
 from secure_shell.policy.paths import PathSpace, Realpath
 from secure_shell.policy.registry import dialect_module, launch
 from secure_shell.policy.resolution import Launch, Refusal, Resolution
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
+from secure_shell.policy.excerpt import LONG, excerpt
 
 MAX_NESTED_SCRIPTS = 64
 MAX_LAUNCHES = 8
 STARTING_DIRECTORY = "the starting directory"
+SHELL_MOVES = ("cd", "popd")  # the roles of a change of the shell's own directory
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,13 +57,15 @@ class CheckRecord:
         self.paths: list[PathChecked] = []
 
     def deny(self, rule: str, message: str, text: str, decision: Decision = Decision.DENY) -> None:
-        reason = Reason(rule, message, text[:200], decision)
+        reason = Reason(rule, message, excerpt(text, LONG), decision)
         if reason not in self.reason_set:
             self.reason_set.add(reason)
             self.reasons.append(reason)
 
     def verdict(self) -> Verdict:
-        reasons = self.reasons or [Reason(R.ALLOWED, "every command and path is allowed", "", Decision.ALLOW)]
+        reasons = self.reasons
+        if all(reason.decision is Decision.ALLOW for reason in reasons):  # only paths left to the kernel
+            reasons = [Reason(R.ALLOWED, "every command and path is allowed", "", Decision.ALLOW), *reasons]
         return Verdict.of(reasons, self.commands, self.paths)
 
 
@@ -74,8 +80,10 @@ class CheckContext:
         realpath: Realpath | None = None,
         confirmed: bool = False,
         session_input: str | None = None,
+        reach: Reach | None = None,
     ) -> None:
         self.policy = policy
+        self.reach = reach
         self.env = env
         self.cross_check = cross_check
         self.confirmed = confirmed
@@ -118,11 +126,41 @@ class CheckContext:
             raw = module.resolve_wrapper(module.command_key(first.value), simple)
             modelled = raw is not None
             found = _launched(raw)
+            if dialect == "bash":  # the shell text it hands to /bin/sh, beside what its resolver says
+                found += shell_sites.sites(module.command_key(first.value), simple)
+            else:  # interpreters and sqlite3 started from cmd or PowerShell
+                found += windows_programs.resolve(module.command_key(first.value), simple, dialect)
         self.resolved[id(simple)] = (simple, found, modelled)
         return found, modelled
 
     def within_allowed(self, path: str) -> bool:
         return self.space.within(path, self.policy.allowed_paths) is not None
+
+    @property
+    def kernel_holds_paths(self) -> bool:
+        """The kernel checks every path this shell's commands open against the reach (Landlock here)."""
+        return self.reach is not None and self.reach.contained and self.space.posix
+
+    def reachable(self, path: str, role: str) -> bool:
+        """`path` (absolute, resolved) may be used in `role`: inside the allowed paths, or, where the
+        kernel holds the shell, inside what it lets a command write (or read, for a role that does not
+        write); never a credential file."""
+        reach = self.reach
+        if reach is not None and self.space.posix and reach.credential(path):
+            return False
+        if self.within_allowed(path):
+            return True
+        if reach is None or not reach.contained:
+            return False
+        if role in SHELL_MOVES:  # restrictWorkingDirectory: the shell stays where commands may write
+            return reach.writable(path)
+        return reach.writable(path) or (not writes(role) and reach.readable(path))
+
+    def kernel_checks(self, text: str, what: str) -> None:
+        """A path known only at run time, left to the kernel: an allow that says so."""
+        holder = self.reach.holder if self.reach is not None else "the kernel"
+        message = f"{what} is only known at run time; {holder} checks it against the sandbox's reach when it is opened"
+        self.record.deny(R.KERNEL_CHECKS, message, text, Decision.ALLOW)
 
 
 def _launched(resolutions: list[Resolution] | None) -> list[Resolution]:

@@ -14,6 +14,7 @@ from secure_shell.policy.flow import UNKNOWN, Directories, FlowPass, below, join
 from secure_shell.policy.parsed import LOOP, RUN, Flow, Parsed, SimpleCommand, Word
 from secure_shell.policy.registry import dialect_module
 from secure_shell.policy.resolution import Inner, Script, WorkingDirectory
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 MAX_MOVES = 512  # directory changes followed per decision, counted per directory they start from
 MAX_DIRECTORY_LENGTH = 1024  # a working directory deeper than this is not followed
@@ -77,7 +78,7 @@ class DirectoryFlow:
         """One command's effect on the working directory: (if it succeeded, in any case, at any later point)."""
         succeeded, after = before, before
         lasting: Directories = {}
-        shown = " ".join(w.source for w in simple.words)[:60]
+        shown = excerpt(" ".join(w.source for w in simple.words), SHORT)
         for item in self.context.resolutions(simple, dialect):
             if isinstance(item, WorkingDirectory) and item.shell:
                 moved: Directories = {}

@@ -10,7 +10,7 @@ import re
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import Dialect, DialectName
-from secure_shell.policy.engine_context import STARTING_DIRECTORY, CheckContext, Scope
+from secure_shell.policy.engine_context import SHELL_MOVES, STARTING_DIRECTORY, CheckContext, Scope
 from secure_shell.policy.flow import BELOW, UNKNOWN, Directories, below, join, split_below
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.paths import FILE_URL, file_url_path, names_another_machine, remote_url
@@ -19,6 +19,7 @@ from secure_shell.policy.registry import dialect_module
 from secure_shell.policy.resolution import Link
 from secure_shell.policy.text_arguments import PROSE_OPTIONS
 from secure_shell.policy.verdict import PathChecked
+from secure_shell.policy.excerpt import excerpt
 
 MAX_LINKS = 256  # link names, and paths that go up (..), remembered per decision
 
@@ -66,6 +67,9 @@ class PathChecker:
             # a glob cannot leave the directory its literal part names: check that one
             self.check_path(Word(word.prefix, posixpath.dirname(word.prefix) or "/"), "argument", bases)
             return
+        if self.context.kernel_holds_paths:
+            self.context.kernel_checks(word.source, f"argument {word.source!r}")
+            return
         if id(word) in split:
             self.deny(
                 R.PATH_UNRESOLVABLE,
@@ -87,7 +91,9 @@ class PathChecker:
         candidates = _path_candidates(word.value, module)
         if candidates is None:
             self.deny(
-                R.PATH_UNRESOLVABLE, f"argument {word.source!r} expands to too many words to check", word.source[:80]
+                R.PATH_UNRESOLVABLE,
+                f"argument {word.source!r} expands to too many words to check",
+                excerpt(word.source),
             )
             return
         for candidate in candidates:
@@ -121,6 +127,9 @@ class PathChecker:
         if word.value is None:
             if word.path_safe:
                 return {}
+            if self.context.kernel_holds_paths:
+                self.context.kernel_checks(word.source, f"{role} target {word.source!r}")
+                return {}
             self.deny(R.PATH_UNRESOLVABLE, f"{role} target {word.source!r} is only known at run time", word.source)
             return {}
         raw = word.value
@@ -133,6 +142,10 @@ class PathChecker:
         places = {"": STARTING_DIRECTORY} if absolute is not None else bases
         out: Directories = {}
         for base, how in places.items():
+            if base == UNKNOWN and self.context.kernel_holds_paths:
+                self.context.kernel_checks(raw, f"where the relative {role} path {raw!r} leads ({how})")
+                out[UNKNOWN] = how
+                continue
             if base == UNKNOWN:
                 self.deny(
                     R.PATH_UNRESOLVABLE,
@@ -157,9 +170,10 @@ class PathChecker:
         return out
 
     def _inside(self, resolved: str, role: str) -> bool:
-        """Whether `resolved` lies inside the allowed paths; the check goes on record."""
+        """Whether `resolved` lies inside the allowed paths (or the reach: path_reach.py); the check
+        goes on record."""
         plain = split_below(resolved)[1]
-        allowed = self.context.within_allowed(plain)
+        allowed = self.context.reachable(plain, role)
         shown = f"somewhere below {plain}" if resolved.startswith(BELOW) else plain
         self.context.record.paths.append(PathChecked(shown, allowed, role))
         return allowed
@@ -171,6 +185,17 @@ class PathChecker:
         shown = f"somewhere below {plain}" if resolved.startswith(BELOW) else plain
         roots = ", ".join(self.context.policy.allowed_paths) or "none configured"
         message = f"{role} path {raw!r} resolves to {shown}, outside the allowed paths ({roots})"
+        reach = self.context.reach
+        if reach is not None and self.space.posix and reach.credential(plain):
+            message = (
+                f"{role} path {raw!r} resolves to {shown}, a credential file (sandbox.credentialPaths): no "
+                "command may read or write it"
+            )
+        elif reach is not None and reach.contained and reach.readable(plain) and role not in SHELL_MOVES:
+            message = (
+                f"{role} path {raw!r} resolves to {shown}, which commands may read but not write "
+                f"(writable: {roots} and the sandbox's writablePaths and TMPDIR)"
+            )
         if start is not None:
             base, how = start
             place = f"somewhere below {split_below(base)[1]}" if base.startswith(BELOW) else base
@@ -262,6 +287,9 @@ class PathChecker:
         for link, name, maker in self.links:
             for climb, raw, checking in self.climbs:
                 if (maker != checking or not maker) and self._may_hold(link, climb):
+                    if self.context.kernel_holds_paths:  # the kernel checks the path the link makes real
+                        self.context.kernel_checks(raw, f"where {raw!r} leads through the link {name!r}")
+                        return
                     self.deny(
                         R.PATH_UNRESOLVABLE,
                         f"path {raw!r} goes up (..) from {_shown(climb)}, which this "

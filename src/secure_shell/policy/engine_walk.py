@@ -9,10 +9,12 @@ import re
 from dataclasses import replace
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.shell_sites import dequoted
 from secure_shell.policy.arguments import argument_blocked, argument_matchers
 from secure_shell.policy.command_rules import allows, catches, compile_rules, names_program
 from secure_shell.policy.dialect import dialect_name
 from secure_shell.policy.engine_context import MAX_NESTED_SCRIPTS, STARTING_DIRECTORY, CheckContext, Scope
+from secure_shell.policy.engine_environment import EnvironmentChecker
 from secure_shell.policy.engine_flow import DirectoryFlow
 from secure_shell.policy.engine_paths import PathChecker
 from secure_shell.policy.flow import UNKNOWN, Directories, join
@@ -20,6 +22,7 @@ from secure_shell.policy.operators import blocked_operator_tokens
 from secure_shell.policy.parsed import Failed, Limits, Parsed, Redirect, SimpleCommand, Unsupported, Word
 from secure_shell.policy.registry import SHELL_DIALECT, dialect_module
 from secure_shell.policy.resolution import (
+    Environment,
     Inner,
     Link,
     PathUse,
@@ -33,6 +36,7 @@ from secure_shell.policy.resolution import (
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked
 from secure_shell.policy.wrapper_table import filled_refusal
 from secure_shell.shells import command_line_problem
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 # Strings in inline code read as possible commands (probes), per decision: each is cheap, but not free.
 MAX_PROBES = 512
@@ -51,6 +55,7 @@ class Walker:
         self.deny = context.deny
         self.paths = PathChecker(context)
         self.flow = DirectoryFlow(context, self.paths)
+        self.environment = EnvironmentChecker(context, self.paths)
         self.reading_input = 0  # > 0 while the session input itself is being checked as a script
         self.scripts = 0
         self.probes = 0
@@ -67,12 +72,12 @@ class Walker:
             self.deny(
                 R.COMMAND_TOO_LONG,
                 f"the command has {len(command)} characters; the limit is {policy.max_command_length}",
-                command[:60],
+                excerpt(command, SHORT),
             )
             return
         problem = command_line_problem(policy.shell, command, policy.executable, policy.executable_args, cwd)
         if problem is not None:
-            self.deny(R.COMMAND_TOO_LONG, problem, command[:60])
+            self.deny(R.COMMAND_TOO_LONG, problem, excerpt(command, SHORT))
             return
         start = self._start_directory(cwd)
         self.script(command, Scope(SHELL_DIALECT[policy.shell], start))
@@ -119,11 +124,11 @@ class Walker:
         where = scope.where()
         if isinstance(outcome, Failed):
             if not scope.probe:
-                self.deny(outcome.rule, f"{outcome.reason}{where}", text[:80])
+                self.deny(outcome.rule, f"{outcome.reason}{where}", excerpt(text))
             return
         if isinstance(outcome, Unsupported):
             if not scope.probe:
-                self.deny(R.UNSUPPORTED_CONSTRUCT, f"{outcome.construct}{where}", outcome.text or text[:80])
+                self.deny(R.UNSUPPORTED_CONSTRUCT, f"{outcome.construct}{where}", outcome.text or excerpt(text))
             return
         assert isinstance(outcome, Parsed)
         if not scope.probe:
@@ -163,10 +168,10 @@ class Walker:
                 R.COMMAND_TOO_LONG,
                 f"all the input this command has received is {len(text)} characters, more than the policy "
                 f"reads ({limit}: 4 x maxCommandLength); start a new interactive command",
-                text[:60],
+                excerpt(text, SHORT),
             )
         elif not scope.probe:
-            self.deny(R.COMMAND_TOO_LONG, "a nested script is too long to analyse", text[:60])
+            self.deny(R.COMMAND_TOO_LONG, "a nested script is too long to analyse", excerpt(text, SHORT))
         return True
 
     # --- simple commands ---------------------------------------------------------------------
@@ -180,6 +185,9 @@ class Walker:
             for redirect in simple.redirects:
                 if redirect.target is not None:
                     self.paths.check_word(redirect.target, f"redirect {redirect.operator}", scope.bases, scope.dialect)
+        if not scope.probe:
+            for name, value in simple.assignments:
+                self.environment.check(name, value, scope.bases, restricted)
         if not simple.words:
             return
         spelled = self.paths.expanded(simple.words[0], scope.dialect)
@@ -249,7 +257,8 @@ class Walker:
         fed = (Word(simple.stdin_text, simple.stdin_text),) if simple.stdin_text is not None else ()
         if not self.context.resolved_command(simple, scope.dialect)[1] and module.may_run_arguments(key):
             # what it may run is named in its arguments or in the text it reads (`expect <<< 'spawn x'`)
-            self._presumed_runner(program, simple.words[1:] + fed, scope)
+            texts = {id(word) for word in module.text_arguments(key, simple.words)}  # `shuf -n "$N"`: a count
+            self._presumed_runner(program, simple.words[1:] + fed, scope, texts)
         elif (
             fed
             and module.may_run_input(key)
@@ -296,6 +305,8 @@ class Walker:
         elif isinstance(item, PathUse):
             if restricted:
                 self.paths.check_word(item.word, item.role, join(scope.bases, program), scope.dialect)
+        elif isinstance(item, Environment):
+            self.environment.check(item.name, item.value, join(scope.bases, program), restricted)
         elif isinstance(item, Link):
             if restricted:
                 for name in self.paths.expanded(item.name, scope.dialect):
@@ -305,7 +316,7 @@ class Walker:
         if simple.filled is not None and item.text is not None and simple.filled in item.text:
             self.deny(
                 R.NESTED_SCRIPT,
-                f"{item.label}: the script {item.text[:60]!r} has text filled in at run "
+                f"{item.label}: the script {excerpt(item.text, SHORT)!r} has text filled in at run "
                 f"time ({simple.filled}), which runs as code; pass it as an argument ($1) instead",
                 item.label,
             )
@@ -322,7 +333,9 @@ class Walker:
 
     # --- the command rules -------------------------------------------------------------------
 
-    def _presumed_runner(self, program: str, words: tuple[Word, ...], scope: Scope) -> None:
+    def _presumed_runner(
+        self, program: str, words: tuple[Word, ...], scope: Scope, texts: set[int] | frozenset[int] = frozenset()
+    ) -> None:
         """A program nobody modelled may run what its arguments name (numactl, firejail, expect -c,
         a debugger's -ex): an argument, or a word inside one, naming a blocked program denies (for
         an entry such as `git push`, naming git: what follows may be push)."""
@@ -330,8 +343,21 @@ class Walker:
         rules = compile_rules(self.policy.blocked_commands, module.raw_key)
         if not rules:
             return
+        # where the path rule leaves run-time arguments to the kernel, which cannot see a program they
+        # name, such an argument stays refused here, as the path rule refused it before
+        deferred = self.context.kernel_holds_paths and self.policy.restrict_working_directory
         for word in words:
-            for token in _RUNNABLE_TOKEN.findall(word.value or ""):
+            if deferred and word.value is None and not word.path_safe and id(word) not in texts:
+                self.deny(
+                    R.MAY_RUN_BLOCKED,
+                    f"{program!r} is not known to this policy and may run the programs its arguments name; "
+                    f"{word.source!r} is only known at run time{scope.where()}. Write that argument literally, "
+                    "or ask for the command to be allowed",
+                    word.source,
+                )
+                return
+            value = word.value or ""
+            for token in _RUNNABLE_TOKEN.findall(value) + _RUNNABLE_TOKEN.findall(dequoted(value)):
                 token = token.lstrip("@+!~")
                 keys = (module.command_key(token), module.raw_key(token))
                 rule = next((rule for rule in rules if names_program(rule, keys)), None) if token else None
@@ -357,7 +383,7 @@ class Walker:
         key = dialect_module(scope.dialect).raw_key
         blocked = next((r for r in compile_rules(self.policy.blocked_commands, key) if catches(r, keys, words)), None)
         if blocked is not None:
-            shown = name if not blocked.words else " ".join(w.shown() for w in words)[:80]
+            shown = name if not blocked.words else excerpt(" ".join(w.shown() for w in words))
             also = f" (blockedCommands entry {blocked.entry!r})" if blocked.words else ""
             self.deny(R.BLOCKED_COMMAND, f"{shown!r} is a blocked command{also}{where}", name)
             return
@@ -367,7 +393,7 @@ class Walker:
             else next((r for r in compile_rules(self.policy.ask_commands, key) if catches(r, keys, words)), None)
         )
         if ask is not None:
-            shown = name if not ask.words else " ".join(w.shown() for w in words)[:80]
+            shown = name if not ask.words else excerpt(" ".join(w.shown() for w in words))
             also = f" (askCommands entry {ask.entry!r})" if ask.words else ""
             self.deny(R.ASK_COMMAND, f"{shown!r} runs only after the user confirms{also}{where}", name, Decision.ASK)
         if scope.probe or self.policy.allowed_commands is None:
@@ -377,7 +403,7 @@ class Walker:
             return
         forms = [r.entry for r in rules if r.words and names_program(r, keys)]
         if forms:
-            shown = " ".join(w.shown() for w in words)[:80]
+            shown = excerpt(" ".join(w.shown() for w in words))
             self.deny(
                 R.NOT_ALLOWED_COMMAND,
                 f"{shown!r} is none of the allowed forms of {name} ({', '.join(forms)}){where}",

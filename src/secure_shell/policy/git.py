@@ -10,6 +10,7 @@ import re
 import shlex
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.env_variables import HARMLESS
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
 from secure_shell.policy.wrapper_spec import option_scripts
@@ -52,6 +53,8 @@ GLOBAL_FLAGS = frozenset(
 )
 # Config keys that only change presentation or identity; every other key given on the command
 # line may name a program (core.pager, core.sshCommand, alias.*, *.command, filter.*, ...).
+# Keys whose value is a program git runs (as env_variables' RUNS variables): a harmless one passes.
+PROGRAM_CONFIG_KEY = re.compile(r"^(core\.(pager|editor)|sequence\.editor|pager\.[a-z-]+)$", re.IGNORECASE)
 SAFE_CONFIG_KEY = re.compile(
     r"^(user\.(name|email)|color\..*|core\.(autocrlf|quotepath|safecrlf|filemode|ignorecase|eol|whitespace)"
     r"|advice\..*|init\.defaultbranch|commit\.gpgsign|tag\.gpgsign|log\..*|pull\.(rebase|ff)|push\.default"
@@ -112,7 +115,7 @@ def resolve_git(words: tuple[Word, ...]) -> list[Resolution]:
         return out
     sub = words[i].value or ""
     args = words[i + 1 :]
-    out.extend(_remote_program_options(args))
+    out.extend(_remote_program_options(args, sub))
     out.extend(_subcommand(sub, args))
     return out
 
@@ -121,6 +124,8 @@ def _config_pair(arg: Word) -> list[Resolution]:
     if arg.value is None:
         return [Refusal(R.DYNAMIC_COMMAND, "git -c value is not a literal", arg.source)]
     key, _, value = arg.value.partition("=")
+    if PROGRAM_CONFIG_KEY.match(key) and value.strip() in HARMLESS:
+        return []  # `-c core.pager=cat`: the program git runs is one that runs nothing
     if key.lower().startswith("alias."):
         if value.startswith("!"):
             return [Script("bash", value[1:], f"git alias {key[6:]}")]
@@ -138,8 +143,10 @@ def _config_pair(arg: Word) -> list[Resolution]:
     ]
 
 
-def _remote_program_options(args: tuple[Word, ...]) -> list[Resolution]:
+def _remote_program_options(args: tuple[Word, ...], sub: str) -> list[Resolution]:
     for word in args:
+        if sub == "rebase":
+            break  # rebase's --exec is a command it runs, read by _subcommand
         option = (word.value or "").split("=", 1)[0]
         if len(option) >= 5 and any(full.startswith(option) for full in REMOTE_PROGRAM_OPTIONS[:2]):
             return [Refusal(R.NESTED_SCRIPT, f"git {option} names a program to run", word.value or "")]
@@ -178,32 +185,72 @@ def _subcommand(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
         out.extend(option_scripts(args, ("-x", "--extcmd"), "bash", "git difftool --extcmd"))
         out.extend(_clustered(args, "x", "git difftool -x"))
     elif sub == "grep":
-        for word in args:
-            value = word.value or ""
-            if value == "-O" or value.startswith(("-O", "--open-files-in-pager")):
-                program = value.partition("=")[2] if "=" in value else value[2:] if value.startswith("-O") else ""
-                if program:
-                    out.append(Script("bash", program, "git grep -O"))
-                else:
-                    out.append(Refusal(R.NESTED_SCRIPT, "git grep -O opens the matches with a pager program", value))
+        out.extend(_grep_pager(args))
     elif sub == "filter-branch":
         for j, word in enumerate(args):
             if word.value in FILTER_BRANCH_SCRIPTS and j + 1 < len(args):
                 out.append(_script(args[j + 1], f"git filter-branch {word.value}"))
     elif sub == "config":
-        values = [w.value for w in args]
-        reading = any(
-            v is not None and (v.startswith(("--get", "--list", "-l", "--unset", "--show")) or v in ("get", "list"))
-            for v in values
-        )
-        positional = [v for v in values if v is not None and not v.startswith("-")]
-        if positional and positional[0] in ("set",):
-            positional = positional[1:]
-        if not reading and len(positional) >= 2 and not SAFE_CONFIG_KEY.match(positional[0]):
-            out.append(
-                Refusal(R.NESTED_SCRIPT, f"git config {positional[0]} may make git run a program later", positional[0])
-            )
+        out.extend(_config_write(args))
     return out
+
+
+def _grep_pager(args: tuple[Word, ...]) -> list[Resolution]:
+    """`git grep -O[PROGRAM]` opens the matches with a pager program."""
+    out: list[Resolution] = []
+    for word in args:
+        value = word.value or ""
+        if value == "-O" or value.startswith(("-O", "--open-files-in-pager")):
+            program = value.partition("=")[2] if "=" in value else value[2:] if value.startswith("-O") else ""
+            if program:
+                out.append(Script("bash", program, "git grep -O"))
+            else:
+                out.append(Refusal(R.NESTED_SCRIPT, "git grep -O opens the matches with a pager program", value))
+    return out
+
+
+def _config_write(args: tuple[Word, ...]) -> list[Resolution]:
+    """`git config KEY VALUE`: an alias or a program key checked as what git will make of it; another
+    key that may make git run a program later refused; a key or value that is not a literal refused."""
+    out: list[Resolution] = []
+    values = [w.value for w in args]
+    reading = any(
+        v is not None and (v.startswith(("--get", "--list", "-l", "--unset", "--show")) or v in ("get", "list"))
+        for v in values
+    )
+    positional = _config_operands(values)
+    if positional and positional[0] in ("set",):
+        positional = positional[1:]
+    key = positional[0] if positional else None
+    if not reading and len(positional) >= 2 and key is None:
+        out.append(Refusal(R.DYNAMIC_COMMAND, "git config: the key is not a literal", ""))
+    elif not reading and len(positional) >= 2 and None in positional[1:] and not SAFE_CONFIG_KEY.match(key or ""):
+        out.append(Refusal(R.DYNAMIC_COMMAND, f"git config {key}: the value is not a literal", str(key)))
+    elif (
+        not reading
+        and len(positional) >= 2
+        and key
+        and (key.lower().startswith("alias.") or PROGRAM_CONFIG_KEY.match(key))
+    ):
+        # the value is checked as what git will make of it: an alias as the git command or
+        # script it stands for, a program key as a harmless program
+        pair = f"{key}={' '.join(v or '' for v in positional[1:])}"
+        out.extend(_config_pair(Word(pair, pair)))
+    elif not reading and len(positional) >= 2 and not SAFE_CONFIG_KEY.match(key or ""):
+        out.append(Refusal(R.NESTED_SCRIPT, f"git config {key} may make git run a program later", str(key)))
+    return out
+
+
+_CONFIG_VALUE_OPTIONS = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment", "--value"})
+
+
+def _config_operands(values: list[str | None]) -> list[str | None]:
+    """git config's key and value words: the options before the key left out; after the key every word
+    is the value's, even one that starts with `-` (`git config alias.y '-c core.pager=x log'`)."""
+    k = 0
+    while k < len(values) and (values[k] or "").startswith("-"):
+        k += 2 if values[k] in _CONFIG_VALUE_OPTIONS else 1
+    return values[k:]
 
 
 def _clustered(args: tuple[Word, ...], letter: str, label: str) -> list[Resolution]:

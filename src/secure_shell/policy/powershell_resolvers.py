@@ -17,6 +17,7 @@ from secure_shell.policy.powershell_names import DIALECT
 from secure_shell.policy.powershell_parameters import DASHES, bind, normalise_parameter
 from secure_shell.policy.powershell_state import member_call_refusal, state_variable_refusal
 from secure_shell.policy.resolution import Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.excerpt import excerpt
 
 # Cmdlets that write an item or a variable: on the Env: and Variable: drives they set variables.
 _ITEM_WRITERS = frozenset(
@@ -125,10 +126,13 @@ def _links(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     if len(names) > 1:
         return [Link(Word(" ".join(n.source for n in names), None, "", "several names at once"), role="New-Item")]
     hard = kind.value is not None and "hardlink".startswith(kind.value.casefold())
-    targets = [] if hard else bound.get("value", [])
+    targets = bound.get("value", [])
     if len(targets) > 1:
         return [Link(Word(" ".join(t.source for t in targets), None, "", "several link targets"), role="New-Item")]
     out: list[Resolution] = []
+    if hard:  # a second name for the target's file: reading or writing the link reaches the target itself
+        out += [PathUse(target, "New-Item HardLink target") for target in targets]
+        targets = []
     for path in bound.get("path", [Word(".", ".")]):
         if names:
             name = names[0]
@@ -246,7 +250,7 @@ def _history(key: str, command: SimpleCommand) -> list[Resolution] | None:
             R.UNSUPPORTED_CONSTRUCT,
             "Invoke-History runs a command again from the session's history, text the policy never saw "
             "as written; write the command out",
-            " ".join(w.source for w in command.words)[:80],
+            excerpt(" ".join(w.source for w in command.words)),
         )
     ]
 
@@ -257,7 +261,7 @@ def _alias(key: str, command: SimpleCommand) -> list[Resolution] | None:
 
 
 def _add_type(key: str, command: SimpleCommand) -> list[Resolution] | None:
-    text = " ".join(w.source for w in command.words)[:80]
+    text = excerpt(" ".join(w.source for w in command.words))
     return [Refusal(R.INLINE_CODE, "Add-Type compiles and loads code", text)]
 
 

@@ -23,10 +23,19 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.powershell_grammar import GrammarView
 from secure_shell.policy.powershell_kinds import CHAIN, KNOWN_KINDS, OPERATORS, UNSUPPORTED_KINDS
+from secure_shell.policy.dotnet_members import pure_static_member
+from secure_shell.policy.powershell_pipeline import (
+    PATH_FROM_PIPELINE,
+    previous_stage,
+    delay_bind_word,
+    key_of,
+    pipeline_words,
+)
 from secure_shell.policy.powershell_names import PURE_METHODS, PURE_TYPES, normalise_name
 from secure_shell.policy.powershell_parameters import DASHES, normalise_parameter
 from secure_shell.policy.powershell_state import SAFE_STATIC_PROPERTIES, member_call_refusal, state_variable_refusal
 from secure_shell.policy.syntax_tree import descendants, inside
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 
 class Walker:
@@ -68,7 +77,7 @@ class Walker:
                     self.operators.add(OPERATORS[kind])
                 continue
             if kind in UNSUPPORTED_KINDS or kind not in KNOWN_KINDS:
-                raise Refused(f"PowerShell {kind.replace('_', ' ')} is not analysed", self.text(node)[:80])
+                raise Refused(f"PowerShell {kind.replace('_', ' ')} is not analysed", excerpt(self.text(node)))
             if len(self.commands) > self.limits.max_commands:
                 raise Refused("too many commands", "")
             child_via = via
@@ -119,7 +128,11 @@ class Walker:
             return
         if re.match(r"^\[[^\]]+\]\s*::", text):
             self.findings.append(
-                Finding(R.UNSUPPORTED_CONSTRUCT, f"setting a static property ({text[:60]}) is not analysed", text[:80])
+                Finding(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    f"setting a static property ({excerpt(text, SHORT)}) is not analysed",
+                    excerpt(text),
+                )
             )
             return
         match = re.match(r"^\$\{?([A-Za-z_][\w]*:)?([\w?]+)", text)
@@ -135,13 +148,13 @@ class Walker:
         member = next((c for c in node.named_children if c.type == "member_name"), None)
         method = self.text(member).casefold() if member is not None else ""
         if target is not None and target.type == "type_literal":
-            type_name = self.text(target).strip("[]").casefold().removeprefix("system.")
-            if type_name not in PURE_TYPES:
+            type_name = self.text(target).strip()[1:-1].strip().casefold().removeprefix("system.")
+            if type_name not in PURE_TYPES and not pure_static_member(type_name, method):
                 self.findings.append(
                     Finding(
                         R.UNSUPPORTED_CONSTRUCT,
                         f"calling a method of [{self.text(target).strip('[]')}] is not analysed",
-                        self.text(node)[:80],
+                        excerpt(self.text(node)),
                     )
                 )
             return
@@ -150,7 +163,7 @@ class Walker:
                 Finding(
                     R.UNSUPPORTED_CONSTRUCT,
                     f"method call .{self.text(member) if member else '?'}() is not known to be side-effect free",
-                    self.text(node)[:80],
+                    excerpt(self.text(node)),
                 )
             )
         elif method == "foreach":
@@ -179,9 +192,11 @@ class Walker:
         invocation = next((c for c in node.named_children if c.type == "command_invokation_operator"), None)
         name_node = next((c for c in node.named_children if c.type in ("command_name", "command_name_expr")), None)
         if name_node is None:
-            raise Refused("command without a name", self.text(node)[:80])
+            raise Refused("command without a name", excerpt(self.text(node)))
         words.append(self._name_word(name_node, invocation))
         elements = next((c for c in node.named_children if c.type == "command_elements"), None)
+        piped = self._piped(node) or previous_stage(node) is not None
+        binds_paths = piped and key_of(self, node) in PATH_FROM_PIPELINE
         if elements is not None:
             previous_end, after_value = name_node.end_byte, False
             for element in elements.named_children:
@@ -196,11 +211,15 @@ class Walker:
                     after_value = False
                     continue
                 found = list(self._argument_words(element))
+                if binds_paths and _unwrap(element).type == "script_block_expression":
+                    found = [delay_bind_word(self, element, w) for w in found]
                 if found and after_value and any(previous_end <= c < element.start_byte for c in self.commas):
                     found[0] = replace(found[0], joined=True)  # `a, b`: the next element of one argument
                 words.extend(found)
                 previous_end = element.end_byte
                 after_value = _unwrap(element).type != "command_parameter"
+        if piped:
+            words.extend(pipeline_words(self, node))  # what it binds from the objects piped in
         self._add(node, SimpleCommand(tuple(words), tuple(redirects), via=via, stdin_piped=self._piped(node)))
 
     def _piped(self, node: Node) -> bool:

@@ -11,19 +11,17 @@ from secure_shell.policy import bash, cmd, powershell, wrappers
 from secure_shell.policy.dialect import DIALECT_NAMES, Dialect, DialectName, dialect_name
 from secure_shell.policy.git import resolve_git
 from secure_shell.policy.resolution import Launch, Resolution
-from secure_shell.shells import ShellKind
+from secure_shell.shells import SHELL_FACTS, ShellKind
 
 DIALECTS: dict[DialectName, Dialect] = {"bash": bash, "cmd": cmd, "powershell": powershell}
-SHELL_DIALECT: dict[ShellKind, DialectName] = {
-    ShellKind.BASH: "bash",
-    ShellKind.WSL: "bash",
-    ShellKind.GITBASH: "bash",
-    ShellKind.CMD: "cmd",
-    ShellKind.POWERSHELL: "powershell",
-}
+SHELL_DIALECT: dict[ShellKind, DialectName] = {kind: facts.dialect for kind, facts in SHELL_FACTS.items()}
 
-if set(DIALECTS) != set(DIALECT_NAMES):  # a DialectName without its module would fail only when met
+# Checked here, when the server starts: a missing entry would otherwise type-check and fail only when
+# a command first met it, as a KeyError "internal error" denial.
+if set(DIALECTS) != set(DIALECT_NAMES):
     raise ImportError(f"policy/registry: dialect modules {sorted(DIALECTS)} do not match DialectName {DIALECT_NAMES}")
+if set(SHELL_DIALECT) != set(ShellKind) or not set(SHELL_DIALECT.values()) <= set(DIALECTS):
+    raise ImportError(f"policy/registry: shell kinds without a dialect module: {SHELL_DIALECT}")
 
 
 def dialect_module(name: str) -> Dialect:

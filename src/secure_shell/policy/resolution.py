@@ -3,7 +3,8 @@
 A wrapper, a launcher or an interpreter's inline code resolves to one of these: an inner command in
 the same dialect (Inner), a script of some dialect (Script), a word used as a path (PathUse), or a
 refusal (Refusal), a directory it moves to (WorkingDirectory), a name it may make a link (Link),
-text it reads that may name what it runs (ReadsInput). Every dialect and the wrapper table speak
+text it reads that may name what it runs (ReadsInput), a variable it gives the programs it runs
+(Environment). Every dialect and the wrapper table speak
 these types and nothing else of each other, so no dialect needs to import another.
 """
 
@@ -125,4 +126,13 @@ class ReadsInput:
     label: str
 
 
-Resolution = Union[Inner, Script, Refusal, PathUse, Text, WorkingDirectory, Link, Launch, ReadsInput]
+@dataclass(frozen=True, slots=True)
+class Environment:
+    """The command sets an environment variable that a program reads as a program to run or as paths
+    (env_variables.py: `export TMPDIR=...`, `env GIT_EDITOR=true ...`): the engine checks the value."""
+
+    name: str
+    value: Word
+
+
+Resolution = Union[Inner, Script, Refusal, PathUse, Text, WorkingDirectory, Link, Launch, ReadsInput, Environment]

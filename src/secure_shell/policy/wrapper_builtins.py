@@ -9,9 +9,11 @@ from dataclasses import replace
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dangerous_variables import dangerous_variable
 from secure_shell.policy.dialect import DialectName
+from secure_shell.policy.env_variables import variable
 from secure_shell.policy.options import read_options
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.resolution import (
+    Environment,
     Refusal,
     Resolution,
     Script,
@@ -130,6 +132,7 @@ def _assignment_refusals(key: str, words: tuple[Word, ...], text: str) -> list[R
         key in ("declare", "typeset", "local", "readonly")
         and any(re.fullmatch(r"-[a-zA-Z]*x[a-zA-Z]*", w.value or "") for w in words[1:])
     )
+    checked = _exported_values(words) if exported else {}
     for name in names:
         if name is None:
             return [
@@ -140,6 +143,8 @@ def _assignment_refusals(key: str, words: tuple[Word, ...], text: str) -> list[R
                     text,
                 )
             ]
+        if name in checked:
+            continue  # its value is checked by the engine (Environment), or was by the parser
         if dangerous_variable(name, environment=exported):
             return [
                 Refusal(
@@ -149,7 +154,29 @@ def _assignment_refusals(key: str, words: tuple[Word, ...], text: str) -> list[R
                     text,
                 )
             ]
-    return []
+    return [Environment(name, value) for name, value in checked.items() if value is not None]
+
+
+def _exported_values(words: tuple[Word, ...]) -> dict[str, Word | None]:
+    """The variables of env_variables' table an export gives a value (its Word), or none (None:
+    `export TMPDIR` exports the value the parser checked where it was assigned)."""
+    found: dict[str, Word | None] = {}
+    for word in words[1:]:
+        text = word.value if word.value is not None else word.source
+        assigned = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?=)?", text)
+        if assigned is None or variable(assigned.group(1)) is None or text.startswith(("-", "+")):
+            continue
+        if not assigned.group(2):
+            found[assigned.group(1)] = None
+        elif assigned.group(2) == "+=":
+            continue  # appended to: a value the engine cannot see whole; refused by name below
+        elif word.value is not None:
+            found[assigned.group(1)] = Word(word.source[len(assigned.group(0)) :], word.value[len(assigned.group(0)) :])
+        else:
+            found[assigned.group(1)] = Word(
+                word.source[len(assigned.group(0)) :], None, "", word.dynamic_reason or "a value known only at run time"
+            )
+    return found
 
 
 _NAME_SUBSCRIPT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\[(.*?)\](?:\+?=|$)")

@@ -7,14 +7,13 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from secure_shell.policy import interpreters
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
-from secure_shell.policy.inline_code import scan_inline_code
 from secure_shell.policy.parsed import STDIN_REDIRECTS, SimpleCommand, Word
 from secure_shell.policy.resolution import (
     Inner,
     PathUse,
-    ReadsInput,
     Refusal,
     Resolution,
     Script,
@@ -27,8 +26,16 @@ from secure_shell.policy.wrapper_spec import (
     word_script,
     word_value,
 )
+from secure_shell.policy.excerpt import SHORT, excerpt
 
-SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh", "fish", "tcsh", "csh"})
+# The dialect that reads the commands a shell program runs (`NAME -c TEXT`, its stdin). zsh, fish and
+# the C shells have grammars of their own (zsh's `=(cmd)` and `$~name`, fish's `(cmd)`, csh's `!`
+# and `:` modifiers): no dialect here reads them, so their command text is refused, never read as bash.
+SHELL_PROGRAM_DIALECTS: dict[str, DialectName | None] = {
+    **dict.fromkeys(("bash", "sh", "dash", "ksh", "mksh", "ash", "rbash", "yash", "posh"), "bash"),
+    **dict.fromkeys(("zsh", "fish", "tcsh", "csh"), None),
+}
+SHELLS = frozenset(SHELL_PROGRAM_DIALECTS)
 INTERPRETERS = frozenset(
     {
         "python",
@@ -56,7 +63,7 @@ INTERPRETERS = frozenset(
     }
 )
 # Inline-code options of interpreters (python -c, node -e ...).
-INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--exec", "-p", "--print", "-x"})
+INLINE_CODE_OPTIONS = interpreters.INLINE_CODE_OPTIONS
 NUMBERED_PYTHON = re.compile(r"^(python|pypy)\d+(\.\d+)*$")
 
 
@@ -80,7 +87,7 @@ def history_expansion(text: str) -> str | None:
     or `${!name}`, are left alone."""
     for line in text.split("\n"):
         if line.startswith("^"):
-            return line[:60]
+            return excerpt(line, SHORT)
         quote = ""
         i = 0
         while i < len(line):
@@ -97,7 +104,7 @@ def history_expansion(text: str) -> str | None:
                 after = line[i + 1 : i + 2]
                 dollar = line[i - 1 : i] == "$" or line[max(0, i - 2) : i] == "${"
                 if not (after in ("", " ", "=") or (after == '"' and quote) or dollar):
-                    return line[:60]
+                    return excerpt(line, SHORT)
             i += 1
     return None
 
@@ -131,9 +138,20 @@ def _shell_value_option(name: str, option: str, value: str | None) -> Refusal | 
     return None
 
 
-def shell_resolution(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
-    """`bash -c STRING`, `bash script.sh`, `bash` reading its script from stdin."""
+def _unread(name: str, text: str) -> Refusal:
+    return Refusal(
+        R.UNSUPPORTED_CONSTRUCT,
+        f"{name} reads its commands in a language of its own, which the policy does not read (it is not "
+        "bash); run them in bash or sh",
+        text,
+    )
+
+
+def shell_resolution(words: tuple[Word, ...], command: SimpleCommand, key: str) -> list[Resolution]:
+    """`bash -c STRING`, `bash script.sh`, `bash` reading its script from stdin; `key` names the shell
+    program (SHELL_PROGRAM_DIALECTS)."""
     name = words[0].value or "sh"
+    reader = SHELL_PROGRAM_DIALECTS[key]
     i = 1
     reads_stdin = False
     expands_history = False  # -i, -H, -o histexpand
@@ -151,6 +169,8 @@ def shell_resolution(words: tuple[Word, ...], command: SimpleCommand) -> list[Re
         ):
             if i + 1 >= len(words):
                 return [Refusal(R.WRAPPER_OPTION, f"{name} -c without a script", value)]
+            if reader is None:
+                return [_unread(name, f"{name} {value}")]
             text = words[i + 1].value
             line = history_expansion(text) if expands_history and text is not None else None
             if line is not None and name in HISTORY_SHELLS:
@@ -187,7 +207,8 @@ def shell_resolution(words: tuple[Word, ...], command: SimpleCommand) -> list[Re
         line = history_expansion(command.stdin_text)
         if line is not None:
             return [_history_refusal(name, line)]
-    return _stdin_script("bash", name, command)
+    from_stdin = _stdin_script(reader or "bash", name, command)
+    return [_unread(name, f"{name} <<<")] if from_stdin and reader is None else from_stdin
 
 
 def _stdin_script(dialect: DialectName, name: str, command: SimpleCommand) -> list[Resolution]:
@@ -224,34 +245,8 @@ def _source(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]
 
 
 def interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
-    """Inline interpreter code is opaque, but the shell commands and paths it names are not. Text
-    it reads from stdin is code for a REPL (`python3 -i`, `node`), scanned the same way; for a
-    program (-c code, a file, a module) it is input that program may run (`exec(input())`,
-    `perl -ne 'system $_'`), held to the closed world as a program nobody modelled."""
-    name = words[0].source
-    stdin = command.stdin_text
-    fed: list[Resolution] = scan_inline_code(stdin, f"{name} <<<") if stdin is not None else []
-    program_fed: list[Resolution] = [*fed, ReadsInput(stdin, name)] if stdin is not None else []
-    for i, word in enumerate(words[1:], start=1):
-        value = word.value or ""
-        if value in INLINE_CODE_OPTIONS and i + 1 < len(words):
-            code = words[i + 1]
-            return program_fed + (scan_inline_code(code.value, f"{name} {value}") if code.value is not None else [])
-        if value == "-":
-            break
-        if not value.startswith("-") or value.startswith("-m"):
-            return program_fed  # a program file or module (`python -mjson.tool`): what it does is its own
-    if command.stdin_piped:
-        return [
-            Refusal(
-                R.NESTED_SCRIPT,
-                f"{name} reads its program from stdin (a pipe, or input still to "
-                "come), whose text is not known here; pass the code with -c/-e or as a file, or start it "
-                "as its own interactive command",
-                name,
-            )
-        ]
-    return fed
+    """An interpreter's program and the code channels beside it (policy/interpreters.py)."""
+    return interpreters.interpreter(words, command)
 
 
 # shopt options that change nothing about which file a word names or which program runs
@@ -279,14 +274,14 @@ SAFE_SHOPT = frozenset(
 
 
 def _started_shell(key: str, command: SimpleCommand, dialect: DialectName) -> list[Resolution] | None:
-    return shell_resolution(command.words, command)
+    return shell_resolution(command.words, command, key)
 
 
 def _multi_call(key: str, command: SimpleCommand, dialect: DialectName) -> list[Resolution] | None:
     """busybox and toybox run the applet their first argument names; busybox's shells read scripts."""
     words = command.words
     if key == "busybox" and len(words) > 1 and word_value(words[1]) in SHELLS:
-        return shell_resolution(words[1:], command)
+        return shell_resolution(words[1:], command, word_value(words[1]) or "sh")
     return [Inner(words[1:], key)] if len(words) > 1 else []
 
 

@@ -9,9 +9,12 @@ import shlex
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dangerous_variables import dangerous_variable
+from secure_shell.policy.env_variables import variable
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.parsed import SimpleCommand, Word
+from secure_shell.policy.program_scripts import echoed_text as _echoed
 from secure_shell.policy.resolution import (
+    Environment,
     Inner,
     PathUse,
     Refusal,
@@ -132,14 +135,27 @@ def by_spec(
                 Refusal(R.DYNAMIC_COMMAND, f"{name}: an argument that decides what runs is not a literal", word.source)
             )
             return out
-        if name == "env" and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", value):
+        if name == "env" and re.match(r"^[^=/-][^=/]*=", value):  # env takes any NAME=VALUE, `BASH_FUNC_f%%=` too
             var = value.split("=", 1)[0]
-            if dangerous_variable(var):
+            if var.startswith("BASH_FUNC_"):
+                out.append(
+                    Refusal(R.DANGEROUS_VARIABLE, f"env sets {var}, a function every bash it starts runs", value)
+                )
+            elif variable(var) is not None:  # its value is checked (env_variables.py)
+                given = value.split("=", 1)[1]
+                out.append(Environment(var, Word(given, given)))
+            elif dangerous_variable(var):
                 out.append(Refusal(R.DANGEROUS_VARIABLE, f"env sets {var}, which changes what runs", value))
             i += 1
             continue
         if value == "--":
             i += 1
+            if name == "env":  # env still reads NAME=VALUE words after `--`
+                while i < len(words) and words[i].value is not None and "=" in (words[i].value or "")[1:]:
+                    var = (words[i].value or "").split("=", 1)[0]
+                    if var.startswith("BASH_FUNC_") or dangerous_variable(var):
+                        out.append(Refusal(R.DANGEROUS_VARIABLE, f"env sets {var}, which changes what runs", var))
+                    i += 1
             break
         if value.startswith("-") and value != "-" or (value == "-" and value in spec.flags):
             after = _read_option(name, spec, words, i, out)
@@ -279,18 +295,6 @@ _LINE_CHANGING = re.compile(
 
 
 _LISTS_FILES = re.compile(r"^(?:-[a-zA-Z]*[lL][a-zA-Z]*|--files(?:-with(?:out)?-match(?:es)?)?)$")
-
-
-def _echoed(feeders: tuple[tuple[str | None, ...] | None, ...]) -> str | None:
-    """What the pipe carries when its only feeder is `echo` with literal words (no -e escapes)."""
-    if len(feeders) != 1 or not feeders[0] or feeders[0][0] != "echo":
-        return None
-    words = list(feeders[0][1:])
-    if any(w is None for w in words) or (words and words[0] in ("-e", "-E", "-ne", "-en")):
-        return None
-    newline = not (words and words[0] == "-n")
-    words = words[1:] if words and words[0] == "-n" else words
-    return " ".join(w for w in words if w is not None) + ("\n" if newline else "")
 
 
 def _lists_paths(feeders: tuple[tuple[str | None, ...] | None, ...]) -> bool:

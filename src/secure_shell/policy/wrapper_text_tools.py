@@ -12,6 +12,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.resolution import (
+    Script,
     PathUse,
     Refusal,
     Resolution,
@@ -26,6 +27,7 @@ from secure_shell.policy.wrapper_spec import (
     source_text,
     word_value,
 )
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 _AWK_EXEC = re.compile(r"\bsystem\s*\(|\|\s*getline|\|&|\bprint[f]?\b[^;{}]*\|\s*\"|close\s*\(")
 
@@ -52,19 +54,22 @@ def _awk(words: tuple[Word, ...]) -> list[Resolution]:
     program = words[i]
     if program.value is None:
         return [Refusal(R.INLINE_CODE, "awk program is not a literal", program.source)]
-    if _AWK_EXEC.search(program.value):
-        return [
-            Refusal(R.INLINE_CODE, "awk program runs shell commands (system, getline or a pipe)", program.value[:80])
-        ]
-    if _AWK_FILES.search(program.value):
+    return awk_program(program.value) or [Text(program)]
+
+
+def awk_program(text: str) -> list[Resolution]:
+    """Refusals for an awk program that runs commands or names files; [] when it does neither."""
+    if _AWK_EXEC.search(text):
+        return [Refusal(R.INLINE_CODE, "awk program runs shell commands (system, getline or a pipe)", excerpt(text))]
+    if _AWK_FILES.search(text):
         return [
             Refusal(
                 R.INLINE_CODE,
                 "awk program writes or reads a file it names (print > file, getline < file)",
-                program.value[:80],
+                excerpt(text),
             )
         ]
-    return [Text(program)]
+    return []
 
 
 def _sed(words: tuple[Word, ...]) -> list[Resolution]:
@@ -102,7 +107,7 @@ def _sed(words: tuple[Word, ...]) -> list[Resolution]:
     for script in scripts:
         if script.value is None:
             return [Refusal(R.INLINE_CODE, "sed script is not a literal", script.source)]
-        out.extend(_script_effects("sed", script.value, sed_effects))
+        out.extend(script_effects("sed", script.value, sed_effects))
         out.append(Text(script))
     return out
 
@@ -110,19 +115,21 @@ def _sed(words: tuple[Word, ...]) -> list[Resolution]:
 def _ed(command: SimpleCommand) -> list[Resolution]:
     """ed reads its commands from standard input."""
     if command.stdin_text is not None:
-        return _script_effects("ed", command.stdin_text, ed_effects)
+        return script_effects("ed", command.stdin_text, ed_effects)
     if command.stdin_piped:
         return [Refusal(R.INLINE_CODE, "ed reads its commands from a pipe whose text is not known", "ed")]
     return []
 
 
-def _script_effects(name: str, text: str, reader: Callable[[str], ScriptEffects]) -> list[Resolution]:
+def script_effects(name: str, text: str, reader: Callable[[str], ScriptEffects]) -> list[Resolution]:
     try:
         effects = reader(text)
     except ScriptError as error:
-        return [Refusal(R.INLINE_CODE, f"{name} script cannot be read: {error}", text[:80])]
+        return [Refusal(R.INLINE_CODE, f"{name} script cannot be read: {error}", excerpt(text))]
     if effects.runs:
-        return [Refusal(R.INLINE_CODE, f"{name} script runs a command: {effects.runs[0][:60]!r}", text[:80])]
+        return [
+            Refusal(R.INLINE_CODE, f"{name} script runs a command: {excerpt(effects.runs[0], SHORT)!r}", excerpt(text))
+        ]
     uses: list[Resolution] = [PathUse(Word(path, path), f"{name} script reads") for path in effects.reads]
     return uses + [PathUse(Word(path, path), f"{name} script writes") for path in effects.writes]
 
@@ -144,11 +151,42 @@ _TAR_EXEC = (
 _TAR_EXACT = frozenset({"--checkpoint"})
 
 
+# Options whose value is a command tar runs (split into words, or by /bin/sh for --to-command): the
+# value is checked as that command.
+_TAR_COMMANDS = ("-I", "--use-compress-program", "--to-command")
+
+
+def _tar_command(words: tuple[Word, ...], i: int) -> tuple[Script, bool] | None:
+    """The command a -I / --use-compress-program / --to-command option at `words[i]` names, and
+    whether its value is the next word."""
+    value = words[i].value or ""
+    option, eq, attached = value.partition("=")
+    for full in _TAR_COMMANDS:
+        if option == full or (full.startswith("--") and len(option) > 6 and full.startswith(option)):
+            if eq:
+                return Script("bash", attached, f"tar {full}"), False
+            following = words[i + 1] if i + 1 < len(words) else Word("", "")
+            return Script("bash", following.value, f"tar {full}", "" if following.value else "not a literal"), True
+    if value.startswith("-I") and len(value) > 2:
+        return Script("bash", value[2:], "tar -I"), False
+    return None
+
+
 def _tar(words: tuple[Word, ...]) -> list[Resolution]:
-    for word in words[1:]:
+    commands: list[Resolution] = []
+    skip = False
+    for i, word in enumerate(words[1:], start=1):
         value = word.value or ""
-        if value.split("=")[0] in _TAR_EXACT:
+        if skip or value.split("=")[0] in _TAR_EXACT:
+            skip = False
             continue
+        command = _tar_command(words, i)
+        if command is not None:
+            commands.append(command[0])
+            skip = command[1]
+            continue
+        if re.fullmatch(r"-[A-Za-z]*[IF][A-Za-z]*", value):
+            return [Refusal(R.NESTED_SCRIPT, "tar option runs a program; give -I PROGRAM as its own word", value)]
         if any(
             value == opt
             or value.startswith(opt + "=")
@@ -164,7 +202,7 @@ def _tar(words: tuple[Word, ...]) -> list[Resolution]:
         cluster = _TAR_CLUSTER.match(word.value or "")
         if cluster and cluster.group(2):  # -xvf/tmp/a.tar: the archive glued to its cluster
             out.append(PathUse(Word(cluster.group(2), cluster.group(2)), f"tar -{cluster.group(1)[-1]}"))
-    return out
+    return out + commands
 
 
 # a cluster of tar's short flags ending in a value option with its value glued on

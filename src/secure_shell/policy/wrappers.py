@@ -10,7 +10,8 @@ RESOLVERS maps each program name to its resolver; the tables live in one module 
 wrapper_table (env, sudo, nice, timeout, xargs: WrapperSpec rows), wrapper_shells (shells,
 interpreters, eval/source/trap, history expansion), wrapper_programs (find -exec, watch, package
 runners, make, editors), wrapper_text_tools (awk, sed, ed, tar, zip; ln, link, cp, mv), wrapper_remote (ssh, rsync,
-wsl), wrapper_builtins (bash builtins that take names or code, set/shopt), and the launches below
+wsl), wrapper_builtins (bash builtins that take names or code, set/shopt), sqlite (its dot-commands and
+SQL functions), and the launches below
 (git, cmd, PowerShell), read by their own modules. Whether the registry covers every program those
 tables name is checked at import.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Set
 
 from secure_shell.policy import (
+    sqlite,
     wrapper_builtins,
     wrapper_programs,
     wrapper_remote,
@@ -105,6 +107,7 @@ RESOLVERS: dict[str, Resolver] = merged(
         wrapper_text_tools.RESOLVERS,
         wrapper_remote.RESOLVERS,
         wrapper_builtins.RESOLVERS,
+        sqlite.RESOLVERS,
         _LAUNCHES,
     )
 )

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
+from secure_shell.policy.path_reach import Reach
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.sandbox.kernel import Ruleset
-from secure_shell.sandbox.reach import CREDENTIAL_PATHS, reach
+from secure_shell.sandbox.reach import CREDENTIAL_PATHS, credential_patterns, reach
 from secure_shell.shells import host_path
 
 
@@ -62,4 +63,27 @@ def ruleset_for(
         settings.network == "deny",
         realpath,
         settings.credential_paths,
+    )
+
+
+def path_reach(
+    policy: ShellPolicy,
+    settings: SandboxSettings,
+    env: Mapping[str, str],
+    home: str,
+    contained: bool,
+    holder: str,
+    realpath: Callable[[str], str] = os.path.realpath,
+) -> Reach:
+    """The reach the engine checks paths against: the very sets ruleset_for gives the kernel for a
+    command run with `env` (its PATH and TMPDIR), with the devices; `contained` says whether the
+    kernel enforces them for this shell on this host (host.enforcement)."""
+    rules = ruleset_for(policy, settings, env.get("PATH", ""), env.get("TMPDIR", ""), home, realpath)
+    return Reach(
+        read=(*rules.read, *rules.devices),
+        listed=rules.list_only,
+        write=(*rules.write, *rules.devices),
+        credentials=tuple(credential_patterns(settings.credential_paths, home, realpath)),
+        contained=contained,
+        holder=holder,
     )

@@ -82,10 +82,10 @@ def reach(
     credentials: Sequence[str] = CREDENTIAL_PATHS,
     listdir: Callable[[str], list[str]] = os.listdir,
 ) -> Ruleset:
-    """Write beneath `writable`, TMPDIR and /dev/shm; read and execute the system directories, PATH's
+    """Write beneath `writable`, TMPDIR (when given) and /dev/shm; read and execute the system directories, PATH's
     directories, git's configuration in `home` and `readable`; the null devices and /dev/tty; never
     a credential file (`credentials`)."""
-    write = _unique([*writable, tmpdir, *SHARED_WRITABLE], realpath)
+    write = _unique([*writable, *([tmpdir] if tmpdir else []), *SHARED_WRITABLE], realpath)
     home_files = [os.path.join(home, name) for name in HOME_READABLE]
     read_candidates = [*SYSTEM_READ, *_path_directories(path_env, home, realpath), *home_files, *readable]
     read = _unique([p for p in read_candidates if not _too_broad(p, home, realpath)], realpath)

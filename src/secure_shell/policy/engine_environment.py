@@ -1,0 +1,64 @@
+"""The values of environment variables a command gives the programs it runs (env_variables.py):
+a program to run must be harmless, paths are checked against the allowed paths and the reach like
+any other path, and each directory prepended to PATH must be one commands cannot write.
+"""
+
+from __future__ import annotations
+
+from secure_shell.policy import verdict as R
+from secure_shell.policy.engine_context import CheckContext
+from secure_shell.policy.engine_paths import PathChecker
+from secure_shell.policy.env_variables import FINDS, PATHS, RUNS, entries, value_problem, variable
+from secure_shell.policy.flow import Directories
+from secure_shell.policy.parsed import Word
+
+# Directories anyone may write on a POSIX host, where no reach says more.
+SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+class EnvironmentChecker:
+    def __init__(self, context: CheckContext, paths: PathChecker) -> None:
+        self.context = context
+        self.paths = paths
+
+    def check(self, name: str, value: Word, bases: Directories, restricted: bool) -> None:
+        """`name=value` given to a command started from `bases` (path rules only when `restricted`)."""
+        rule = variable(name)
+        if rule is None:
+            return
+        shown = f"{name}={value.source}"
+        problem = value_problem(name, rule, value.value)
+        if problem is not None:
+            self.context.deny(R.DANGEROUS_VARIABLE, problem, shown)
+            return
+        if rule.kind == RUNS:
+            return
+        role = f"written {name}" if rule.kind == PATHS else f"{name} entry"
+        if value.value is None:
+            if restricted:
+                self.paths.check_path(value, role, bases)  # the kernel's where it holds the shell
+            return
+        for entry in entries(rule, value.value):
+            if rule.kind == FINDS:
+                self._command_directory(name, entry, shown)
+            elif restricted:
+                self.paths.check_path(Word(entry, entry), role, bases)
+
+    def _command_directory(self, name: str, entry: str, shown: str) -> None:
+        resolved = self.context.space.resolve(entry, None)
+        if resolved is None or self._writable(resolved):
+            self.context.deny(
+                R.DANGEROUS_VARIABLE,
+                f"{name} entry {entry!r} is a directory commands may write: a program written there would run "
+                "under the name of an allowed one; run such a program by its path instead",
+                shown,
+            )
+
+    def _writable(self, path: str) -> bool:
+        context = self.context
+        if context.within_allowed(path):
+            return True
+        reach = context.reach
+        if reach is not None and reach.writable(path):
+            return True
+        return any(path == root or path.startswith(root + "/") for root in SHARED_WRITABLE)

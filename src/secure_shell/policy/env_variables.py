@@ -1,0 +1,121 @@
+"""Environment variables that programs read as a program to run or as paths, per program, as data.
+
+A variable in this table is not refused by name (as those in dangerous_variables.py are): its value
+is checked for what it is.
+
+- RUNS: the program runs the value as a command line (git runs GIT_SEQUENCE_EDITOR). Only a
+  harmless program (HARMLESS: `true`, `cat`, ...) or nothing passes: any other would be a command
+  the command rules never see.
+- PATHS: the program reads or writes the path the value names (TMPDIR, GIT_INDEX_FILE). Each is
+  checked against the reach like a path argument that is written; a value known only at run time is
+  the kernel's where it holds the shell, refused elsewhere.
+- LOADS: a search path the program loads code from (PYTHONPATH): each entry is checked against the
+  reach like a path that is read (code inside the reach is code the agent could run anyway).
+- FINDS: where commands are found (PATH): each entry must be a literal absolute directory that
+  commands cannot write, or a program written there would run under an allowed name.
+
+cmd and PowerShell refuse every variable of the table by name, as before (dangerous_variable()).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+
+RUNS, PATHS, LOADS, FINDS = "runs", "paths", "loads", "finds"
+HARMLESS = frozenset({"true", "false", ":", "cat", ""})
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    kind: str
+    programs: str  # who reads it, for messages
+    separator: str = ""  # a list of entries (":"), or one value
+    flags: str = ""  # a regex of values that are settings, not paths (GIT_TRACE=1)
+
+
+_EDITOR = "git, and programs that open an editor"
+_TRACE_SETTING = r"|[0-9]|true|false|yes|no|on|off"
+TABLE: dict[str, Variable] = {
+    "EDITOR": Variable(RUNS, _EDITOR),
+    "VISUAL": Variable(RUNS, _EDITOR),
+    "GIT_EDITOR": Variable(RUNS, "git"),
+    "GIT_SEQUENCE_EDITOR": Variable(RUNS, "git rebase -i"),
+    "GIT_PAGER": Variable(RUNS, "git"),
+    "PAGER": Variable(RUNS, "git, man and other programs that page output"),
+    "MANPAGER": Variable(RUNS, "man"),
+    "SYSTEMD_PAGER": Variable(RUNS, "systemctl, journalctl"),
+    "GIT_SSH": Variable(RUNS, "git"),
+    "GIT_SSH_COMMAND": Variable(RUNS, "git"),
+    "GIT_EXTERNAL_DIFF": Variable(RUNS, "git diff"),
+    "GIT_ASKPASS": Variable(RUNS, "git"),
+    "GIT_PROXY_COMMAND": Variable(RUNS, "git"),
+    "SSH_ASKPASS": Variable(RUNS, "ssh"),
+    "SUDO_ASKPASS": Variable(RUNS, "sudo"),
+    "BROWSER": Variable(RUNS, "programs that open a browser"),
+    "LESSOPEN": Variable(RUNS, "less"),
+    "LESSCLOSE": Variable(RUNS, "less"),
+    "NPM_CONFIG_SCRIPT_SHELL": Variable(RUNS, "npm"),
+    "TMPDIR": Variable(PATHS, "every program that makes temporary files"),
+    "TMP": Variable(PATHS, "programs that make temporary files"),
+    "TEMP": Variable(PATHS, "programs that make temporary files"),
+    "GIT_INDEX_FILE": Variable(PATHS, "git"),
+    "GIT_OBJECT_DIRECTORY": Variable(PATHS, "git"),
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES": Variable(PATHS, "git", ":"),
+    "GIT_TRACE*": Variable(PATHS, "git (a file to write its trace to)", flags=_TRACE_SETTING),
+    "PYTHONPYCACHEPREFIX": Variable(PATHS, "python"),
+    "NPM_CONFIG_CACHE": Variable(PATHS, "npm"),
+    "PIP_CACHE_DIR": Variable(PATHS, "pip"),
+    "UV_CACHE_DIR": Variable(PATHS, "uv"),
+    "COVERAGE_FILE": Variable(PATHS, "coverage"),
+    "MYPY_CACHE_DIR": Variable(PATHS, "mypy"),
+    "RUFF_CACHE_DIR": Variable(PATHS, "ruff"),
+    "HISTFILE": Variable(PATHS, "bash (its history)"),
+    "PYTHONPATH": Variable(LOADS, "python", ":"),
+    "NODE_PATH": Variable(LOADS, "node", ":"),
+    "PERL5LIB": Variable(LOADS, "perl", ":"),
+    "RUBYLIB": Variable(LOADS, "ruby", ":"),
+    "PATH": Variable(FINDS, "the shell and every program that starts another", ":"),
+}
+_PATTERNS = [(name, rule) for name, rule in TABLE.items() if "*" in name]
+
+
+def variable(name: str) -> Variable | None:
+    """The table's entry for `name` (case-folded, as npm and Windows read names), or None."""
+    key = name.split("[", 1)[0].upper()
+    found = TABLE.get(key)
+    if found is None:
+        found = next((rule for pattern, rule in _PATTERNS if fnmatch.fnmatchcase(key, pattern)), None)
+    return found
+
+
+def value_problem(name: str, rule: Variable, value: str | None) -> str | None:
+    """Why `value` may not be given to `name`, where that needs no path checked; None if it may."""
+    if rule.kind == RUNS:
+        if value is not None and value.strip() in HARMLESS:
+            return None
+        shown = "a value known only at run time" if value is None else repr(value)
+        return (
+            f"{name} is run as a command (by {rule.programs}), and {shown} would be a command no rule sees; "
+            f"set it to true or cat (or leave it unset), or run the program directly"
+        )
+    if rule.kind == FINDS:
+        if value is None:
+            return f"{name}'s new value is only known at run time, so which program each name runs cannot be known"
+        for entry in value.split(rule.separator):
+            if not entry.startswith("/") or ".." in entry.split("/"):
+                shown = repr(entry) if entry else "an empty entry (the working directory)"
+                return (
+                    f"{name} entry {shown} is not an absolute directory: which program a name runs would "
+                    "depend on where the shell is"
+                )
+    return None
+
+
+def entries(rule: Variable, value: str) -> list[str]:
+    """The paths `value` names (none for a setting such as GIT_TRACE=1)."""
+    if rule.flags and re.fullmatch(rule.flags, value.strip(), re.IGNORECASE):
+        return []
+    parts = value.split(rule.separator) if rule.separator else [value]
+    return [part for part in parts if part]

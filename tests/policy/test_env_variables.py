@@ -1,0 +1,65 @@
+"""Issue 28 class 4: environment variables a program reads as a program to run or as paths, judged by
+their value (env_variables.TABLE), each row next to the twin that stays refused."""
+
+from __future__ import annotations
+
+import pytest
+
+from secure_shell.policy.env_variables import FINDS, LOADS, PATHS, RUNS, TABLE, variable
+from tests.helpers.policy import P, V, check
+
+# (allowed, refused twin, the twin's rule)
+ROWS = [
+    ("GIT_SEQUENCE_EDITOR=true git rebase -i HEAD~2", "GIT_SEQUENCE_EDITOR='rm -f notes.txt' git rebase -i HEAD~2", V),
+    ("GIT_EDITOR=true git rebase --continue", "GIT_EDITOR=./x git rebase --continue", V),
+    ("GIT_PAGER=cat git log", "GIT_PAGER='less -R' git log", V),
+    ("env GIT_PAGER=cat git log", "env GIT_PAGER='sh -c x' git log", V),
+    ("export EDITOR=true", "export EDITOR=vim", V),
+    ("EDITOR=: git commit --amend", 'EDITOR="$(which vim)" git commit', V),
+    ("TMPDIR=./tmp python3 -m pytest", "TMPDIR=/etc/x python3 -m pytest", P),
+    ("export TMPDIR=/home/u/proj/tmp", "export TMPDIR=/home/u/other", P),
+    ("env TMPDIR=tmp git status", "env TMPDIR=/etc git status", P),
+    ("GIT_INDEX_FILE=.git/index.tmp git add .", "GIT_INDEX_FILE=../outside/index git add .", P),
+    ("GIT_TRACE=1 git status", "GIT_TRACE=/home/other/trace git status", P),
+    ("GIT_TRACE_PACKET=true git fetch", "GIT_TRACE_PACKET=../../x git fetch", P),
+    (
+        "PYTHONPYCACHEPREFIX=build/pycache python3 -m pytest",
+        "PYTHONPYCACHEPREFIX=/home/u/.cache/x python3 -m pytest",
+        P,
+    ),
+    ("npm_config_cache=.npm npm ci", "npm_config_cache=/home/u/other npm ci", P),
+    ("PYTHONPATH=. python3 -m pytest -q", "PYTHONPATH=/home/other python3 -m pytest -q", P),
+    ("PYTHONPATH=src python3 -m mypkg", "PYTHONPATH=src:../other python3 -m mypkg", P),
+    ('export PATH="$HOME/.local/bin:$PATH"', 'export PATH="$PWD/bin:$PATH"', V),
+    ("export PATH=/opt/tool/bin:/usr/bin:/bin", 'export PATH="bin:$PATH"', V),
+    ("TMPDIR=tmp", "TMPDIR=/etc/x; export TMPDIR", V),
+]
+
+
+@pytest.mark.parametrize("allowed,twin,rule", ROWS, ids=[row[0] for row in ROWS])
+def test_a_program_variable_passes_with_a_harmless_value_and_its_twin_is_refused(
+    allowed: str, twin: str, rule: str
+) -> None:
+    verdict = check("bash", allowed)
+    assert verdict.allowed, (allowed, verdict.reasons)
+    refused = check("bash", twin)
+    assert not refused.allowed and rule in refused.rules, (twin, refused.reasons)
+
+
+def test_the_table_names_each_kind_and_is_read_case_folded() -> None:
+    assert {rule.kind for rule in TABLE.values()} == {RUNS, PATHS, LOADS, FINDS}
+    assert variable("npm_config_cache") is TABLE["NPM_CONFIG_CACHE"]
+    assert variable("GIT_TRACE_SETUP") is TABLE["GIT_TRACE*"]
+    assert variable("HOME") is None
+
+
+@pytest.mark.parametrize(
+    "shell,command",
+    [
+        ("powershell", "$env:GIT_SEQUENCE_EDITOR = 'true'"),
+        ("cmd", "set TMPDIR=C:\\x"),
+        ("powershell", "$env:TMP = 'x'"),
+    ],
+)
+def test_cmd_and_powershell_still_refuse_the_table_by_name(shell: str, command: str) -> None:
+    assert V in check(shell, command).rules
