@@ -410,7 +410,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(verdict.to_dict()))
     else:
-        print(verdict.explain())
+        print(verdict.explain(config.shells[shell].allowed_paths))
         for seen in verdict.commands:
             nested = f" (via {' > '.join(seen.via)})" if seen.via else ""
             print(f"  runs {seen.program}: {' '.join(seen.argv)}{nested}")
@@ -462,11 +462,14 @@ def run_run(args: argparse.Namespace) -> int:
         if result.verdict.decision.name == "ASK":
             print(
                 "secure-shell: this command needs the user's confirmation (askCommands), which only an MCP "
-                f"client can give\n{result.verdict.explain()}",
+                f"client can give\n{result.verdict.explain(config.shells[shell].allowed_paths)}",
                 file=sys.stderr,
             )
             return EXIT_DENIED
-        print(f"secure-shell: denied by the policy\n{result.verdict.explain()}", file=sys.stderr)
+        print(
+            f"secure-shell: denied by the policy\n{result.verdict.explain(config.shells[shell].allowed_paths)}",
+            file=sys.stderr,
+        )
         return EXIT_DENIED
     if result.outcome.timed_out:
         print(f"secure-shell: timed out after {timeout} s; the process tree was killed", file=sys.stderr)

@@ -226,8 +226,27 @@ def test_a_blocked_program_does_not_run(attack: Attack, who: str) -> None:
     assert outcome.denied, f"[{attack.layer}, as {who}] allowed: {attack.command!r}\n{outcome.text}"
 
 
+# Open findings, kept as strict xfails so they flip loudly once closed.
+STILL_OPEN = {
+    "another process's command line (argv secret)": "Landlock-only layer: /proc/<pid>/cmdline of other processes "
+    "stays readable; a PID namespace (the per-session pod) hides them",
+    "awk --source='BEGIN{system(\"rm victim.txt\")}'": "awk's glued --source=PROGRAM is not read as awk code",
+    "gawk --source='BEGIN{system(\"rm victim.txt\")}'": "awk's glued --source=PROGRAM is not read as awk code",
+}
+
+
+def open_rows(rows: list, name) -> list:  # type: ignore[type-arg, no-untyped-def]
+    """Each row, an open finding marked as a strict xfail naming why it is open."""
+    return [
+        pytest.param(row, id=name(row), marks=pytest.mark.xfail(strict=True, reason=STILL_OPEN[name(row)]))
+        if name(row) in STILL_OPEN
+        else pytest.param(row, id=name(row))
+        for row in rows
+    ]
+
+
 @pytest.mark.parametrize("who", WHO)
-@pytest.mark.parametrize("attack", KERNEL_PROBES, ids=lambda a: a.name)
+@pytest.mark.parametrize("attack", open_rows(KERNEL_PROBES, lambda a: a.name))
 def test_the_sandbox_holds_what_the_engine_allows(attack: Attack, who: str) -> None:
     """Layer: the engine allows the interpreter, the kernel does not stop the call. SAFE: no GOT-THROUGH."""
     outcome = outcomes(who, attack.policy)[attack.name]
@@ -324,7 +343,7 @@ ENGINE_ONLY = [
 ]
 
 
-@pytest.mark.parametrize("command", ENGINE_ONLY)
+@pytest.mark.parametrize("command", open_rows(ENGINE_ONLY, lambda c: c))
 def test_the_engine_refuses_a_blocked_program_it_can_read(command: str) -> None:
     """Layer: engine, any user (the verdict is the checker's). SAFE: denied."""
     who = identity("root") if os.geteuid() == 0 else identity("user")
