@@ -459,17 +459,9 @@ def run_run(args: argparse.Namespace) -> int:
         print(f"secure-shell: {result.execution.error}; the command was stopped", file=sys.stderr)
         return EXIT_FAILED
     if result.outcome is None:
-        if result.verdict.decision.name == "ASK":
-            print(
-                "secure-shell: this command needs the user's confirmation (askCommands), which only an MCP "
-                f"client can give\n{result.verdict.explain(config.shells[shell].allowed_paths)}",
-                file=sys.stderr,
-            )
-            return EXIT_DENIED
-        print(
-            f"secure-shell: denied by the policy\n{result.verdict.explain(config.shells[shell].allowed_paths)}",
-            file=sys.stderr,
-        )
+        asked = "needs the user's confirmation (askCommands), which only an MCP client can give"
+        head = asked if result.verdict.decision.name == "ASK" else "denied by the policy"
+        print(f"secure-shell: {head}\n{result.verdict.explain(config.shells[shell].allowed_paths)}", file=sys.stderr)
         return EXIT_DENIED
     if result.outcome.timed_out:
         print(f"secure-shell: timed out after {timeout} s; the process tree was killed", file=sys.stderr)
