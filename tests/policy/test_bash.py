@@ -735,7 +735,8 @@ GITBASH_DENIED = [
     ("cd /c/ && ls", P),
     ("cat C:/Windows/win.ini", P),
     ("ls /usr/bin", U),
-    ("cmd //c del x", W),
+    ("cmd //c del x", B),  # MSYS passes //c as /c: cmd runs del
+    ("cmd /c del x", W),  # MSYS passes /c as C:/, no switch of cmd's
 ]
 GITBASH_ALLOWED = ["ls -la", "cat /c/Users/u/proj/README.md", "cat C:/Users/u/proj/a.txt", "git status", "npm test"]
 
