@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.policy.test_bash_differential import (  # noqa: E402 - after the path is set
+from tests.policy.test_bash_differential import (  # after the path is set
     command_difference,
     random_commands,
     random_words,

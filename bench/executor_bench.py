@@ -15,14 +15,14 @@ import time
 
 import anyio
 
-from secure_shell.executor import execute, execute_async
+from secure_shell.executor import RunSpec, execute, execute_async
 from secure_shell.output_store import SEARCH_SECONDS, OutputStore, StoreLimits, compile_pattern
 from secure_shell.shells import ShellKind, build_invocation
 
 BASH = ("--noprofile", "--norc", "-c")
 
 
-def bash(command: str):  # noqa: ANN201
+def bash(command: str):
     return build_invocation(ShellKind.BASH, command, "/bin/bash", BASH, os.getcwd())
 
 
@@ -35,7 +35,7 @@ def spawn_overhead(rounds: int = 200) -> None:
     async def one_on_loop() -> None:
         execution = store.start("bash", "echo hi", None)
         started = time.perf_counter()
-        await execute_async(bash("echo hi"), os.environ, 10, execution.buffer.feed)
+        await execute_async(RunSpec(bash("echo hi"), os.environ, 10), execution.buffer.feed)
         on_loop.append(time.perf_counter() - started)
         store.finish(execution, "completed", 0)
 

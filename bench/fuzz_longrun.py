@@ -24,7 +24,7 @@ CHILD = r"""
 import json, random, sys, time
 sys.path.insert(0, {repo!r})
 from tests.policy.test_fuzz import BASH_TOKENS, CMD_TOKENS, PS_TOKENS
-from tests.policy.conftest import ENV, cwd_for, policy_for
+from tests.helpers.policy import ENV, cwd_for, policy_for
 from secure_shell.policy.decide import decide
 from secure_shell.bashlex_worker import BashlexWorker
 dialect, seed, count, progress = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]

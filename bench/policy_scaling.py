@@ -31,6 +31,10 @@ CASES = [
     ("pipeline, 400 stages", "|".join(["a"] * 400)),
     ("pipeline, 1 000 stages (1 999 chars)", "|".join(["a"] * 1000)),
     ("500 ;-separated commands", ";".join(["a"] * 500)),
+    ("400-stage pipeline of echo (1 999 chars)", "|".join(["echo"] * 400)[:1999]),
+    ("here-document of 993 lines (1 999 chars)", "cat <<EOF\n" + "\n".join(["x"] * 993) + "\nEOF"),
+    ("666 commands a&& (1 999 chars)", "&&".join(["a"] * 667)[:1999]),
+    ("400 $(a) (1 999 chars)", " ".join(["$(a)"] * 400)[:1999]),
     ("40 '$(x)' in single quotes", "echo " + " ".join(["'$(x)'"] * 40)),
     ("40 $(x) in a quoted here-document", "cat <<'EOF'\n" + " ".join(["$(x)"] * 40) + "\nEOF"),
 ]

@@ -10,7 +10,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.test_server_stdio import config_for, server
+from tests.helpers.server import config_for, server
+from tests.waiting import PATIENCE
 
 
 @pytest.mark.anyio
@@ -52,7 +53,7 @@ async def test_small_contract_points(tmp_path: Path) -> None:
         empty = await client.call_tool("get_command_output", {"executionId": run_id, "search": ""})
         started = await client.call_tool("execute_command", {"shell": "bash", "command": "true", "background": True})
         background_id = started.structured_content["executionId"]
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + PATIENCE
         while time.monotonic() < deadline:
             status = await client.call_tool("get_command_output", {"executionId": background_id})
             if status.structured_content["status"] != "running":

@@ -13,7 +13,7 @@ import pytest
 
 from secure_shell.checker import Checker
 from secure_shell.shells import ShellKind
-from tests.policy.conftest import build_config
+from tests.helpers.policy import build_config
 from tests.wine import build_rawspawn, host_programs, run_cmd, start_wine, stop_wine, windows_path
 
 SECRET = "SECRET-7f3a"

@@ -18,7 +18,7 @@ CLIXML = (
 )
 
 
-def feed(decoder, data: bytes, size: int) -> str:  # noqa: ANN001 - any Decoder
+def feed(decoder, data: bytes, size: int) -> str:  # any Decoder
     parts = [decoder.decode(data[i : i + size]) for i in range(0, len(data), size)]
     return "".join(parts) + decoder.decode(b"", final=True)
 

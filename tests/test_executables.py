@@ -17,7 +17,7 @@ WINDOWS_ENV = {
 }
 
 
-def files(*paths: str):  # noqa: ANN201 - an `exists` over a set of Windows paths (case-insensitive)
+def files(*paths: str):  # an `exists` over a set of Windows paths (case-insensitive)
     known = {p.lower() for p in paths}
     return lambda path: path.lower() in known
 

@@ -15,9 +15,12 @@ import anyio
 import pytest
 
 from secure_shell.errors import SpawnError
-from secure_shell import executor
-from secure_shell.executor import Limits, execute, execute_async, running_count, stop_all
+from secure_shell import executor, remote_tree, windows_job
+from secure_shell.executor import RunSpec, execute, execute_async, running_count, stop_all
+from secure_shell.process_limits import Limits
 from secure_shell.shells import Invocation, PathDialect, ShellKind, build_invocation, host_directory
+from tests.helpers.processes import gone, processes_named
+from tests.waiting import PATIENCE, eventually, finishes
 
 FAKES = Path(__file__).parent / "fakes"
 BASH_ARGS = ("--noprofile", "--norc", "-c")
@@ -41,28 +44,6 @@ def bash(command: str, cwd: str | None = None) -> Invocation:
     return build_invocation(ShellKind.BASH, command, "bash", BASH_ARGS, cwd)
 
 
-def processes_named(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
-def gone(marker: str, within: float = 2.0) -> bool:
-    """Whether every process whose command line holds `marker` is gone, polled until `within`."""
-    deadline = time.monotonic() + within
-    while processes_named(marker):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def test_output_exit_code_and_streams() -> None:
     out = Collected()
     outcome = execute(bash("echo hi; echo oops >&2; exit 3"), os.environ, 10, out)
@@ -84,34 +65,31 @@ def test_working_directory_and_environment(tmp_path: Path) -> None:
 
 def test_timeout_kills_background_grandchildren() -> None:
     marker = f"sleep-marker-{os.getpid()}-{time.monotonic_ns()}"
-    command = f"bash -c 'exec -a {marker} sleep 300' & exec -a {marker} sleep 300"
-    started = time.monotonic()
-    outcome = execute(bash(command), os.environ, 2, Collected())
-    elapsed = time.monotonic() - started
+    command = f"bash -c 'exec -a {marker} sleep 3600' & exec -a {marker} sleep 3600"
+    # The grandchild holds the output pipes for an hour: the run returns only if the timeout killed it.
+    outcome = finishes(lambda: execute(bash(command), os.environ, 2, Collected()))
     assert outcome.timed_out and outcome.status == "timed out"
-    assert elapsed < 2.5
     assert gone(marker)
 
 
 def test_timeout_holds_even_when_term_is_ignored() -> None:
     marker = f"stubborn-{os.getpid()}-{time.monotonic_ns()}"
-    started = time.monotonic()
-    outcome = execute(bash(f"trap '' TERM; exec -a {marker} sleep 300"), os.environ, 1, Collected())
-    assert outcome.timed_out and time.monotonic() - started < 1.5
+    # TERM is ignored and the sleep lasts an hour: the run returns only if KILL followed.
+    outcome = finishes(lambda: execute(bash(f"trap '' TERM; exec -a {marker} sleep 3600"), os.environ, 1, Collected()))
+    assert outcome.timed_out
     assert processes_named(marker) == []
 
 
 def test_cancellation_kills_the_tree() -> None:
     marker = f"cancel-marker-{os.getpid()}-{time.monotonic_ns()}"
 
-    async def scenario() -> float:
-        started = time.monotonic()
-        with anyio.move_on_after(1):
-            await execute_async(bash(f"exec -a {marker} sleep 300 & wait"), os.environ, 60, Collected())
-        return time.monotonic() - started
+    async def scenario() -> bool:
+        with anyio.move_on_after(1) as scope:
+            await execute_async(RunSpec(bash(f"exec -a {marker} sleep 3600 & wait"), os.environ, 3600), Collected())
+        return scope.cancelled_caught
 
-    elapsed = anyio.run(scenario)
-    assert elapsed < 1.5
+    # The run's own timeout and its sleep are an hour: only the cancellation can end it in time.
+    assert finishes(lambda: anyio.run(scenario))
     assert gone(marker)
 
 
@@ -133,15 +111,22 @@ def test_multibyte_characters_split_across_reads_arrive_intact() -> None:
     assert out.text("stdout") == "€" * 300000
 
 
-def test_concurrent_runs_do_not_wait_for_each_other() -> None:
-    async def scenario() -> float:
-        started = time.monotonic()
-        async with anyio.create_task_group() as group:
-            for _ in range(10):
-                group.start_soon(execute_async, bash("sleep 0.5"), os.environ, 10, Collected())
-        return time.monotonic() - started
+def test_concurrent_runs_do_not_wait_for_each_other(tmp_path: Path) -> None:
+    # Each run waits until all ten have started: run one after another, none would ever finish.
+    barrier = f"mktemp -p {tmp_path} > /dev/null; until [ $(ls {tmp_path} | wc -l) -ge 10 ]; do sleep 0.01; done"
+    outcomes: list[object] = []
 
-    assert anyio.run(scenario) < 1.5
+    async def run() -> None:
+        outcomes.append(await execute_async(RunSpec(bash(barrier), os.environ, 3600), Collected()))
+
+    async def scenario() -> None:
+        with anyio.fail_after(PATIENCE):
+            async with anyio.create_task_group() as group:
+                for _ in range(10):
+                    group.start_soon(run)
+
+    anyio.run(scenario)
+    assert [outcome.exit_code for outcome in outcomes] == [0] * 10  # type: ignore[attr-defined]
 
 
 def test_stop_all_ends_a_run_on_an_interrupted_event_loop() -> None:
@@ -150,21 +135,16 @@ def test_stop_all_ends_a_run_on_an_interrupted_event_loop() -> None:
     outcomes = []
     worker = threading.Thread(
         target=lambda: outcomes.append(
-            anyio.run(execute_async, bash(f"exec -a {marker} sleep 300"), os.environ, 60, Collected())
+            anyio.run(execute_async, RunSpec(bash(f"exec -a {marker} sleep 3600"), os.environ, 3600), Collected())
         )
     )
     worker.start()
-    deadline = time.monotonic() + 5
-    while not processes_named(marker) and time.monotonic() < deadline:
-        time.sleep(0.02)
+    assert eventually(lambda: bool(processes_named(marker)))
     assert running_count() == 1
-    started = time.monotonic()
     assert stop_all(wait=0) == 1
-    while processes_named(marker) and time.monotonic() - started < 10:  # SIGKILL lands a moment later
-        time.sleep(0.01)
-    # well before the run's own 60 s timeout: stop_all acted, not the loop (loaded machines are slow)
-    assert processes_named(marker) == [] and time.monotonic() - started < 10
-    worker.join(5)
+    # The run's own timeout is an hour away: if the process goes, stop_all killed it (KILL lands a moment later).
+    assert gone(marker)
+    worker.join(PATIENCE)
     # TERM, then KILL after a 0.2 s grace: on a loaded machine the KILL may land before the TERM is acted on
     assert outcomes and outcomes[0].exit_code in (128 + 15, 128 + 9) and running_count() == 0
 
@@ -259,10 +239,19 @@ def run_escape_script(marker: str, mode: str) -> list[int]:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(mode == "timeout")
-    time.sleep(0.2)
-    return [
-        pid for pid in processes_named(marker) if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(marker.encode())
-    ]
+
+    def survivors() -> list[int]:
+        return [
+            pid
+            for pid in processes_named(marker)
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(marker.encode())
+        ]
+
+    if mode == "plain":  # both escapees live on: wait until each has taken its name (slow on a loaded machine)
+        eventually(lambda: len(survivors()) >= 2)
+    else:
+        time.sleep(0.2)  # an escapee the subreaper missed would be taking its name now
+    return survivors()
 
 
 def test_escaped_descendants_survive_the_group_kill_without_a_subreaper() -> None:
@@ -550,7 +539,7 @@ def test_the_thread_reader_path_never_feeds_the_sink_after_it_returns() -> None:
         calls.append((name, data))
 
     invocation = bash("echo now; (sleep 0.6; echo late) &")
-    outcome = executor._execute_with_threads(invocation, os.environ, 10, sink, None, None, None)
+    outcome = executor._execute_with_threads(RunSpec(invocation, os.environ, 10), sink, None, None)
     returned.set()
     time.sleep(1.0)  # the late echo happens now, into a closed gate and a closed pipe
     assert outcome.exit_code == 0
@@ -568,7 +557,7 @@ def test_win32_calls_get_pointer_sized_handles() -> None:
             return function
 
     kernel32, ntdll = Library(), Library()
-    executor._declare(kernel32, ntdll)
+    windows_job.declare(kernel32, ntdll)
     assert kernel32.AssignProcessToJobObject.argtypes == [wintypes.HANDLE, wintypes.HANDLE]
     assert ctypes.sizeof(kernel32.CreateJobObjectW.restype) == ctypes.sizeof(ctypes.c_void_p)
     assert ntdll.NtResumeProcess.restype is wintypes.LONG  # an NTSTATUS, checked for < 0
@@ -601,7 +590,7 @@ def test_the_wsl_tree_killer_kills_every_process_carrying_the_tag(tmp_path: Path
     try:
         invocation = build_invocation(ShellKind.WSL, "true", str(FAKES / "wsl.py"), ("-e", "bash", "-c"), None)
         executor.kill_remote_tree(invocation, os.environ, tag)
-        assert sleeper.wait(timeout=5) == -9
+        assert sleeper.wait(timeout=PATIENCE) == -9
         assert other.poll() is None  # another run's tag: left alone
     finally:
         for process in (sleeper, other):
@@ -611,8 +600,8 @@ def test_the_wsl_tree_killer_kills_every_process_carrying_the_tag(tmp_path: Path
 
 
 def test_the_wsl_tag_reaches_the_distribution_only_through_wslenv() -> None:
-    tagged = executor.tagged(
+    tagged = remote_tree.tagged(
         {"WSLENV": "A/p:B"}, "abc", build_invocation(ShellKind.WSL, "true", "wsl.exe", ("-e", "bash", "-c"), None)
     )
     assert tagged["WSLENV"] == "A/p:B:SECURE_SHELL_RUN" and tagged["SECURE_SHELL_RUN"] == "abc"
-    assert "WSLENV" not in executor.tagged({}, "abc", bash("true"))
+    assert "WSLENV" not in remote_tree.tagged({}, "abc", bash("true"))

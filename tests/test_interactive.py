@@ -17,8 +17,10 @@ import pytest
 from mcp import Client
 
 from tests.places import audit_file
-from tests.test_server_stdio import HANDSHAKE, config_for, send, server, wait_for
-from tests.test_server_records import records, start_raw
+from tests.helpers.processes import processes_named
+from tests.helpers.server import HANDSHAKE, config_for, send, server, wait_for
+from tests.helpers.records import records, start_raw
+from tests.waiting import PATIENCE, eventually
 
 
 def text_of(result: Any) -> str:
@@ -29,7 +31,9 @@ def line_texts(result: Any) -> list[str]:
     return [line["text"] for line in result.structured_content["lines"]]
 
 
-async def answered(client: Client, execution_id: str, reply: Any, expected: str, seconds: float = 20) -> list[str]:
+async def answered(
+    client: Client, execution_id: str, reply: Any, expected: str, seconds: float = PATIENCE
+) -> list[str]:
     """The lines send_input returned, or, when the program was slower than its wait (a loaded
     machine), the command's lines once `expected` is among them (polled under a deadline)."""
     if expected in line_texts(reply):
@@ -52,7 +56,7 @@ async def start(client: Client, command: str, **extra: Any) -> str:
     return str(result.structured_content["executionId"])
 
 
-async def status_of(client: Client, execution_id: str, until: str, seconds: float = 20) -> dict[str, Any]:
+async def status_of(client: Client, execution_id: str, until: str, seconds: float = PATIENCE) -> dict[str, Any]:
     """The command's list_commands entry once it reaches `until` (polled under a deadline)."""
     with anyio.fail_after(seconds):
         while True:
@@ -80,7 +84,7 @@ async def test_answer_a_read_prompt(tmp_path: Path) -> None:
 async def test_a_prompt_on_a_terminal_is_shown_as_pending(tmp_path: Path) -> None:
     async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
         run = await start(client, "read -r -p 'Name? ' name; echo \"hello $name\"", pty=True)
-        with anyio.fail_after(10):
+        with anyio.fail_after(PATIENCE):
             while True:  # bash prints read's prompt only to a terminal, and without a newline
                 output = await client.call_tool("get_command_output", {"executionId": run})
                 if output.structured_content["pending"] == "Name? ":
@@ -154,6 +158,50 @@ async def test_cat_echoes_until_stdin_is_closed(tmp_path: Path) -> None:
         assert nothing_new.structured_content["returnedLines"] == 0 and "no lines after line 2" in text_of(nothing_new)
 
 
+# send_input may wait up to waitMs for the answer; it must return as soon as the answer is there.
+# With waitMs 30 s, a reply that comes back within SOON (well under it, however loaded the machine)
+# did not wait it out; one that waited it out fails the test.
+LONG_WAIT_MS, SOON = 30_000, 20
+
+
+async def answer_soon(client: Client, run: str, text: str) -> list[str]:
+    """The lines of a send_input reply with waitMs 30 s, which must come back before that wait is over."""
+    with anyio.fail_after(SOON):
+        reply = await client.call_tool("send_input", {"executionId": run, "input": text, "waitMs": LONG_WAIT_MS})
+    assert not reply.is_error, text_of(reply)
+    return line_texts(reply)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("pty", [False, True])
+async def test_send_input_returns_with_the_answer_without_waiting_out_wait_ms(tmp_path: Path, pty: bool) -> None:
+    """cat answers with the line at once and prints no prompt: the answer followed by a pause ends the wait."""
+    async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
+        run = await start(client, "cat", pty=pty)
+        for word in ("one", "two", "three"):
+            assert word in await answer_soon(client, run, word)
+        await client.call_tool("stop_command", {"executionId": run})
+
+
+@pytest.mark.anyio
+async def test_send_input_returns_at_the_next_prompt(tmp_path: Path) -> None:
+    """python3 -i prints its answer and then its prompt (on stderr, without a newline)."""
+    async with Client(server(tmp_path, "--config", str(config_for(tmp_path, ALLOW_I)))) as client:
+        run = await start(client, "python3 -i -q")
+        for n in range(3):
+            assert str(n * 7) in await answer_soon(client, run, f"print({n} * 7)")
+        await client.call_tool("stop_command", {"executionId": run})
+
+
+@pytest.mark.anyio
+async def test_send_input_waits_for_an_answer_that_takes_time(tmp_path: Path) -> None:
+    """Nothing printed yet is no answer: the wait goes on until the program prints."""
+    async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
+        run = await start(client, 'while read -r line; do sleep 0.5; echo "got $line"; done')
+        assert await answer_soon(client, run, "late") == ["got late"]
+        await client.call_tool("stop_command", {"executionId": run})
+
+
 @pytest.mark.anyio
 async def test_a_shell_session_follows_its_own_directory_changes(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
@@ -216,7 +264,7 @@ async def test_an_idle_interactive_command_is_stopped(tmp_path: Path) -> None:
     conf = config_for(tmp_path, "  resources:\n    interactiveIdleSeconds: 5\n")
     async with Client(server(tmp_path, "--config", str(conf))) as client:
         run = await start(client, "cat")
-        entry = await status_of(client, run, "stopped", seconds=30)
+        entry = await status_of(client, run, "stopped")
         assert "without input (interactiveIdleSeconds)" in entry["note"]
 
 
@@ -256,16 +304,15 @@ def test_sigterm_with_interactive_commands_open(tmp_path: Path) -> None:
             for n in range(2)
         ),
     )
-    assert wait_for(marker, present=True)
+    # Both commands run (a server starting on a loaded machine takes seconds to get there).
+    assert eventually(lambda: len(processes_named(marker)) == 2, step=0.05)
+    assert eventually(lambda: len(started(tmp_path)) == 2, step=0.05)
     send(
         process,
         {"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {"name": "list_commands", "arguments": {}}},
     )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and len(started(tmp_path)) < 2:
-        time.sleep(0.05)
     process.send_signal(signal.SIGTERM)
-    process.wait(30)
+    process.wait(PATIENCE)
     assert wait_for(marker, present=False)
     trail = records(tmp_path)
     ends = {r["executionId"]: r["status"] for r in trail if r["event"] == "finished"}

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.places import state_env
-from tests.test_project import REPO, quick_start_commands
+from tests.helpers.readme import REPO, quick_start_commands
 
 pytestmark = pytest.mark.slow
 

@@ -23,14 +23,17 @@ from secure_shell import process_tree
 from secure_shell.sandbox import cgroups
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
 from tests.places import audit_file, outside, state_env
-from tests.test_executor import processes_named
-from tests.test_sandbox import permissive
-from tests.test_server_stdio import HANDSHAKE
+from tests.helpers.processes import processes_named
+from tests.helpers.sandbox import permissive
+from tests.helpers.server import HANDSHAKE
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="crash recovery is Linux's")
 
 DEADLINE = 60.0
 MODES = ["auto", "off"]
+
+
+RECOVERED = "recovered what servers that died left"
 
 
 def until(condition: Any, seconds: float = DEADLINE) -> bool:
@@ -114,6 +117,19 @@ class Server:
                     pass
 
 
+def running_as(name: str) -> list[int]:
+    """The processes whose argv[0] is `name` (set by `exec -a`)."""
+    found = []
+    for pid in processes_named(name):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                if cmdline.read().split(b"\0", 1)[0] == name.encode():
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
 def run_commands(server: Server, marker: str) -> list[str]:
     """A foreground command, a background one, and one whose descendant double-forks, calls setsid
     and clears its environment (no run tag, no server tag, another session); their markers."""
@@ -121,8 +137,10 @@ def run_commands(server: Server, marker: str) -> list[str]:
     server.execute(f"exec -a {names[1]} sleep 300", background=True)
     server.execute(f"(setsid env -i bash -c 'exec -a {names[2]} sleep 300' &); exec -a {marker}-p sleep 300", True)
     server.execute(f"exec -a {names[0]} sleep 300", background=False)
-    assert until(lambda: all(processes_named(name) for name in names)), server.log()
-    escapee = processes_named(names[2])[0]
+    # each exec'd as its marker: before that, a process on the way (`setsid env -i bash -c '...'`)
+    # holds the marker in its arguments and still has the environment being cleared
+    assert until(lambda: all(running_as(name) for name in names)), server.log()
+    escapee = running_as(names[2])[0]
     assert process_tree.environ_value(escapee, process_tree.RUN_TAG) is None  # nothing left to find it by
     assert process_tree.environ_value(escapee, process_tree.SERVER_TAG) is None
     return [*names, f"{marker}-p"]
@@ -167,6 +185,7 @@ def test_sigkill_of_the_server_ends_every_command_and_the_next_server_finishes_i
     assert len(started) == 3 and not ended
     second = Server(tmp_path, mode, "second")
     try:
+        assert until(lambda: RECOVERED in second.log()), second.log()  # initialize may be answered before it
         started, ended = starts_and_ends(tmp_path, first.process.pid)
         assert ended == {execution: "killed after the server died" for execution in started}
         assert "3 command(s) of 1 server(s) recorded as 'killed after the server died'" in second.log()
@@ -193,9 +212,9 @@ def test_a_launcher_killed_with_the_server_takes_the_leaders_and_the_next_server
         first.close()
     second = Server(tmp_path, mode, "second")
     try:
-        assert until(lambda: not alive(markers)), alive(
-            markers
-        )  # SIGKILLed by its recovery; death lands a moment later
+        assert until(lambda: RECOVERED in second.log()), second.log()  # initialize may be answered before it
+        # SIGKILLed by its recovery; death lands a moment later
+        assert until(lambda: not alive(markers)), alive(markers)
         assert not server_cgroups(first.process.pid)
         started, ended = starts_and_ends(tmp_path, first.process.pid)
         assert len(started) == 3
@@ -340,7 +359,7 @@ def test_the_registry_entry_of_a_dead_server_gets_its_open_starts_ended_and_only
     server are removed."""
     from secure_shell import recovery
     from secure_shell.config.discovery import find_config, load_config
-    from tests.test_server_stdio import config_for
+    from tests.helpers.server import config_for
 
     monkeypatch.setenv("XDG_STATE_HOME", str(outside(tmp_path) / ".state"))
     config = load_config(find_config(str(config_for(tmp_path)), os.environ), str(tmp_path))

@@ -16,7 +16,7 @@ from secure_shell.redaction import MASK, Redactor, StreamMasker, environment_sec
 from tests.places import audit_file, outside
 from tests.secret_cases import AWS_SECRET
 from tests.secret_cases import SECRET_FORMS as SECRETS_IN_FORMS
-from tests.test_server_stdio import config_for, server
+from tests.helpers.server import config_for, server
 
 # (text, masked): every separator, quote and operator of the text survives the masking.
 SECRET_FORMS = [

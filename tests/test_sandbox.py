@@ -20,30 +20,12 @@ from secure_shell.sandbox import kernel
 from secure_shell.sandbox.host import HostSupport, detect, enforcement
 from secure_shell.sandbox.containment import SandboxSettings
 from tests.places import outside, state_env
-from tests.test_server_stdio import server
+from tests.helpers.server import server
+from tests.helpers.sandbox import permissive
 
 pytestmark = pytest.mark.skipif(
     kernel.landlock_abi() < 6 or not kernel.seccomp_supported(), reason="needs Linux with Landlock ABI 6 and seccomp"
 )
-
-PYTHON_PREFIXES = sorted({sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[1])})
-
-
-def permissive(tmp_path: Path, sandbox: str = "", path_rules: bool = False) -> Path:
-    """No blocked command, argument or operator and (unless `path_rules`) no path rules: the engine
-    allows all that follows. With path rules the forbidden part hides in a script file, which the
-    engine cannot read; that configuration may also turn the sandbox off (the trust boundary refuses
-    a shell with neither path rules nor a sandbox, as it could rewrite its own policy)."""
-    conf = outside(tmp_path) / "permissive.yaml"
-    readable = ", ".join(f"'{p}'" for p in PYTHON_PREFIXES)
-    conf.write_text(
-        "global:\n"
-        f"  security:\n    restrictWorkingDirectory: {str(path_rules).lower()}\n    enableInjectionProtection: false\n"
-        "  restrictions:\n    blockedCommands: []\n    blockedOperators: []\n    blockedArguments: []\n"
-        f"  paths:\n    allowedPaths: ['{tmp_path}']\n"
-        f"  sandbox:\n    readablePaths: [{readable}]\n{sandbox}"
-    )
-    return conf
 
 
 def run(
@@ -153,7 +135,7 @@ def test_ordinary_work_inside_the_project_succeeds(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def listener():  # noqa: ANN201
+def listener():
     """A TCP listener on 127.0.0.1 that answers 'hello' to each connection, while the test runs."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -180,7 +162,7 @@ def listener():  # noqa: ANN201
 
 NETWORK = """import socket, sys
 try:
-    print(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5).recv(16).decode().strip())
+    print(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=60).recv(16).decode().strip())
 except OSError as exc:
     print("tcp", exc.strerror)
 try:
@@ -376,7 +358,8 @@ def test_without_a_cgroup_the_process_limit_falls_back_to_rlimit_nproc(tmp_path:
     from secure_shell.checker import Checker
     from secure_shell.config.loader import load_file
     from secure_shell.config.resolve import resolve
-    from secure_shell.runner import Runner, start_containment
+    from secure_shell.command_containment import start_containment
+    from secure_shell.runner import CommandRequest, Runner
     from secure_shell.shells import ShellKind
 
     conf = permissive(tmp_path, "    maxProcesses: 64\n", path_rules=True)
@@ -387,7 +370,7 @@ def test_without_a_cgroup_the_process_limit_falls_back_to_rlimit_nproc(tmp_path:
         try:
             enforced = runner.enforcement(ShellKind.BASH)
             assert enforced.nproc_limit == 74 and "RLIMIT_NPROC" in enforced.missing[0]
-            result = anyio.run(lambda: runner.run(ShellKind.BASH, "ulimit -u", str(tmp_path), 30))
+            result = anyio.run(lambda: runner.run(CommandRequest(ShellKind.BASH, "ulimit -u", str(tmp_path), 30)))
             assert result.execution is not None
             assert [line.text for line in result.execution.buffer.line_range(1, None, 10, 4096).lines] == ["74"]
         finally:

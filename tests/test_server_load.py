@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from tests.places import audit_file
-from tests.test_server_stdio import config_for, server
+from tests.helpers.server import config_for, server
 
 TASKS, ROUNDS, LINES = 4, 10, 100_000
 

@@ -5,35 +5,19 @@ real server as a subprocess over stdio."""
 from __future__ import annotations
 
 import errno
-import json
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from mcp import Client
 
-from tests.places import audit_file, outside, state_env
-from tests.test_executor import processes_named
-from tests.test_server_stdio import HANDSHAKE, config_for, send, server, wait_for
-
-
-def records(tmp_path: Path, path: Path | None = None) -> list[dict]:
-    return [json.loads(line) for line in (path or audit_file(tmp_path)).read_text().splitlines()]
-
-
-def start_raw(tmp_path: Path, conf: Path) -> "subprocess.Popen[str]":
-    return subprocess.Popen(
-        [sys.executable, "-m", "secure_shell", "--config", str(conf)],
-        cwd=tmp_path,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={"PATH": "/usr/local/bin:/usr/bin:/bin", **state_env(tmp_path)},
-    )
+from tests.places import outside
+from tests.helpers.processes import processes_named
+from tests.helpers.server import HANDSHAKE, config_for, send, server, wait_for
+from tests.helpers.records import records, start_raw
+from tests.waiting import PATIENCE, eventually
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
@@ -57,12 +41,9 @@ def test_commands_killed_at_shutdown_have_start_and_end_records(tmp_path: Path, 
             for n in range(10)
         ),
     )
-    deadline = time.monotonic() + 20
-    while len(processes_named(marker)) < 10 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(processes_named(marker)) == 10
+    assert eventually(lambda: len(processes_named(marker)) == 10, step=0.05)
     process.send_signal(signum)
-    process.wait(30)
+    process.wait(PATIENCE)
     assert wait_for(marker, present=False)
     trail = records(tmp_path)
     starts = {r["executionId"] for r in trail if r["event"] == "started"}
@@ -93,13 +74,13 @@ def test_a_log_directory_that_cannot_be_created_stops_the_server_at_start(tmp_pa
     blocker.write_text("")
     conf = config_for(tmp_path, f"    logDirectory: '{blocker}/logs'\n")  # inside config_for's logging:
     process = start_raw(tmp_path, conf)
-    _, stderr = process.communicate("", timeout=60)
+    _, stderr = process.communicate("", timeout=PATIENCE)
     assert process.returncode == 2
     assert f"cannot store command output in {blocker}/logs: Not a directory" in stderr
 
 
 @pytest.fixture
-def small_disk(tmp_path: Path):  # noqa: ANN201
+def small_disk(tmp_path: Path):
     """A 256 KiB tmpfs outside the allowed path, where the kernel lets this test mount one."""
     mount = outside(tmp_path) / "small"
     mount.mkdir()

@@ -2,39 +2,18 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 import anyio
+import anyio.to_thread
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
-from tests.places import audit_file, outside, state_env
-from tests.test_executor import processes_named
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-def config_for(tmp_path: Path, extra: str = "") -> Path:
-    conf = outside(tmp_path) / "policy.yaml"
-    conf.write_text(
-        "global:\n  restrictions:\n    blockedCommands: [rm, sudo]\n    blockedOperators: []\n"
-        f"  paths:\n    allowedPaths: ['{tmp_path}']\n"
-        "  logging:\n    maxOutputLines: 10\n    maxReturnLines: 50\n" + extra
-    )
-    return conf
-
-
-def server(tmp_path: Path, *args: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "secure_shell", *args],
-        cwd=str(tmp_path),
-        env={**state_env(tmp_path), "PYTHONUNBUFFERED": "1"},
-    )
+from tests.places import audit_file
+from tests.helpers.server import HANDSHAKE, REPO, config_for, raw_server, send, server, wait_for
+from tests.waiting import PATIENCE
 
 
 @pytest.fixture
@@ -156,7 +135,53 @@ async def test_bad_arguments_name_the_argument_and_range(params: StdioServerPara
     assert result.is_error and "timeout" in text and "an integer from 1 to 3600" in text
 
 
-async def until(client: Client, execution_id: str, done: Callable[[Any], bool], seconds: float = 20) -> Any:
+# Every kind of pattern the regex engine fails on: a syntax error, recursion (a MemoryError or a
+# RecursionError inside the engine), nesting past Python's recursion limit, counts that compile to
+# gigabytes, flags that contradict each other, backtracking past the time limit.
+BAD_PATTERNS = [
+    ("(", "invalid regular expression"),
+    ("(?i)(?R)", "calls a group or itself"),
+    ("(a)(?1)", "calls a group or itself"),
+    ("(" * 400 + "a" + ")" * 400, "nests too deeply"),
+    ("a{4294967294}", "repeats too much"),
+    ("((a{100}){100}){100}", "repeats too much"),
+    ("(?a)(?u)x", "invalid regular expression"),
+    ("(a|aa)+$", "backtracks too much"),
+]
+
+
+@pytest.mark.anyio
+async def test_every_search_pattern_failure_is_a_tool_error_naming_the_pattern(params: StdioServerParameters) -> None:
+    async with Client(params) as client:
+        ran = await client.call_tool("execute_command", {"shell": "bash", "command": "printf 'a%.0s' {1..60}; echo !"})
+        execution_id = ran.structured_content["executionId"]
+        for pattern, problem in BAD_PATTERNS:
+            bad = await client.call_tool("get_command_output", {"executionId": execution_id, "search": pattern})
+            assert bad.is_error, pattern
+            assert problem in bad.content[0].text and repr(pattern)[:40] in bad.content[0].text, bad.content[0].text
+        fine = await client.call_tool("get_command_output", {"executionId": execution_id, "search": "a!$"})
+        assert fine.structured_content["totalMatches"] == 1  # the server still searches
+
+
+@pytest.mark.anyio
+async def test_a_search_says_which_lines_it_could_not_search(tmp_path: Path) -> None:
+    """Past maxLogSize the head and the latest lines are kept; a search for a dropped line finds
+    nothing and must say that those lines were not searched, as a line range does."""
+    conf = config_for(tmp_path, "    maxLogSize: 1024\n")
+    async with Client(server(tmp_path, "--config", str(conf))) as client:
+        ran = await client.call_tool("execute_command", {"shell": "bash", "command": "seq 1 200000"})
+        execution_id = ran.structured_content["executionId"]
+        missed = await client.call_tool("get_command_output", {"executionId": execution_id, "search": "^100000$"})
+        ranged = await client.call_tool("get_command_output", {"executionId": execution_id, "startLine": 100000})
+    data = missed.structured_content
+    first, last = data["droppedLines"]
+    assert data["totalMatches"] == 0 and first < 100000 < last
+    assert ranged.structured_content["droppedLines"] == [100000, last]  # the same store, read by range
+    assert f"lines {first}-{last} ({last - first + 1} lines) were dropped" in missed.content[0].text
+    assert "not searched" in missed.content[0].text
+
+
+async def until(client: Client, execution_id: str, done: Callable[[Any], bool], seconds: float = PATIENCE) -> Any:
     """get_command_output for `execution_id`, polled until `done` holds of it or `seconds` pass."""
     deadline = time.monotonic() + seconds
     while True:
@@ -183,7 +208,7 @@ async def test_background_start_poll_stop(params: StdioServerParameters) -> None
         assert [line["text"] for line in output.structured_content["lines"]] == ["started"]
         stopped = await client.call_tool("stop_command", {"executionId": execution_id})
         assert stopped.structured_content["status"] == "stopped"
-    assert processes_named(marker) == []
+    assert wait_for(marker, present=False)
 
 
 @pytest.mark.anyio
@@ -192,10 +217,8 @@ async def test_cancellation_leaves_no_process(params: StdioServerParameters) -> 
     async with Client(params) as client:
         with anyio.move_on_after(1.0):
             await client.call_tool("execute_command", {"shell": "bash", "command": f"exec -a {marker} sleep 300"})
-        deadline = time.monotonic() + 3
-        while processes_named(marker) and time.monotonic() < deadline:
-            await anyio.sleep(0.1)
-        assert processes_named(marker) == []
+        # The command's own timeout is far off: gone, it was killed for the cancellation.
+        assert await anyio.to_thread.run_sync(wait_for, marker, False)
         again = await client.call_tool("execute_command", {"shell": "bash", "command": "echo still usable"})
         assert "still usable" in again.content[0].text
 
@@ -211,7 +234,7 @@ async def test_progress_is_reported_for_long_commands(params: StdioServerParamet
         result = await client.call_tool(
             "execute_command", {"shell": "bash", "command": "echo a; sleep 2.3; echo b"}, progress_callback=on_progress
         )
-        with anyio.fail_after(5):
+        with anyio.fail_after(PATIENCE):
             while not seen:
                 await anyio.sleep(0.05)
     assert result.structured_content["exitCode"] == 0
@@ -219,14 +242,23 @@ async def test_progress_is_reported_for_long_commands(params: StdioServerParamet
 
 
 @pytest.mark.anyio
-async def test_many_commands_run_concurrently(params: StdioServerParameters) -> None:
+async def test_many_commands_run_concurrently(params: StdioServerParameters, tmp_path: Path) -> None:
+    # Each command waits until all twenty have started: one after another, none would ever finish.
+    (tmp_path / "gate").mkdir()
+    barrier = "mktemp -p gate > /dev/null; until [ $(ls gate | wc -l) -ge 20 ]; do sleep 0.01; done"
+    replies: list[Any] = []
+
+    async def run() -> None:
+        replies.append(
+            await client.call_tool("execute_command", {"shell": "bash", "command": barrier, "timeout": 3600})
+        )
+
     async with Client(params) as client:
-        started = time.monotonic()
-        async with anyio.create_task_group() as group:
-            for _ in range(20):
-                group.start_soon(client.call_tool, "execute_command", {"shell": "bash", "command": "sleep 0.5"})
-        elapsed = time.monotonic() - started
-    assert elapsed < 3.0
+        with anyio.fail_after(PATIENCE):
+            async with anyio.create_task_group() as group:
+                for _ in range(20):
+                    group.start_soon(run)
+    assert [reply.structured_content["exitCode"] for reply in replies] == [0] * 20, replies[0].content[0].text
 
 
 @pytest.mark.anyio
@@ -283,53 +315,7 @@ async def test_client_read_timeout_kills_the_tree(params: StdioServerParameters)
             await client.call_tool(
                 "execute_command", {"shell": "bash", "command": f"exec -a {marker} sleep 300"}, read_timeout_seconds=1
             )
-        deadline = time.monotonic() + 3
-        while processes_named(marker) and time.monotonic() < deadline:
-            await anyio.sleep(0.1)
-    assert processes_named(marker) == []
-
-
-def raw_server(tmp_path: Path) -> "subprocess.Popen[str]":
-    import subprocess
-
-    return subprocess.Popen(
-        [sys.executable, "-m", "secure_shell", "--config", str(config_for(tmp_path))],
-        cwd=tmp_path,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={"PATH": "/usr/local/bin:/usr/bin:/bin", **state_env(tmp_path)},
-    )
-
-
-def send(process: "subprocess.Popen[str]", *messages: dict) -> None:
-    import json
-
-    assert process.stdin is not None
-    for message in messages:
-        process.stdin.write(json.dumps(message) + "\n")
-    process.stdin.flush()
-
-
-HANDSHAKE = (
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-    },
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-)
-
-
-def wait_for(marker: str, present: bool, seconds: float = 10) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if bool(processes_named(marker)) == present:
-            return True
-        time.sleep(0.1)
-    return False
+        assert await anyio.to_thread.run_sync(wait_for, marker, False)
 
 
 def test_stdin_eof_kills_a_running_command(tmp_path: Path) -> None:
@@ -351,7 +337,7 @@ def test_stdin_eof_kills_a_running_command(tmp_path: Path) -> None:
     assert process.stdout is not None and process.stdout.readline()
     assert wait_for(marker, present=True)
     process.stdin.close()  # type: ignore[union-attr]
-    process.wait(30)
+    process.wait(PATIENCE)
     assert wait_for(marker, present=False)
 
 
@@ -377,7 +363,7 @@ def sigterm_while_running_in_the_background(tmp_path: Path, command: str, marker
     assert process.stdout is not None and process.stdout.readline() and process.stdout.readline()
     assert wait_for(marker, present=True)
     process.send_signal(signal.SIGTERM)
-    process.wait(30)
+    process.wait(PATIENCE)
     assert wait_for(marker, present=False)
 
 
@@ -418,7 +404,7 @@ async def test_background_and_concurrency_caps_give_clear_errors(tmp_path: Path)
         )
         assert second.is_error and "maxBackgroundCommands" in second.content[0].text
         await client.call_tool("stop_command", {"executionId": first.structured_content["executionId"]})
-    assert processes_named(marker) == []
+    assert wait_for(marker, present=False)
 
 
 @pytest.mark.anyio
@@ -453,15 +439,15 @@ def ask_config(tmp_path: Path) -> StdioServerParameters:
     return server(tmp_path, "--config", str(conf))
 
 
-def answering(action: str, run: bool = True):  # noqa: ANN201 - an elicitation callback
+def answering(action: str, run: bool = True):  # an elicitation callback
     from mcp.types import ElicitResult
 
     asked: list[str] = []
 
-    async def callback(context, params):  # noqa: ANN001, ANN202
+    async def callback(context, params):
         asked.append(params.message)
         if action == "wait":
-            await anyio.sleep(10)
+            await anyio.sleep_forever()
         return ElicitResult(action=action, content={"run": run} if action == "accept" else None)
 
     return callback, asked
@@ -486,9 +472,8 @@ async def test_ask_rules_run_only_after_the_user_confirms(tmp_path: Path, action
 async def test_ask_rules_deny_when_nobody_answers_in_time(tmp_path: Path) -> None:
     callback, _ = answering("wait")
     async with Client(ask_config(tmp_path), mode="legacy", elicitation_callback=callback) as client:
-        started = time.monotonic()
-        result = await client.call_tool("execute_command", {"shell": "bash", "command": "touch late.txt"})
-    assert time.monotonic() - started < 6
+        with anyio.fail_after(PATIENCE):  # the user never answers: only askTimeout can end the call
+            result = await client.call_tool("execute_command", {"shell": "bash", "command": "touch late.txt"})
     assert result.is_error and "did not answer within 2 s" in result.content[0].text
     assert not (tmp_path / "late.txt").exists()
 

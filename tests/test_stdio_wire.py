@@ -24,7 +24,8 @@ from secure_shell import stdio_wire
 from secure_shell.stdio_wire import LineReader, LineWriter
 from tests.jsonrpc_cases import BAD_MESSAGES, MAX_NESTING, Sent, nested_ping, wire_message
 from tests.places import state_env
-from tests.test_server_stdio import HANDSHAKE, config_for
+from tests.helpers.server import HANDSHAKE, config_for
+from tests.waiting import PATIENCE, eventually
 
 
 def pipe() -> tuple[int, int]:
@@ -119,7 +120,7 @@ def test_while_serving_nothing_but_the_writer_reaches_stdout() -> None:
     assert b"stray print" in result.stderr and b"stray child" in result.stderr
 
 
-def test_regular_files_are_not_pollable(tmp_path) -> None:  # noqa: ANN001
+def test_regular_files_are_not_pollable(tmp_path) -> None:
     with open(tmp_path / "f", "wb") as handle:
         assert not stdio_wire.pollable(handle.fileno())
     read_end, write_end = os.pipe()
@@ -130,9 +131,8 @@ def test_regular_files_are_not_pollable(tmp_path) -> None:  # noqa: ANN001
         os.close(write_end)
 
 
-def test_sigterm_leaves_the_shared_pipes_blocking_again(tmp_path) -> None:  # noqa: ANN001
+def test_sigterm_leaves_the_shared_pipes_blocking_again(tmp_path) -> None:
     import signal
-    import time
 
     # The test keeps its own copy of the server's stdin and stdout descriptions, as a terminal or a
     # parent shell would: O_NONBLOCK set while serving must not outlive the server.
@@ -147,12 +147,9 @@ def test_sigterm_leaves_the_shared_pipes_blocking_again(tmp_path) -> None:  # no
         env={**os.environ, **state_env(tmp_path)},
     )
     try:
-        deadline = time.monotonic() + 30
-        while os.get_blocking(stdin_read) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not os.get_blocking(stdin_read)  # serving: the loop polls the wire
+        assert eventually(lambda: not os.get_blocking(stdin_read), step=0.05)  # serving: the loop polls the wire
         process.send_signal(signal.SIGTERM)
-        process.wait(30)
+        process.wait(PATIENCE)
         assert os.get_blocking(stdin_read) and os.get_blocking(stdout_write)
     finally:
         for fd in (stdin_read, stdin_write, stdout_read, stdout_write):

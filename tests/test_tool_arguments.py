@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.test_server_stdio import config_for, server
+from tests.helpers.server import config_for, server
 
 
 @pytest.mark.anyio

@@ -25,7 +25,7 @@ async def raised_by_a_task_group(error: Exception) -> BaseException:
         async with anyio.create_task_group() as group:
             group.start_soon(anyio.sleep, 60)
             raise error
-    except BaseException as exc:  # noqa: BLE001 - the group's exception is what this returns
+    except BaseException as exc:  # the group's exception is what this returns
         return exc
     raise AssertionError("the task group raised nothing")
 

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from secure_shell import executor
+from secure_shell import windows_job
 from secure_shell.checker import Checker
 from secure_shell.config.loader import load_text
 from secure_shell.config.resolve import resolve
-from secure_shell.executor import Limits, job_limits
+from secure_shell.process_limits import Limits
+from secure_shell.windows_job import job_limits
 from secure_shell.runner import Runner
 from secure_shell.sandbox.host import HostSupport
 from secure_shell.shells import ShellKind
@@ -31,13 +32,13 @@ def test_the_structure_has_winnts_64_bit_layout() -> None:
 
 def test_without_bounds_a_job_only_kills_its_tree_and_lets_none_break_away() -> None:
     information = job_limits(Limits(cpu_seconds=10, processes=64))  # POSIX limits: no job counterpart
-    assert information.Basic.LimitFlags == executor.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+    assert information.Basic.LimitFlags == windows_job.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
     assert information.Basic.ActiveProcessLimit == 0 and information.JobMemoryLimit == 0
 
 
 def test_the_process_bound_becomes_the_jobs_active_process_limit() -> None:
     information = job_limits(Limits(active_processes=48))
-    flags = executor.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | executor.JOB_OBJECT_LIMIT_ACTIVE_PROCESS
+    flags = windows_job.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | windows_job.JOB_OBJECT_LIMIT_ACTIVE_PROCESS
     assert information.Basic.LimitFlags == flags and information.Basic.ActiveProcessLimit == 48
     raw = bytes(information)  # as SetInformationJobObject reads it
     assert int.from_bytes(raw[16:20], "little") == 0x2008 and int.from_bytes(raw[40:44], "little") == 48

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 from typing import IO, TYPE_CHECKING
+from secure_shell.policy.excerpt import LONG, excerpt
 
 if TYPE_CHECKING:
     from secure_shell.policy.parsed import CrossCheckResult
@@ -136,7 +137,7 @@ def serve() -> None:
         except MemoryError:
             return
         except BaseException as exc:  # bashlex raises at least eight exception types
-            reply = {"status": "error", "message": f"{type(exc).__name__}: {str(exc)[:200]}"}
+            reply = {"status": "error", "message": f"{type(exc).__name__}: {excerpt(str(exc), LONG)}"}
         stdout.write(json.dumps(reply).encode() + b"\n")
         stdout.flush()
 

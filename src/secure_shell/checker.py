@@ -25,7 +25,7 @@ from secure_shell.policy.decide import DirectoryCheck, check_directory, decide
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import Decision, Reason, Verdict
-from secure_shell.shells import PathDialect, ShellKind, host_directory, wsl_environment
+from secure_shell.shells import SHELL_FACTS, EnvironmentPassing, PathDialect, ShellKind, host_directory, wsl_environment
 from secure_shell.working_directory import text_problem
 
 
@@ -54,10 +54,12 @@ class Checker:
     ) -> Verdict:
         """`session_input`: all the text written so far to the running command's stdin (decide())."""
         policy = self.policy(shell)
-        problem = text_problem(cwd) if cwd is not None else None
+        problem = text_problem(cwd, shell is ShellKind.CMD) if cwd is not None else None
         if problem is not None:
             return Verdict.of([Reason(R.WORKING_DIRECTORY, problem, cwd or "", Decision.DENY)])
-        if shell is ShellKind.WSL:  # the command sees only what WSLENV passes into the distribution
+        if (
+            SHELL_FACTS[shell].environment is EnvironmentPassing.WSLENV
+        ):  # the command sees only what WSLENV passes into the distribution
             env = wsl_environment(env or {}, policy.mount_point)
         verdict = decide(
             command,
@@ -114,7 +116,7 @@ class Checker:
 
     def check_directory(self, shell: ShellKind, path: str) -> DirectoryCheck:
         policy = self.policy(shell)
-        problem = text_problem(path)
+        problem = text_problem(path, shell is ShellKind.CMD)
         if problem is not None:
             return DirectoryCheck(path, None, False, problem)
         return check_directory(path, policy, realpath=_realpath_for(policy))

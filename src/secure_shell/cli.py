@@ -13,7 +13,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import yaml
 
@@ -34,14 +34,15 @@ from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.config.schema import SHELL_NAMES, json_schema
 from secure_shell.config.template import policy_for_project, write_atomically
 from secure_shell.errors import ConfigError, ConfigIssue, SecureShellError, UsageError
-from secure_shell.shells import ShellKind
+from secure_shell.shells import ShellKind, contained_inside
 from secure_shell.sandbox.containment import SandboxSettings
 from secure_shell.sandbox.host import HostSupport, enforcement, root_note
 from secure_shell.trust import Protected, boundary_problems, broad_start_directory, protected_paths
 
 if TYPE_CHECKING:
-    from secure_shell.checker import Checker
+    from secure_shell.early_initialize import EarlyInitialize
 
+GIL_SWITCH_SECONDS = 0.0005
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -98,6 +99,19 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, help="HTTP: port (default: transport.httpPort, 9444)")
     serve.set_defaults(handler=run_serve)
 
+    _add_config_commands(commands, common, located)
+    _add_check_and_run(commands, common, located)
+    _add_inspection_commands(commands, common, located)
+    _add_setup_commands(commands, common)
+    return parser
+
+
+Commands = argparse._SubParsersAction  # the subcommands of a parser (argparse names no public type)
+
+
+def _add_config_commands(
+    commands: Commands[argparse.ArgumentParser], common: argparse.ArgumentParser, located: argparse.ArgumentParser
+) -> None:
     config = commands.add_parser("config", parents=[common], help="show, check or describe configuration")
     config_commands = config.add_subparsers(title="config commands", metavar="ACTION", required=True)
     show = config_commands.add_parser(
@@ -112,6 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     schema = config_commands.add_parser("schema", parents=[common], help="print the config file's JSON Schema")
     schema.set_defaults(handler=run_config_schema)
 
+
+def _add_check_and_run(
+    commands: Commands[argparse.ArgumentParser], common: argparse.ArgumentParser, located: argparse.ArgumentParser
+) -> None:
     check = commands.add_parser(
         "check",
         parents=[common, located],
@@ -142,6 +160,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("command", nargs=argparse.REMAINDER, help="the command (after --)")
     run.set_defaults(handler=run_run)
 
+
+def _add_inspection_commands(
+    commands: Commands[argparse.ArgumentParser], common: argparse.ArgumentParser, located: argparse.ArgumentParser
+) -> None:
     dirs = commands.add_parser(
         "validate-dirs", parents=[common, located], help="check directories against allowedPaths"
     )
@@ -172,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox.add_argument("--json", action="store_true", help="print it as JSON")
     sandbox.set_defaults(handler=run_sandbox)
 
+
+def _add_setup_commands(commands: Commands[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
     from secure_shell.client_config import CLIENTS
 
     client = commands.add_parser(
@@ -207,7 +231,6 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"write the user-wide default {user_config_file()} instead (each server allows where it starts)",
     )
     init.set_defaults(handler=run_init_config)
-    return parser
 
 
 def project_dir(args: argparse.Namespace) -> str:
@@ -230,13 +253,17 @@ def load(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig]:
     return location, load_config(location, project_dir(args))
 
 
-def load_for_running(args: argparse.Namespace) -> tuple[ConfigLocation, ResolvedConfig, HostSupport]:
-    """load(), start the containment, then check the trust boundary: commands that will run must
-    not be able to rewrite the policy or the records of what they did."""
+def load_for_running(
+    args: argparse.Namespace, loaded: Callable[[ResolvedConfig], None] | None = None
+) -> tuple[ConfigLocation, ResolvedConfig, HostSupport]:
+    """load() (then `loaded`), start the containment, then check the trust boundary: commands that
+    will run must not be able to rewrite the policy or the records of what they did."""
     from secure_shell.recovery import release_registration, start_up
-    from secure_shell.runner import start_containment, stop_containment
+    from secure_shell.command_containment import start_containment, stop_containment
 
     location, config = load(args)
+    if loaded is not None:
+        loaded(config)
     start_up(config)  # what a server that died left is killed and recorded, before this one's cgroup exists
     host = start_containment()
     problems = boundary_problems(config, protected_paths(location.path, config), host)
@@ -269,7 +296,17 @@ def add_host_options(check: argparse.ArgumentParser) -> None:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    location, config, host = load_for_running(args)
+    early: list[EarlyInitialize | None] = [None]
+
+    def answer_early(config: ResolvedConfig) -> None:
+        """A stdio client's initialize is answered from here on, while the rest starts (early_initialize)."""
+        if (getattr(args, "transport", None) or config.transport.mode) == "stdio":
+            from secure_shell.early_initialize import EarlyInitialize
+            from secure_shell.executables import available_shells
+
+            early[0] = EarlyInitialize.start([kind.value for kind in available_shells(config)[0]])
+
+    location, config, host = load_for_running(args, answer_early)
     transport = getattr(args, "transport", None) or config.transport.mode
     if transport not in ("stdio", "http"):
         raise UsageError(f"transport {transport!r} is not supported; use stdio or http")
@@ -282,6 +319,9 @@ def run_serve(args: argparse.Namespace) -> int:
     from secure_shell.server import build_server
 
     become_subreaper()  # escaped descendants of commands are adopted, found and killed
+    # A policy check runs in a worker thread (tools.py) and holds the GIL while it computes: the event
+    # loop, which every other call needs, gets it back within this interval rather than the default 5 ms.
+    sys.setswitchinterval(GIL_SWITCH_SECONDS)
 
     shells, missing = available_shells(config)
     print_startup_summary(location, config, shells, missing, host, Path(project_dir(args)))
@@ -317,7 +357,7 @@ def run_serve(args: argparse.Namespace) -> int:
                         file=sys.stderr,
                         flush=True,
                     )
-                stdio_wire.serve(server)
+                stdio_wire.serve(server, early[0])
         finally:
             runner.shutdown()
     return EXIT_OK
@@ -354,13 +394,14 @@ def print_startup_summary(
 
 def run_check(args: argparse.Namespace) -> int:
     _, config = load(args)
+    from secure_shell.check_batch import run_check_batch
     from secure_shell.checker import Checker
 
     with Checker(config, contained=args.contained) as checker:
         if args.batch:
             if args.command or args.shell:
                 raise UsageError("--batch reads everything from stdin; give no --shell and no command")
-            return run_check_batch(checker, config)
+            return EXIT_FAILED if run_check_batch(checker, config) else EXIT_OK
         command = args.command[1:] if args.command[:1] == ["--"] else args.command
         if not args.shell or not command:
             raise UsageError("usage: secure-shell check --shell SHELL [--cwd DIR] [--json] -- COMMAND")
@@ -374,64 +415,6 @@ def run_check(args: argparse.Namespace) -> int:
             nested = f" (via {' > '.join(seen.via)})" if seen.via else ""
             print(f"  runs {seen.program}: {' '.join(seen.argv)}{nested}")
     return EXIT_OK if verdict.allowed else EXIT_FAILED
-
-
-MAX_BATCH_LINE = 1 << 20
-
-
-def run_check_batch(checker: Checker, config: ResolvedConfig) -> int:
-    """One JSON verdict line per input line, in order; a bad line gets an error verdict, never a crash."""
-    denied = False
-    stdin = sys.stdin.buffer
-    while True:
-        raw = stdin.readline(MAX_BATCH_LINE + 1)
-        if not raw:
-            break
-        if len(raw) > MAX_BATCH_LINE and not raw.endswith(b"\n"):
-            while raw and not raw.endswith(b"\n"):
-                raw = stdin.readline(MAX_BATCH_LINE + 1)
-            result = batch_error(f"line longer than {MAX_BATCH_LINE} bytes")
-        else:
-            result = batch_verdict(checker, config, raw)
-        denied = denied or not result["allowed"]
-        sys.stdout.write(json.dumps(result) + "\n")
-        sys.stdout.flush()
-    return EXIT_FAILED if denied else EXIT_OK
-
-
-def batch_verdict(checker: Checker, config: ResolvedConfig, raw: bytes) -> dict[str, Any]:
-    try:
-        request = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        return batch_error(f"not a JSON line: {exc}")
-    if not isinstance(request, dict):
-        return batch_error("each line must be a JSON object")
-    shell, command, cwd, env = (request.get(k) for k in ("shell", "command", "cwd", "env"))
-    if not isinstance(command, str):
-        return batch_error("'command' must be a string")
-    if not isinstance(shell, str) or shell not in SHELL_NAMES:
-        return batch_error(f"'shell' must be one of {', '.join(SHELL_NAMES)}")
-    if cwd is not None and not isinstance(cwd, str):
-        return batch_error("'cwd' must be a string")
-    if env is not None and not (
-        isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
-    ):
-        return batch_error("'env' must be an object of strings")
-    kind = ShellKind(shell)
-    if not config.shells[kind].enabled:
-        return batch_error(f"shell {shell!r} is disabled in {config.source}")
-    result = checker.check(kind, command, cwd, env or {}).to_dict()
-    result["shell"] = shell
-    return result
-
-
-def batch_error(message: str) -> dict[str, Any]:
-    return {
-        "allowed": False,
-        "decision": "deny",
-        "error": message,
-        "reasons": [{"rule": "bad-request", "message": message, "text": "", "decision": "deny"}],
-    }
 
 
 EXIT_DENIED = 126
@@ -452,7 +435,7 @@ def run_run(args: argparse.Namespace) -> int:
 
     from secure_shell.checker import Checker
     from secure_shell.executor import become_subreaper
-    from secure_shell.runner import Runner
+    from secure_shell.runner import CommandRequest, Runner
 
     become_subreaper()
 
@@ -464,7 +447,8 @@ def run_run(args: argparse.Namespace) -> int:
     with Checker(config) as checker:
         runner = Runner(config, checker, host=host)
         try:
-            result = anyio.run(lambda: runner.run(shell, " ".join(command), args.cwd, timeout, echo, args.profile))
+            request = CommandRequest(shell, " ".join(command), args.cwd, timeout, profile=args.profile)
+            result = anyio.run(lambda: runner.run(request, on_output=echo))
         finally:
             runner.shutdown()
     if result.execution is not None and result.outcome is None:
@@ -608,7 +592,7 @@ def run_config_show(args: argparse.Namespace) -> int:
     host = detect_host()
     for name, shown in data["shells"].items():
         kind = ShellKind(name)
-        shown["containment"] = enforcement(config.sandbox[kind], host, wsl=kind is ShellKind.WSL).to_dict()
+        shown["containment"] = enforcement(config.sandbox[kind], host, wsl=contained_inside(kind)).to_dict()
     print(dump(data, args.format), end="")
     return EXIT_OK
 
@@ -633,7 +617,7 @@ def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: She
     """One line: what the shell's commands are held to here, and what is not enforced."""
     if settings.mode == "off":
         return "off (sandbox.mode: off): commands run uncontained"
-    enforced = enforcement(settings, host, wsl=kind is ShellKind.WSL)
+    enforced = enforcement(settings, host, wsl=contained_inside(kind))
     held = [
         name
         for name, on in (
@@ -664,7 +648,7 @@ def run_sandbox(args: argparse.Namespace) -> int:
     shells = {
         p.shell.value: {
             "settings": config.sandbox[p.shell].to_dict(),
-            "enforced": enforcement(config.sandbox[p.shell], host, wsl=p.shell is ShellKind.WSL).to_dict(),
+            "enforced": enforcement(config.sandbox[p.shell], host, wsl=contained_inside(p.shell)).to_dict(),
             "summary": describe_enforcement(config.sandbox[p.shell], host, p.shell),
         }
         for p in config.enabled_shells

@@ -19,10 +19,10 @@ import html
 import re
 import sys
 import unicodedata
-from typing import Mapping
+from typing import Callable, Mapping
 
 from secure_shell.output_store import Decoder
-from secure_shell.shells import ShellKind
+from secure_shell.shells import SHELL_FACTS, OutputDecoding, ShellKind
 
 MAX_PENDING_LINE = 64 << 10  # bytes of one line held back to choose its encoding
 MAX_CLIXML = 1 << 20  # bytes of a CLIXML document held back to read it whole
@@ -231,18 +231,40 @@ def output_decoders(
     shell: ShellKind, code_page: str | None = None, ansi_page: str | None = None
 ) -> Mapping[str, Decoder]:
     """The decoders of a command's stdout and stderr in `shell` (`code_page`: the OEM page)."""
-    if shell is ShellKind.WSL:
-        return {
-            "stdout": Utf16LinesDecoder(codecs.getincrementaldecoder("utf-8")("replace")),
-            "stderr": Utf16LinesDecoder(codecs.getincrementaldecoder("utf-8")("replace")),
-        }
-    if shell in (ShellKind.BASH, ShellKind.GITBASH):
-        return {
-            "stdout": codecs.getincrementaldecoder("utf-8")("replace"),
-            "stderr": codecs.getincrementaldecoder("utf-8")("replace"),
-        }
+    return _DECODERS[SHELL_FACTS[shell].output](code_page, ansi_page)
+
+
+def _utf8(code_page: str | None, ansi_page: str | None) -> Mapping[str, Decoder]:
+    return {
+        "stdout": codecs.getincrementaldecoder("utf-8")("replace"),
+        "stderr": codecs.getincrementaldecoder("utf-8")("replace"),
+    }
+
+
+def _wsl_utf8(code_page: str | None, ansi_page: str | None) -> Mapping[str, Decoder]:
+    return {
+        "stdout": Utf16LinesDecoder(codecs.getincrementaldecoder("utf-8")("replace")),
+        "stderr": Utf16LinesDecoder(codecs.getincrementaldecoder("utf-8")("replace")),
+    }
+
+
+def _console(code_page: str | None, ansi_page: str | None) -> Mapping[str, Decoder]:
     oem = code_page or console_code_page()
     ansi = ansi_page or ansi_code_page()
-    if shell is ShellKind.POWERSHELL:
-        return {"stdout": LineDecoder(oem, ansi), "stderr": ClixmlDecoder(LineDecoder(oem, ansi))}
     return {"stdout": LineDecoder(oem, ansi), "stderr": LineDecoder(oem, ansi)}
+
+
+def _console_clixml(code_page: str | None, ansi_page: str | None) -> Mapping[str, Decoder]:
+    oem = code_page or console_code_page()
+    ansi = ansi_page or ansi_code_page()
+    return {"stdout": LineDecoder(oem, ansi), "stderr": ClixmlDecoder(LineDecoder(oem, ansi))}
+
+
+_DECODERS: dict[OutputDecoding, Callable[[str | None, str | None], Mapping[str, Decoder]]] = {
+    OutputDecoding.UTF8: _utf8,
+    OutputDecoding.WSL_UTF8: _wsl_utf8,
+    OutputDecoding.CONSOLE: _console,
+    OutputDecoding.CONSOLE_CLIXML: _console_clixml,
+}
+if set(_DECODERS) != set(OutputDecoding):
+    raise ImportError(f"console_output: no decoders for {sorted(set(OutputDecoding) - set(_DECODERS))}")

@@ -22,7 +22,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from secure_shell.shells import SHELL_FACTS, ShellKind, host_path
+from secure_shell.shells import SHELL_FACTS, ExecutableLookup, ShellKind, host_path
 
 if TYPE_CHECKING:
     from secure_shell.config.resolve import ResolvedConfig
@@ -188,7 +188,7 @@ def default_executable(kind: ShellKind, host_is_windows: bool = os.name == "nt")
     default = SHELL_FACTS[kind].default_command
     if not host_is_windows:
         return default
-    if kind is ShellKind.GITBASH:
+    if SHELL_FACTS[kind].lookup is ExecutableLookup.GIT_FOR_WINDOWS:
         return git_bash(os.environ, _is_executable_file, _registry, _run) or default
     return find_executable(default) or default
 

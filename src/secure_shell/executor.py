@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Callable, Iterator, Mapping, Union
 
@@ -38,7 +38,10 @@ from secure_shell.sandbox.launcher_client import Confinement, LaunchedProcess, L
 if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found, unused-ignore]
 from secure_shell.process_input import InputChannel
+from secure_shell.process_limits import Limits, find_prlimit
 from secure_shell.shells import Invocation
+from secure_shell.remote_tree import kill_remote_tree, tagged
+from secure_shell.windows_job import CREATE_NO_WINDOW, CREATE_SUSPENDED, Job
 
 if os.name == "posix":
     import fcntl
@@ -51,9 +54,6 @@ KILL_WAIT = 5.0  # after SIGKILL; only a process stuck in the kernel takes longe
 READ_CHUNK = 1 << 18
 POLL = 0.05  # how often a blocking run looks at its stop event; the Windows wait loop's step
 READER_LINGER = 0.1  # after the process ends, how long its pipes may stay open (escaped children)
-REMOTE_KILL_WAIT = 10.0  # the WSL tree killer's own limit
-CREATE_SUSPENDED = 0x00000004
-CREATE_NO_WINDOW = 0x08000000
 DRAIN_READS = 64  # reads of what is already in the pipes after a cancellation, at most
 READS_PER_WAKE = 8  # bounds how long one busy pipe holds the event loop
 EXITED, TIMED_OUT, STOPPED = "exited", "timed out", "stopped"
@@ -61,73 +61,7 @@ RUN_TAG = process_tree.RUN_TAG
 REAP_WAIT = 1.0  # for a killed adoptee to die; one stuck in the kernel is reaped by a later sweep
 
 
-# Where util-linux installs prlimit. Only these fixed paths: never a PATH lookup that a command's
-# environment could steer.
-PRLIMIT_PATHS = ("/usr/bin/prlimit", "/bin/prlimit")
-_RESOURCES = (
-    ("RLIMIT_CPU", "cpu_seconds", "--cpu"),
-    ("RLIMIT_FSIZE", "file_size_bytes", "--fsize"),
-    ("RLIMIT_NOFILE", "open_files", "--nofile"),
-    ("RLIMIT_AS", "address_space_bytes", "--as"),
-    ("RLIMIT_NPROC", "processes", "--nproc"),
-    ("RLIMIT_DATA", "memory_bytes", "--data"),
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """POSIX resource limits for every process a command starts (None: leave as inherited).
-
-    Soft and hard limits are both set, so the command cannot raise them again. A value above the
-    inherited hard limit is lowered to it: limits are only ever tightened.
-    """
-
-    cpu_seconds: int | None = None
-    file_size_bytes: int | None = None
-    open_files: int | None = None
-    address_space_bytes: int | None = None
-    processes: int | None = None
-    memory_bytes: int | None = None  # RLIMIT_DATA (sandbox/memory.py says why not RLIMIT_AS)
-    # Windows: the command's job object (the POSIX limits above have no effect there)
-    active_processes: int | None = None  # ActiveProcessLimit: live processes in the job (sandbox maxProcesses)
-
-    def values(self) -> list[tuple[str, int]]:
-        """(resource name, value) for each limit that is set, already lowered to the hard limit."""
-        import resource
-
-        chosen = []
-        for name, attribute, _ in _RESOURCES:
-            value = getattr(self, attribute)
-            if value is None:
-                continue
-            _, hard = resource.getrlimit(getattr(resource, name))
-            chosen.append((name, value if hard == resource.RLIM_INFINITY else min(value, hard)))
-        return chosen
-
-    def prlimit_argv(self, prlimit: str) -> list[str]:
-        """The prefix that makes util-linux prlimit set these limits and then exec the command.
-
-        A process that execs prlimit is started with vfork; a Python preexec_fn needs a full fork
-        of the server, which costs milliseconds per command.
-        """
-        options = {name: option for name, _, option in _RESOURCES}
-        return [prlimit, *(f"{options[name]}={value}" for name, value in self.values()), "--"]
-
-    def apply(self) -> None:
-        """Runs in the child between fork and exec (hosts without prlimit): only setrlimit calls."""
-        import resource
-
-        for name, value in self.values():
-            resource.setrlimit(getattr(resource, name), (value, value))
-
-
-def find_prlimit() -> str | None:
-    if not sys.platform.startswith("linux"):  # prlimit is Linux's; elsewhere the preexec_fn path is used
-        return None
-    return next((path for path in PRLIMIT_PATHS if os.access(path, os.X_OK)), None)
-
-
-_PRLIMIT = find_prlimit()
+_PRLIMIT = find_prlimit()  # module state: tests take the preexec_fn path by clearing it
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +83,20 @@ class Outcome:
         return "completed" if self.exit_code == 0 else "failed"
 
 
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """One run, as the executor takes it along its path: the process to start exactly as it is
+    built, its environment and deadline, and what holds it (limits, the kernel's confinement, an
+    interactive command's stdin instead of /dev/null)."""
+
+    invocation: Invocation
+    env: Mapping[str, str]
+    timeout: float
+    limits: Limits | None = None
+    confinement: Confinement | None = None
+    stdin: InputChannel | None = None
+
+
 def execute(
     invocation: Invocation,
     env: Mapping[str, str],
@@ -158,34 +106,18 @@ def execute(
     limits: Limits | None = None,
 ) -> Outcome:
     """Run to completion, timeout or `cancel`, blocking (the CLI, background threads)."""
-    return _execute_blocking(invocation, env, timeout, sink, cancel, limits, None)
+    return _execute_blocking(RunSpec(invocation, env, timeout, limits), sink, cancel, None)
 
 
 def _execute_blocking(
-    invocation: Invocation,
-    env: Mapping[str, str],
-    timeout: float,
-    sink: Sink,
-    cancel: threading.Event | None,
-    limits: Limits | None,
-    registration: _Running | None,
-    confinement: Confinement | None = None,
-    stdin: InputChannel | None = None,
+    spec: RunSpec, sink: Sink, cancel: threading.Event | None, registration: _Running | None
 ) -> Outcome:
     if os.name == "nt":
-        return _execute_with_threads(invocation, env, timeout, sink, cancel, limits, registration, stdin)
-    return anyio.run(_execute_posix, invocation, env, timeout, sink, cancel, limits, registration, confinement, stdin)
+        return _execute_with_threads(spec, sink, cancel, registration)
+    return anyio.run(_execute_posix, spec, sink, cancel, registration)
 
 
-async def execute_async(
-    invocation: Invocation,
-    env: Mapping[str, str],
-    timeout: float,
-    sink: Sink,
-    limits: Limits | None = None,
-    slot: Slot | None = None,
-    confinement: Confinement | None = None,
-) -> Outcome:
+async def execute_async(spec: RunSpec, sink: Sink, slot: Slot | None = None) -> Outcome:
     """Run on the caller's event loop; cancelling the caller kills the process tree.
 
     `slot` is the caller's claim on the concurrency cap (see claim_slot); without one, the run
@@ -195,36 +127,25 @@ async def execute_async(
         cancel = threading.Event()
         try:
             return await anyio.to_thread.run_sync(
-                partial(execute_tracked, invocation, env, timeout, sink, cancel, limits, slot, confinement),
-                abandon_on_cancel=True,
+                partial(execute_tracked, spec, sink, cancel, slot), abandon_on_cancel=True
             )
         finally:
             cancel.set()
     with _own_slot(slot, None) as registration:
-        return await _execute_posix(invocation, env, timeout, sink, None, limits, registration, confinement)
+        return await _execute_posix(spec, sink, None, registration)
 
 
-def execute_tracked(
-    invocation: Invocation,
-    env: Mapping[str, str],
-    timeout: float,
-    sink: Sink,
-    cancel: threading.Event,
-    limits: Limits | None = None,
-    slot: Slot | None = None,
-    confinement: Confinement | None = None,
-    stdin: InputChannel | None = None,
-) -> Outcome:
-    """execute(), registered so that stop_all() (server shutdown) can end it. With `stdin`, the
+def execute_tracked(spec: RunSpec, sink: Sink, cancel: threading.Event, slot: Slot | None = None) -> Outcome:
+    """execute(), registered so that stop_all() (server shutdown) can end it. With `spec.stdin`, the
     command reads that channel (an interactive command) instead of /dev/null."""
     with _own_slot(slot, cancel) as registration:
         registration.cancel = cancel
         registration.thread = threading.get_ident()
         try:
-            return _execute_blocking(invocation, env, timeout, sink, cancel, limits, registration, confinement, stdin)
+            return _execute_blocking(spec, sink, cancel, registration)
         finally:
-            if stdin is not None:
-                stdin.dispose()
+            if spec.stdin is not None:
+                spec.stdin.dispose()
 
 
 def running_count() -> int:
@@ -346,26 +267,19 @@ def _own_slot(slot: Slot | None, cancel: threading.Event | None) -> Iterator[_Ru
 
 
 async def _execute_posix(
-    invocation: Invocation,
-    env: Mapping[str, str],
-    timeout: float,
-    sink: Sink,
-    cancel: threading.Event | None,
-    limits: Limits | None,
-    registration: _Running | None,
-    confinement: Confinement | None = None,
-    stdin: InputChannel | None = None,
+    spec: RunSpec, sink: Sink, cancel: threading.Event | None, registration: _Running | None
 ) -> Outcome:
     started = time.monotonic()
     tag = secrets.token_hex(8)
-    process, _ = _spawn(invocation, tagged(env, tag, invocation), limits, registration, confinement, stdin)
+    invocation, env = spec.invocation, spec.env
+    process, _ = _spawn(replace(spec, env=tagged(env, tag, invocation)), registration)
     child = _Child(process, tag, any(_MAY_BACKGROUND.search(arg) for arg in invocation.argv))
     ended = EXITED
     try:
         async with anyio.create_task_group() as group:
             for fd, name in child.streams.items():
                 group.start_soon(child.pump, fd, name, sink)
-            ended = await child.wait_exit(started + timeout, cancel)
+            ended = await child.wait_exit(started + spec.timeout, cancel)
             await child.end_tree(graceful=ended != EXITED)
             if not child.pipes_done.is_set():
                 with anyio.move_on_after(READER_LINGER):
@@ -391,34 +305,6 @@ async def _execute_posix(
 # An `&` that may put a job in the background (not `&&`, `>&`, `&>`, `|&`): only such a command's
 # process group is looked over when its leader exits, since that costs a scan of /proc
 _MAY_BACKGROUND = re.compile(r"(?<![&>|<])&(?![&>])")
-
-
-def tagged(env: Mapping[str, str], tag: str, invocation: Invocation) -> dict[str, str]:
-    """The environment with the run's tag, which WSL passes on only when WSLENV lists it."""
-    out = {**env, RUN_TAG: tag}
-    if invocation.tree_killer:
-        listed = [entry for entry in out.get("WSLENV", "").split(":") if entry]
-        if RUN_TAG not in (entry.partition("/")[0] for entry in listed):
-            out["WSLENV"] = ":".join([*listed, RUN_TAG])
-    return out
-
-
-def kill_remote_tree(invocation: Invocation, env: Mapping[str, str], tag: str) -> None:
-    """End what the command left where this server's signals do not reach (inside WSL): every
-    process carrying the run's tag. Bounded; a failure leaves nothing worse than before."""
-    environment = {key: value for key, value in env.items() if key != RUN_TAG}
-    try:
-        subprocess.run(
-            [*invocation.tree_killer, tag],
-            env=environment,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=REMOTE_KILL_WAIT,
-            creationflags=CREATE_NO_WINDOW if os.name == "nt" else 0,
-        )
-    except (OSError, subprocess.SubprocessError):
-        pass
 
 
 def _sink_error(exc: BaseException) -> Exception | None:
@@ -514,6 +400,12 @@ class _Child:
         elif not graceful and self.may_background:
             self.left_running = process_tree.live_group_members(process.pid)  # the zombie leader holds the id
         _signal_group(process.pid, signal.SIGKILL)  # also the group's other members, which may ignore TERM
+        if self.left_running:
+            # counted once: the sweep below must not find them again before the KILL has landed
+            # (they are orphans now, adopted by the launcher or a pod's init, and still tagged)
+            with anyio.move_on_after(KILL_WAIT):
+                while process_tree.live_group_members(process.pid):
+                    await anyio.sleep(0.002)
         if _leader_running(process):
             with anyio.move_on_after(KILL_WAIT):
                 await self.exited()
@@ -656,19 +548,14 @@ def _outcome(process: Process, timed_out: bool, cancelled: bool, started: float,
 
 
 def _execute_with_threads(
-    invocation: Invocation,
-    env: Mapping[str, str],
-    timeout: float,
-    sink: Sink,
-    cancel: threading.Event | None,
-    limits: Limits | None,
-    registration: _Running | None,
-    stdin: InputChannel | None = None,
+    spec: RunSpec, sink: Sink, cancel: threading.Event | None, registration: _Running | None
 ) -> Outcome:
     """Windows pipes cannot be polled, so a thread reads each one; the job object ends them."""
     started = time.monotonic()
     tag = secrets.token_hex(8)
-    process, job = _spawn(invocation, tagged(env, tag, invocation), limits, registration, None, stdin)
+    invocation, env = spec.invocation, spec.env
+    # no confinement: the job object holds the tree on Windows
+    process, job = _spawn(replace(spec, env=tagged(env, tag, invocation), confinement=None), registration)
     assert isinstance(process, subprocess.Popen)  # no launcher on this path: it serves Linux only
     gate = _Gate(sink)
     readers = [
@@ -679,7 +566,7 @@ def _execute_with_threads(
         reader.start()
     timed_out = cancelled = False
     try:
-        deadline = started + timeout
+        deadline = started + spec.timeout
         while True:
             try:
                 process.wait(timeout=POLL)
@@ -727,20 +614,14 @@ class _Gate:
             self._open = False
 
 
-def _spawn(
-    invocation: Invocation,
-    env: Mapping[str, str],
-    limits: Limits | None,
-    registration: _Running | None,
-    confinement: Confinement | None = None,
-    stdin: InputChannel | None = None,
-) -> tuple[Process, _Job | None]:
+def _spawn(spec: RunSpec, registration: _Running | None) -> tuple[Process, Job | None]:
     """Start the process (stdin closed, or the interactive command's channel; both outputs piped,
     or its terminal) and register it for stop_all().
 
     On Linux with a launcher in use, the launcher starts it with `confinement` applied; a
     confinement without a launcher is refused, never dropped.
     """
+    invocation, env, limits, confinement, stdin = spec.invocation, spec.env, spec.limits, spec.confinement, spec.stdin
     if _LAUNCHER is not None and os.name != "nt":
         launched = _launch(_LAUNCHER, invocation, env, limits, confinement or Confinement(no_new_privs=False), stdin)
         if stdin is not None:
@@ -755,6 +636,36 @@ def _spawn(
     if invocation.cwd is not None and not os.path.isdir(invocation.cwd):
         # Popen would report a missing directory as a missing program
         raise SpawnError(f"working directory {invocation.cwd!r} does not exist or is not a directory")
+    args, kwargs = _popen_arguments(invocation, env, limits, stdin)
+    process = _popen(invocation, args, kwargs)
+    if stdin is not None:
+        if os.name == "nt":
+            assert process.stdin is not None  # a pipe on Windows (_popen_arguments)
+            stdin.adopt(process.stdin)
+        else:
+            stdin.started()
+            if stdin.output is not None:
+                process.stdout = os.fdopen(stdin.output, "rb", 0)
+                process.stderr = None
+    if registration is not None:
+        registration.register(process)
+    job = None
+    if os.name == "nt":
+        try:
+            job = Job(limits)
+        except SpawnError:
+            process.kill()  # still suspended: it never ran
+            process.wait()
+            raise
+        job.assign_and_resume(process)
+    return process, job
+
+
+def _popen_arguments(
+    invocation: Invocation, env: Mapping[str, str], limits: Limits | None, stdin: InputChannel | None
+) -> tuple[object, dict[str, object]]:
+    """What Popen gets: the program and its arguments (prlimit's in front where limits are set), and
+    the streams, directory, environment and flags of the process."""
     kwargs: dict[str, object] = dict(
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=invocation.cwd, env=dict(env)
     )
@@ -772,23 +683,27 @@ def _spawn(
         # process group: nothing sends it Ctrl+Break (a hidden console is out of the server's
         # reach), and such a group starts with Ctrl+C disabled for every program in it.
         kwargs["creationflags"] = CREATE_SUSPENDED | CREATE_NO_WINDOW
-        args: object = invocation.command_line or list(invocation.argv)
-    else:
-        kwargs["start_new_session"] = True
-        args = list(invocation.argv)
-        if limits is not None and limits != Limits():
-            if _PRLIMIT is not None:
-                # prlimit would report a missing program only as exit code 127: look it up here.
-                program = args[0] if os.sep in args[0] else shutil.which(args[0], path=env.get("PATH", os.defpath))
-                if program is None or not os.access(program, os.X_OK):
-                    raise SpawnError(f"cannot start {args[0]!r}: no such executable")
-                args = [*limits.prlimit_argv(_PRLIMIT), program, *args[1:]]
-            else:
-                before_exec.append(limits.apply)  # only setrlimit calls: safe between fork and exec
-        if before_exec:
-            kwargs["preexec_fn"] = partial(_run_all, tuple(before_exec))
+        return invocation.command_line or list(invocation.argv), kwargs
+    kwargs["start_new_session"] = True
+    args = list(invocation.argv)
+    if limits is not None and limits != Limits():
+        if _PRLIMIT is not None:
+            # prlimit would report a missing program only as exit code 127: look it up here.
+            program = args[0] if os.sep in args[0] else shutil.which(args[0], path=env.get("PATH", os.defpath))
+            if program is None or not os.access(program, os.X_OK):
+                raise SpawnError(f"cannot start {args[0]!r}: no such executable")
+            args = [*limits.prlimit_argv(_PRLIMIT), program, *args[1:]]
+        else:
+            before_exec.append(limits.apply)  # only setrlimit calls: safe between fork and exec
+    if before_exec:
+        kwargs["preexec_fn"] = partial(_run_all, tuple(before_exec))
+    return args, kwargs
+
+
+def _popen(invocation: Invocation, args: object, kwargs: dict[str, object]) -> subprocess.Popen[bytes]:
+    """Popen, its failures as SpawnErrors that name the program or the directory."""
     try:
-        process = subprocess.Popen(args, **kwargs)  # type: ignore[call-overload]
+        process: subprocess.Popen[bytes] = subprocess.Popen(args, **kwargs)  # type: ignore[call-overload]
     except FileNotFoundError:
         raise SpawnError(f"cannot start {invocation.argv[0]!r}: no such executable") from None
     except NotADirectoryError:
@@ -797,26 +712,7 @@ def _spawn(
         raise SpawnError(f"cannot start {invocation.argv[0]!r}: {exc.strerror}") from None
     except OSError as exc:
         raise SpawnError(f"cannot start {invocation.argv[0]!r}: {exc.strerror or exc}") from None
-    if stdin is not None:
-        if os.name == "nt":
-            stdin.adopt(process.stdin)
-        else:
-            stdin.started()
-            if stdin.output is not None:
-                process.stdout = os.fdopen(stdin.output, "rb", 0)
-                process.stderr = None
-    if registration is not None:
-        registration.register(process)
-    job = None
-    if os.name == "nt":
-        try:
-            job = _Job(limits)
-        except SpawnError:
-            process.kill()  # still suspended: it never ran
-            process.wait()
-            raise
-        job.assign_and_resume(process)
-    return process, job
+    return process
 
 
 def _take_terminal() -> None:
@@ -873,126 +769,3 @@ def _read_blocking(stream: Any, name: str, sink: Sink) -> None:
 
 
 _signal_group = process_tree.signal_group
-
-
-def _declare(kernel32: object, ntdll: object) -> None:
-    """Argument and result types of the Win32 calls the job uses: a HANDLE is pointer-sized, never a
-    C int (ctypes' default would cut a 64-bit handle)."""
-    import ctypes
-    from ctypes import wintypes
-
-    signatures = {
-        (kernel32, "CreateJobObjectW"): ([ctypes.c_void_p, wintypes.LPCWSTR], wintypes.HANDLE),
-        (kernel32, "SetInformationJobObject"): (
-            [wintypes.HANDLE, ctypes.c_int, ctypes.c_void_p, wintypes.DWORD],
-            wintypes.BOOL,
-        ),
-        (kernel32, "AssignProcessToJobObject"): ([wintypes.HANDLE, wintypes.HANDLE], wintypes.BOOL),
-        (kernel32, "TerminateJobObject"): ([wintypes.HANDLE, wintypes.UINT], wintypes.BOOL),
-        (kernel32, "CloseHandle"): ([wintypes.HANDLE], wintypes.BOOL),
-        (ntdll, "NtResumeProcess"): ([wintypes.HANDLE], wintypes.LONG),
-    }
-    for (library, name), (argtypes, restype) in signatures.items():
-        function = getattr(library, name)
-        function.argtypes = argtypes
-        function.restype = restype
-
-
-JOB_OBJECT_LIMIT_ACTIVE_PROCESS = 0x00000008
-JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x00002000
-JOB_OBJECT_EXTENDED_LIMIT_INFORMATION = 9  # the JOBOBJECTINFOCLASS of SetInformationJobObject
-
-
-def _job_structures() -> Any:
-    """JOBOBJECT_EXTENDED_LIMIT_INFORMATION as ctypes declares it (winnt.h), on any host: the limits a
-    job is given can be built, and checked, where no Windows kernel is."""
-    import ctypes
-
-    dword = ctypes.c_uint32  # a DWORD; wintypes.DWORD is a C long, 8 bytes on 64-bit Linux
-
-    class BasicLimits(ctypes.Structure):
-        _fields_ = [
-            ("PerProcessUserTimeLimit", ctypes.c_int64),
-            ("PerJobUserTimeLimit", ctypes.c_int64),
-            ("LimitFlags", dword),
-            ("MinimumWorkingSetSize", ctypes.c_size_t),
-            ("MaximumWorkingSetSize", ctypes.c_size_t),
-            ("ActiveProcessLimit", dword),
-            ("Affinity", ctypes.c_size_t),
-            ("PriorityClass", dword),
-            ("SchedulingClass", dword),
-        ]
-
-    class IoCounters(ctypes.Structure):
-        _fields_ = [
-            (name, ctypes.c_uint64)
-            for name in ("ReadOps", "WriteOps", "OtherOps", "ReadBytes", "WriteBytes", "OtherBytes")
-        ]
-
-    class ExtendedLimits(ctypes.Structure):
-        _fields_ = [
-            ("Basic", BasicLimits),
-            ("Io", IoCounters),
-            ("ProcessMemoryLimit", ctypes.c_size_t),
-            ("JobMemoryLimit", ctypes.c_size_t),
-            ("PeakProcessMemoryUsed", ctypes.c_size_t),
-            ("PeakJobMemoryUsed", ctypes.c_size_t),
-        ]
-
-    return ExtendedLimits
-
-
-def job_limits(limits: Limits | None) -> Any:
-    """The extended limit information of a command's job: every process in it dies with the job, no
-    process may break away (no BREAKAWAY flag), and at most `active_processes` live at once (a further
-    CreateProcess fails). No memory bound yet: the configuration has none to give it."""
-    information = _job_structures()()
-    flags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
-    if limits is not None and limits.active_processes is not None:
-        flags |= JOB_OBJECT_LIMIT_ACTIVE_PROCESS
-        information.Basic.ActiveProcessLimit = limits.active_processes
-    information.Basic.LimitFlags = flags
-    return information
-
-
-class _Job:
-    """A Windows job object that kills every process in it when terminated or closed, and bounds what
-    they may take together (job_limits)."""
-
-    def __init__(self, limits: Limits | None = None) -> None:
-        import ctypes
-
-        self._kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
-        self._ntdll = ctypes.WinDLL("ntdll")  # type: ignore[attr-defined]
-        _declare(self._kernel32, self._ntdll)
-        self._handle = self._kernel32.CreateJobObjectW(None, None)
-        if not self._handle:
-            raise SpawnError(f"CreateJobObject failed: {ctypes.get_last_error()}")  # type: ignore[attr-defined]
-        information = job_limits(limits)
-        if not self._kernel32.SetInformationJobObject(
-            self._handle, JOB_OBJECT_EXTENDED_LIMIT_INFORMATION, ctypes.byref(information), ctypes.sizeof(information)
-        ):
-            error = ctypes.get_last_error()  # type: ignore[attr-defined]
-            self.close()
-            raise SpawnError(f"SetInformationJobObject failed: {error}; nothing ran")
-
-    def assign_and_resume(self, process: subprocess.Popen[bytes]) -> None:
-        """Put the suspended process in the job before it can start children, then let it run."""
-        import ctypes
-
-        handle = int(process._handle)  # type: ignore[attr-defined]
-        if not self._kernel32.AssignProcessToJobObject(self._handle, handle):
-            process.kill()
-            raise SpawnError(f"AssignProcessToJobObject failed: {ctypes.get_last_error()}")  # type: ignore[attr-defined]
-        status = self._ntdll.NtResumeProcess(handle)
-        if status < 0:  # an NTSTATUS error: the process never ran; end it rather than leave it suspended
-            self.terminate()
-            raise SpawnError(f"NtResumeProcess failed: NTSTATUS {status & 0xFFFFFFFF:#010x}")
-
-    def terminate(self) -> None:
-        self._kernel32.TerminateJobObject(self._handle, 1)
-
-    def close(self) -> None:
-        if self._handle:
-            self._kernel32.CloseHandle(self._handle)
-            self._handle = None

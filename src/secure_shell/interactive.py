@@ -5,6 +5,10 @@ so this session keeps that text, bounded. Characters that a terminal would act o
 passing them on (erase, kill-line, literal-next, interrupt, end-of-file) are refused, and on a
 terminal so are a tab and non-ASCII text, which a line editor completes or reads as Meta keys:
 with them, what the program reads would differ from the text that was checked.
+
+Once input is written, send_input waits for the program's answer (await_answer): until the
+program has printed a new prompt, or printed and paused, or ended; never for output that is
+already there.
 """
 
 from __future__ import annotations
@@ -14,9 +18,15 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import anyio
 
 from secure_shell.errors import InputError
 from secure_shell.process_input import InputChannel
+
+if TYPE_CHECKING:
+    from secure_shell.output_store import Execution
 
 # All the input one command may receive, in characters: past it, the engine could not follow it.
 MAX_SESSION_INPUT = 256 * 1024
@@ -27,6 +37,12 @@ RATE_WINDOW = 60.0
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # What a terminal's line editor (readline) turns into other text: completion, Meta keys.
 _LINE_EDITED = re.compile(r"[\t\x80-\U0010ffff]")
+# An answer is over once output pauses for twice as long as the program took to start it, within
+# these bounds: a program that answers at once (cat, a REPL) is done after a few milliseconds of
+# quiet, a slow one gets longer between its lines, and a loaded machine slows both alike.
+ANSWER_PAUSE_MIN, ANSWER_PAUSE_MAX = 0.005, 0.15
+# How often the output is looked at: often at first, when most answers come, then less.
+POLL_MIN, POLL_MAX = 0.001, 0.025
 
 
 @dataclass
@@ -102,3 +118,49 @@ class InputSession:
 
     def idle_for(self) -> float:
         return time.monotonic() - self.last_activity
+
+
+@dataclass(frozen=True, slots=True)
+class OutputMark:
+    """Where a command's output stood just before input was written to it."""
+
+    bytes: int
+    lines: int
+    pending: str  # the unfinished last line: the prompt the input answers
+
+    @classmethod
+    def of(cls, execution: Execution) -> OutputMark:
+        buffer = execution.buffer
+        return cls(buffer.total_bytes, buffer.total_lines, buffer.pending())
+
+
+async def await_answer(execution: Execution, mark: OutputMark, seconds: float, echo: int = 0) -> None:
+    """Wait at most `seconds` for the program to answer the input written after `mark`.
+
+    Returns once it has ended; or printed more than `echo` bytes (a terminal echoes the input at
+    once) and then either a new unfinished line (its next prompt) or nothing for a pause (see
+    ANSWER_PAUSE_MIN). Output that came before this wait began counts: it is the answer.
+    """
+    buffer = execution.buffer
+    one_stream = execution.stdin == "terminal"  # a terminal is one stream: its unfinished line is the latest
+    started = time.monotonic()
+    deadline = started + seconds
+    answered_at: float | None = None
+    seen, changed = buffer.total_bytes, started
+    while execution.status == "running":
+        now = time.monotonic()
+        size = buffer.total_bytes
+        if size != seen:
+            seen, changed = size, now
+        if size - mark.bytes > echo:
+            answered_at = answered_at if answered_at is not None else now
+            pending = buffer.pending()
+            # On pipes the unfinished line may be stderr's old prompt while stdout moved on.
+            if pending and (pending != mark.pending or (one_stream and buffer.total_lines > mark.lines)):
+                return
+            pause = min(ANSWER_PAUSE_MAX, max(ANSWER_PAUSE_MIN, 2 * (answered_at - started)))
+            if now - changed >= pause:
+                return
+        if now >= deadline:
+            return
+        await anyio.sleep(min(POLL_MAX, max(POLL_MIN, (now - started) / 8), deadline - now))

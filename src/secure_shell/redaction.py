@@ -46,25 +46,48 @@ _MIN_ENTROPY = {shape.pattern: shape.min_entropy for shape in TOKEN_SHAPES if sh
 
 class Redactor:
     """Applies the built-in rules and a config's own patterns; a pattern that cannot finish in time
-    masks the whole text rather than leak it."""
+    masks the whole text rather than leak it. The patterns are compiled once per set, and the masking
+    of a short text is remembered: every audit record repeats the same paths, names and config
+    source, and a command's text is masked for its output and its two records."""
 
     def __init__(self, extra: Iterable[str] = ()) -> None:
-        self.patterns = [(regex.compile(p), _MIN_ENTROPY.get(p)) for p in (*DEFAULT_REDACTIONS, *extra)]
+        self.key = tuple(extra)
+        self.patterns = _compiled(self.key)
 
     def __call__(self, text: str) -> str:
         return self.mask(text)[0]
 
     def mask(self, text: str) -> tuple[str, list[str]]:
         """The masked text and the secrets taken out of it (empty when a rule ran out of time)."""
-        found: list[str] = []
-        for pattern, min_entropy in self.patterns:
-            try:
-                text = pattern.sub(
-                    partial(_masked, min_entropy=min_entropy, found=found), text, timeout=REDACTION_SECONDS
-                )
-            except TimeoutError:
-                return MASK, []
-        return text, found
+        if len(text) > MEMO_TEXT:
+            masked, found = _mask(self.patterns, text)
+        else:
+            masked, found = _remembered_mask(self.key, text)
+        return masked, list(found)
+
+
+MEMO_TEXT = 2048  # characters: longer texts are masked anew each time
+MEMO_ENTRIES = 128  # with MEMO_TEXT, under 1 MB of remembered texts
+
+
+@lru_cache(maxsize=8)
+def _compiled(extra: tuple[str, ...]) -> list[tuple[regex.Pattern[str], float | None]]:
+    return [(regex.compile(p), _MIN_ENTROPY.get(p)) for p in (*DEFAULT_REDACTIONS, *extra)]
+
+
+@lru_cache(maxsize=MEMO_ENTRIES)
+def _remembered_mask(extra: tuple[str, ...], text: str) -> tuple[str, tuple[str, ...]]:
+    return _mask(_compiled(extra), text)
+
+
+def _mask(patterns: list[tuple[regex.Pattern[str], float | None]], text: str) -> tuple[str, tuple[str, ...]]:
+    found: list[str] = []
+    for pattern, min_entropy in patterns:
+        try:
+            text = pattern.sub(partial(_masked, min_entropy=min_entropy, found=found), text, timeout=REDACTION_SECONDS)
+        except TimeoutError:
+            return MASK, ()
+    return text, tuple(found)
 
 
 def _masked(match: regex.Match[str], min_entropy: float | None, found: list[str]) -> str:

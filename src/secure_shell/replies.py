@@ -149,18 +149,26 @@ def query_output(
         head = f"{found.total_matches} matching lines of {buffer.total_lines} (status: {execution.status})" + (
             f"; showing the first {len(lines)}" if found.truncated else ""
         )
-        return OutputView(head, lines, found.truncated, total_matches=found.total_matches)
+        if found.dropped is not None:
+            head += dropped_note(found.dropped, buffer.head_lines, ", so they were not searched")
+        return OutputView(head, lines, found.truncated, total_matches=found.total_matches, dropped=found.dropped)
     window = buffer.line_range(start, end, limit, max_bytes)
     lines = list(window.lines)
     head = f"lines {window.start}-{window.end} of {buffer.total_lines} (status: {execution.status})"
     if window.dropped is not None:
-        head += (
-            f"; lines {window.dropped[0]}-{window.dropped[1]} were dropped to keep memory bounded "
-            f"(the first {buffer.head_lines} and the latest lines are kept)"
-        )
+        head += dropped_note(window.dropped, buffer.head_lines)
     if window.truncated:
         head += f"; cut to {len(lines)} lines by maxLines/maxReturnBytes"
     return OutputView(head, lines, window.truncated, dropped=window.dropped)
+
+
+def dropped_note(dropped: tuple[int, int], head_lines: int, consequence: str = "") -> str:
+    """What a reply says of the lines the store dropped (first, last), a range's or a search's."""
+    first, last = dropped
+    return (
+        f"; lines {first}-{last} ({last - first + 1} lines) were dropped to keep memory bounded{consequence} "
+        f"(the first {head_lines} and the latest lines are kept)"
+    )
 
 
 class ExecuteResult(BaseModel):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -20,11 +19,14 @@ from typing import Callable, Mapping
 
 from secure_shell.audit import AuditLog, default_path
 from secure_shell.checker import Checker
+from secure_shell.command_containment import Containments, stop_containment
+from secure_shell.command_environment import command_environment
+from secure_shell.interactive_runs import check_owner, end_when_idle, open_session, send_input
 from secure_shell.config.resolve import ResolvedConfig
-from secure_shell.errors import AuditError, InputError, NotOwner, SecureShellError, SpawnError, StorageError, StoreFull
+from secure_shell.errors import AuditError, SecureShellError, SpawnError, StorageError, StoreFull
 from secure_shell.executor import (
-    Limits,
     Outcome,
+    RunSpec,
     Slot,
     TooManyCommands,
     claim_slot,
@@ -32,111 +34,44 @@ from secure_shell.executor import (
     execute_tracked,
     launcher_in_use,
     stop_all,
-    use_launcher,
 )
 from secure_shell.interactive import InputSession
 from secure_shell.output_store import Execution, OutputStore, StoreLimits
-from secure_shell.process_input import InputChannel
+from secure_shell.process_limits import Limits
 from secure_shell.recovery import release_registration
 from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import Decision, Reason, Verdict
 from secure_shell.redaction import Redactor, output_masking
-from secure_shell.policy.shell_policy import ShellPolicy
-from secure_shell.sandbox import confine, kernel
-from secure_shell.sandbox.containment import ruleset_for
-from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement
-from secure_shell.sandbox.launcher_client import Confinement, Launcher
+from secure_shell.sandbox.host import Enforcement, HostSupport, detect
+from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.console_output import output_decoders
 from secure_shell.executables import find_executable, writable_places
 from secure_shell.shells import (
-    WSL_EXE_ENVIRONMENT,
+    SHELL_FACTS,
+    CommandPassing,
     Invocation,
     ShellKind,
     build_invocation,
+    contained_inside,
     host_directory,
     invocation_problem,
 )
-
-# No editor works without a terminal: this one says what to do instead and fails. git, hg, crontab and
-# most others run $EDITOR through /bin/sh, which every sandbox lets run; it runs no program of its own.
-NO_EDITOR = (
-    "sh -c 'echo \"secure-shell: commands have no terminal, so no editor can run: give the text on the command "
-    "line instead (git commit -m MSG, git merge --no-edit, git rebase without -i)\" >&2; exit 1'"
-)
-# Pagers, editors and colour codes make no sense for a reader that is a program.
-FIXED_ENVIRONMENT = {
-    "PAGER": "cat",
-    "GIT_PAGER": "cat",
-    "TERM": "dumb",
-    "GIT_EDITOR": NO_EDITOR,
-    "VISUAL": NO_EDITOR,
-    "EDITOR": NO_EDITOR,
-}
-# What a command sees of the server's environment unless global.environment.passthrough adds more:
-# enough to find programs, the user's home and locale, and temporary space; never tokens or keys.
-DEFAULT_PASSTHROUGH_POSIX = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LANGUAGE",
-    "LC_*",
-    "TMPDIR",
-    "TZ",
-    "XDG_CONFIG_HOME",
-    "XDG_CACHE_HOME",
-    "XDG_DATA_HOME",
-    "XDG_RUNTIME_DIR",
-)
-DEFAULT_PASSTHROUGH_WINDOWS = (
-    "PATH",
-    "PATHEXT",
-    "SystemRoot",
-    "SystemDrive",
-    "windir",
-    "ComSpec",
-    "TEMP",
-    "TMP",
-    "USERPROFILE",
-    "USERNAME",
-    "USERDOMAIN",
-    "HOMEDRIVE",
-    "HOMEPATH",
-    "APPDATA",
-    "LOCALAPPDATA",
-    "ProgramData",
-    "ProgramFiles",
-    "ProgramFiles(x86)",
-    "ProgramW6432",
-    "CommonProgramFiles",
-    "PUBLIC",
-    "ALLUSERSPROFILE",
-    "COMPUTERNAME",
-    "OS",
-    "NUMBER_OF_PROCESSORS",
-    "PROCESSOR_ARCHITECTURE",
-    "PSModulePath",
-    "LANG",
-    "TZ",
-)
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 
-def allowed_environment(source: Mapping[str, str], passthrough: tuple[str, ...]) -> dict[str, str]:
-    """The variables of `source` named by the allowlist (`NAME` or `PREFIX*`; case-insensitive on Windows)."""
-    fold = os.name == "nt"
-    exact = {(n.upper() if fold else n) for n in passthrough if not n.endswith("*")}
-    prefixes = tuple((n[:-1].upper() if fold else n[:-1]) for n in passthrough if n.endswith("*"))
-    chosen = {}
-    for key, value in source.items():
-        name = key.upper() if fold else key
-        if name in exact or (prefixes and name.startswith(prefixes)):
-            chosen[key] = value
-    return chosen
+@dataclass(frozen=True, slots=True)
+class CommandRequest:
+    """One command as a caller asks to run it: in which shell, from where, for how long, on whose
+    behalf (`origin`: "cli", or the MCP session), with which profile, and whether the user has
+    confirmed it (an askCommands entry). No timeout: the shell's commandTimeout."""
 
-
-_PROFILE_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+    shell: ShellKind
+    command: str
+    cwd: str | None
+    timeout: float | None = None
+    origin: str = "cli"
+    profile: str | None = None
+    confirmed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +130,6 @@ class BackgroundRun:
 
 
 KILLED_AT_SHUTDOWN = "killed at shutdown"
-IDLE_POLL = 5.0  # how often the idle watch of an interactive command looks, at most
 SHUTDOWN_JOIN = 0.5
 
 
@@ -217,7 +151,7 @@ class Runner:
         self.store = store or OutputStore(StoreLimits.from_logging(config.logging), _log_directory(config))
         self.audit = open_audit(config)
         self.tmpdir = tempfile.mkdtemp(prefix="secure-shell-tmp-")  # the commands' private TMPDIR
-        self._confinements: dict[tuple[ShellKind, str], Confinement] = {}
+        self.containment = Containments(config, self.host, self.tmpdir)
         self._executables: dict[str, str] = {}
         self._open: dict[str, Started] = {}  # a plain dict: the shutdown handler reads it, no lock to deadlock on
         self.background: dict[str, BackgroundRun] = {}
@@ -302,93 +236,11 @@ class Runner:
         return dataclasses.replace(self.limits, active_processes=settings.max_processes)
 
     def environment(self, profile: str | None, shell: ShellKind) -> dict[str, str]:
-        """Allowlisted server variables, then global.environment.set, then the profile, then the fixed ones."""
-        defaults = DEFAULT_PASSTHROUGH_WINDOWS if os.name == "nt" else DEFAULT_PASSTHROUGH_POSIX
-        settings = self.config.environment
-        env = allowed_environment(os.environ, (*defaults, *settings.passthrough))
-        env.update(settings.set)
-        if profile is not None:
-            chosen = self.config.profiles.get(profile)
-            if chosen is None:
-                raise SpawnError(f"no profile named {profile!r}")
-            if chosen.allowed_shells and shell.value not in chosen.allowed_shells:
-                raise SpawnError(f"profile {profile!r} is not for the {shell.value} shell")
-            for key, value in chosen.env.items():
-                env[key] = _PROFILE_VARIABLE.sub(lambda m: os.environ.get(m.group(1), ""), value)
-        env.update(FIXED_ENVIRONMENT)
-        if shell is ShellKind.WSL:  # wsl.exe passes into the distribution only what WSLENV lists
-            listed = [entry for entry in env.get("WSLENV", "").split(":") if entry]
-            names = {entry.partition("/")[0] for entry in listed}
-            env["WSLENV"] = ":".join([*listed, *(name for name in FIXED_ENVIRONMENT if name not in names)])
-            env.update(WSL_EXE_ENVIRONMENT)  # for wsl.exe itself: its own messages in UTF-8
-        if shell is not ShellKind.BASH and shell is not ShellKind.WSL:
-            # cmd (run directly or from PowerShell or Git Bash) then skips its current directory when
-            # it looks up a bare program name: a planted git.bat does not run for `git`
-            env["NoDefaultCurrentDirectoryInExePath"] = "1"
-        if shell is ShellKind.GITBASH:
-            # the MSYS2 runtime globs unquoted arguments of a program a Windows process starts
-            env["MSYS"] = " ".join(dict.fromkeys([*env.get("MSYS", "").split(), "noglob"]))
-        if self.config.sandbox[shell].mode != "off" and os.name != "nt":
-            env.update(TMPDIR=self.tmpdir, TMP=self.tmpdir, TEMP=self.tmpdir)
-        return env
-
-    def wsl_arguments(self, policy: ShellPolicy) -> tuple[str, ...]:
-        """WSL's arguments with the in-distribution confinement in front of the shell (confine.py)."""
-        settings = self.config.sandbox[ShellKind.WSL]
-        if settings.mode == "off":
-            return policy.executable_args
-        spec: dict[str, object] = {
-            "mode": settings.mode,
-            "network": settings.network,
-            "max_processes": settings.max_processes,
-            "write": [*policy.allowed_paths, *settings.writable_paths],
-            "read": list(settings.readable_paths),
-            "credentials": list(settings.credential_paths),
-            "mount_point": policy.mount_point,  # Windows' directories: off PATH and out of the rules
-        }
-        wrapped = confine.wrap(policy.executable_args, spec)
-        if wrapped is None:
-            raise SpawnError(
-                "sandbox: the wsl executable's arguments have no `-e PROGRAM` to confine; nothing ran "
-                "(set sandbox.mode: off for wsl to run it uncontained)"
-            )
-        return tuple(wrapped)
+        """The environment a command in `shell` gets (command_environment)."""
+        return command_environment(self.config, profile, shell, self.tmpdir)
 
     def enforcement(self, shell: ShellKind) -> Enforcement:
-        return enforcement(self.config.sandbox[shell], self.host, wsl=shell is ShellKind.WSL)
-
-    def confinement(self, shell: ShellKind, env: Mapping[str, str]) -> Confinement | None:
-        """What the kernel holds this shell's commands to (built once per PATH); refuses, with
-        SpawnError, a shell in mode require on a host that cannot enforce all of it."""
-        settings = self.config.sandbox[shell]
-        if settings.mode == "off" or os.name == "nt" or shell is ShellKind.WSL:
-            return None  # WSL commands are contained inside the distribution (wsl_arguments)
-        enforced = self.enforcement(shell)
-        if settings.mode == "require" and enforced.missing:
-            raise SpawnError(
-                f"sandbox mode require: this host cannot enforce {'; '.join(enforced.missing)}; nothing ran"
-            )
-        key = (shell, env.get("PATH", ""))
-        found = self._confinements.get(key)
-        if found is None:
-            ruleset = None
-            if enforced.filesystem:
-                ruleset = ruleset_for(
-                    self.config.shells[shell], settings, env.get("PATH", ""), self.tmpdir, os.path.expanduser("~")
-                )
-                if not enforced.network:
-                    ruleset = dataclasses.replace(ruleset, deny_network=False)
-                if not enforced.scoping:
-                    ruleset = dataclasses.replace(ruleset, scope=False)
-            found = Confinement(
-                ruleset,
-                self.host.landlock_abi,
-                seccomp=enforced.syscalls,
-                no_new_privs=launcher_in_use() is not None,
-                nproc=enforced.nproc_limit,
-            )
-            self._confinements[key] = found
-        return found if found.ruleset is not None or found.seccomp or launcher_in_use() is not None else None
+        return self.containment.enforcement(shell)
 
     def prepare(
         self, shell: ShellKind, command: str, cwd: str | None, profile: str | None = None, confirmed: bool = False
@@ -408,30 +260,31 @@ class Runner:
                 "(on Windows an .exe; never from inside an allowed or writable path)"
             )
         directory = cwd if cwd is not None else policy.initial_dir
-        arguments = self.wsl_arguments(policy) if shell is ShellKind.WSL else policy.executable_args
+        arguments = self.containment.wsl_arguments(policy) if contained_inside(shell) else policy.executable_args
         invocation = build_invocation(shell, command, executable, arguments, directory)
-        if shell is not ShellKind.WSL:
+        if SHELL_FACTS[shell].passing is not CommandPassing.WSL:  # wsl.exe enters it inside the distribution
             host_cwd = host_directory(policy.path_dialect, directory)
             if directory is not None and host_cwd is None:
                 raise SpawnError(f"working directory {directory!r} has no path on this host")
             invocation = Invocation(invocation.argv, host_cwd, invocation.command_line)
         too_long = invocation_problem(shell, invocation)  # the real line: resolved path, WSL's wrapper
         if too_long is not None:
-            return Prepared(Verdict.of([Reason(R.COMMAND_TOO_LONG, too_long, command[:60], Decision.DENY)]))
-        confinement = self.confinement(shell, env)
+            return Prepared(Verdict.of([Reason(R.COMMAND_TOO_LONG, too_long, excerpt(command, SHORT), Decision.DENY)]))
+        confinement = self.containment.confinement(shell, env)
         max_processes = self.config.sandbox[shell].max_processes if self.enforcement(shell).pids else None
         return Prepared(verdict, invocation, env, directory, confinement, max_processes)
 
     # --- running ---------------------------------------------------------------------------
 
-    def begin(self, prepared: Prepared, shell: ShellKind, command: str, origin: str, hold: bool = False) -> Started:
+    def begin(self, prepared: Prepared, request: CommandRequest, hold: bool = False) -> Started:
         """Claim a concurrency slot, open the store entry (held for the caller with `hold`), write the
         start record, in that order; when a step fails, the earlier ones are undone and nothing runs.
         A refusal by a cap (maxConcurrentCommands, maxStoredLogs) is recorded as a refusal."""
+        shell, command, origin = request.shell, request.command, request.origin
         try:
             slot = claim_slot(self.config.resources.max_concurrent_commands)
         except TooManyCommands as exc:
-            self._record_refusal(origin, shell, command, prepared, "max-concurrent-commands", str(exc))
+            self._record_refusal(origin, shell, command, prepared, R.MAX_CONCURRENT_COMMANDS, str(exc))
             raise
         cgroup = None
         try:
@@ -450,7 +303,7 @@ class Runner:
                 raise
         except StoreFull as exc:
             slot.release()
-            self._record_refusal(origin, shell, command, prepared, "max-stored-logs", str(exc))
+            self._record_refusal(origin, shell, command, prepared, R.MAX_STORED_LOGS, str(exc))
             raise
         except OSError as exc:
             slot.release()
@@ -512,14 +365,8 @@ class Runner:
 
     async def run(
         self,
-        shell: ShellKind,
-        command: str,
-        cwd: str | None,
-        timeout: float,
+        request: CommandRequest,
         on_output: Callable[[str, bytes], None] | None = None,
-        profile: str | None = None,
-        origin: str = "cli",
-        confirmed: bool = False,
         prepared: Prepared | None = None,
         on_start: Callable[[Execution], None] | None = None,
         hold: bool = False,
@@ -531,27 +378,22 @@ class Runner:
         a result's execution is held in the store until the caller releases it: a command that has
         just finished is not evicted before its reply is built.
         """
+        shell = request.shell
         if prepared is None:
-            prepared = self.prepare(shell, command, cwd, profile, confirmed)
+            prepared = self.prepare(shell, request.command, request.cwd, request.profile, request.confirmed)
         if prepared.invocation is None or prepared.env is None:
             if prepared.verdict.decision is not Decision.ASK:
-                self.record_denial(origin, shell, command, cwd, prepared.verdict)
+                self.record_denial(request.origin, shell, request.command, request.cwd, prepared.verdict)
             return RunResult(prepared.verdict)
-        started = self.begin(prepared, shell, command, origin, hold)
+        timeout = request.timeout if request.timeout is not None else self.config.shells[shell].command_timeout
+        started = self.begin(prepared, request, hold)
         execution = started.execution
         sink = execution.buffer.feed if on_output is None else _tee(execution.buffer.feed, on_output)
         try:
             if on_start is not None:
                 on_start(execution)
-            outcome = await execute_async(
-                prepared.invocation,
-                prepared.env,
-                timeout,
-                sink,
-                self.limits_for(shell),
-                started.slot,
-                started.confinement,
-            )
+            spec = RunSpec(prepared.invocation, prepared.env, timeout, self.limits_for(shell), started.confinement)
+            outcome = await execute_async(spec, sink, started.slot)
         except StorageError:
             self.end(started, "failed", None)  # the executor killed the tree; the store names the error
             return RunResult(prepared.verdict, execution, None)
@@ -566,33 +408,14 @@ class Runner:
         self.end(started, outcome.status, outcome)
         return RunResult(prepared.verdict, execution, outcome, started.confinement)
 
-    def start_background(
-        self, prepared: Prepared, shell: ShellKind, command: str, timeout: float, origin: str, stdin: str | None = None
-    ) -> BackgroundRun:
+    def start_background(self, prepared: Prepared, request: CommandRequest, stdin: str | None = None) -> BackgroundRun:
         """Start a checked command in its own thread and return once its start is on record.
 
         `stdin` "pipe" or "terminal" makes it interactive: its stdin stays open for send_input.
         """
-        for finished_id in [i for i, r in self.background.items() if not r.thread.is_alive() and not self.store.has(i)]:
-            del self.background[finished_id]  # evicted from the store: nothing left to stop or read
-        running = [r for r in self.background.values() if r.thread.is_alive()]
-        resources = self.config.resources
-        refusal = None
-        if len(running) >= resources.max_background_commands:
-            refusal = (
-                "max-background-commands",
-                f"{len(running)} background commands are already running "
-                f"(maxBackgroundCommands {resources.max_background_commands}); stop one with stop_command first",
-            )
-        elif stdin is not None and sum(r.input is not None for r in running) >= resources.max_interactive_commands:
-            count = sum(r.input is not None for r in running)
-            refusal = (
-                "max-interactive-commands",
-                f"{count} interactive commands are already running "
-                f"(maxInteractiveCommands {resources.max_interactive_commands}); stop one with stop_command first"
-                if resources.max_interactive_commands
-                else "interactive commands are turned off by this policy (maxInteractiveCommands 0)",
-            )
+        shell, command, origin = request.shell, request.command, request.origin
+        timeout = request.timeout if request.timeout is not None else self.config.shells[shell].command_timeout
+        refusal = self._background_refusal(stdin)
         if refusal is not None:
             self.record(
                 "refused",
@@ -608,17 +431,9 @@ class Runner:
         if prepared.invocation is None or prepared.env is None:
             raise ValueError("start_background takes an allowed command")
         invocation, env = prepared.invocation, prepared.env
-        session = None
-        if stdin is not None:
-            try:
-                channel = InputChannel(terminal=stdin == "terminal")
-            except InputError as exc:
-                raise SpawnError(str(exc)) from None
-            session = InputSession(
-                channel, resources.max_input_bytes, resources.max_inputs_per_minute, resources.interactive_idle_seconds
-            )
+        session = open_session(stdin, self.config.resources) if stdin is not None else None
         try:
-            started = self.begin(prepared, shell, command, origin)
+            started = self.begin(prepared, request)
         except BaseException:
             if session is not None:
                 session.channel.dispose()
@@ -631,17 +446,15 @@ class Runner:
             outcome: Outcome | None = None
             status = "failed"
             try:
-                outcome = execute_tracked(
+                spec = RunSpec(
                     invocation,
                     env,
                     timeout,
-                    started.execution.buffer.feed,
-                    cancel,
                     self.limits_for(shell),
-                    started.slot,
                     started.confinement,
-                    session.channel if session is not None else None,
+                    stdin=session.channel if session is not None else None,
                 )
+                outcome = execute_tracked(spec, started.execution.buffer.feed, cancel, started.slot)
                 status = KILLED_AT_SHUTDOWN if self.shutting_down else outcome.status
             except StorageError:
                 pass  # the store names the error
@@ -656,19 +469,33 @@ class Runner:
         self.background[started.execution.id] = run
         run.thread.start()
         if session is not None:
-            threading.Thread(target=self._end_when_idle, args=(run, session), daemon=True).start()
+            threading.Thread(target=end_when_idle, args=(run, session), daemon=True).start()
         return run
 
-    def _end_when_idle(self, run: BackgroundRun, session: InputSession) -> None:
-        """Stop an interactive command nobody has sent input to for interactiveIdleSeconds."""
-        while run.thread.is_alive():
-            remaining = session.idle_seconds - session.idle_for()
-            if remaining <= 0:
-                session.idle_stopped = True
-                run.execution.note = f"stopped after {session.idle_seconds} s without input (interactiveIdleSeconds)"
-                run.cancel.set()
-                return
-            run.thread.join(min(remaining, IDLE_POLL))
+    def _background_refusal(self, stdin: str | None) -> tuple[str, str] | None:
+        """The cap a new background (with `stdin`, interactive) command would go over: its reason id
+        and message; None when there is room."""
+        for finished_id in [i for i, r in self.background.items() if not r.thread.is_alive() and not self.store.has(i)]:
+            del self.background[finished_id]  # evicted from the store: nothing left to stop or read
+        running = [r for r in self.background.values() if r.thread.is_alive()]
+        resources = self.config.resources
+        refusal = None
+        if len(running) >= resources.max_background_commands:
+            refusal = (
+                R.MAX_BACKGROUND_COMMANDS,
+                f"{len(running)} background commands are already running "
+                f"(maxBackgroundCommands {resources.max_background_commands}); stop one with stop_command first",
+            )
+        elif stdin is not None and sum(r.input is not None for r in running) >= resources.max_interactive_commands:
+            count = sum(r.input is not None for r in running)
+            refusal = (
+                R.MAX_INTERACTIVE_COMMANDS,
+                f"{count} interactive commands are already running "
+                f"(maxInteractiveCommands {resources.max_interactive_commands}); stop one with stop_command first"
+                if resources.max_interactive_commands
+                else "interactive commands are turned off by this policy (maxInteractiveCommands 0)",
+            )
+        return refusal
 
     def send_input(
         self, execution_id: str, text: str, close_stdin: bool, origin: str, confirmed: bool = False
@@ -679,99 +506,16 @@ class Runner:
 
         An ASK verdict (the input runs an askCommands entry) is returned unrecorded: the caller asks
         the user and, on a yes, sends again with `confirmed`."""
-        run = self.background.get(execution_id)
-        if run is None:
-            self.store.get(execution_id)  # ExecutionNotFound names an id nobody knows
-            raise InputError(f"{execution_id} is not a background command; only interactive ones take input")
-        session = run.input
-        if session is None:
-            raise InputError(f"{execution_id} was not started with interactive: true; its stdin is closed")
-        self.check_owner(run, origin, "send it input")
-        started = run.started
-        with session.lock:  # one input at a time: each is checked after the one before it
-            if not run.thread.is_alive() or started.execution.status != "running":
-                raise InputError(f"{execution_id} has already ended ({started.execution.status})")
-            if not text and close_stdin:  # only the end of input: nothing for the policy to read
-                closed = Verdict.of([Reason(R.ALLOWED, "stdin closed", "", Decision.ALLOW)])
-                self.record(
-                    "input",
-                    origin,
-                    started.shell,
-                    started.command,
-                    started.directory,
-                    closed,
-                    started.execution,
-                    input="",
-                    closeStdin=True,
-                )
-                session.channel.close()
-                started.execution.stdin_open = False
-                session.touch()
-                return closed, ""
-            written = session.admit(text)
-            verdict = self._input_verdict(run, session.text + written, confirmed)
-            if verdict.decision is Decision.ASK:
-                return verdict, written
-            try:
-                self.record(
-                    "input" if verdict.allowed else "input-denied",
-                    origin,
-                    started.shell,
-                    started.command,
-                    started.directory,
-                    verdict,
-                    started.execution,
-                    input=written,
-                    closeStdin=close_stdin,
-                )
-            except AuditError:
-                if verdict.allowed:
-                    raise  # nothing is written that is not on record
-            if not verdict.allowed:
-                return verdict, written
-            session.write(written)
-            if close_stdin:
-                session.channel.close()
-                started.execution.stdin_open = False
-            return verdict, written
-
-    def check_owner(self, run: BackgroundRun, origin: str, action: str) -> None:
-        """Over HTTP each client session controls its own commands: another session may read their
-        output, not type into them or stop them (NotOwner says which session may)."""
-        started = run.started
-        if started.origin.startswith("mcp:") and origin != started.origin:
-            raise NotOwner(
-                f"{started.execution.id} was started by another client session; only that session may {action}"
-            )
+        return send_input(self, execution_id, text, close_stdin, origin, confirmed)
 
     def stop(self, run: BackgroundRun, origin: str, wait: float) -> bool:
         """Stop a background command its own session started and wait up to `wait` seconds for its
         tree to be gone; whether it was still running."""
-        self.check_owner(run, origin, "stop it")
+        check_owner(run, origin, "stop it")
         was_running = run.execution.status == "running"
         run.cancel.set()
         run.thread.join(wait)
         return was_running
-
-    def _input_verdict(self, run: BackgroundRun, session_text: str, confirmed: bool) -> Verdict:
-        """The command checked with all its input so far; only what the input adds counts (the
-        command itself was allowed, perhaps after the user confirmed it)."""
-        started = run.started
-        before = self.checker.check(started.shell, started.command, started.directory, run.env)
-        after = self.checker.check(
-            started.shell, started.command, started.directory, run.env, session_input=session_text
-        )
-        known = set(before.reasons)
-        added = [
-            reason
-            for reason in after.reasons
-            if reason not in known
-            and reason.decision > Decision.ALLOW
-            and not (confirmed and reason.decision is Decision.ASK)
-        ]
-        if added:
-            return Verdict.of(added, after.commands, after.paths)
-        return Verdict.of([Reason(R.ALLOWED, "the input is allowed", "", Decision.ALLOW)], after.commands, after.paths)
 
     def shutdown(self) -> None:
         """Server shutdown (also from a signal handler): kill every command's tree, write the end
@@ -786,29 +530,6 @@ class Runner:
         release_registration()  # every start has its end: nothing for a successor to recover
         self.store.close()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
-
-
-def start_containment() -> HostSupport:
-    """Detect what this host enforces and, on Linux, start the launcher every command goes through."""
-    host = detect()
-    if not host.linux:
-        return host
-    kernel.make_undumpable()  # contained commands cannot read the server's environment or memory
-    try:
-        use_launcher(Launcher())
-    except OSError as exc:
-        return dataclasses.replace(host, launcher_error=f"the launcher could not start ({exc})")
-    return host
-
-
-def stop_containment(host: HostSupport) -> None:
-    """Undo start_containment: end the launcher (and every command it runs), remove the cgroups."""
-    launcher = launcher_in_use()
-    if launcher is not None:
-        launcher.shutdown()
-        use_launcher(None)
-    if host.pids is not None:
-        host.pids.close()
 
 
 def _tee(first: Callable[[str, bytes], None], second: Callable[[str, bytes], None]) -> Callable[[str, bytes], None]:

@@ -21,6 +21,7 @@ from pydantic import Field, StrictBool, StrictInt, ValidationError
 
 from secure_shell import __version__
 from secure_shell.config.resolve import ResolvedConfig
+from secure_shell.early_initialize import SERVER_NAME, instructions
 from secure_shell.executables import available_shells
 from secure_shell.jsonrpc_errors import SpecErrorCodes
 from secure_shell.replies import ExecuteResult, InputResult, OutputResult
@@ -29,7 +30,6 @@ from secure_shell.shells import SHELL_FACTS, ShellKind
 from secure_shell.tool_arguments import checked_arguments, invalid_message
 from secure_shell.tools import ShellTools, agent_message, deliberate
 
-SERVER_NAME = "secure-shell"
 log = logging.getLogger(__name__)
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -107,75 +107,84 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
     server = CheckedArgumentsServer(
         SERVER_NAME,
         version=__version__,
-        instructions=(
-            "Shell access under a fixed policy. Shells: "
-            + (", ".join(names) or "none")
-            + ". Commands are checked before they run; use get_config to see the rules. "
-            "Long output is kept: fetch it with get_command_output."
-        ),
+        instructions=instructions(names),
         log_level="WARNING",
     )
-    ShellName = Literal[tuple(names)] if names else str
-
     if shells:
-        ProfileName = Literal[tuple(config.profiles)] if config.profiles else str
+        _add_command_tools(server, tools, config, shells)
+    _add_output_tools(server, tools)
+    _add_policy_tools(server, tools, names)
+    _add_resources(server, tools)
+    log.debug("server built with shells %s", names)
+    return server
 
-        async def execute_command(
-            shell: Annotated[ShellName, Field(description="Which shell runs the command.")],  # type: ignore[valid-type]
-            command: Command,
-            ctx: Context,
-            workingDir: WorkingDir = None,
-            timeout: Timeout = None,
-            maxOutputLines: MaxLines = None,
-            background: BackgroundFlag = False,
-            profile: Annotated[Optional[ProfileName], Field(description="Environment profile.")] = None,  # type: ignore[valid-type]
-            interactive: InteractiveFlag = False,
-            pty: PtyFlag = False,
-        ) -> Annotated[CallToolResult, ExecuteResult]:
-            return await tools.execute_command(
-                ctx, shell, command, workingDir, timeout, maxOutputLines, background, profile, interactive, pty
-            )
 
-        if not config.profiles:  # no profile to choose: the argument is not offered at all
-            signature = inspect.signature(execute_command)
-            execute_command.__signature__ = signature.replace(  # type: ignore[attr-defined]
-                parameters=[p for p in signature.parameters.values() if p.name != "profile"]
-            )
+def _add_command_tools(
+    server: CheckedArgumentsServer, tools: ShellTools, config: ResolvedConfig, shells: list[ShellKind]
+) -> None:
+    """execute_command and send_input, offered when some shell can run here."""
+    names = [kind.value for kind in shells]
+    ShellName = Literal[tuple(names)] if names else str
+    ProfileName = Literal[tuple(config.profiles)] if config.profiles else str
 
-        server.add_tool(
-            execute_command,
-            name="execute_command",
-            description=execute_description(config, shells),
-            annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True),
+    async def execute_command(
+        shell: Annotated[ShellName, Field(description="Which shell runs the command.")],  # type: ignore[valid-type]
+        command: Command,
+        ctx: Context,
+        workingDir: WorkingDir = None,
+        timeout: Timeout = None,
+        maxOutputLines: MaxLines = None,
+        background: BackgroundFlag = False,
+        profile: Annotated[Optional[ProfileName], Field(description="Environment profile.")] = None,  # type: ignore[valid-type]
+        interactive: InteractiveFlag = False,
+        pty: PtyFlag = False,
+    ) -> Annotated[CallToolResult, ExecuteResult]:
+        return await tools.execute_command(
+            ctx, shell, command, workingDir, timeout, maxOutputLines, background, profile, interactive, pty
         )
 
-        async def send_input(
-            executionId: ExecutionId,
-            ctx: Context,
-            input: Annotated[
-                str,
-                Field(
-                    description="Text for its stdin; a newline is added unless it ends with one.", max_length=1 << 20
-                ),
-            ] = "",
-            closeStdin: Annotated[
-                StrictBool, Field(description="Close stdin after the input (a terminal gets EOF).")
-            ] = False,
-            waitMs: Annotated[
-                StrictInt, Field(ge=0, le=30000, description="Wait up to this long for output, 0..30000.")
-            ] = 1000,
-        ) -> Annotated[CallToolResult, InputResult]:
-            return await tools.send_input(ctx, executionId, input, closeStdin, waitMs)
-
-        server.add_tool(
-            send_input,
-            name="send_input",
-            description="Write input to an interactive command (execute_command with interactive: true), "
-            "after the policy checks it as that program would read it: a shell's input as "
-            "commands, an interpreter's as code. Returns the output that followed, with line "
-            "numbers, and the line it is waiting after (a prompt).",
-            annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True),
+    if not config.profiles:  # no profile to choose: the argument is not offered at all
+        signature = inspect.signature(execute_command)
+        execute_command.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[p for p in signature.parameters.values() if p.name != "profile"]
         )
+
+    server.add_tool(
+        execute_command,
+        name="execute_command",
+        description=execute_description(config, shells),
+        annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True),
+    )
+
+    async def send_input(
+        executionId: ExecutionId,
+        ctx: Context,
+        input: Annotated[
+            str,
+            Field(description="Text for its stdin; a newline is added unless it ends with one.", max_length=1 << 20),
+        ] = "",
+        closeStdin: Annotated[
+            StrictBool, Field(description="Close stdin after the input (a terminal gets EOF).")
+        ] = False,
+        waitMs: Annotated[
+            StrictInt, Field(ge=0, le=30000, description="Wait up to this long for output, 0..30000.")
+        ] = 1000,
+    ) -> Annotated[CallToolResult, InputResult]:
+        return await tools.send_input(ctx, executionId, input, closeStdin, waitMs)
+
+    server.add_tool(
+        send_input,
+        name="send_input",
+        description="Write input to an interactive command (execute_command with interactive: true), "
+        "after the policy checks it as that program would read it: a shell's input as "
+        "commands, an interpreter's as code. Returns the output that followed, with line "
+        "numbers, and the line it is waiting after (a prompt).",
+        annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True),
+    )
+
+
+def _add_output_tools(server: CheckedArgumentsServer, tools: ShellTools) -> None:
+    """Reading, listing and stopping stored and running commands."""
 
     def get_command_output(
         executionId: ExecutionId,
@@ -232,6 +241,9 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         annotations=ToolAnnotations(destructive_hint=True, open_world_hint=False),
     )
 
+
+def _add_policy_tools(server: CheckedArgumentsServer, tools: ShellTools, names: list[str]) -> None:
+    """The policy, the directories it allows, and the session's current directory."""
     Shells = Literal[tuple(names)] if names else str
 
     async def get_config(
@@ -283,6 +295,8 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False),
     )
 
+
+def _add_resources(server: CheckedArgumentsServer, tools: ShellTools) -> None:
     server.resource("cli://config", mime_type="application/json", description="The effective policy")(
         tools.config_resource
     )
@@ -302,9 +316,6 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
     )
     def log_resource(id: str, startLine: str = "1", endLine: str = "-1", search: str = "") -> str:
         return tools.log_resource(id, startLine, endLine, search)
-
-    log.debug("server built with shells %s", names)
-    return server
 
 
 def execute_description(config: ResolvedConfig, shells: list[ShellKind]) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,29 +25,21 @@ import anyio
 from mcp.server import MCPServer
 from mcp.server.stdio import stdio_server
 
+from secure_shell.early_initialize import EarlyInitialize, pollable, same_reply
 from secure_shell.jsonrpc_errors import INVALID_REQUEST, error_reply, reject
 
 MAX_MESSAGE_BYTES = 64 << 20
 READ_CHUNK = 1 << 16
 
 
-def pollable(fd: int) -> bool:
-    """Whether the event loop can wait on `fd` (a pipe, socket or terminal; not a regular file)."""
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
-
-
 class LineReader:
     """The wire's incoming messages, one text line each, as an async iterator; what is not a valid
     message is answered through `writer` and not passed on."""
 
-    def __init__(self, fd: int, writer: LineWriter | None = None) -> None:
+    def __init__(self, fd: int, writer: LineWriter | None = None, read_before: bytes = b"") -> None:
         self.fd = fd
         self.writer = writer
-        self._buffer = bytearray()
+        self._buffer = bytearray(read_before)  # what was read before the SDK took over (early_initialize)
         self._scanned = 0  # bytes of _buffer already known to hold no newline
         self._skipping = False  # inside a line that was too long, until its newline
         self._eof = False
@@ -134,13 +125,36 @@ class LineWriter:
     queued as whole byte strings and one flush at a time sends them: lines never interleave.
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, already_sent: dict[str, Any] | None = None) -> None:
         self.fd = fd
         self._pending: list[bytes] = []
         self._sending = anyio.Lock()
+        self._already_sent = already_sent  # the early initialize reply: the SDK's own is held back
 
     async def write(self, text: str) -> None:
+        if self._already_sent is not None and self._held_back(text):
+            return
         self._pending.append(text.encode("utf-8"))
+
+    def _held_back(self, text: str) -> bool:
+        """Whether `text` is the SDK's reply to the initialize answered early (the first reply it writes
+        with that id); a reply that differs from the one sent is reported on stderr."""
+        sent = self._already_sent
+        assert sent is not None
+        try:
+            message = json.loads(text)
+        except ValueError:
+            return False
+        if not isinstance(message, dict) or message.get("id") != sent["id"] or "method" in message:
+            return False
+        self._already_sent = None
+        if not same_reply(sent, text):
+            print(
+                f"secure-shell: the early initialize reply differed from the SDK's: {text.strip()[:2000]}",
+                file=sys.stderr,
+                flush=True,
+            )
+        return True
 
     async def flush(self) -> None:
         async with self._sending:
@@ -175,8 +189,10 @@ def restore_blocking() -> None:
 
 
 @contextmanager
-def claimed_stdio() -> Iterator[tuple[LineReader, LineWriter]]:
-    """The wire on private descriptors; fd 0 and 1 diverted while serving, restored after."""
+def claimed_stdio(early: EarlyInitialize | None = None) -> Iterator[tuple[LineReader, LineWriter]]:
+    """The wire on private descriptors; fd 0 and 1 diverted while serving, restored after. What
+    `early` read and answered goes to the SDK's session first."""
+    read_before, already_sent = early.finish() if early is not None else (b"", None)
     wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
     wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
     blocking = (os.get_blocking(wire_in), os.get_blocking(wire_out))
@@ -193,8 +209,8 @@ def claimed_stdio() -> Iterator[tuple[LineReader, LineWriter]]:
     os.set_blocking(wire_out, False)
     _CLAIMED[:] = [(wire_in, blocking[0]), (wire_out, blocking[1])]
     try:
-        writer = LineWriter(wire_out)
-        yield LineReader(wire_in, writer), writer
+        writer = LineWriter(wire_out, already_sent)
+        yield LineReader(wire_in, writer, read_before), writer
     finally:
         restore_blocking()
         os.dup2(wire_in, 0)
@@ -203,15 +219,15 @@ def claimed_stdio() -> Iterator[tuple[LineReader, LineWriter]]:
         os.close(wire_out)
 
 
-def serve(server: MCPServer) -> None:
+def serve(server: MCPServer, early: EarlyInitialize | None = None) -> None:
     """Serve `server` over stdio until the client closes it: on the event loop where it can poll the
-    descriptors, else through the SDK's own (threaded) transport."""
+    descriptors (after what `early` read), else through the SDK's own (threaded) transport."""
     if os.name != "posix" or not (pollable(0) and pollable(1)):
         server.run()
         return
 
     async def main() -> None:
-        with claimed_stdio() as (reader, writer):
+        with claimed_stdio(early) as (reader, writer):
             async with stdio_server(stdin=reader, stdout=writer) as (read_stream, write_stream):  # type: ignore[arg-type]
                 # MCPServer.run_stdio_async() does exactly this with the SDK's own streams.
                 lowlevel = server._lowlevel_server

@@ -29,7 +29,9 @@ from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import ExecutionNotFound, SecureShellError
 from secure_shell.executor import Outcome
 from secure_shell.http import client_gone
+from secure_shell.interactive import OutputMark, await_answer
 from secure_shell.output_store import Execution
+from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
 from secure_shell.replies import (
     ExecuteResult,
@@ -46,19 +48,19 @@ from secure_shell.replies import (
     visible,
     visible_fields,
 )
-from secure_shell.runner import Runner, RunResult
+from secure_shell.runner import CommandRequest, Prepared, Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.sandbox.limits import LimitSettings, limit_note
 from secure_shell.shells import ShellKind
 from secure_shell.working_directory import missing_on_host
+from secure_shell.policy.excerpt import LONG, excerpt
 
 if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found, unused-ignore]
 
 PROGRESS_EVERY = 1.0
 STOP_WAIT = 5.0  # seconds stop_command waits for the stopped tree to be gone
-OUTPUT_POLL = 0.025  # how often send_input looks for the output its input caused
-OUTPUT_QUIET = 0.15  # output that has paused this long is taken as the answer to the input
+CHECK_DEADLINE = 5.0  # seconds a call waits for its policy check; then it is refused
 log = logging.getLogger(__name__)
 
 
@@ -132,7 +134,7 @@ class ShellTools:
         session = self.sessions.of(ctx)
         cwd = working_dir if working_dir is not None else (session.cwd or policy.initial_dir)
         seconds = timeout if timeout is not None else policy.command_timeout
-        checked = self.runner.prepare(kind, command, cwd, profile)
+        checked = await self._prepare(kind, command, cwd, profile)
         confirmed = False
         if checked.verdict.decision is Decision.ASK:
             refusal = await ask_user(ctx, kind, command, checked.verdict, policy.ask_timeout)
@@ -140,16 +142,16 @@ class ShellTools:
                 self.runner.record_denial(origin_of(ctx), kind, command, cwd, refusal)
                 return self._denial(refusal, kind)
             confirmed = True
+            checked = await self._prepare(kind, command, cwd, profile, True)
+        request = CommandRequest(kind, command, cwd, seconds, origin_of(ctx), profile, confirmed)
         if background or interactive:
             stdin = ("terminal" if pty else "pipe") if interactive else None
-            return self._start_background(ctx, kind, command, cwd, seconds, profile, confirmed, stdin)
+            return self._start_background(request, checked, stdin)
         lines_wanted = max_lines if max_lines is not None else self.config.logging.max_output_lines
         max_bytes = self.config.logging.max_return_bytes
         started: list[Execution] = []
         try:
-            result = await self._run_foreground(
-                ctx, kind, command, cwd, seconds, profile, confirmed, None if confirmed else checked, started
-            )
+            result = await self._run_foreground(ctx, request, checked, started)
         except Exception as exc:
             if not started:
                 raise  # nothing ran: the error is the whole answer
@@ -174,6 +176,19 @@ class ShellTools:
         finally:
             self.runner.store.release(execution)  # held by the run until its reply was built
 
+    async def _prepare(
+        self, kind: ShellKind, command: str, cwd: Optional[str], profile: Optional[str], confirmed: bool = False
+    ) -> Prepared:
+        """Runner.prepare in a worker thread, so that no input can hold the event loop and with it every
+        other call. Past CHECK_DEADLINE the call is refused; the abandoned thread ends on its own, since
+        every check is linear in an input of bounded length."""
+        with anyio.move_on_after(CHECK_DEADLINE):
+            return await anyio.to_thread.run_sync(
+                self.runner.prepare, kind, command, cwd, profile, confirmed, abandon_on_cancel=True
+            )
+        message = f"the policy check did not finish within {CHECK_DEADLINE:g} s; nothing ran"
+        return Prepared(Verdict.of([Reason(R.PARSE_TIMEOUT, message, command[:60], Decision.DENY)]))
+
     def _limit_note(self, kind: ShellKind, execution: Execution, outcome: Outcome) -> Optional[str]:
         """Names the configured limit a failed command ran into (sandbox/limits.py)."""
         r, settings = self.config.resources, self.config.sandbox[kind]
@@ -190,19 +205,10 @@ class ShellTools:
         return limit_note(outcome.exit_code, outcome.timed_out, tail, limits)
 
     async def _run_foreground(
-        self,
-        ctx: Context,
-        kind: ShellKind,
-        command: str,
-        cwd: Optional[str],
-        seconds: int,
-        profile: Optional[str],
-        confirmed: bool,
-        checked: Any,
-        running: list[Execution],
+        self, ctx: Context, request: CommandRequest, checked: Prepared, running: list[Execution]
     ) -> RunResult:
         """Run to the end, reporting progress when the client asked for it and stopping the tree
-        when an HTTP client goes away. `checked` reuses the check already made (None: check again);
+        when an HTTP client goes away. `checked` is this command's check (made off the event loop);
         `running` gets the execution once it has started. The result's execution is held in the
         store for the reply."""
         started = time.monotonic()
@@ -215,19 +221,7 @@ class ShellTools:
                 await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s, {lines} lines so far")
 
         async def run() -> RunResult:
-            return await self.runner.run(
-                kind,
-                command,
-                cwd,
-                seconds,
-                None,
-                profile,
-                origin_of(ctx),
-                confirmed,
-                checked,
-                on_start=running.append,
-                hold=True,
-            )
+            return await self.runner.run(request, prepared=checked, on_start=running.append, hold=True)
 
         gone = client_gone()
         result: Optional[RunResult] = None
@@ -248,23 +242,12 @@ class ShellTools:
             raise ToolError("the client disconnected before the reply; the command was stopped")
         return result
 
-    def _start_background(
-        self,
-        ctx: Context,
-        kind: ShellKind,
-        command: str,
-        cwd: Optional[str],
-        seconds: int,
-        profile: Optional[str],
-        confirmed: bool,
-        stdin: Optional[str],
-    ) -> CallToolResult:
-        prepared = self.runner.prepare(kind, command, cwd, profile, confirmed)
-        origin = origin_of(ctx)
+    def _start_background(self, request: CommandRequest, prepared: Prepared, stdin: Optional[str]) -> CallToolResult:
+        kind, command, cwd = request.shell, request.command, request.cwd
         if prepared.invocation is None:
-            self.runner.record_denial(origin, kind, command, cwd, prepared.verdict)
+            self.runner.record_denial(request.origin, kind, command, cwd, prepared.verdict)
             return self._denial(prepared.verdict, kind)
-        execution = self.runner.start_background(prepared, kind, command, seconds, origin, stdin).execution
+        execution = self.runner.start_background(prepared, request, stdin).execution
         if stdin is not None:
             text = (
                 f"started interactively as {execution.id} (stdin: {stdin}); send it input with send_input, "
@@ -301,7 +284,7 @@ class ShellTools:
     async def _send_input(
         self, ctx: Context, execution: Execution, text: str, close_stdin: bool, wait_ms: int
     ) -> CallToolResult:
-        seen = execution.buffer.total_lines
+        mark = OutputMark.of(execution)  # before the write: an answer may come before the wait begins
         origin = origin_of(ctx)
         verdict, written = await anyio.to_thread.run_sync(
             self.runner.send_input, execution.id, text, close_stdin, origin
@@ -320,9 +303,9 @@ class ShellTools:
             return input_denial_reply(execution, verdict, self.config.shells[ShellKind(execution.shell)].allowed_paths)
         # a terminal echoes the input back at once: that is not the program's answer yet
         echo = len(written.encode("utf-8")) if execution.stdin == "terminal" else 0
-        await _await_answer(execution, wait_ms / 1000, echo)
+        await await_answer(execution, mark, wait_ms / 1000, echo)
         return input_reply(
-            execution, written, seen, self.config.logging.max_return_lines, self.config.logging.max_return_bytes
+            execution, written, mark.lines, self.config.logging.max_return_lines, self.config.logging.max_return_bytes
         )
 
     # --- output ----------------------------------------------------------------------------
@@ -504,22 +487,6 @@ def leaf_error(exc: BaseException) -> BaseException:
     return exc
 
 
-async def _await_answer(execution: Execution, seconds: float, echo: int = 0) -> None:
-    """Wait up to `seconds` for the output input causes: until more than `echo` bytes of output
-    have come and then paused, the command has ended, or the time is up."""
-    buffer = execution.buffer
-    deadline = time.monotonic() + seconds
-    before = seen = buffer.total_bytes
-    changed = time.monotonic()
-    while time.monotonic() < deadline and execution.status == "running":
-        await anyio.sleep(OUTPUT_POLL)
-        now, size = time.monotonic(), buffer.total_bytes
-        if size != seen:
-            seen, changed = size, now
-        elif size - before > echo and now - changed >= OUTPUT_QUIET:
-            break
-
-
 class Confirmation(BaseModel):
     run: bool = Field(description="Run this command?")
 
@@ -529,7 +496,9 @@ async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict
     why = "; ".join(r.message for r in verdict.reasons if r.decision is Decision.ASK)
 
     def refused(message: str) -> Verdict:
-        return Verdict.of([Reason(ASK_COMMAND, f"{message} ({why})", command[:200])], verdict.commands, verdict.paths)
+        return Verdict.of(
+            [Reason(ASK_COMMAND, f"{message} ({why})", excerpt(command, LONG))], verdict.commands, verdict.paths
+        )
 
     capabilities = ctx.client_capabilities
     if capabilities is None or getattr(capabilities, "elicitation", None) is None:

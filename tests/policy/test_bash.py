@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from secure_shell.shells import ShellKind
-from tests.policy.conftest import (
+from tests.helpers.policy import (
     B,
     D,
     P,
@@ -190,8 +190,18 @@ DENIED = [
     ("bash -c 'rm x'", B),
     ("sh -c 'rm x'", B),
     ("dash -c 'rm x'", B),
-    ("zsh -c 'rm x'", B),
     ("ksh -c 'rm x'", B),
+    # zsh, fish and the C shells have grammars of their own: their command text is refused, never
+    # read as bash (`ls` beside `rm x`: the refusal does not depend on what the text says)
+    ("zsh -c 'rm x'", X),
+    ("zsh -c ls", X),
+    ("/usr/bin/zsh -c ls", X),
+    ("fish -c 'echo hi'", X),
+    ("csh -c ls", X),
+    ("tcsh -fc ls", X),
+    ("zsh <<< ls", X),
+    ("echo ls | fish", X),
+    ("busybox sh -c 'rm x'", B),
     ("bash -lc 'rm x'", B),
     ("bash -ec 'rm x'", B),
     ("bash --norc -c 'rm x'", B),
@@ -578,6 +588,9 @@ ALLOWED = [
     "bash script.sh",
     "bash -c 'ls -la'",
     "sh -c 'echo hi && ls'",
+    "dash -c ls",
+    "ksh -c 'echo hi'",
+    "zsh ./build.zsh",
     "cd src && ls",
     "cd src/ && cd .. && ls",
     "cd /home/u/proj/src && make",
@@ -735,10 +748,18 @@ GITBASH_DENIED = [
     ("cd /c/ && ls", P),
     ("cat C:/Windows/win.ini", P),
     ("ls /usr/bin", U),
-    ("cmd //c del x", B),  # MSYS passes //c as /c: cmd runs del
+    ("cmd //c del x", B),  # MSYS turns //c into /c: cmd runs del
     ("cmd /c del x", W),  # MSYS passes /c as C:/, no switch of cmd's
 ]
-GITBASH_ALLOWED = ["ls -la", "cat /c/Users/u/proj/README.md", "cat C:/Users/u/proj/a.txt", "git status", "npm test"]
+GITBASH_ALLOWED = [
+    "cmd //c dir",
+    "cat sub\\\\a.txt",
+    "ls -la",
+    "cat /c/Users/u/proj/README.md",
+    "cat C:/Users/u/proj/a.txt",
+    "git status",
+    "npm test",
+]
 
 
 @pytest.mark.parametrize("command, rule", WSL_DENIED, ids=[c for c, _ in WSL_DENIED])

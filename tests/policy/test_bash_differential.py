@@ -25,7 +25,7 @@ import pytest
 from secure_shell.policy.bash import parse, preprocess
 from secure_shell.policy.decide import decide
 from secure_shell.policy.parsed import Limits
-from tests.policy.conftest import scratch_project
+from tests.helpers.policy import scratch_project
 
 HOME = "/home/u"
 LIMITS = Limits(env={"HOME": HOME, "PATH": "/usr/bin:/bin"})

@@ -7,7 +7,7 @@ import pytest
 from secure_shell.policy import verdict as R
 from secure_shell.policy.bash_substitutions import count_substitutions
 from secure_shell.policy.parsed import Limits
-from tests.policy.conftest import assert_allowed, assert_denied, check
+from tests.helpers.policy import assert_allowed, assert_denied, check
 
 MANY = Limits().max_substitutions + 1
 

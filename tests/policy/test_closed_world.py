@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from secure_shell.policy.decide import decide
-from tests.policy.conftest import B, I, N, assert_allowed, assert_denied, check, run_bash, scratch_project
+from tests.helpers.policy import B, I, N, assert_allowed, assert_denied, check, run_bash, scratch_project
 
 M = "may-run-blocked-command"
 

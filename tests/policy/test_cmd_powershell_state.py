@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.policy.conftest import B, P, U, V, X, assert_allowed, assert_denied, check
+from tests.helpers.policy import B, P, U, V, X, assert_allowed, assert_denied, check
 
 TWINS = [
     # an internal command's name ends at . \ / : + [ ] = , ; and what follows is its argument

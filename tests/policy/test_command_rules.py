@@ -13,7 +13,7 @@ from secure_shell.policy.decide import decide
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import Decision
 from secure_shell.shells import ShellKind
-from tests.policy.conftest import ENV, build_config, cwd_for
+from tests.helpers.policy import ENV, build_config, cwd_for
 
 
 def policy(shell: str, **lists: list[str]) -> ShellPolicy:

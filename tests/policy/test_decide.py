@@ -9,10 +9,10 @@ import pytest
 
 from secure_shell.policy.decide import decide
 from secure_shell.policy.verdict import Decision, Reason, Verdict
-from tests.policy.conftest import ENV, build_config, check, cwd_for, policy_for
+from tests.helpers.policy import ENV, build_config, check, cwd_for, policy_for
 
 
-def with_rules(shell: str, **overrides: object):  # noqa: ANN201 - a ShellPolicy
+def with_rules(shell: str, **overrides: object):  # a ShellPolicy
     from secure_shell.shells import ShellKind
 
     return build_config(**overrides).shells[ShellKind(shell)]
@@ -189,7 +189,7 @@ def test_ask_commands_give_an_ask_verdict_that_confirmation_lifts() -> None:
 def test_with_path_rules_off_redirect_targets_are_not_checked() -> None:
     """restrictWorkingDirectory: false turns every path rule off, redirections included: a target
     from a variable (`> $t`) is no reason to refuse then."""
-    from tests.policy.conftest import build_config
+    from tests.helpers.policy import build_config
     from secure_shell.shells import ShellKind
 
     policy = build_config(security__restrictWorkingDirectory=False).shells[ShellKind.BASH]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from secure_shell.policy.env_variables import FINDS, LOADS, PATHS, RUNS, TABLE, variable
-from tests.policy.conftest import P, V, check
+from tests.helpers.policy import P, V, check
 
 # (allowed, refused twin, the twin's rule)
 ROWS = [

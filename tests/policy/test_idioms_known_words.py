@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from secure_shell.policy.decide import decide
-from tests.policy.conftest import ENV, U, cwd_for, policy_for
+from tests.helpers.policy import ENV, U, cwd_for, policy_for
 
 ROWS = [
     ('set -- a.txt b.txt; cat "$@"', 'cat "$@"', U),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.policy.conftest import B, N, P, W, check
+from tests.helpers.policy import B, N, P, W, check
 
 # (shell, command, allowed, a rule of the refusal)
 ROWS = [

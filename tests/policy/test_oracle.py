@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from secure_shell.policy.decide import decide
-from tests.policy.conftest import run_bash, scratch_project
+from tests.helpers.policy import run_bash, scratch_project
 
 DELETES = [
     ("rm victim.txt", "blocked-command"),

@@ -15,7 +15,7 @@ from secure_shell.policy.paths import (
     normalize_windows,
     windows_to_mount,
 )
-from tests.policy.conftest import policy_for
+from tests.helpers.policy import policy_for
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from secure_shell.policy.powershell import parse, windows_argv
 from secure_shell.policy.powershell_grammar import grammar_view
 from secure_shell.policy.parsed import Limits
 from secure_shell.shells import ShellKind
-from tests.policy.conftest import (
+from tests.helpers.policy import (
     B,
     ENV,
     F,

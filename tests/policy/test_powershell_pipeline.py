@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.policy.conftest import P, U, X, assert_allowed, assert_denied, check
+from tests.helpers.policy import P, U, X, assert_allowed, assert_denied, check
 
 TWINS = [
     # a path bound by value from a string in the pipeline

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.policy.conftest import B, D, F, P, U, X, check
+from tests.helpers.policy import B, D, F, P, U, X, check
 
 ROWS = [
     # a variable assigned one literal command name, then invoked

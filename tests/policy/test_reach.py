@@ -8,7 +8,7 @@ import pytest
 from secure_shell.policy import verdict as R
 from secure_shell.policy.decide import decide
 from secure_shell.policy.path_reach import Reach
-from tests.policy.conftest import ENV, B, P, U, cwd_for, policy_for
+from tests.helpers.policy import ENV, B, P, U, cwd_for, policy_for
 
 SETS = dict(
     read=("/usr", "/etc/os-release", "/bin"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from secure_shell.policy.decide import decide
-from tests.policy.conftest import (
+from tests.helpers.policy import (
     ENV,
     B,
     N,

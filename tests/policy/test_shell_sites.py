@@ -13,7 +13,7 @@ import pytest
 from secure_shell.policy.decide import decide
 from secure_shell.policy.shell_sites import dequoted
 from secure_shell.policy.sqlite import dot_arguments, sql_complete
-from tests.policy.conftest import (
+from tests.helpers.policy import (
     ENV,
     B,
     I,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.policy.conftest import B, V, X, assert_allowed, assert_denied, check, denied_then_run
+from tests.helpers.policy import B, V, X, assert_allowed, assert_denied, check, denied_then_run
 
 TWINS = [
     # arithmetic evaluation runs command substitutions in quoted text

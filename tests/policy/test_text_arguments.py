@@ -9,7 +9,7 @@ from secure_shell.policy.decide import decide
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.text_arguments import MODELS, text_arguments
 from secure_shell.shells import ShellKind
-from tests.policy.conftest import ENV, P, U, assert_allowed, assert_denied, build_config, check, cwd_for
+from tests.helpers.policy import ENV, P, U, assert_allowed, assert_denied, build_config, check, cwd_for
 
 BASH_ALLOWED = [
     'head -n "$N" f',

@@ -4,18 +4,15 @@ Windows has them. They run in hosted CI (.github/workflows/windows.yml); elsewhe
 from __future__ import annotations
 
 import os
-from typing import Callable
 
 import pytest
 
 from secure_shell.console_output import output_decoders
 from secure_shell.executor import Outcome, execute
 from secure_shell.shells import SHELL_FACTS, ShellKind, build_invocation
+from tests.helpers.windows import Run
 
 collect_ignore_glob = [] if os.name == "nt" else ["test_*.py"]
-
-
-Run = Callable[..., tuple[Outcome, dict[str, str]]]
 
 
 @pytest.fixture

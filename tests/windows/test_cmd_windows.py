@@ -12,7 +12,8 @@ import pytest
 
 from secure_shell.executables import find_executable
 from secure_shell.shells import ShellKind
-from tests.windows.conftest import Run
+from tests.helpers.windows import Run
+from tests.waiting import PATIENCE
 
 CMD = find_executable("cmd.exe") or "cmd.exe"
 COMMAND_PROCESSOR = r"Software\Microsoft\Command Processor"
@@ -41,7 +42,7 @@ def test_cmd_reads_the_line_as_documented(run_shell: Run, tmp_path: Path, comman
 
 
 @pytest.fixture
-def delayed_expansion_on():  # noqa: ANN201
+def delayed_expansion_on():
     """The DelayedExpansion registry value that turns delayed expansion on for every cmd."""
     key = winreg.CreateKey(winreg.HKEY_CURRENT_USER, COMMAND_PROCESSOR)
     try:
@@ -73,7 +74,7 @@ def test_a_timeout_ends_start_b_grandchildren(run_shell: Run, tmp_path: Path) ->
     command = f"start /b ping -n {marker} 127.0.0.1 > nul & ping -n {marker} 127.0.0.1 > nul"
     outcome, _ = run_shell(ShellKind.CMD, command, CMD, str(tmp_path), timeout=3)
     assert outcome.timed_out
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + PATIENCE
     while time.monotonic() < deadline:
         listed = subprocess.run(
             ["wmic", "process", "where", "name='PING.EXE'", "get", "CommandLine"], capture_output=True, text=True
@@ -97,7 +98,7 @@ def test_an_interactive_command_reads_what_is_written_and_ends_at_eof(tmp_path: 
     """send_input's path on Windows: a pipe on the command's stdin, written by the server, closed at the end."""
     import threading
 
-    from secure_shell.executor import execute_tracked
+    from secure_shell.executor import RunSpec, execute_tracked
     from secure_shell.process_input import InputChannel
     from secure_shell.shells import SHELL_FACTS, build_invocation
 
@@ -108,7 +109,7 @@ def test_an_interactive_command_reads_what_is_written_and_ends_at_eof(tmp_path: 
     chunks: list[bytes] = []
 
     def feed() -> None:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + PATIENCE
         while not channel.ready and time.monotonic() < deadline:
             time.sleep(0.01)
         channel.write(b"hello\r\nworld\r\n", 10)
@@ -116,10 +117,9 @@ def test_an_interactive_command_reads_what_is_written_and_ends_at_eof(tmp_path: 
 
     writer = threading.Thread(target=feed)
     writer.start()
-    outcome = execute_tracked(
-        invocation, dict(os.environ), 60, lambda _, data: chunks.append(data), threading.Event(), stdin=channel
-    )
-    writer.join(10)
+    spec = RunSpec(invocation, dict(os.environ), 60, stdin=channel)
+    outcome = execute_tracked(spec, lambda _, data: chunks.append(data), threading.Event())
+    writer.join(PATIENCE)
     assert outcome.exit_code == 0
     assert lines(b"".join(chunks).decode("ascii", "replace")) == ["1:hello", "2:world"]
 

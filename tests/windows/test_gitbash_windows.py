@@ -9,7 +9,7 @@ import pytest
 
 from secure_shell.executables import default_executable
 from secure_shell.shells import ShellKind
-from tests.windows.conftest import Run
+from tests.helpers.windows import Run
 
 BASH = default_executable(ShellKind.GITBASH)
 

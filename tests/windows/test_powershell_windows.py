@@ -9,7 +9,7 @@ import pytest
 
 from secure_shell.executables import find_executable
 from secure_shell.shells import ShellKind
-from tests.windows.conftest import Run
+from tests.helpers.windows import Run
 
 POWERSHELLS = [p for p in (find_executable("powershell.exe"), find_executable("pwsh.exe")) if p]
 

@@ -12,7 +12,7 @@ from secure_shell.executables import find_executable
 from secure_shell.executor import execute
 from secure_shell.sandbox import confine
 from secure_shell.shells import SHELL_FACTS, ShellKind, build_invocation
-from tests.windows.conftest import Run
+from tests.helpers.windows import Run
 
 WSL = find_executable("wsl.exe")
 

@@ -197,19 +197,7 @@ def _resolve_shell(
     security = glob.security.model_dump(by_alias=False)
     if overrides is not None and overrides.security is not None:
         security.update({k: v for k, v in overrides.security.model_dump(by_alias=False).items() if v is not None})
-
-    restr = glob.restrictions
-    restr_over = overrides.restrictions if overrides is not None else None
-    origins = _ListOrigins(restr, restr_over)
-    shell_blocked = getattr(restr_over, "blocked_commands", None)
-    if shell_blocked is None:
-        shell_blocked = list(WCLI0_SHELL_BLOCKED_COMMANDS.get(kind.value, ()))
-        origins.shell_defaults["blocked_commands"] = shell_blocked
-    blocked_commands = _extend(restr.blocked_commands, shell_blocked)
-    blocked_arguments = _extend(restr.blocked_arguments, getattr(restr_over, "blocked_arguments", None))
-    ask_commands = _extend(restr.ask_commands, getattr(restr_over, "ask_commands", None))
-    blocked_operators = _first(getattr(restr_over, "blocked_operators", None), restr.blocked_operators)
-    allowed_commands = _first(getattr(restr_over, "allowed_commands", None), restr.allowed_commands)
+    lists = _rule_lists(config, kind, shell)
 
     paths_over = overrides.paths if overrides is not None else None
     own_paths = getattr(paths_over, "allowed_paths", None)
@@ -226,18 +214,109 @@ def _resolve_shell(
         path_entries += [p for p in glob.paths.allowed_paths if looks_like_windows(p) and p not in path_entries]
 
     if not path_entries and initial_entry is None:
-        why = broad_start_directory(start_dir, home) if shell.enabled else None
-        if why is not None:
-            raise _BroadStart(
-                f"no allowedPaths are configured, so the start directory would be the one allowed path, but "
-                f"{start_dir} is {why}: that would let commands use everything under it. Start the server in "
-                "your project directory, or name the project: `secure-shell init-config --project DIR`, or "
-                "global.paths.allowedPaths in the config file"
-            )
-        path_entries = [start_dir]
-        if shell.enabled:
-            start_shells.append(kind)
+        path_entries = [_start_directory_entry(kind, start_dir, home, shell.enabled, start_shells)]
 
+    allowed, skipped, initial_dir = _places(
+        path_entries, initial_entry, start_dir, dialect, mount_point, security["restrict_working_directory"]
+    )
+
+    problem = text_problem(initial_dir, kind is ShellKind.CMD) if initial_dir is not None else None
+    if problem is not None:
+        raise PathSyntaxError(f"initialDir: {problem}")
+    executable = shell.executable
+    return ShellPolicy(
+        shell=kind,
+        source=source,
+        enabled=shell.enabled,
+        executable=executable.command if executable is not None else default_executable(kind),
+        executable_args=tuple(executable.args) if executable is not None else facts.default_args,
+        path_dialect=dialect,
+        mount_point=mount_point,
+        max_command_length=security["max_command_length"],
+        command_timeout=security["command_timeout"],
+        enable_injection_protection=security["enable_injection_protection"],
+        restrict_working_directory=security["restrict_working_directory"],
+        blocked_commands=lists.blocked_commands,
+        allowed_commands=None if lists.allowed_commands is None else tuple(dict.fromkeys(lists.allowed_commands)),
+        ask_commands=lists.ask_commands,
+        ask_timeout=security["ask_timeout"],
+        blocked_arguments=lists.blocked_arguments,
+        blocked_operators=tuple(dict.fromkeys(lists.blocked_operators)),
+        allowed_paths=tuple(allowed),
+        initial_dir=initial_dir,
+        skipped_paths=tuple(skipped),
+        list_origins=lists.origins.table(
+            {
+                "blocked_commands": lists.blocked_commands,
+                "allowed_commands": lists.allowed_commands or (),
+                "blocked_arguments": lists.blocked_arguments,
+                "blocked_operators": lists.blocked_operators,
+                "ask_commands": lists.ask_commands,
+            }
+        ),
+    )
+
+
+def _start_directory_entry(
+    kind: ShellKind, start_dir: str, home: str, enabled: bool, start_shells: list[ShellKind]
+) -> str:
+    """With no allowedPaths and no initialDir, the start directory is the one allowed path, unless it
+    is too broad for that (a root, a home or a system directory); `start_shells` gets the enabled
+    shells it became the allowed path of."""
+    why = broad_start_directory(start_dir, home) if enabled else None
+    if why is not None:
+        raise _BroadStart(
+            f"no allowedPaths are configured, so the start directory would be the one allowed path, but "
+            f"{start_dir} is {why}: that would let commands use everything under it. Start the server in "
+            "your project directory, or name the project: `secure-shell init-config --project DIR`, or "
+            "global.paths.allowedPaths in the config file"
+        )
+    if enabled:
+        start_shells.append(kind)
+    return start_dir
+
+
+@dataclass(frozen=True)
+class _RuleLists:
+    """A shell's command and argument lists, merged from the global ones and its overrides."""
+
+    blocked_commands: tuple[str, ...]
+    blocked_arguments: tuple[str, ...]
+    ask_commands: tuple[str, ...]
+    blocked_operators: list[str]
+    allowed_commands: list[str] | None
+    origins: _ListOrigins
+
+
+def _rule_lists(config: ConfigFile, kind: ShellKind, shell: Shell) -> _RuleLists:
+    restr = config.global_.restrictions
+    restr_over = shell.overrides.restrictions if shell.overrides is not None else None
+    origins = _ListOrigins(restr, restr_over)
+    shell_blocked = getattr(restr_over, "blocked_commands", None)
+    if shell_blocked is None:
+        shell_blocked = list(WCLI0_SHELL_BLOCKED_COMMANDS.get(kind.value, ()))
+        origins.shell_defaults["blocked_commands"] = shell_blocked
+    return _RuleLists(
+        blocked_commands=_extend(restr.blocked_commands, shell_blocked),
+        blocked_arguments=_extend(restr.blocked_arguments, getattr(restr_over, "blocked_arguments", None)),
+        ask_commands=_extend(restr.ask_commands, getattr(restr_over, "ask_commands", None)),
+        blocked_operators=_first(getattr(restr_over, "blocked_operators", None), restr.blocked_operators),
+        allowed_commands=_first(getattr(restr_over, "allowed_commands", None), restr.allowed_commands),
+        origins=origins,
+    )
+
+
+def _places(
+    path_entries: list[str],
+    initial_entry: str | None,
+    start_dir: str,
+    dialect: PathDialect,
+    mount_point: str,
+    restrict_working_directory: bool,
+) -> tuple[list[str], list[SkippedPath], str | None]:
+    """The allowed paths this shell can use, the entries it cannot, and its initial directory: the
+    configured one (allowed too when the working directory is restricted), else the start directory
+    when it is allowed, else the first allowed path."""
     allowed: list[str] = []
     skipped: list[SkippedPath] = []
     for entry in path_entries:
@@ -254,7 +333,7 @@ def _resolve_shell(
             skipped.append(SkippedPath(initial_entry, expressed.skipped_because or "not applicable"))
         else:
             initial_dir = expressed.path
-            if security["restrict_working_directory"] and not _covered(initial_dir, allowed, dialect):
+            if restrict_working_directory and not _covered(initial_dir, allowed, dialect):
                 allowed.append(initial_dir)
     if initial_dir is None:
         start = express_path(start_dir, dialect, mount_point)
@@ -262,42 +341,7 @@ def _resolve_shell(
             initial_dir = start.path
         elif allowed:
             initial_dir = allowed[0]
-
-    problem = text_problem(initial_dir) if initial_dir is not None else None
-    if problem is not None:
-        raise PathSyntaxError(f"initialDir: {problem}")
-    executable = shell.executable
-    return ShellPolicy(
-        shell=kind,
-        source=source,
-        enabled=shell.enabled,
-        executable=executable.command if executable is not None else default_executable(kind),
-        executable_args=tuple(executable.args) if executable is not None else facts.default_args,
-        path_dialect=dialect,
-        mount_point=mount_point,
-        max_command_length=security["max_command_length"],
-        command_timeout=security["command_timeout"],
-        enable_injection_protection=security["enable_injection_protection"],
-        restrict_working_directory=security["restrict_working_directory"],
-        blocked_commands=blocked_commands,
-        allowed_commands=None if allowed_commands is None else tuple(dict.fromkeys(allowed_commands)),
-        ask_commands=ask_commands,
-        ask_timeout=security["ask_timeout"],
-        blocked_arguments=blocked_arguments,
-        blocked_operators=tuple(dict.fromkeys(blocked_operators)),
-        allowed_paths=tuple(allowed),
-        initial_dir=initial_dir,
-        skipped_paths=tuple(skipped),
-        list_origins=origins.table(
-            {
-                "blocked_commands": blocked_commands,
-                "allowed_commands": allowed_commands or (),
-                "blocked_arguments": blocked_arguments,
-                "blocked_operators": blocked_operators,
-                "ask_commands": ask_commands,
-            }
-        ),
-    )
+    return allowed, skipped, initial_dir
 
 
 # Where a list entry comes from, as config show and get_config name it (README: "Where an entry

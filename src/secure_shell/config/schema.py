@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Annotated, Any, Literal, Optional, Union, cast
+from typing import Annotated, Any, Literal, Optional, Union, cast, get_args
 
 import regex
 from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field, Tag, create_model, model_validator
@@ -22,9 +22,14 @@ from secure_shell.policy.operators import KNOWN_OPERATORS
 from secure_shell.policy.paths import PathSyntaxError, check_absolute_entry
 from secure_shell.sandbox.memory import default_memory_bytes
 from secure_shell.sandbox.reach import CREDENTIAL_PATHS
+from secure_shell.shells import ShellKind
 
+# The shell kinds' names, as the file writes them: the Literal is for the type checker and the
+# schema; the import-time check keeps it equal to ShellKind, the one list of kinds.
 ShellName = Literal["bash", "wsl", "cmd", "powershell", "gitbash"]
-SHELL_NAMES: tuple[str, ...] = ("bash", "wsl", "cmd", "powershell", "gitbash")
+SHELL_NAMES: tuple[str, ...] = tuple(kind.value for kind in ShellKind)
+if set(get_args(ShellName)) != set(SHELL_NAMES):
+    raise ImportError(f"config/schema: ShellName {get_args(ShellName)} does not name every ShellKind {SHELL_NAMES}")
 
 _MODEL_CONFIG = ConfigDict(
     extra="forbid",
@@ -415,6 +420,10 @@ class Shells(Section):
             if shell is not None and shell.type is not None and shell.type != name:
                 raise ValueError(f"shells.{name}.type is {shell.type!r}; it must be {name!r} or left out")
         return self
+
+
+if tuple(Shells.model_fields) != SHELL_NAMES:  # a kind without its section could not be configured
+    raise ImportError(f"config/schema: Shells has sections {tuple(Shells.model_fields)}, not {SHELL_NAMES}")
 
 
 # wcli0's per-shell defaults, kept so that a wcli0 file without a shells section is not weaker

@@ -31,6 +31,7 @@ from secure_shell.policy.program_name import program_name
 from secure_shell.policy.resolution import Refusal, Resolution, WorkingDirectory
 from secure_shell.policy.text_arguments import text_arguments as text_arguments  # the dialect's model of them
 from secure_shell.policy.wrapper_shells import NUMBERED_PYTHON
+from secure_shell.policy.excerpt import excerpt
 
 DIALECT: DialectName = "bash"
 
@@ -62,7 +63,9 @@ def path_parts(value: str) -> list[str]:
 
 
 def looks_like_path(value: str) -> bool:
-    return value.startswith("/") or "/" in value or value in ("..", ".") or looks_like_windows(value)
+    """A `\\` counts too: Git Bash's programs, native and MSYS alike, take it as a separator
+    (`cat '..\\outside\\x'`); on Linux such a word is one name, which resolves beside the others."""
+    return value.startswith("/") or "/" in value or "\\" in value or value in ("..", ".") or looks_like_windows(value)
 
 
 MAX_BRACE_WORDS = 64
@@ -242,7 +245,7 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
                 R.UNSUPPORTED_CONSTRUCT,
                 f"the keyword {key!r} stands where a command name should: the "
                 "grammar cannot read this construct reliably (write the compound command on its own)",
-                " ".join(w.source for w in command.words)[:80],
+                excerpt(" ".join(w.source for w in command.words)),
             )
         ]
     if key == "coproc" and any(w.value in COMPOUND_OPENERS for w in command.words[1:3]):
@@ -250,7 +253,7 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
             Refusal(
                 R.UNSUPPORTED_CONSTRUCT,
                 "coproc with a compound command is not modelled",
-                " ".join(w.source for w in command.words)[:80],
+                excerpt(" ".join(w.source for w in command.words)),
             )
         ]
     if key in ("cd", "pushd", "popd"):

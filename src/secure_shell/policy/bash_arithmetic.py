@@ -12,6 +12,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.bash_variables import VariableTracker
 from secure_shell.policy.parsed import Finding
 from secure_shell.policy.syntax_tree import descendants
+from secure_shell.policy.excerpt import NEAR, excerpt
 
 # Arithmetic operators that set their left side from its old value (`(( n += 2 ))`).
 _UPDATING_OPERATORS = frozenset({"+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="})
@@ -45,7 +46,7 @@ class ArithmeticChecks(VariableTracker):
         number; `message` has a {} for the operand. True when refused."""
         operand = self._arithmetic_operand(part)
         if operand is not None:
-            self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT, message.format(operand), self.text(node)[:80]))
+            self.findings.append(Finding(R.UNSUPPORTED_CONSTRUCT, message.format(operand), excerpt(self.text(node))))
         return operand is not None
 
     def _in_arithmetic(self, node: Node) -> bool:
@@ -81,7 +82,7 @@ class ArithmeticChecks(VariableTracker):
                             R.UNSUPPORTED_CONSTRUCT,
                             "[[ -v NAME ]] evaluates NAME's subscript as arithmetic, which runs the command "
                             "substitutions in it; name the variable literally",
-                            self.text(node)[:80],
+                            excerpt(self.text(node)),
                         )
                     )
             return
@@ -100,7 +101,7 @@ class ArithmeticChecks(VariableTracker):
                     Finding(
                         R.UNSUPPORTED_CONSTRUCT,
                         "bash evaluates this text as arithmetic and runs the command substitutions in it",
-                        self.text(node)[:80],
+                        excerpt(self.text(node)),
                     )
                 )
                 return
@@ -141,7 +142,7 @@ class ArithmeticChecks(VariableTracker):
                 R.UNSUPPORTED_CONSTRUCT,
                 f"${{!{name}}} reads the variable ${name} names, which is not known; bash evaluates a "
                 "subscript in that name as arithmetic, which runs code",
-                self.text(node)[:80],
+                excerpt(self.text(node)),
             )
         )
 
@@ -190,7 +191,7 @@ class ArithmeticChecks(VariableTracker):
             kind = current.type
             if kind == "command_substitution":
                 if not self._prints_a_number(current):
-                    return f"the output of {self.text(current)[:40]}"
+                    return f"the output of {excerpt(self.text(current), NEAR)}"
                 continue
             if kind == "expansion" and self.text(current).startswith("${#"):
                 # a length is a number; only a subscript inside it is evaluated

@@ -29,6 +29,7 @@ from secure_shell.policy.parsed import (
     never_raises,
 )
 from secure_shell.policy.syntax_tree import ascii_mask, descendants
+from secure_shell.policy.excerpt import NEAR, excerpt
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 
@@ -104,7 +105,7 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     if root.has_error:
         bad = _first_error(root)
         snippet = data[bad.start_byte : bad.end_byte].decode("utf-8", "replace") if bad else ""
-        return Failed(f"syntax error near {snippet[:40]!r}" if snippet else "syntax error")
+        return Failed(f"syntax error near {excerpt(snippet, NEAR)!r}" if snippet else "syntax error")
     unread = _unread_text(root, data)
     if unread is not None and unread[0] == "-" and re.match(rb"[ \t]*[<>0-9]", data[unread[2] :]):
         # tree-sitter-bash drops a `-` operand before a redirection (`python3 - <<'EOF'`, `cat - < f`);
@@ -185,7 +186,7 @@ def _heredoc_line_grouped(root: Node, data: bytes) -> bytes | None:
             raise Refused(
                 "text after a here-document's start that reads input or starts another here-document; put "
                 "the here-document's command alone on its line (`cmd <<'EOF'`) and redirect or pipe it there",
-                data[node.start_byte : line_end].decode("utf-8", "replace")[:80],
+                excerpt(data[node.start_byte : line_end].decode("utf-8", "replace")),
                 R.PARSE_FAILED,
             )
         statement = node.parent.start_byte
@@ -224,7 +225,7 @@ def _span(data: bytes, start: int, end: int) -> tuple[str, int, int]:
     text = data[start:end]
     first = start + len(text) - len(text.lstrip(b" \t\n"))
     last = start + len(text.rstrip(b" \t\n"))
-    return data[first:last].decode("utf-8", "replace")[:40], first, last
+    return excerpt(data[first:last].decode("utf-8", "replace"), NEAR), first, last
 
 
 def _second_reading(data: bytes, nested_lists: list[int], selects: list[int]) -> str | None:
@@ -267,12 +268,12 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
         return []
     result = cross_check(parsed.cross_check_text or source)
     if result.status == "timeout":
-        return [Finding(R.PARSE_TIMEOUT, "bashlex did not finish parsing in time", source[:80])]
+        return [Finding(R.PARSE_TIMEOUT, "bashlex did not finish parsing in time", excerpt(source))]
     if result.status == "error":
         first_words = {c.words[0].value for c in parsed.commands if c.words}
         if parsed.node_kinds & BASHLEX_GAPS or first_words & {"time", "coproc", "select"}:
             return []  # a construct bashlex does not implement; tree-sitter-bash's reading stands
-        return [Finding(R.PARSE_FAILED, f"bashlex cannot parse the command: {result.message}", source[:80])]
+        return [Finding(R.PARSE_FAILED, f"bashlex cannot parse the command: {result.message}", excerpt(source))]
     ours = Counter(
         (c.words[0].value if c.words[0].value is not None else DYNAMIC_NAME)
         for c in parsed.commands
@@ -284,7 +285,7 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
             Finding(
                 R.PARSERS_DISAGREE,
                 f"the two bash grammars disagree about which commands run ({', '.join(sorted(missed))})",
-                source[:80],
+                excerpt(source),
             )
         ]
     return []

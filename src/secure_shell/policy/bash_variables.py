@@ -16,6 +16,7 @@ from secure_shell.policy.env_variables import FINDS, RUNS, Variable, entries, va
 from secure_shell.policy.parsed import Finding, Limits, Word
 from secure_shell.policy.syntax_tree import inside
 from secure_shell.policy.wrapper_builtins import assigned_names
+from secure_shell.policy.excerpt import excerpt
 
 # `set -a` / `set -o allexport` anywhere: every later assignment is exported (read loosely, so a
 # mention inside a string also counts).
@@ -139,7 +140,7 @@ class VariableTracker(WordReader):
                             R.UNSUPPORTED_CONSTRUCT,
                             f"{keyword} -i makes bash evaluate every value given to {name or 'the name'} as "
                             "arithmetic, and one is not known to be a number (code hidden in it would run)",
-                            self.text(node)[:80],
+                            excerpt(self.text(node)),
                         )
                     )
                     break
@@ -285,7 +286,7 @@ class VariableTracker(WordReader):
                 Finding(
                     R.DANGEROUS_VARIABLE,
                     f"assigning {name} changes which program runs, where the shell goes, or runs code of its own",
-                    self.text(node)[:80],
+                    excerpt(self.text(node)),
                 )
             )
 
@@ -305,7 +306,7 @@ class VariableTracker(WordReader):
                     f"the command that uses it ({name}=value command) or with export, where its paths are checked"
                 )
         if problem is not None:
-            self.findings.append(Finding(R.DANGEROUS_VARIABLE, problem, self.text(node)[:80]))
+            self.findings.append(Finding(R.DANGEROUS_VARIABLE, problem, excerpt(self.text(node))))
 
     def _prints_a_number(self, substitution: Node) -> bool:
         """`$(wc -l < f)`, `$(... | wc -c)`, `$(nproc)`, `$(id -u)`, `$(date +%s)`: output that is

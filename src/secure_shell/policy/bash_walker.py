@@ -31,7 +31,8 @@ from secure_shell.policy.parsed import (
     Word,
     absorb_nested,
 )
-from secure_shell.policy.syntax_tree import descendants, inside
+from secure_shell.policy.excerpt import excerpt
+from secure_shell.policy.syntax_tree import descendants
 
 OPERATOR_TOKENS = frozenset({";", "&", "&&", "||", "|", "|&"})
 # The expression nodes tree-sitter-bash builds inside `[ ... ]`; their leaves are `[`'s words.
@@ -81,26 +82,29 @@ class Walker(ArithmeticChecks):
 
     def walk(self, root: Node) -> None:
         self._check_newlines(root)
-        stack: list[tuple[Node, tuple[str, ...]]] = [(root, ())]
+        # whether a node lies inside a c_style_for_statement is carried down, not looked up through
+        # its ancestors: a list of n `&&` nests n deep, and a look-up per operator was quadratic
+        stack: list[tuple[Node, tuple[str, ...], bool]] = [(root, (), False)]
         while stack:
-            node, via = stack.pop()
+            node, via, in_for = stack.pop()
             kind = node.type
             if not node.is_named:
-                if kind in OPERATOR_TOKENS and not inside(node, "c_style_for_statement"):
+                if kind in OPERATOR_TOKENS and not in_for:
                     self.operators.add(kind)
                     if kind in ("&&", "||") and any(part.startswith(("$(", "<(", ">(")) for part in via):
                         self.nested_lists.append(node.start_byte)
                 continue
             if kind not in KNOWN_KINDS:
-                raise Refused(f"{kind} is not modelled", self.text(node)[:80])
+                raise Refused(f"{kind} is not modelled", excerpt(self.text(node)))
             if kind == "regex" and node.parent is not None and node.parent.type == "command":
                 # tree-sitter reads `ls =~ x | rm y` inside $(...) as a test's regex; bash runs rm
-                raise Refused("a test's regex as a command's argument", self.text(node)[:80])
+                raise Refused("a test's regex as a command's argument", excerpt(self.text(node)))
             if len(self.commands) > self.limits.max_commands:
                 raise Refused("too many commands", "")
             visit = VISITORS.get(kind)
             child_via = visit(self, node, via) if visit is not None else via
-            stack.extend((child, child_via) for child in reversed(node.children))
+            child_in_for = in_for or kind == "c_style_for_statement"
+            stack.extend((child, child_via, child_in_for) for child in reversed(node.children))
 
     def _check_newlines(self, root: Node) -> None:
         """A newline between commands is a `;`; inside quotes or a here-document it is text."""
@@ -129,7 +133,7 @@ class Walker(ArithmeticChecks):
         for before, after in zip(node.children[:-1], node.children[1:], strict=True):
             if b"\n" in self.data[before.end_byte : after.start_byte]:
                 # tree-sitter reads the line after `aa ==` as its operand; bash runs it on its own
-                raise Refused("a command the grammar continued onto the next line", self.text(node)[:80])
+                raise Refused("a command the grammar continued onto the next line", excerpt(self.text(node)))
         end = node.start_byte
         for child in [c for c in node.children if c.is_named or c.type == "$" or c.type in TEST_TOKENS]:
             for blanks in _BLANK_WORD.finditer(self.data, end, child.start_byte):  # `echo \\  x`
@@ -347,7 +351,7 @@ class Walker(ArithmeticChecks):
                 Finding(
                     R.UNSUPPORTED_CONSTRUCT,
                     "the ${var@P}-style transformations can run code hidden in a value",
-                    text[:80],
+                    excerpt(text),
                 )
             )
 
@@ -406,7 +410,7 @@ class Walker(ArithmeticChecks):
                     "the text of a here-document could not be placed exactly (another here-document or "
                     "text on the same line comes first); give each here-document its own command, with "
                     "nothing after `<<'EOF'` but the end of the line",
-                    self.text(node)[:80],
+                    excerpt(self.text(node)),
                 )
             )
             return None

@@ -13,6 +13,7 @@ from tree_sitter import Node
 from secure_shell.policy.bash_assignments import NUMERIC_SHELL_SET, POSITIONAL, SHELL_SET, Assignments
 from secure_shell.policy.parsed import Limits, Refused, Word
 from secure_shell.policy.syntax_tree import inside
+from secure_shell.policy.excerpt import excerpt
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _ANSI_SIMPLE = {
@@ -158,7 +159,7 @@ class WordReader:
         if kind == "word" and "\n" in self.text(node):
             # bash ends a command at an unquoted line break; tree-sitter reads `ls<newline>\\rm x`
             # as ls with the argument `<newline>\\rm`
-            raise Refused("a line break the grammar read inside a word", self.text(node)[:80])
+            raise Refused("a line break the grammar read inside a word", excerpt(self.text(node)))
         if kind == "word" or kind == "command_name":
             raw = self.text(node)
             if kind == "command_name" and node.named_children:
@@ -175,16 +176,7 @@ class WordReader:
         elif kind in ("string", "translated_string"):
             yield from self._double_quoted(node)
         elif kind == "concatenation":
-            for before, child in zip([None, *node.children[:-1]], node.children, strict=True):
-                if before is not None and child.start_byte != before.end_byte:
-                    # tree-sitter joins words across a blank after empty backticks (`a `` b`)
-                    raise Refused("words the grammar joined across a blank", self.text(node)[:80])
-                if child.is_named or child.type == "$":
-                    yield from self._pieces(child)
-                elif child.type == "``":
-                    continue  # an empty command substitution: nothing (`r``m` is rm)
-                else:
-                    yield from self._unquoted(self.text(child), child)
+            yield from self._concatenation(node)
         elif kind in ("simple_expansion", "expansion"):
             yield from self._variable(node, quoted=False)
         elif kind == "command_substitution":
@@ -201,6 +193,18 @@ class WordReader:
             yield "brace expansion", PATH_SAFE
         else:
             yield f"{kind}", DYNAMIC
+
+    def _concatenation(self, node: Node) -> Iterator[tuple[str, int]]:
+        for before, child in zip([None, *node.children[:-1]], node.children, strict=True):
+            if before is not None and child.start_byte != before.end_byte:
+                # tree-sitter joins words across a blank after empty backticks (`a `` b`)
+                raise Refused("words the grammar joined across a blank", excerpt(self.text(node)))
+            if child.is_named or child.type == "$":
+                yield from self._pieces(child)
+            elif child.type == "``":
+                continue  # an empty command substitution: nothing (`r``m` is rm)
+            else:
+                yield from self._unquoted(self.text(child), child)
 
     def _unquoted(self, raw: str, node: Node) -> Iterator[tuple[str, int]]:
         out: list[str] = []

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.cmd_argv import msvcrt_words
 from secure_shell.policy.parsed import (
     AND,
     APART,
@@ -47,10 +48,64 @@ def loop_reference(source: str, name: str) -> re.Match[str] | None:
     return re.search(r"%(~(?i:[fdpnxsatz]*)(?:\$[^:%\s]+:)?)?" + re.escape(name), source)
 
 
-_INTERNAL_GLUED = re.compile(
-    r"^(cd|chdir|dir|echo|md|mkdir|rd|rmdir|type|del|erase|copy|move|ren|rename|pushd|popd|cls|ver|vol|set|title|color)([./\\:+\[\]].*)$",
-    re.I,
-)
+# Where cmd ends an internal command's name. cmd reads the command token up to a delimiter (space,
+# tab, `,;=`, and 0xFF, the no-break space of the OEM code page); for its own commands it also stops
+# at the first character that cannot continue the name: `cd..`, `type..\x`, `echo.`, `echo(`, `for/f`
+# (ss64.com "Syntax: escape characters, delimiters"; the parser of cmd's internal commands looks the
+# name up by its leading letters). Wine's cmd ends the name at any non-alphanumeric character
+# (`del# x`, `del( x`, `del<NBSP> x` run del), so that wider rule is the one modelled: an internal
+# name followed by anything but an ASCII letter or digit is that command.
+_NAME_PREFIX = re.compile(r"[A-Za-z0-9]+")
+# Characters that end the name and are no argument of their own (unicode spaces cmd may treat as 0xFF).
+_NAME_SPACES = frozenset("\u00a0\u3000\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f")
+# cmd's own variables whose value this engine cannot know and which carry cmd syntax: CMDCMDLINE is
+# cmd's own command line, so it or a substring of it (`%CMDCMDLINE:~-17,15%`) brings the quoted text
+# of this very line back unquoted.
+_SELF_VARIABLES = frozenset({"cmdcmdline"})
+
+
+def split_internal_name(value: str) -> tuple[str, str] | None:
+    """(name, rest) when `value` is one of cmd's internal commands with text glued to its name, which
+    cmd runs as that command (`del#`, `for/f`, `cd..`); None otherwise. echo drops the one character
+    that ends its name (`echo.` prints a blank line)."""
+    from secure_shell.policy.cmd_search import INTERNAL
+
+    match = _NAME_PREFIX.match(value)
+    if match is None or match.end() == len(value) or match.group(0).lower() not in INTERNAL:
+        return None
+    name, rest = match.group(0), value[match.end() :]
+    if name.lower() == "echo":
+        rest = rest[1:]
+    return name, rest.lstrip("".join(_NAME_SPACES))
+
+
+def rereads_variable(text: str) -> str | None:
+    """The `%VAR%` that a text cmd parses a second time (for /f's command, call, start, a pipe's side)
+    still holds after the first pass: the second pass expands it with values the line itself may have
+    set (`set "X=a&del x" & for /f %i in ('echo %X%')`), then splits at its `&`."""
+    match = re.search(r"%[^%\s]+%", text)
+    return match.group(0) if match else None
+
+
+def unescape_once(text: str) -> str:
+    """`text` as the next pass of cmd receives it from this one: phase 2 removes each caret outside
+    double quotes and keeps the character after it (`'echo a ^& del x'` reaches for /f's cmd as
+    `echo a & del x`)."""
+    out: list[str] = []
+    quoted = False
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            quoted = not quoted
+        elif ch == "^" and not quoted:
+            if i + 1 < len(text):
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 @dataclass
@@ -64,6 +119,7 @@ class _Segment:
     words: list[Word] = field(default_factory=list)
     redirects: list[Redirect] = field(default_factory=list)
     piped: bool = False
+    raw: list[str] = field(default_factory=list)  # the words' text and the separators, as the program gets them
 
 
 def expand_percent(source: str, env: dict[str, str]) -> list[_Piece]:
@@ -83,6 +139,8 @@ def expand_percent(source: str, env: dict[str, str]) -> list[_Piece]:
             pieces.append(_Piece(token, True))  # %1, %*, %~dp0: batch parameters
             continue
         name, _, modifier = match.group(1).partition(":")
+        if name.lower() in _SELF_VARIABLES:
+            raise Refused(f"{token} brings this command line's quoted text back unquoted", rule=R.DYNAMIC_COMMAND)
         value = folded.get(name.upper())
         if value is None:
             pieces.append(_Piece(token, True))
@@ -141,154 +199,7 @@ class Tokenizer:
     # Phase 2 -------------------------------------------------------------------------------
 
     def _split(self, chars: list[tuple[str, bool]]) -> None:
-        segment = _Segment()
-        word_chars: list[tuple[str, bool, bool]] = []  # (char, dynamic, quoted)
-        in_quotes = False
-        pending_redirect: str | None = None
-        i = 0
-        n = len(chars)
-        depth = 0
-
-        def end_word() -> None:
-            nonlocal word_chars, pending_redirect
-            if not word_chars:
-                return
-            word = self._word(word_chars)
-            word_chars = []
-            if pending_redirect is not None:
-                segment.redirects.append(Redirect(pending_redirect, word))
-                pending_redirect = None
-                return
-            words = segment.words
-            if (
-                words
-                and (words[0].value or "").lower() == "for"
-                and word.source.startswith("%")
-                and not any(w.source.startswith("%") for w in words[1:])
-            ):
-                self.loop_variables.add(word.source.lstrip("%"))
-            segment.words.append(word)
-
-        def end_segment(piped_next: bool = False) -> None:
-            nonlocal segment
-            end_word()
-            if pending_redirect is not None:
-                raise Refused(f"redirection {pending_redirect!r} without a target", rule=R.PARSE_FAILED)
-            if segment.words or segment.redirects:
-                self._emit(segment)
-            segment = _Segment(piped=piped_next)
-
-        def starts_block() -> bool:
-            """`(` opens a block where a command may start: at the start, or after if/else/do."""
-            if word_chars:
-                return False
-            if not segment.words:
-                return True
-            first = (segment.words[0].value or "").lower()
-            last = (segment.words[-1].value or segment.words[-1].source).lower()
-            if first == "for":
-                return last == "do"
-            return first in ("if", "else")
-
-        while i < n:
-            ch, dynamic = chars[i]
-            if in_quotes:
-                if ch == '"':
-                    in_quotes = False
-                word_chars.append((ch, dynamic, True))
-                i += 1
-                continue
-            if ch == '"':
-                in_quotes = True
-                word_chars.append((ch, dynamic, True))
-                i += 1
-                continue
-            if ch == "^":
-                if i + 1 < n:
-                    word_chars.append((chars[i + 1][0], chars[i + 1][1], True))
-                    i += 2
-                    continue
-                i += 1
-                continue
-            nxt = chars[i + 1][0] if i + 1 < n else ""
-            if ch in "&|":
-                op = ch + nxt if nxt == ch else ch
-                self.operators.add(op)
-                end_segment(piped_next=(op == "|"))
-                self.pending_join = op
-                i += len(op)
-                continue
-            if (
-                ch == "("
-                and segment.words
-                and (segment.words[0].value or "").lower() == "for"
-                and not word_chars
-                and (segment.words[-1].value or "").lower() == "in"
-            ):
-                j, level = i, 0
-                while j < n:
-                    if chars[j][0] == "(":
-                        level += 1
-                    elif chars[j][0] == ")":
-                        level -= 1
-                        if level == 0:
-                            break
-                    j += 1
-                if j >= n:
-                    raise Refused("for loop set without a closing parenthesis", rule=R.PARSE_FAILED)
-                text = "".join(c for c, _ in chars[i : j + 1])
-                segment.words.append(Word(text, text, text))
-                i = j + 1
-                continue
-            if ch == "(" and starts_block():
-                if segment.words:
-                    end_segment()
-                depth += 1
-                self.blocks = True
-                i += 1
-                continue
-            if ch == ")" and depth > 0:
-                depth -= 1
-                end_segment()
-                i += 1
-                continue
-            if ch in "<>":
-                descriptor = ""
-                if word_chars and len(word_chars) == 1 and word_chars[0][0].isdigit() and not word_chars[0][2]:
-                    descriptor = word_chars[0][0]
-                    word_chars = []
-                else:
-                    end_word()
-                op = ch + (">" if ch == ">" and nxt == ">" else "")
-                i += len(op)
-                if i < n and chars[i][0] == "&":
-                    i += 1  # 2>&1: duplicates a handle, writes no file
-                    while i < n and chars[i][0].isdigit():
-                        i += 1
-                    continue
-                self.operators.add(op)
-                pending_redirect = descriptor + op
-                while i < n and chars[i][0] in " \t":
-                    i += 1
-                continue
-            if ch in " \t,;=":
-                first = (segment.words[0].value or "").lower() if segment.words else ""
-                # `=` inside an argument stays (KEY=VALUE); after the command name it separates (`del= x`)
-                if ch in ",;=" and (first in ("set", "if") or word_chars and ch == "=" and segment.words):
-                    word_chars.append((ch, dynamic, False))
-                    i += 1
-                    continue
-                end_word()
-                i += 1
-                continue
-            if ch == "@" and not word_chars and not segment.words:
-                i += 1
-                continue
-            word_chars.append((ch, dynamic, False))
-            i += 1
-        end_segment()
-        if depth != 0:
-            raise Refused("unbalanced parentheses", rule=R.PARSE_FAILED)
+        _Splitter(self, chars).run()
 
     def _word(self, chars: list[tuple[str, bool, bool]]) -> Word:
         source = "".join(ch for ch, _, _ in chars)
@@ -326,21 +237,214 @@ class Tokenizer:
         if not words:
             self._append(SimpleCommand((), tuple(segment.redirects)))
             return
-        first = words[0]
-        if first.value is not None:
-            glued = _INTERNAL_GLUED.match(first.value)
-            if glued and glued.group(2):
-                # an internal command's name ends at the first of these characters, which starts its
-                # argument (`cd..`, `type..\x`, `chdir\`); echo alone drops it (`echo.` prints a blank line)
-                name, rest = glued.group(1), glued.group(2)
-                if name.lower() == "echo":
-                    rest = rest[1:]
-                words = [Word(name, name)] + ([Word(rest, rest)] if rest else []) + words[1:]
+        words = _program_words(words, segment.raw)
         if (words[0].value or "").lower() == "else":
             words = words[1:]
             if not words:
                 return
         self._append(SimpleCommand(tuple(words), tuple(segment.redirects), stdin_piped=segment.piped))
+
+
+class _Splitter:
+    """Phase 2 over one line's expanded characters: quotes and carets, operators, blocks and FOR
+    sets, redirections, separators. Words and commands go to the Tokenizer as they end."""
+
+    def __init__(self, tokenizer: Tokenizer, chars: list[tuple[str, bool]]) -> None:
+        self.tokenizer = tokenizer
+        self.chars = chars
+        self.n = len(chars)
+        self.i = 0
+        self.segment = _Segment()
+        self.word_chars: list[tuple[str, bool, bool]] = []  # (char, dynamic, quoted)
+        self.in_quotes = False
+        self.pending_redirect: str | None = None
+        self.depth = 0
+
+    def run(self) -> None:
+        while self.i < self.n:
+            self._step()
+        self.end_segment()
+        if self.depth != 0:
+            raise Refused("unbalanced parentheses", rule=R.PARSE_FAILED)
+
+    def _step(self) -> None:
+        ch, dynamic = self.chars[self.i]
+        if self.in_quotes or ch == '"':
+            if ch == '"':
+                self.in_quotes = not self.in_quotes
+            self.word_chars.append((ch, dynamic, True))
+            self.i += 1
+        elif ch == "^":
+            if self.i + 1 < self.n:
+                self.word_chars.append((self.chars[self.i + 1][0], self.chars[self.i + 1][1], True))
+                self.i += 1
+            self.i += 1
+        elif ch in "&|":
+            self._operator(ch)
+        elif ch == "(" and self._at_for_set():
+            self._for_set()
+        elif ch == "(" and self.starts_block():
+            if self.segment.words:
+                self.end_segment()
+            self.depth += 1
+            self.tokenizer.blocks = True
+            self.i += 1
+        elif ch == ")" and self.depth > 0:
+            self.depth -= 1
+            self.end_segment()
+            self.i += 1
+        elif ch in "<>":
+            self._redirect(ch)
+        elif ch in " \t,;=":
+            self._separator(ch, dynamic)
+        else:
+            if not (ch == "@" and not self.word_chars and not self.segment.words):
+                self.word_chars.append((ch, dynamic, False))
+            self.i += 1
+
+    def _next(self) -> str:
+        return self.chars[self.i + 1][0] if self.i + 1 < self.n else ""
+
+    def _operator(self, ch: str) -> None:
+        nxt = self._next()
+        op = ch + nxt if nxt == ch else ch
+        self.tokenizer.operators.add(op)
+        self.end_segment(piped_next=(op == "|"))
+        self.tokenizer.pending_join = op
+        self.i += len(op)
+
+    def _at_for_set(self) -> bool:
+        words = self.segment.words
+        return (
+            bool(words)
+            and (words[0].value or "").lower() == "for"
+            and not self.word_chars
+            and (words[-1].value or "").lower() == "in"
+        )
+
+    def _for_set(self) -> None:
+        """`for %f in (SET) do ...`: the set, parentheses and all, is one word."""
+        chars, n = self.chars, self.n
+        j, level = self.i, 0
+        while j < n:
+            if chars[j][0] == "(":
+                level += 1
+            elif chars[j][0] == ")":
+                level -= 1
+                if level == 0:
+                    break
+            j += 1
+        if j >= n:
+            raise Refused("for loop set without a closing parenthesis", rule=R.PARSE_FAILED)
+        text = "".join(c for c, _ in chars[self.i : j + 1])
+        self.segment.words.append(Word(text, text, text))
+        self.i = j + 1
+
+    def _redirect(self, ch: str) -> None:
+        chars, n = self.chars, self.n
+        nxt = self._next()
+        descriptor = ""
+        word_chars = self.word_chars
+        if word_chars and len(word_chars) == 1 and word_chars[0][0].isdigit() and not word_chars[0][2]:
+            descriptor = word_chars[0][0]
+            self.word_chars = []
+        else:
+            self.end_word()
+        op = ch + (">" if ch == ">" and nxt == ">" else "")
+        self.i += len(op)
+        if self.i < n and chars[self.i][0] == "&":
+            self.i += 1  # 2>&1: duplicates a handle, writes no file
+            while self.i < n and chars[self.i][0].isdigit():
+                self.i += 1
+            return
+        self.tokenizer.operators.add(op)
+        self.pending_redirect = descriptor + op
+        while self.i < n and chars[self.i][0] in " \t":
+            self.i += 1
+
+    def _separator(self, ch: str, dynamic: bool) -> None:
+        words = self.segment.words
+        first = (words[0].value or "").lower() if words else ""
+        # `=` inside an argument stays (KEY=VALUE); after the command name it separates (`del= x`)
+        if ch in ",;=" and (first in ("set", "if") or self.word_chars and ch == "=" and words):
+            self.word_chars.append((ch, dynamic, False))
+        else:
+            self.end_word()
+            if self.segment.words:
+                self.segment.raw.append(ch)
+        self.i += 1
+
+    def end_word(self) -> None:
+        if not self.word_chars:
+            return
+        word = self.tokenizer._word(self.word_chars)
+        self.word_chars = []
+        if self.pending_redirect is not None:
+            self.segment.redirects.append(Redirect(self.pending_redirect, word))
+            self.pending_redirect = None
+            return
+        words = self.segment.words
+        if not words and word.value is not None:
+            glued = split_internal_name(word.value)
+            if glued is not None:
+                name, rest = glued
+                words.append(Word(name, name))
+                self.segment.raw.append(name)
+                word = Word(rest, rest)
+                if not rest:
+                    return
+        if (
+            words
+            and (words[0].value or "").lower() == "for"
+            and word.source.startswith("%")
+            and not any(w.source.startswith("%") for w in words[1:])
+        ):
+            self.tokenizer.loop_variables.add(word.source.lstrip("%"))
+        self.segment.words.append(word)
+        self.segment.raw.append(word.source)
+
+    def end_segment(self, piped_next: bool = False) -> None:
+        self.end_word()
+        if piped_next or self.segment.piped:
+            _reread(self.segment, "each side of a pipe runs in a cmd of its own, which expands it again")
+        if self.pending_redirect is not None:
+            raise Refused(f"redirection {self.pending_redirect!r} without a target", rule=R.PARSE_FAILED)
+        if self.segment.words or self.segment.redirects:
+            self.tokenizer._emit(self.segment)
+        self.segment = _Segment(piped=piped_next)
+
+    def starts_block(self) -> bool:
+        """`(` opens a block where a command may start: at the start, or after if/else/do."""
+        if self.word_chars:
+            return False
+        words = self.segment.words
+        if not words:
+            return True
+        first = (words[0].value or "").lower()
+        last = (words[-1].value or words[-1].source).lower()
+        if first == "for":
+            return last == "do"
+        return first in ("if", "else")
+
+
+def _program_words(words: list[Word], raw: list[str]) -> list[Word]:
+    """An external program's arguments as it splits them (cmd_argv), not as cmd's own commands do.
+    A line with run-time text keeps cmd's words: they are checked as text whose value is unknown."""
+    from secure_shell.policy.cmd_search import INTERNAL
+
+    name = (words[0].value or "").lower()
+    key = re.split(r"[\\/]", name)[-1].removesuffix(".exe")
+    if not name or key in INTERNAL or key in ("cmd", "else") or any(w.value is None for w in words[1:]):
+        return words
+    return [words[0], *msvcrt_words("".join(raw[1:]))]
+
+
+def _reread(segment: _Segment, why: str) -> None:
+    """Refuse a segment cmd parses a second time when it holds a `%VAR%` the first pass left as it was."""
+    for word in (*segment.words, *(r.target for r in segment.redirects if r.target is not None)):
+        variable = rereads_variable(word.source) if word.value is None else None
+        if variable is not None:
+            raise Refused(f"{variable}: {why}", rule=R.DYNAMIC_COMMAND)
 
 
 def _flow(joins: list[str]) -> Flow:

@@ -19,6 +19,7 @@ from secure_shell.policy.registry import dialect_module, launch
 from secure_shell.policy.resolution import Launch, Refusal, Resolution
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
+from secure_shell.policy.excerpt import LONG, excerpt
 from secure_shell.shells import PathDialect
 
 MAX_NESTED_SCRIPTS = 64
@@ -58,7 +59,7 @@ class CheckRecord:
         self.paths: list[PathChecked] = []
 
     def deny(self, rule: str, message: str, text: str, decision: Decision = Decision.DENY) -> None:
-        reason = Reason(rule, message, text[:200], decision)
+        reason = Reason(rule, message, excerpt(text, LONG), decision)
         if reason not in self.reason_set:
             self.reason_set.add(reason)
             self.reasons.append(reason)

@@ -36,6 +36,7 @@ from secure_shell.policy.resolution import (
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked
 from secure_shell.policy.wrapper_table import filled_refusal
 from secure_shell.shells import command_line_problem
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 # Strings in inline code read as possible commands (probes), per decision: each is cheap, but not free.
 MAX_PROBES = 512
@@ -71,12 +72,12 @@ class Walker:
             self.deny(
                 R.COMMAND_TOO_LONG,
                 f"the command has {len(command)} characters; the limit is {policy.max_command_length}",
-                command[:60],
+                excerpt(command, SHORT),
             )
             return
         problem = command_line_problem(policy.shell, command, policy.executable, policy.executable_args, cwd)
         if problem is not None:
-            self.deny(R.COMMAND_TOO_LONG, problem, command[:60])
+            self.deny(R.COMMAND_TOO_LONG, problem, excerpt(command, SHORT))
             return
         start = self._start_directory(cwd)
         self.script(command, Scope(SHELL_DIALECT[policy.shell], start))
@@ -123,11 +124,11 @@ class Walker:
         where = scope.where()
         if isinstance(outcome, Failed):
             if not scope.probe:
-                self.deny(outcome.rule, f"{outcome.reason}{where}", text[:80])
+                self.deny(outcome.rule, f"{outcome.reason}{where}", excerpt(text))
             return
         if isinstance(outcome, Unsupported):
             if not scope.probe:
-                self.deny(R.UNSUPPORTED_CONSTRUCT, f"{outcome.construct}{where}", outcome.text or text[:80])
+                self.deny(R.UNSUPPORTED_CONSTRUCT, f"{outcome.construct}{where}", outcome.text or excerpt(text))
             return
         assert isinstance(outcome, Parsed)
         if not scope.probe:
@@ -167,10 +168,10 @@ class Walker:
                 R.COMMAND_TOO_LONG,
                 f"all the input this command has received is {len(text)} characters, more than the policy "
                 f"reads ({limit}: 4 x maxCommandLength); start a new interactive command",
-                text[:60],
+                excerpt(text, SHORT),
             )
         elif not scope.probe:
-            self.deny(R.COMMAND_TOO_LONG, "a nested script is too long to analyse", text[:60])
+            self.deny(R.COMMAND_TOO_LONG, "a nested script is too long to analyse", excerpt(text, SHORT))
         return True
 
     # --- simple commands ---------------------------------------------------------------------
@@ -315,7 +316,7 @@ class Walker:
         if simple.filled is not None and item.text is not None and simple.filled in item.text:
             self.deny(
                 R.NESTED_SCRIPT,
-                f"{item.label}: the script {item.text[:60]!r} has text filled in at run "
+                f"{item.label}: the script {excerpt(item.text, SHORT)!r} has text filled in at run "
                 f"time ({simple.filled}), which runs as code; pass it as an argument ($1) instead",
                 item.label,
             )
@@ -382,7 +383,7 @@ class Walker:
         key = dialect_module(scope.dialect).raw_key
         blocked = next((r for r in compile_rules(self.policy.blocked_commands, key) if catches(r, keys, words)), None)
         if blocked is not None:
-            shown = name if not blocked.words else " ".join(w.shown() for w in words)[:80]
+            shown = name if not blocked.words else excerpt(" ".join(w.shown() for w in words))
             also = f" (blockedCommands entry {blocked.entry!r})" if blocked.words else ""
             self.deny(R.BLOCKED_COMMAND, f"{shown!r} is a blocked command{also}{where}", name)
             return
@@ -392,7 +393,7 @@ class Walker:
             else next((r for r in compile_rules(self.policy.ask_commands, key) if catches(r, keys, words)), None)
         )
         if ask is not None:
-            shown = name if not ask.words else " ".join(w.shown() for w in words)[:80]
+            shown = name if not ask.words else excerpt(" ".join(w.shown() for w in words))
             also = f" (askCommands entry {ask.entry!r})" if ask.words else ""
             self.deny(R.ASK_COMMAND, f"{shown!r} runs only after the user confirms{also}{where}", name, Decision.ASK)
         if scope.probe or self.policy.allowed_commands is None:
@@ -402,7 +403,7 @@ class Walker:
             return
         forms = [r.entry for r in rules if r.words and names_program(r, keys)]
         if forms:
-            shown = " ".join(w.shown() for w in words)[:80]
+            shown = excerpt(" ".join(w.shown() for w in words))
             self.deny(
                 R.NOT_ALLOWED_COMMAND,
                 f"{shown!r} is none of the allowed forms of {name} ({', '.join(forms)}){where}",

@@ -185,44 +185,59 @@ def _subcommand(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
         out.extend(option_scripts(args, ("-x", "--extcmd"), "bash", "git difftool --extcmd"))
         out.extend(_clustered(args, "x", "git difftool -x"))
     elif sub == "grep":
-        for word in args:
-            value = word.value or ""
-            if value == "-O" or value.startswith(("-O", "--open-files-in-pager")):
-                program = value.partition("=")[2] if "=" in value else value[2:] if value.startswith("-O") else ""
-                if program:
-                    out.append(Script("bash", program, "git grep -O"))
-                else:
-                    out.append(Refusal(R.NESTED_SCRIPT, "git grep -O opens the matches with a pager program", value))
+        out.extend(_grep_pager(args))
     elif sub == "filter-branch":
         for j, word in enumerate(args):
             if word.value in FILTER_BRANCH_SCRIPTS and j + 1 < len(args):
                 out.append(_script(args[j + 1], f"git filter-branch {word.value}"))
     elif sub == "config":
-        values = [w.value for w in args]
-        reading = any(
-            v is not None and (v.startswith(("--get", "--list", "-l", "--unset", "--show")) or v in ("get", "list"))
-            for v in values
-        )
-        positional = _config_operands(values)
-        if positional and positional[0] in ("set",):
-            positional = positional[1:]
-        key = positional[0] if positional else None
-        if not reading and len(positional) >= 2 and key is None:
-            out.append(Refusal(R.DYNAMIC_COMMAND, "git config: the key is not a literal", ""))
-        elif not reading and len(positional) >= 2 and None in positional[1:] and not SAFE_CONFIG_KEY.match(key or ""):
-            out.append(Refusal(R.DYNAMIC_COMMAND, f"git config {key}: the value is not a literal", str(key)))
-        elif (
-            not reading
-            and len(positional) >= 2
-            and key
-            and (key.lower().startswith("alias.") or PROGRAM_CONFIG_KEY.match(key))
-        ):
-            # the value is checked as what git will make of it: an alias as the git command or
-            # script it stands for, a program key as a harmless program
-            pair = f"{key}={' '.join(v or '' for v in positional[1:])}"
-            out.extend(_config_pair(Word(pair, pair)))
-        elif not reading and len(positional) >= 2 and not SAFE_CONFIG_KEY.match(key or ""):
-            out.append(Refusal(R.NESTED_SCRIPT, f"git config {key} may make git run a program later", str(key)))
+        out.extend(_config_write(args))
+    return out
+
+
+def _grep_pager(args: tuple[Word, ...]) -> list[Resolution]:
+    """`git grep -O[PROGRAM]` opens the matches with a pager program."""
+    out: list[Resolution] = []
+    for word in args:
+        value = word.value or ""
+        if value == "-O" or value.startswith(("-O", "--open-files-in-pager")):
+            program = value.partition("=")[2] if "=" in value else value[2:] if value.startswith("-O") else ""
+            if program:
+                out.append(Script("bash", program, "git grep -O"))
+            else:
+                out.append(Refusal(R.NESTED_SCRIPT, "git grep -O opens the matches with a pager program", value))
+    return out
+
+
+def _config_write(args: tuple[Word, ...]) -> list[Resolution]:
+    """`git config KEY VALUE`: an alias or a program key checked as what git will make of it; another
+    key that may make git run a program later refused; a key or value that is not a literal refused."""
+    out: list[Resolution] = []
+    values = [w.value for w in args]
+    reading = any(
+        v is not None and (v.startswith(("--get", "--list", "-l", "--unset", "--show")) or v in ("get", "list"))
+        for v in values
+    )
+    positional = _config_operands(values)
+    if positional and positional[0] in ("set",):
+        positional = positional[1:]
+    key = positional[0] if positional else None
+    if not reading and len(positional) >= 2 and key is None:
+        out.append(Refusal(R.DYNAMIC_COMMAND, "git config: the key is not a literal", ""))
+    elif not reading and len(positional) >= 2 and None in positional[1:] and not SAFE_CONFIG_KEY.match(key or ""):
+        out.append(Refusal(R.DYNAMIC_COMMAND, f"git config {key}: the value is not a literal", str(key)))
+    elif (
+        not reading
+        and len(positional) >= 2
+        and key
+        and (key.lower().startswith("alias.") or PROGRAM_CONFIG_KEY.match(key))
+    ):
+        # the value is checked as what git will make of it: an alias as the git command or
+        # script it stands for, a program key as a harmless program
+        pair = f"{key}={' '.join(v or '' for v in positional[1:])}"
+        out.extend(_config_pair(Word(pair, pair)))
+    elif not reading and len(positional) >= 2 and not SAFE_CONFIG_KEY.match(key or ""):
+        out.append(Refusal(R.NESTED_SCRIPT, f"git config {key} may make git run a program later", str(key)))
     return out
 
 

@@ -12,6 +12,7 @@ import re
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import PathUse, Refusal, Resolution, Script
+from secure_shell.policy.excerpt import excerpt
 
 _LITERAL = re.compile(r"'''(.*?)'''|\"\"\"(.*?)\"\"\"|'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"|`([^`]*)`", re.S)
 # More string literals than this in one piece of code are not read one by one: the code is refused.
@@ -35,7 +36,7 @@ def scan_inline_code(code: str, label: str) -> list[Resolution]:
             Refusal(
                 R.INLINE_CODE,
                 f"{label}: the code holds more than {MAX_LITERALS} string literals, too many to check one by one",
-                code[:80],
+                excerpt(code),
             )
         ]
     out: list[Resolution] = []

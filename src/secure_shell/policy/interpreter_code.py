@@ -16,6 +16,7 @@ from secure_shell.policy.inline_code import scan_inline_code
 from secure_shell.policy.javascript_code import check_javascript
 from secure_shell.policy.python_code import check_python, check_repl, repl_source
 from secure_shell.policy.resolution import ReadsInput, Refusal, Resolution, Script
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 _PYTHON = re.compile(r"^(python[3w]?|pypy3|python3\.\d+|ipython3?|py)$")
 _LANGUAGES = {"perl": "perl", "node": "node", "nodejs": "node", "deno": "node", "bun": "node"}
@@ -131,7 +132,11 @@ def _perl_qx(code: str, label: str) -> list[Resolution]:
         closing = _PAIRS.get(opening, opening)
         end = code.find(closing, match.end())
         if end < 0:
-            return [Refusal(R.INLINE_CODE, f"{label}: qx without its closing {closing!r}", code[match.start() :][:60])]
+            return [
+                Refusal(
+                    R.INLINE_CODE, f"{label}: qx without its closing {closing!r}", excerpt(code[match.start() :], SHORT)
+                )
+            ]
         text = code[match.end() : end]
         if opening != "'" and re.search(r"[$@]", text):
             out.append(Script("bash", None, f"{label} qx", "the qx command interpolates perl variables"))

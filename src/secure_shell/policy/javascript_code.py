@@ -18,6 +18,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
 from secure_shell.policy.syntax_tree import descendants
+from secure_shell.policy.excerpt import excerpt
 
 _LANGUAGE = Language(tree_sitter_javascript.language())
 _SHELL = frozenset({"child_process.exec", "child_process.execSync"})
@@ -72,7 +73,7 @@ def _refusal(label: str, why: str, text: str = "") -> Refusal:
         R.INLINE_CODE,
         f"{label}: the JavaScript code {why}; give what it runs as literals "
         "(require('child_process').execFileSync('make', ['test'])) or run it as a command of its own",
-        text[:80] or label,
+        excerpt(text) or label,
     )
 
 

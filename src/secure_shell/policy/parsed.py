@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Union
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.excerpt import excerpt
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +135,7 @@ class Parsed:
     findings: tuple[Finding, ...] = ()
     node_kinds: frozenset[str] = frozenset()  # named syntax-tree kinds (bash: decides the cross-check)
     flow: Flow | None = None  # None: unordered(len(commands))
-    # The text the second grammar reads, when it is not the source (bash: see bash.second_reading).
+    # The text the second grammar reads, when it is not the source (bash: see bash_parse._second_reading).
     cross_check_text: str | None = None
 
     def command_flow(self) -> Flow:
@@ -207,5 +208,5 @@ def absorb_nested(
         commands = tuple(replace(c, via=via + c.via) for c in outcome.commands)
         return commands, outcome.operators | {"$("}, outcome.findings
     reason = outcome.reason if isinstance(outcome, Failed) else outcome.construct
-    finding = Finding(R.UNSUPPORTED_CONSTRUCT, f"substitution in a {where} cannot be analysed: {reason}", text[:80])
+    finding = Finding(R.UNSUPPORTED_CONSTRUCT, f"substitution in a {where} cannot be analysed: {reason}", excerpt(text))
     return (), frozenset(), (finding,)

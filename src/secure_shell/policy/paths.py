@@ -24,8 +24,6 @@ _SHORT_NAME = re.compile(r"~\d")
 _GITBASH_DRIVE = re.compile(r"^/([A-Za-z])(?:/|$)")
 _CONTROL = re.compile(r"[\x00-\x1f]")
 
-WINDOWS_NULL_DEVICES = frozenset({"nul", "\\\\.\\nul"})
-POSIX_NULL_DEVICES = frozenset({"/dev/null"})
 # Names that are devices, not files: reading or writing them touches no path the rules govern.
 POSIX_DEVICES = frozenset(
     {

@@ -15,6 +15,7 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.powershell_names import DIALECT
 from secure_shell.policy.powershell_parameters import DASHES, argument_at, is_parameter
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.excerpt import NEAR, excerpt
 
 
 def start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
@@ -206,7 +207,7 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution
                         Refusal(
                             R.NESTED_SCRIPT,
                             "powershell -EncodedCommand payload is not valid UTF-16LE base64",
-                            payload[:40],
+                            excerpt(payload, NEAR),
                         )
                     ]
                 return out + [Script(DIALECT, decoded, "powershell -EncodedCommand")]

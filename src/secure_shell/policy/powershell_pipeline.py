@@ -24,6 +24,7 @@ from secure_shell.policy.parsed import Word
 from secure_shell.policy.powershell_names import ALIASES, normalise_name
 from secure_shell.policy.program_name import program_name
 from secure_shell.policy.syntax_tree import descendants
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 if TYPE_CHECKING:
     from secure_shell.policy.powershell_walker import Walker
@@ -93,7 +94,7 @@ def _selects_properties(walker: Walker, stage: Node) -> bool:
 
 
 def _unknown(source: str, why: str) -> Word:
-    return Word(f"| {source[:60]}", None, "", why)
+    return Word(f"| {excerpt(source, SHORT)}", None, "", why)
 
 
 def _expression_words(walker: Walker, stage: Node, by_value: bool = True) -> list[Word]:

@@ -9,6 +9,7 @@ from secure_shell.policy.parsed import (
     Word,
 )
 from secure_shell.policy.resolution import Refusal
+from secure_shell.policy.excerpt import excerpt
 
 # Variables whose value changes what later commands do: parameter defaults for every cmdlet, how
 # arguments reach native programs, how arrays become strings, where modules (cmdlets) load from.
@@ -29,13 +30,17 @@ def state_variable_refusal(scope: str, name: str, text: str) -> Refusal | None:
     scope = scope.rstrip(":").casefold()
     if scope == "env" and dangerous_variable(name):
         return Refusal(
-            R.DANGEROUS_VARIABLE, f"setting $env:{name} changes which program runs or what it loads", text[:80]
+            R.DANGEROUS_VARIABLE, f"setting $env:{name} changes which program runs or what it loads", excerpt(text)
+        )
+    if scope in ("alias", "function", "filter"):
+        return Refusal(
+            R.SHADOWING, f"setting ${scope}:{name} makes the name {name!r} run other code than the program", text[:80]
         )
     if scope in ("", "variable", "global", "script", "local") and name.casefold() in STATE_VARIABLES:
         return Refusal(
             R.DANGEROUS_VARIABLE,
             f"setting ${name} changes what later commands do (their parameters, arguments or which cmdlet runs)",
-            text[:80],
+            excerpt(text),
         )
     return None
 

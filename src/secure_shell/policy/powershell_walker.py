@@ -34,10 +34,11 @@ from secure_shell.policy.powershell_pipeline import (
     key_of,
     pipeline_words,
 )
-from secure_shell.policy.powershell_names import PURE_METHODS, PURE_TYPES, normalise_name
+from secure_shell.policy.powershell_names import ENGINE_OBJECTS, PURE_METHODS, PURE_TYPES, normalise_name
 from secure_shell.policy.powershell_parameters import DASHES, normalise_parameter
 from secure_shell.policy.powershell_state import SAFE_STATIC_PROPERTIES, member_call_refusal, state_variable_refusal
 from secure_shell.policy.syntax_tree import descendants, inside
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 
 class Walker:
@@ -82,7 +83,7 @@ class Walker:
                     self.operators.add(OPERATORS[kind])
                 continue
             if kind in UNSUPPORTED_KINDS or kind not in KNOWN_KINDS:
-                raise Refused(f"PowerShell {kind.replace('_', ' ')} is not analysed", self.text(node)[:80])
+                raise Refused(f"PowerShell {kind.replace('_', ' ')} is not analysed", excerpt(self.text(node)))
             if len(self.commands) > self.limits.max_commands:
                 raise Refused("too many commands", "")
             child_via = via
@@ -133,7 +134,11 @@ class Walker:
             return
         if re.match(r"^\[[^\]]+\]\s*::", text):
             self.findings.append(
-                Finding(R.UNSUPPORTED_CONSTRUCT, f"setting a static property ({text[:60]}) is not analysed", text[:80])
+                Finding(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    f"setting a static property ({excerpt(text, SHORT)}) is not analysed",
+                    excerpt(text),
+                )
             )
             return
         match = re.match(r"^\$\{?([A-Za-z_][\w]*:)?([\w?]+)", text)
@@ -155,16 +160,30 @@ class Walker:
                     Finding(
                         R.UNSUPPORTED_CONSTRUCT,
                         f"calling a method of [{self.text(target).strip('[]')}] is not analysed",
-                        self.text(node)[:80],
+                        excerpt(self.text(node)),
                     )
                 )
+            return
+        engine = re.match(r"^\$\{?(?:global:|script:|local:)?(\w+)", self.text(target) if target is not None else "")
+        if engine is not None and engine.group(1).casefold() in ENGINE_OBJECTS:
+            # a method is harmless by its receiver, not by its name: $ExecutionContext's providers
+            # remove items (`...InvokeProvider.Item.Remove(...)`), $PSDefaultParameterValues.Add() sets
+            # every later cmdlet's parameters
+            self.findings.append(
+                Finding(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    f"${engine.group(1)}'s members change the session or run its providers: "
+                    f".{self.text(member) if member else '?'}() is not analysed",
+                    self.text(node)[:80],
+                )
+            )
             return
         if method not in PURE_METHODS:
             self.findings.append(
                 Finding(
                     R.UNSUPPORTED_CONSTRUCT,
                     f"method call .{self.text(member) if member else '?'}() is not known to be side-effect free",
-                    self.text(node)[:80],
+                    excerpt(self.text(node)),
                 )
             )
         elif method == "foreach":
@@ -193,7 +212,7 @@ class Walker:
         invocation = next((c for c in node.named_children if c.type == "command_invokation_operator"), None)
         name_node = next((c for c in node.named_children if c.type in ("command_name", "command_name_expr")), None)
         if name_node is None:
-            raise Refused("command without a name", self.text(node)[:80])
+            raise Refused("command without a name", excerpt(self.text(node)))
         words.append(self._name_word(name_node, invocation))
         elements = next((c for c in node.named_children if c.type == "command_elements"), None)
         piped = self._piped(node) or previous_stage(node) is not None
@@ -325,8 +344,8 @@ class Walker:
             return self._expand(body, source)
         if kind in ("integer_literal", "decimal_integer_literal", "hexadecimal_integer_literal", "real_literal"):
             return Word(source, text)
-        if kind == "expression_with_unary_operator" and re.fullmatch(r"-\d+(?:\.\d+)?", text):
-            return Word(source, text)  # `git log -1`: a negative number
+        if kind == "expression_with_unary_operator" and text[:1] in "-" + DASHES and re.fullmatch(r"[0-9]+", text[1:]):
+            return Word(source, "-" + text[1:])  # a negative number: `git log -5`
         if kind == "variable":
             resolved = self._variable(text)
             if resolved is not None:
@@ -375,7 +394,8 @@ class Walker:
         if lowered == "pwd":
             return env.get("PWD")
         if lowered in ("true", "false", "null"):
-            return "$" + lowered
+            # their text where PowerShell makes them text (in a string: `"$null..\\x"` is `..\\x`)
+            return {"true": "True", "false": "False", "null": ""}[lowered]
         known = self.known.get(lowered)
         return known.text if known is not None else None
 

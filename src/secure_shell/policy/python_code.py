@@ -22,6 +22,7 @@ import warnings
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
+from secure_shell.policy.excerpt import excerpt
 
 # qualified name -> how its arguments name what runs
 #   shell: the first argument is a shell command line
@@ -160,7 +161,7 @@ def _refusal(label: str, why: str, text: str = "") -> Refusal:
         R.INLINE_CODE,
         f"{label}: the Python code {why}; give what it runs as literals (os.system('make test'), "
         "subprocess.run(['pytest', '-q'])) or run it as a command of its own",
-        text[:80] or label,
+        excerpt(text) or label,
     )
 
 

@@ -20,6 +20,7 @@ from secure_shell.policy.program_scripts import is_stream, known_stdin, stdin_pr
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
 from secure_shell.policy.sed import sed_effects
 from secure_shell.policy.wrapper_text_tools import awk_program, script_effects
+from secure_shell.policy.excerpt import NEAR, SHORT, excerpt
 
 Site = Callable[[SimpleCommand], list[Resolution]]
 
@@ -126,7 +127,11 @@ def gdb_line(line: str, label: str) -> list[Resolution]:
             return [Script("bash", match.group(1), f"{label} shell")]
     if _GDB_CODE.match(line) or _GDB_INFERIOR_RUNNER.search(line):
         return [
-            Refusal(R.INLINE_CODE, f"{label}: gdb runs script code or a file of commands: {line.strip()[:40]!r}", line)
+            Refusal(
+                R.INLINE_CODE,
+                f"{label}: gdb runs script code or a file of commands: {excerpt(line.strip(), NEAR)!r}",
+                line,
+            )
         ]
     return []
 
@@ -190,9 +195,11 @@ def makefile_text(text: str, label: str) -> list[Resolution]:
         match = _MAKE_SHELL_FUNCTION.search(text, i)
     for line in text.split("\n"):
         if re.match(r"^\s*(export\s+|override\s+)?(SHELL|\.SHELLFLAGS|MAKESHELL)\s*[:+?!]?=", line):
-            out.append(Refusal(R.DANGEROUS_VARIABLE, f"{label} sets the shell its recipes run in", line[:60]))
+            out.append(
+                Refusal(R.DANGEROUS_VARIABLE, f"{label} sets the shell its recipes run in", excerpt(line, SHORT))
+            )
         elif re.match(r"^\s*-?(include|sinclude|load|-include)\b", line):
-            out.append(Refusal(R.NESTED_SCRIPT, f"{label} reads more makefile text from a file", line[:60]))
+            out.append(Refusal(R.NESTED_SCRIPT, f"{label} reads more makefile text from a file", excerpt(line, SHORT)))
         elif line.startswith("\t"):
             out.append(Script("bash", line[1:].lstrip("@-+"), f"{label} recipe"))
         elif re.match(r"^[^=#\t]*:[^=]", line) and ";" in line:
@@ -234,7 +241,11 @@ def ex_line(line: str, label: str) -> list[Resolution]:
         return [PathUse(Word(write.group(1), write.group(1)), f"{label} file")]
     if not stripped or stripped.startswith('"') or _EX_SAFE.match(stripped):
         return []
-    return [Refusal(R.INLINE_CODE, f"{label}: the ex command {stripped[:40]!r} is not one the policy reads", stripped)]
+    return [
+        Refusal(
+            R.INLINE_CODE, f"{label}: the ex command {excerpt(stripped, NEAR)!r} is not one the policy reads", stripped
+        )
+    ]
 
 
 def _ex(command: SimpleCommand) -> list[Resolution]:

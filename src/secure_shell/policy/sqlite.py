@@ -20,6 +20,7 @@ from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, stdin_program, unknown_stream
 from secure_shell.policy.resolution import PathUse, Refusal, Resolution, Script
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 _VALUE_OPTIONS = frozenset(
     "-cmd -init -separator -newline -nullvalue -vfs -maxsize -mmap -pagecache -heap -nonce -escape -lookaside".split()
@@ -131,13 +132,15 @@ def sql_text(sql: str, label: str) -> list[Resolution]:
     out: list[Resolution] = []
     match = _SQL_RUNS.search(sql)
     if match is not None:
-        out.append(Refusal(R.INLINE_CODE, f"{label}: SQL {match.group(1)}() runs a program or native code", sql[:80]))
+        out.append(
+            Refusal(R.INLINE_CODE, f"{label}: SQL {match.group(1)}() runs a program or native code", excerpt(sql))
+        )
     for pattern in (_SQL_FILES, _SQL_ATTACH):
         for match in pattern.finditer(sql):
             literal = _STRING.match(sql, match.end())
             if literal is None:
                 what = f"{match.group(1)}: a file named at run time"
-                out.append(Refusal(R.PATH_UNRESOLVABLE, f"{label}: {what}", sql[match.start() :][:60]))
+                out.append(Refusal(R.PATH_UNRESOLVABLE, f"{label}: {what}", excerpt(sql[match.start() :], SHORT)))
             else:
                 out += _file(literal.group(1).replace("''", "'"), f"{label} {match.group(1).split()[0].lower()}")
     return out

@@ -50,30 +50,36 @@ MAY_RUN_BLOCKED = "may-run-blocked-command"
 # Not a refusal: a path the engine can only know at run time, on a shell whose filesystem the kernel
 # contains (Landlock); the kernel checks it when the command opens it. Only ever with ALLOW.
 KERNEL_CHECKS = "kernel-checks-path"
+# Refusals that are not the policy's: a cap of the server (the audit's `refused` records) and a
+# malformed request to `secure-shell check --batch`.
+MAX_CONCURRENT_COMMANDS = "max-concurrent-commands"
+MAX_STORED_LOGS = "max-stored-logs"
+MAX_BACKGROUND_COMMANDS = "max-background-commands"
+MAX_INTERACTIVE_COMMANDS = "max-interactive-commands"
+BAD_REQUEST = "bad-request"
 
-PATH_RULES = frozenset({"path-outside-allowed", "path-unresolvable", "working-directory-outside-allowed"})
+PATH_RULES = frozenset({PATH_OUTSIDE, PATH_UNRESOLVABLE, WORKING_DIRECTORY})
 # What an agent can do next, by the rule of its first refusal.
 NEXT_STEP = {
-    "path-outside-allowed": "work with paths inside an allowed directory (relative paths start from the "
+    PATH_OUTSIDE: "work with paths inside an allowed directory (relative paths start from the "
     "working directory; get_current_directory shows it).",
-    "working-directory-outside-allowed": "choose an allowed directory as the working directory "
-    "(set_current_directory, or workingDir).",
-    "path-unresolvable": "write the path literally, not through a variable, a glob or a command's output; a "
+    WORKING_DIRECTORY: "choose an allowed directory as the working directory (set_current_directory, or workingDir).",
+    PATH_UNRESOLVABLE: "write the path literally, not through a variable, a glob or a command's output; a "
     'run-time value that is not a path passes quoted ("$N").',
-    "blocked-command": "this program is blocked by the policy (get_config lists the rules): do the task "
+    BLOCKED_COMMAND: "this program is blocked by the policy (get_config lists the rules): do the task "
     "another way, or ask the user to change the policy.",
-    "command-not-allowed": "only the commands in allowedCommands run here (get_config lists them): use one "
+    NOT_ALLOWED_COMMAND: "only the commands in allowedCommands run here (get_config lists them): use one "
     "of those, or ask the user to allow this one.",
-    "may-run-blocked-command": "run the tool without naming a blocked command, or ask the user to allow it.",
-    "blocked-argument": "leave that argument out; the policy refuses it (get_config lists blockedArguments).",
-    "blocked-operator": "run the parts as separate commands; the policy refuses this operator.",
-    "dynamic-command-word": "name the program literally; a command chosen at run time cannot be checked.",
-    "nested-script-unreadable": "run the inner command directly instead of through a string, a file or a pipe.",
-    "dangerous-variable": "leave that variable alone; setting it changes which program runs.",
-    "command-shadowing": "call the program by its own name; aliases and functions that replace commands are refused.",
-    "inline-code": "put the code in a file inside the project and run that file.",
-    "command-too-long": "split the command into several shorter ones.",
-    "parse-failed": "simplify the command: split it into separate, plainer commands.",
+    MAY_RUN_BLOCKED: "run the tool without naming a blocked command, or ask the user to allow it.",
+    BLOCKED_ARGUMENT: "leave that argument out; the policy refuses it (get_config lists blockedArguments).",
+    BLOCKED_OPERATOR: "run the parts as separate commands; the policy refuses this operator.",
+    DYNAMIC_COMMAND: "name the program literally; a command chosen at run time cannot be checked.",
+    NESTED_SCRIPT: "run the inner command directly instead of through a string, a file or a pipe.",
+    DANGEROUS_VARIABLE: "leave that variable alone; setting it changes which program runs.",
+    SHADOWING: "call the program by its own name; aliases and functions that replace commands are refused.",
+    INLINE_CODE: "put the code in a file inside the project and run that file.",
+    COMMAND_TOO_LONG: "split the command into several shorter ones.",
+    PARSE_FAILED: "simplify the command: split it into separate, plainer commands.",
 }
 
 REASON_IDS = frozenset(

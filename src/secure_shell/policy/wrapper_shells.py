@@ -26,8 +26,16 @@ from secure_shell.policy.wrapper_spec import (
     word_script,
     word_value,
 )
+from secure_shell.policy.excerpt import SHORT, excerpt
 
-SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash", "posh", "fish", "tcsh", "csh"})
+# The dialect that reads the commands a shell program runs (`NAME -c TEXT`, its stdin). zsh, fish and
+# the C shells have grammars of their own (zsh's `=(cmd)` and `$~name`, fish's `(cmd)`, csh's `!`
+# and `:` modifiers): no dialect here reads them, so their command text is refused, never read as bash.
+SHELL_PROGRAM_DIALECTS: dict[str, DialectName | None] = {
+    **dict.fromkeys(("bash", "sh", "dash", "ksh", "mksh", "ash", "rbash", "yash", "posh"), "bash"),
+    **dict.fromkeys(("zsh", "fish", "tcsh", "csh"), None),
+}
+SHELLS = frozenset(SHELL_PROGRAM_DIALECTS)
 INTERPRETERS = frozenset(
     {
         "python",
@@ -79,7 +87,7 @@ def history_expansion(text: str) -> str | None:
     or `${!name}`, are left alone."""
     for line in text.split("\n"):
         if line.startswith("^"):
-            return line[:60]
+            return excerpt(line, SHORT)
         quote = ""
         i = 0
         while i < len(line):
@@ -96,7 +104,7 @@ def history_expansion(text: str) -> str | None:
                 after = line[i + 1 : i + 2]
                 dollar = line[i - 1 : i] == "$" or line[max(0, i - 2) : i] == "${"
                 if not (after in ("", " ", "=") or (after == '"' and quote) or dollar):
-                    return line[:60]
+                    return excerpt(line, SHORT)
             i += 1
     return None
 
@@ -130,9 +138,20 @@ def _shell_value_option(name: str, option: str, value: str | None) -> Refusal | 
     return None
 
 
-def shell_resolution(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
-    """`bash -c STRING`, `bash script.sh`, `bash` reading its script from stdin."""
+def _unread(name: str, text: str) -> Refusal:
+    return Refusal(
+        R.UNSUPPORTED_CONSTRUCT,
+        f"{name} reads its commands in a language of its own, which the policy does not read (it is not "
+        "bash); run them in bash or sh",
+        text,
+    )
+
+
+def shell_resolution(words: tuple[Word, ...], command: SimpleCommand, key: str) -> list[Resolution]:
+    """`bash -c STRING`, `bash script.sh`, `bash` reading its script from stdin; `key` names the shell
+    program (SHELL_PROGRAM_DIALECTS)."""
     name = words[0].value or "sh"
+    reader = SHELL_PROGRAM_DIALECTS[key]
     i = 1
     reads_stdin = False
     expands_history = False  # -i, -H, -o histexpand
@@ -150,6 +169,8 @@ def shell_resolution(words: tuple[Word, ...], command: SimpleCommand) -> list[Re
         ):
             if i + 1 >= len(words):
                 return [Refusal(R.WRAPPER_OPTION, f"{name} -c without a script", value)]
+            if reader is None:
+                return [_unread(name, f"{name} {value}")]
             text = words[i + 1].value
             line = history_expansion(text) if expands_history and text is not None else None
             if line is not None and name in HISTORY_SHELLS:
@@ -186,7 +207,8 @@ def shell_resolution(words: tuple[Word, ...], command: SimpleCommand) -> list[Re
         line = history_expansion(command.stdin_text)
         if line is not None:
             return [_history_refusal(name, line)]
-    return _stdin_script("bash", name, command)
+    from_stdin = _stdin_script(reader or "bash", name, command)
+    return [_unread(name, f"{name} <<<")] if from_stdin and reader is None else from_stdin
 
 
 def _stdin_script(dialect: DialectName, name: str, command: SimpleCommand) -> list[Resolution]:
@@ -252,14 +274,14 @@ SAFE_SHOPT = frozenset(
 
 
 def _started_shell(key: str, command: SimpleCommand, dialect: DialectName) -> list[Resolution] | None:
-    return shell_resolution(command.words, command)
+    return shell_resolution(command.words, command, key)
 
 
 def _multi_call(key: str, command: SimpleCommand, dialect: DialectName) -> list[Resolution] | None:
     """busybox and toybox run the applet their first argument names; busybox's shells read scripts."""
     words = command.words
     if key == "busybox" and len(words) > 1 and word_value(words[1]) in SHELLS:
-        return shell_resolution(words[1:], command)
+        return shell_resolution(words[1:], command, word_value(words[1]) or "sh")
     return [Inner(words[1:], key)] if len(words) > 1 else []
 
 

@@ -14,6 +14,7 @@ from secure_shell.policy.resolution import (
     Script,
     WorkingDirectory,
 )
+from secure_shell.policy.excerpt import WIDE, excerpt
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +56,7 @@ def word_value(word: Word) -> str | None:
 
 
 def source_text(words: tuple[Word, ...]) -> str:
-    return " ".join(w.source for w in words)[:120]
+    return excerpt(" ".join(w.source for w in words), WIDE)
 
 
 def short_cluster(value: str, spec: WrapperSpec) -> tuple[str, str] | None:

@@ -27,6 +27,7 @@ from secure_shell.policy.wrapper_spec import (
     source_text,
     word_value,
 )
+from secure_shell.policy.excerpt import SHORT, excerpt
 
 _AWK_EXEC = re.compile(r"\bsystem\s*\(|\|\s*getline|\|&|\bprint[f]?\b[^;{}]*\|\s*\"|close\s*\(")
 
@@ -59,13 +60,13 @@ def _awk(words: tuple[Word, ...]) -> list[Resolution]:
 def awk_program(text: str) -> list[Resolution]:
     """Refusals for an awk program that runs commands or names files; [] when it does neither."""
     if _AWK_EXEC.search(text):
-        return [Refusal(R.INLINE_CODE, "awk program runs shell commands (system, getline or a pipe)", text[:80])]
+        return [Refusal(R.INLINE_CODE, "awk program runs shell commands (system, getline or a pipe)", excerpt(text))]
     if _AWK_FILES.search(text):
         return [
             Refusal(
                 R.INLINE_CODE,
                 "awk program writes or reads a file it names (print > file, getline < file)",
-                text[:80],
+                excerpt(text),
             )
         ]
     return []
@@ -124,9 +125,11 @@ def script_effects(name: str, text: str, reader: Callable[[str], ScriptEffects])
     try:
         effects = reader(text)
     except ScriptError as error:
-        return [Refusal(R.INLINE_CODE, f"{name} script cannot be read: {error}", text[:80])]
+        return [Refusal(R.INLINE_CODE, f"{name} script cannot be read: {error}", excerpt(text))]
     if effects.runs:
-        return [Refusal(R.INLINE_CODE, f"{name} script runs a command: {effects.runs[0][:60]!r}", text[:80])]
+        return [
+            Refusal(R.INLINE_CODE, f"{name} script runs a command: {excerpt(effects.runs[0], SHORT)!r}", excerpt(text))
+        ]
     uses: list[Resolution] = [PathUse(Word(path, path), f"{name} script reads") for path in effects.reads]
     return uses + [PathUse(Word(path, path), f"{name} script writes") for path in effects.writes]
 

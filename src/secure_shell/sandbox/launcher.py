@@ -184,7 +184,7 @@ def _spawn(message: dict[str, Any], fds: list[int], rulesets: dict[int, int]) ->
             _become_command(
                 message, program, argv, env, (stdin_fd, stdout_fd, stderr_fd), ruleset_fd, network_filter, step
             )
-        except BaseException as exc:  # noqa: BLE001 - anything: report and never return into the launcher
+        except BaseException as exc:  # anything: report and never return into the launcher
             try:
                 number = exc.errno if isinstance(exc, OSError) and exc.errno else 0
                 text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
