@@ -200,3 +200,20 @@ def test_success_a_timeout_and_unset_limits_name_nothing() -> None:
     assert limits_hit(137, True, ["Killed"], ALL) == []
     assert limits_hit(1, False, ["MemoryError"], LimitSettings()) == []
     assert limits_hit(1, False, ["no such file"], ALL) == []
+
+
+def test_a_virtual_environment_on_path_reads_the_interpreter_it_links_to(home: Path, tmp_path: Path) -> None:
+    """A venv's python is a link to its base interpreter (pyenv, a system install): granting the venv's
+    bin alone leaves every program there failing with 'Permission denied'."""
+    base = tmp_path / "pyenv" / "versions" / "3.11.7"
+    (base / "bin").mkdir(parents=True)
+    (base / "lib").mkdir()
+    venv = tmp_path / "project" / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text(f"home = {base / 'bin'}\ninclude-system-site-packages = false\n")
+    (venv / "bin" / "python3").symlink_to(base / "bin" / "python3")
+    ruleset = rules(home, f"{venv / 'bin'}:/usr/bin")
+    assert str(base / "bin") in ruleset.read and str(base) in ruleset.read  # the interpreter and its lib
+    plain = tmp_path / "tools" / "bin"
+    plain.mkdir(parents=True)
+    assert str(base) not in rules(home, f"{plain}:/usr/bin").read  # no pyvenv.cfg: nothing beyond the entry

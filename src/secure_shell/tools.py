@@ -521,6 +521,16 @@ async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict
 
 
 DENIAL_SIGNS = ("Permission denied", "Operation not permitted", "Read-only file system", "EACCES", "EPERM")
+# What a program prints when it cannot reach a host with the network off: the resolver's socket is
+# refused, so a name lookup fails before any connection is tried (glibc's EAI_AGAIN, curl's, git's).
+NETWORK_SIGNS = (
+    "Temporary failure in name resolution",
+    "Could not resolve host",
+    "Name or service not known",
+    "getaddrinfo failed",
+    "Network is unreachable",
+    "Failed to establish a new network connection",
+)
 
 
 def containment_note(execution: Execution, outcome: Outcome, confinement: Optional[Confinement]) -> Optional[str]:
@@ -529,9 +539,10 @@ def containment_note(execution: Execution, outcome: Outcome, confinement: Option
     if confinement is None or confinement.ruleset is None or outcome.exit_code in (0, None):
         return None
     tail = execution.buffer.line_range(-50, None, 50, 1 << 16).lines
-    if not any(sign in line.text for line in tail for sign in DENIAL_SIGNS):
-        return None
     ruleset = confinement.ruleset
+    signs = DENIAL_SIGNS + (NETWORK_SIGNS if ruleset.deny_network else ())
+    if not any(sign in line.text for line in tail for sign in signs):
+        return None
     # A refused connection shows only as EACCES/EPERM: Landlock and seccomp count nothing an
     # unprivileged process can read (their audit records need CAP_AUDIT_READ), so the note names
     # the key that decides it rather than claiming the network was the cause.
@@ -542,8 +553,8 @@ def containment_note(execution: Execution, outcome: Outcome, confinement: Option
     )
     return (
         f"[this command ran contained by the kernel: it may write only beneath {', '.join(ruleset.write)}, "
-        f"read the system directories, PATH and the allowed paths, and {network}; a 'Permission denied' or "
-        "'Operation not permitted' above may be that containment (see get_config)]"
+        f"read the system directories, PATH and the allowed paths, and {network}; a 'Permission denied', "
+        "'Operation not permitted' or a failed name lookup above may be that containment (see get_config)]"
     )
 
 

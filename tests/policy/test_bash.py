@@ -749,6 +749,7 @@ GITBASH_DENIED = [
     ("cat C:/Windows/win.ini", P),
     ("ls /usr/bin", U),
     ("cmd //c del x", B),  # MSYS turns //c into /c: cmd runs del
+    ("cmd /c del x", W),  # MSYS passes /c as C:/, no switch of cmd's
 ]
 GITBASH_ALLOWED = [
     "cmd //c dir",

@@ -348,9 +348,9 @@ SHELL_READING_INPUT = [
     ("cmd", "cmd /kdir < x.bat", "cmd /kdir"),
     ("cmd", "type x.bat | cmd", "type x.bat | sort"),
     ("cmd", "type x.bat | cmd /k", "type x.bat | cmd /c sort"),
-    ("gitbash", "cmd < x.bat", "cmd /c x.bat"),
-    ("gitbash", "cmd.exe 0<x.bat", "cmd.exe /c dir < x.txt"),
-    ("gitbash", "cmd.exe /k dir < x.bat", "cmd.exe /c dir"),
+    ("gitbash", "cmd < x.bat", "cmd //c x.bat"),  # Git Bash passes //c as /c (msys_arguments)
+    ("gitbash", "cmd.exe 0<x.bat", "cmd.exe //c dir < x.txt"),
+    ("gitbash", "cmd.exe //k dir < x.bat", "cmd.exe //c dir"),
     ("gitbash", "exec 3<x.sh; bash <&3", "exec 3<x.sh; cat <&3"),
     ("powershell", 'cmd /c "cmd < x.bat"', 'cmd /c "sort < x.txt"'),
 ]
@@ -434,6 +434,7 @@ def test_cmd_started_from_another_shell_is_searched_the_same_way(shell: str) -> 
     def verdict(text: str) -> Verdict:
         return with_shadowing(text, check(shell, text), WINDOWS_PROJECT, ENV)
 
-    assert_denied(verdict("echo x > git.bat; cmd /c git status"), S, shell)
-    assert_allowed(verdict("echo x > git.txt; cmd /c git status"), shell)
+    switch = "//c" if shell == "gitbash" else "/c"  # Git Bash passes //c to cmd as /c (msys_arguments)
+    assert_denied(verdict(f"echo x > git.bat; cmd {switch} git status"), S, shell)
+    assert_allowed(verdict(f"echo x > git.txt; cmd {switch} git status"), shell)
     assert_allowed(verdict("echo x > git.bat; git status"), shell)

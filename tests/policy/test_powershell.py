@@ -158,7 +158,7 @@ DENIED = [
     # parse failures
     ("Get-ChildItem {", F),
     ("class X { }", X),
-    ("Remove-Item --% x", X),
+    ("Remove-Item --% %TEMP%", X),
 ]
 
 ALLOWED = [

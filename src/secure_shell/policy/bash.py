@@ -114,7 +114,8 @@ def _brace_list(text: str) -> tuple[int, int, list[str]] | None:
 # Programs known not to run what their arguments name (text and file tools, and tools whose words
 # are their own subcommands: `docker rm`, `npm rm` remove containers and packages, not files).
 NON_RUNNERS = wrappers.PATHLESS_COMMANDS | frozenset(
-    "ls cat grep egrep fgrep wc head tail uniq cut tr tee touch mkdir rmdir cp mv ln chmod chown stat file "
+    "ls cat grep egrep fgrep wc head tail uniq cut tr tee touch mkdir rm rmdir shred truncate cp mv ln chmod chown "
+    "stat file "
     "du df diff cmp comm paste join fold fmt nl od xxd hexdump base64 md5sum sha1sum sha256sum sha512sum less more "
     "find locate realpath readlink mktemp tar zip unzip gzip gunzip bzip2 xz zstd jq yq curl wget ssh-keygen "
     "ps top kill pkill pgrep free uptime lsof env printenv export unset set shift read wait cd pushd popd "

@@ -19,6 +19,8 @@ class Site(NamedTuple):
     filled: bool = False  # the value is never empty
 
 
+# The name positional parameters are recorded under (no variable can be called `@`).
+POSITIONAL = "@"
 # Variables bash sets to a number.
 NUMERIC_SHELL_SET = frozenset({"RANDOM", "SRANDOM", "SECONDS", "LINENO", "BASHPID", "EPOCHSECONDS", "HISTCMD"})
 # Variables bash sets itself as the script runs (`$_` is the last argument of the last command).
@@ -52,7 +54,9 @@ SHELL_SET = frozenset(
 
 
 def relative_value(value: str) -> bool:
-    return not value.startswith(("/", "~")) and ".." not in value
+    """A value that names only paths below the working directory, however it is used: quoted, or
+    split on blanks where it is not (`a /etc/passwd` splits into an absolute path)."""
+    return not value.startswith(("/", "~")) and ".." not in value and not any(p.startswith("/") for p in value.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +70,14 @@ class Assignments:
     sites: dict[str, list[Site]]
     anything: bool  # eval, source or a name known only at run time may set any variable
     env: Mapping[str, str]
+    # where the first `set -- words` that runs once in the main shell starts: before it the
+    # positional parameters are whatever the shell was started with (sites under POSITIONAL)
+    positional_from: int | None = None
+
+    def positional_safe(self, at: int) -> bool:
+        """Whether "$@", "$*", $1... at byte `at` (outside any function) can only name paths below
+        the working directory: set from such words by `set --` before, and never otherwise."""
+        return self.positional_from is not None and at > self.positional_from and self.safe(POSITIONAL)
 
     def steady(self, name: str) -> bool:
         return not self.anything and name not in SHELL_SET and all(s.straight for s in self.sites.get(name, ()))

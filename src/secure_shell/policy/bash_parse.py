@@ -122,7 +122,7 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     walker = Walker(data, limits, parse)
     walker.walk(root)
     if walker.sites or walker.anything:  # resolve variables again, knowing every assignment
-        assignments = Assignments(walker.sites, walker.anything, limits.env)
+        assignments = Assignments(walker.sites, walker.anything, limits.env, walker.positional_from)
         walker = Walker(data, limits, parse, assignments)
         walker.walk(root)
     kinds = frozenset(node.type for node in descendants(root) if node.is_named)

@@ -9,7 +9,7 @@ import re
 from tree_sitter import Node
 
 from secure_shell.policy import verdict as R
-from secure_shell.policy.bash_assignments import NUMERIC_SHELL_SET, Assignments, Site, relative_value
+from secure_shell.policy.bash_assignments import NUMERIC_SHELL_SET, POSITIONAL, Assignments, Site, relative_value
 from secure_shell.policy.bash_words import WordReader
 from secure_shell.policy.dangerous_variables import dangerous_variable
 from secure_shell.policy.env_variables import FINDS, RUNS, Variable, entries, value_problem, variable
@@ -50,6 +50,7 @@ class VariableTracker(WordReader):
         self.associative: set[str] = set()
         self.findings: list[Finding] = []
         self.functions: set[str] = set()  # names the script defines as functions
+        self.positional_from: int | None = None  # see Assignments.positional_from
         self.allexport = bool(_ALLEXPORT.search(data.decode("utf-8", "replace")))
 
     def _command_sites(self, node: Node, words: list[Word]) -> None:
@@ -66,6 +67,8 @@ class VariableTracker(WordReader):
         if head in ("cd", "pushd", "popd"):
             for name in ("PWD", "OLDPWD"):
                 self._site(name, straight=False)
+        if head == "set":
+            self._positional(node, words[at + 1 :])
         if head == "time":  # a keyword: `time f=x` assigns f in this shell, `time f=x cmd` for cmd
             for word in words[at + 1 :]:
                 prefix = ASSIGNMENT_TEXT.match(word.value or "")
@@ -81,6 +84,33 @@ class VariableTracker(WordReader):
                 self.anything = True
             else:
                 self._site(assigned.split("[", 1)[0], straight=False)
+
+    def _positional(self, node: Node, words: list[Word]) -> None:
+        """`set -- a b` (or `set - a b`, `set -e a b`) sets the positional parameters to its words."""
+        index = 0
+        while index < len(words):
+            value = words[index].value
+            if value is None:
+                break
+            if value in ("--", "-"):
+                index += 1
+                break
+            if value in ("-o", "+o"):
+                index += 2
+                continue
+            if len(value) > 1 and value[0] in "-+":
+                index += 1
+                continue
+            break
+        else:
+            return  # options only: the positional parameters stay
+        operands = words[index:]
+        safe = all((w.value is not None and relative_value(w.value)) or w.path_safe for w in operands)
+        filled = bool(operands) and all(w.value for w in operands)
+        straight = self._straight(node) and not inside(node, "function_definition")
+        self._site(POSITIONAL, straight=straight, safe=safe, filled=filled)
+        if straight and safe and self.positional_from is None:
+            self.positional_from = node.start_byte
 
     def _declared(self, node: Node, keyword: str, words: list[Word]) -> None:
         """What declare, local, export, readonly, typeset and unset do to the variables followed."""
@@ -158,9 +188,13 @@ class VariableTracker(WordReader):
             old = self.variables.get(name, self.limits.env.get(name))
             value = old + value if old is not None and value is not None else None
         if value_node is not None and value_node.type == "array":
-            elements = [self.word(c).value for c in value_node.named_children]
+            words = [self.word(c) for c in value_node.named_children]
+            elements = [w.value for w in words]
             numeric = all(e is not None and re.fullmatch(r"-?\d+", e) for e in elements)
-            self._site(name, straight=False, numeric=numeric)
+            # `files=(a.py "b c.py" *.txt)`: "${files[@]}" names only paths below the working directory
+            safe = all((w.value is not None and relative_value(w.value)) or w.path_safe for w in words)
+            filled = bool(words) and all(e for e in elements)
+            self._site(name, straight=False, numeric=numeric, safe=safe, filled=filled)
             self.variables[name] = None
             return
         numeric = (value is not None and re.fullmatch(r"-?\d+", value) is not None) or (

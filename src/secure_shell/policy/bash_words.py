@@ -10,7 +10,7 @@ from typing import Iterator
 
 from tree_sitter import Node
 
-from secure_shell.policy.bash_assignments import NUMERIC_SHELL_SET, SHELL_SET, Assignments
+from secure_shell.policy.bash_assignments import NUMERIC_SHELL_SET, POSITIONAL, SHELL_SET, Assignments
 from secure_shell.policy.parsed import Limits, Refused, Word
 from secure_shell.policy.syntax_tree import inside
 from secure_shell.policy.excerpt import excerpt
@@ -289,6 +289,13 @@ class WordReader:
     def _variable(self, node: Node, *, quoted: bool) -> Iterator[tuple[str, int]]:
         text = self.text(node)
         match = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", text)
+        several = _SEVERAL.fullmatch(text)
+        if several is not None:
+            yield from self._several(node, several.group(3) or POSITIONAL)
+            return
+        if _LENGTH.fullmatch(text):
+            yield "a length", PATH_SAFE  # a number
+            return
         if match is None:
             special = re.fullmatch(r"\$\{?([?#$!-])\}?", text)
             if special:
@@ -325,6 +332,31 @@ class WordReader:
             yield f"variable ${name} is split or globbed", DYNAMIC
         else:
             yield value, LITERAL
+
+    def _several(self, node: Node, name: str) -> Iterator[tuple[str, int]]:
+        """`"$@"`, `$2`, `"${files[@]}"`: words whose every value is below the working directory
+        pass (MAYBE_EMPTY: there may be none); any other is known only at run time."""
+        known = self.assignments
+        if name == POSITIONAL:
+            if inside(node, "function_definition"):
+                yield "the positional parameters of a function, known only when it is called", DYNAMIC
+            elif known.positional_safe(node.start_byte):
+                yield "positional parameters set from words below the working directory", MAYBE_EMPTY
+            elif known.positional_from is None:
+                yield "positional parameters not set by `set -- words` before this point", DYNAMIC
+            else:
+                yield "positional parameters, not all set from words below the working directory", DYNAMIC
+            return
+        if known.safe(name):  # every assignment in the script, in any function, and the initial value
+            yield f"array {name}, of words below the working directory", MAYBE_EMPTY
+        else:
+            yield f"array {name}, not only of words below the working directory", DYNAMIC
+
+
+# `$@`, `$*`, `$1`, `${10}`, `${@}` (group 1 is @) and `${files[@]}`, `${files[*]}` (group 2 the name).
+_SEVERAL = re.compile(r"\$(?:([@*1-9])|\{(?:([@*]|[0-9]+)|([A-Za-z_][A-Za-z0-9_]*)\[[@*]\])\})")
+# `${#name}`, `${#name[@]}`, `${#@}`, `${#}`: a number.
+_LENGTH = re.compile(r"\$\{#(?:[A-Za-z_][A-Za-z0-9_]*(?:\[[@*]\])?|[@*])?\}")
 
 
 def _lone_dollar(node: Node) -> bool:

@@ -305,8 +305,6 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
     glued = re.match(r"^[^/\\:]+(/.+)$", words[0].value or "") if words else None
     if glued:  # `cmd/c del x`: cmd reads the switch glued to its name
         words = (words[0], Word(glued.group(1), glued.group(1)), *words[1:])
-    if caller != DIALECT:  # Git Bash turns `//c` into `/c` before cmd sees it (MSYS path conversion)
-        words = tuple(_msys_switch(w) for w in words)
     i = 1
     while i < len(words):
         source = words[i].source
@@ -333,11 +331,6 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
             continue
         return [Refusal(R.WRAPPER_OPTION, f"cmd: unknown option {source!r}", source)]
     return _reads_input(command)
-
-
-def _msys_switch(word: Word) -> Word:
-    value = word.value or ""
-    return Word("/" + value[2:], "/" + value[2:]) if value[:2] == "//" else word
 
 
 def _reads_input(command: SimpleCommand) -> list[Resolution]:

@@ -13,12 +13,14 @@ from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.flow import UNKNOWN, Directories
 from secure_shell.policy.parsed import CrossCheck, Limits, ParseOutcome, SimpleCommand
 from secure_shell.policy.path_reach import Reach, writes
+from secure_shell.policy.msys_arguments import converted
 from secure_shell.policy.paths import PathSpace, Realpath
 from secure_shell.policy.registry import dialect_module, launch
 from secure_shell.policy.resolution import Launch, Refusal, Resolution
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
 from secure_shell.policy.excerpt import LONG, excerpt
+from secure_shell.shells import PathDialect
 
 MAX_NESTED_SCRIPTS = 64
 MAX_LAUNCHES = 8
@@ -125,7 +127,7 @@ class CheckContext:
             module = dialect_module(dialect)
             raw = module.resolve_wrapper(module.command_key(first.value), simple)
             modelled = raw is not None
-            found = _launched(raw)
+            found = _launched(raw, msys=dialect == "bash" and self.policy.path_dialect is PathDialect.GITBASH)
             if dialect == "bash":  # the shell text it hands to /bin/sh, beside what its resolver says
                 found += shell_sites.sites(module.command_key(first.value), simple)
             else:  # interpreters and sqlite3 started from cmd or PowerShell
@@ -163,8 +165,9 @@ class CheckContext:
         self.record.deny(R.KERNEL_CHECKS, message, text, Decision.ALLOW)
 
 
-def _launched(resolutions: list[Resolution] | None) -> list[Resolution]:
-    """The resolutions with each Launch replaced by what the launched program runs."""
+def _launched(resolutions: list[Resolution] | None, *, msys: bool = False) -> list[Resolution]:
+    """The resolutions with each Launch replaced by what the launched program runs; `msys`: the
+    caller is Git Bash, whose Windows programs (cmd, PowerShell) receive MSYS-converted arguments."""
     out: list[Resolution] = []
     pending = list(resolutions or ())
     rounds = 0
@@ -175,7 +178,8 @@ def _launched(resolutions: list[Resolution] | None) -> list[Resolution]:
             if rounds > MAX_LAUNCHES:
                 out.append(Refusal(R.TOO_COMPLEX, "programs launching programs nest too deeply to analyse", item.key))
                 break
-            pending[:0] = launch(item)
+            windows = msys and item.caller == "bash" and item.program in ("cmd", "powershell")
+            pending[:0] = launch(converted(item) if windows else item)
         else:
             out.append(item)
     return out

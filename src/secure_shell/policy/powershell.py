@@ -55,10 +55,14 @@ SCRIPT_RUNNERS = frozenset({"cmd", "powershell", "pwsh", "wsl", "bash", "sh", "i
 
 
 def path_parts(value: str) -> list[str]:
-    """`-Name` is a parameter; `-Path:VALUE` carries its value glued on."""
+    """`-Name` is a parameter; `-Path:VALUE` carries its value glued on, and so does a native
+    program's `--output=VALUE`."""
     if value[:1] in "-" + DASHES and len(value) > 1:
         name, colon, rest = value.partition(":")
-        return [rest] if colon and re.fullmatch(r"[-\w]+", name[1:]) else []
+        if colon and re.fullmatch(r"[-\w]+", name[1:]):
+            return [rest]
+        option, equals, assigned = value.partition("=")
+        return [assigned] if equals and re.fullmatch(r"[-\w.]+", option[1:]) else []
     return [value]
 
 

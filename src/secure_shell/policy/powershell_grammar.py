@@ -83,6 +83,16 @@ class _Frame:
     ternaries: int = 0  # `a ? b` seen, its `: c` still to come
 
 
+# A validation attribute with literal arguments before a variable (`[ValidateSet('a','b')] $x = 'a'`);
+# ValidateScript, which runs a block, and any other attribute are left to the grammar.
+_VALIDATION_ATTRIBUTE = re.compile(
+    r"\[\s*(?:Validate(?:Range|Length|Count|Set|NotNull|NotNullOrEmpty|Pattern)|Allow(?:Null|EmptyString|EmptyCollection))"
+    r"\s*(?:\(\s*(?:(?:[-+\w.]+|'[^'\n]*'|\"[^\"$`\n]*\")(?:\s*,\s*(?:[-+\w.]+|'[^'\n]*'|\"[^\"$`\n]*\"))*)?\s*\))?\s*\]"
+    r"(?=\s*(?:\[[\w.]+\]\s*)?\$\w)",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class GrammarView:
     text: str
@@ -189,6 +199,12 @@ class _Scanner:
             if text.startswith("./", i):
                 self.view[i + 1] = "\\"  # `./x` is `.\x` to PowerShell; the grammar knows only the second
             return self._word_end(i)
+        attribute = _VALIDATION_ATTRIBUTE.match(text, i)
+        if attribute is not None:
+            # `[ValidateRange(0,10)] [double]$n = 5`: a check on the values the variable takes, which
+            # the grammar cannot read before an assignment; the statement is read without it
+            self.view[i : attribute.end()] = " " * (attribute.end() - i)
+            return attribute.end()
         if ch in "({[" or text.startswith(("$(", "@(", "@{"), i):
             return self._open(i)  # the statement is an expression, unless this is an attribute
         frame.state = "expression"

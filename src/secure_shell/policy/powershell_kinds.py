@@ -21,7 +21,6 @@ UNSUPPORTED_KINDS = frozenset(
         "inlinescript_statement",
         "parallel_statement",
         "sequence_statement",
-        "stop_parsing",
         "verbatim_command_argument",
         "switch_filename",
     }
@@ -159,6 +158,7 @@ KNOWN_KINDS = frozenset(
         "variable",
         "verbatim_here_string_characters",
         "verbatim_string_characters",
+        "stop_parsing",  # read by powershell_stop_parsing.py
         "while_condition",
         "while_statement",
     }

@@ -28,6 +28,7 @@ from secure_shell.policy.parsed import (
 )
 from secure_shell.policy.powershell_grammar import GrammarView, grammar_view
 from secure_shell.policy.powershell_kinds import CONTROL_KINDS
+from secure_shell.policy.powershell_literals import known_literals
 from secure_shell.policy.powershell_names import QUOTES
 from secure_shell.policy.powershell_walker import Walker
 from secure_shell.policy.syntax_tree import ascii_mask, descendants
@@ -52,6 +53,7 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
     if tree.root_node.has_error:
         return Failed("syntax error")
     walker = Walker(data, limits, view, parse)
+    walker.known = known_literals(tree.root_node, data)
     walker.walk(tree.root_node)
     flow = _straight_line_flow(tree.root_node, walker.spans, view)
     return Parsed(tuple(walker.commands), frozenset(walker.operators), tuple(walker.findings), flow=flow)

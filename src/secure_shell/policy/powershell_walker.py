@@ -21,7 +21,10 @@ from secure_shell.policy.parsed import (
     absorb_nested,
 )
 from secure_shell.policy.paths import looks_like_windows
+from secure_shell.policy.powershell_drives import Drives
 from secure_shell.policy.powershell_grammar import GrammarView
+from secure_shell.policy.powershell_literals import Known
+from secure_shell.policy.powershell_stop_parsing import stop_parsing_words
 from secure_shell.policy.powershell_kinds import CHAIN, KNOWN_KINDS, OPERATORS, UNSUPPORTED_KINDS
 from secure_shell.policy.dotnet_members import pure_static_member
 from secure_shell.policy.powershell_pipeline import (
@@ -46,6 +49,8 @@ class Walker:
     ) -> None:
         self.data = data
         self.limits = limits
+        self.known: dict[str, Known] = {}  # variables of one literal value (powershell_literals.py)
+        self.drives = Drives(data.decode("utf-8", "replace"))  # drives the script defines
         self.nested = nested  # parses the sub-expressions of an expandable string
         self.commas = view.commas
         self.commands: list[SimpleCommand] = []
@@ -56,6 +61,7 @@ class Walker:
             self.operators.add("&")
 
     def _add(self, node: Node, command: SimpleCommand) -> None:
+        command = self.drives.seen(node, command)
         self.spans.append((node.start_byte, node.end_byte, len(self.commands)))
         self.commands.append(command)
 
@@ -87,7 +93,7 @@ class Walker:
                 self._invocation(node)
             elif kind == "left_assignment_expression":
                 self._assigned(node)
-            elif kind == "variable" and self.text(node).startswith("@"):
+            elif kind == "variable" and self.text(node).startswith("@") and self._splatted(node) is None:
                 self.findings.append(
                     Finding(R.UNSUPPORTED_CONSTRUCT, "splatting hides which arguments are passed", self.text(node))
                 )
@@ -224,6 +230,9 @@ class Walker:
                     redirects.extend(self._redirect(r) for r in element.named_children if r.type == "redirection")
                     after_value = False
                     continue
+                if element.type == "stop_parsing":
+                    words.extend(stop_parsing_words(words[0], self.text(element)))
+                    continue
                 found = list(self._argument_words(element))
                 if binds_paths and _unwrap(element).type == "script_block_expression":
                     found = [delay_bind_word(self, element, w) for w in found]
@@ -253,6 +262,15 @@ class Walker:
                 c.type == "variable" for c in descendants(inner)
             ):
                 return Word(source, normalise_name(self.text(inner)))
+            if (
+                inner.type == "path_command_name"
+                and inner.named_child_count == 1
+                and inner.start_byte == (inner.named_children[0].start_byte)
+            ):
+                variable = inner.named_children[0]
+                name = self._variable(self.text(variable)) if variable.type == "variable" else None
+                if name is not None and inner.end_byte == variable.end_byte and not name.startswith("$"):
+                    return Word(source, normalise_name(name))  # `& $cmd` of `$cmd = 'git'`
             if inner.type == "verbatim_string_characters":
                 return Word(source, self.text(inner)[1:-1].replace("''", "'"))
             if inner.type == "expandable_string_literal" and "$" not in self.text(inner):
@@ -287,12 +305,32 @@ class Walker:
                 value = home + value[1:]
             yield Word(source, value)
             return
+        if node.type == "variable" and self.text(node).startswith("@"):
+            splatted = self._splatted(node)
+            if splatted is not None:
+                yield from splatted
+                return
         if node.type == "array_literal_expression" and len(node.named_children) > 1:
             for index, item in enumerate(node.named_children):
                 for word in self._argument_words(item):
                     yield replace(word, joined=True) if index else word
             return
         yield self._value_word(node, source)
+
+    def _splatted(self, node: Node) -> list[Word] | None:
+        """`@a` of a literal array: its elements as values (quoted: never parameter names); `@p` of a
+        literal hashtable: `-Name value` for each entry. None for any other variable."""
+        known = self.known.get(self.text(node)[1:].strip("{}").casefold())
+        if known is None or (known.items is None and known.parameters is None):
+            return None
+        if known.items is not None:
+            return [Word(repr(item), item) for item in known.items]
+        words: list[Word] = []
+        for name, value in known.parameters or ():
+            words.append(Word(f"-{name}", f"-{name}"))
+            if value is not None:
+                words.append(Word(repr(value), value))
+        return words
 
     def _value_word(self, node: Node, source: str) -> Word:
         kind = node.type
@@ -358,7 +396,8 @@ class Walker:
         if lowered in ("true", "false", "null"):
             # their text where PowerShell makes them text (in a string: `"$null..\\x"` is `..\\x`)
             return {"true": "True", "false": "False", "null": ""}[lowered]
-        return None
+        known = self.known.get(lowered)
+        return known.text if known is not None else None
 
     def _redirect(self, node: Node) -> Redirect:
         operator = next(

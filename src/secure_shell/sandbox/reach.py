@@ -164,11 +164,27 @@ def _path_directories(path_env: str, home: str, realpath: Callable[[str], str]) 
     for entry in path_env.split(os.pathsep):
         if not entry or not os.path.isabs(entry):
             continue  # a relative PATH entry means the working directory: never a way to widen reads
-        for directory in dict.fromkeys((os.path.normpath(entry), realpath(entry))):
+        base = _venv_home(os.path.normpath(entry))
+        for directory in dict.fromkeys((os.path.normpath(entry), realpath(entry), *base)):
             found.append(directory)
             if os.path.basename(directory) in TOOLCHAIN_BIN_NAMES:
                 found.append(os.path.dirname(directory))
     return [d for d in found if not _too_broad(d, home, realpath)]
+
+
+def _venv_home(directory: str) -> tuple[str, ...]:
+    """The interpreter a virtual environment's bin directory links to (pyvenv.cfg's `home`, a pyenv
+    or system installation): its programs are links there, so they run only if it is readable."""
+    try:
+        with open(os.path.join(os.path.dirname(directory), "pyvenv.cfg"), encoding="utf-8") as cfg:
+            text = cfg.read(4096)
+    except (OSError, UnicodeDecodeError):
+        return ()
+    for line in text.splitlines():
+        key, equals, value = line.partition("=")
+        if equals and key.strip() == "home" and os.path.isabs(value.strip()):
+            return (os.path.normpath(value.strip()),)
+    return ()
 
 
 def _too_broad(path: str, home: str, realpath: Callable[[str], str]) -> bool:
