@@ -44,6 +44,15 @@ def test_the_process_bound_becomes_the_jobs_active_process_limit() -> None:
     assert int.from_bytes(raw[16:20], "little") == 0x2008 and int.from_bytes(raw[40:44], "little") == 48
 
 
+def test_the_memory_bound_becomes_the_jobs_memory_limit() -> None:
+    """resources.memoryBytes: RLIMIT_DATA per process on POSIX, the job's committed memory on Windows."""
+    information = job_limits(Limits(memory_bytes=256 << 20))
+    flags = windows_job.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | windows_job.JOB_OBJECT_LIMIT_JOB_MEMORY
+    assert information.Basic.LimitFlags == flags and information.JobMemoryLimit == 256 << 20
+    raw = bytes(information)  # as SetInformationJobObject reads it
+    assert int.from_bytes(raw[16:20], "little") == 0x2200 and int.from_bytes(raw[120:128], "little") == 256 << 20
+
+
 @pytest.mark.parametrize("mode, expected", [("auto", 48), ("require", 48), ("off", None)])
 def test_a_windows_command_gets_its_shells_max_processes_as_the_jobs_limit(
     tmp_path: Path, mode: str, expected: int | None

@@ -38,6 +38,7 @@ def declare(kernel32: object, ntdll: object) -> None:
 
 
 JOB_OBJECT_LIMIT_ACTIVE_PROCESS = 0x00000008
+JOB_OBJECT_LIMIT_JOB_MEMORY = 0x00000200
 JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE = 0x00002000
 JOB_OBJECT_EXTENDED_LIMIT_INFORMATION = 9  # the JOBOBJECTINFOCLASS of SetInformationJobObject
 
@@ -83,13 +84,17 @@ def job_structures() -> Any:
 
 def job_limits(limits: Limits | None) -> Any:
     """The extended limit information of a command's job: every process in it dies with the job, no
-    process may break away (no BREAKAWAY flag), and at most `active_processes` live at once (a further
-    CreateProcess fails). No memory bound yet: the configuration has none to give it."""
+    process may break away (no BREAKAWAY flag), at most `active_processes` live at once (a further
+    CreateProcess fails), and their committed memory together stays under `memory_bytes`
+    (resources.memoryBytes: RLIMIT_DATA per process on POSIX, the whole job's commit here)."""
     information = job_structures()()
     flags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
     if limits is not None and limits.active_processes is not None:
         flags |= JOB_OBJECT_LIMIT_ACTIVE_PROCESS
         information.Basic.ActiveProcessLimit = limits.active_processes
+    if limits is not None and limits.memory_bytes is not None:
+        flags |= JOB_OBJECT_LIMIT_JOB_MEMORY
+        information.JobMemoryLimit = limits.memory_bytes
     information.Basic.LimitFlags = flags
     return information
 
