@@ -33,9 +33,13 @@ def permissive(tmp_path: Path, sandbox: str = "", path_rules: bool = False) -> P
     """No blocked command, argument or operator and (unless `path_rules`) no path rules: the engine
     allows all that follows. With path rules the forbidden part hides in a script file, which the
     engine cannot read; that configuration may also turn the sandbox off (the trust boundary refuses
-    a shell with neither path rules nor a sandbox, as it could rewrite its own policy)."""
+    a shell with neither path rules nor a sandbox, as it could rewrite its own policy). These tests
+    measure the Landlock-only layer (the session pod has its own, test_sandbox_pod.py), so the pod is
+    off unless `sandbox` sets it."""
     conf = outside(tmp_path) / "permissive.yaml"
     readable = ", ".join(f"'{p}'" for p in PYTHON_PREFIXES)
+    if "sessionPod" not in sandbox:
+        sandbox += "    sessionPod: false\n"
     conf.write_text(
         "global:\n"
         f"  security:\n    restrictWorkingDirectory: {str(path_rules).lower()}\n    enableInjectionProtection: false\n"
@@ -278,7 +282,7 @@ def test_require_refuses_on_a_kernel_without_landlock() -> None:
     settings = SandboxSettings("require", "deny", (), (), 512)
     without = HostSupport(linux=True, landlock_abi=0, seccomp=True)
     assert enforcement(settings, without).missing[0] == "filesystem rules (Landlock)"
-    assert enforcement(SandboxSettings("auto", "deny", (), (), None), detect()).missing == ()
+    assert enforcement(SandboxSettings("auto", "deny", (), (), None, session_pod=False), detect()).missing == ()
 
 
 def test_require_refuses_to_run_anything_when_the_kernel_lacks_a_feature(tmp_path: Path) -> None:

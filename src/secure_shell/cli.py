@@ -324,7 +324,7 @@ def run_serve(args: argparse.Namespace) -> int:
             if transport == "http":
                 from secure_shell.http import serve_http
 
-                serve_http(server, config, args)
+                serve_http(server, config, args, lambda session: runner.end_session(f"mcp:{session}"))
             else:
                 from secure_shell import stdio_wire
 
@@ -644,8 +644,30 @@ def detect_host() -> HostSupport:
     pids = pids_control_available()
     user_processes = count_user_processes(os.getuid()) if pids is None and os.geteuid() != 0 else None
     return HostSupport(
-        True, kernel.landlock_abi(), kernel.seccomp_supported(), pids, None, user_processes, os.geteuid() == 0
+        True,
+        kernel.landlock_abi(),
+        kernel.seccomp_supported(),
+        pids,
+        None,
+        user_processes,
+        os.geteuid() == 0,
+        pod_error=probe_pod_error(),
     )
+
+
+def probe_pod_error() -> str | None:
+    """Whether the server could make session pods here: a launcher is started to try, as the server's."""
+    from secure_shell.sandbox.launcher_client import Launcher
+    from secure_shell.sandbox.pod_client import probe
+
+    try:
+        launcher = Launcher()
+    except OSError as exc:
+        return f"the launcher could not start ({exc})"
+    try:
+        return probe(launcher)
+    finally:
+        launcher.shutdown()
 
 
 def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: ShellKind) -> str:
@@ -661,7 +683,11 @@ def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: She
             ("signals and sockets scoped", enforced.scoping),
             ("system calls filtered, capabilities dropped", enforced.syscalls),
             (f"at most {settings.max_processes} processes", enforced.pids),
-            (f"RLIMIT_NPROC {enforced.nproc_limit} for this user", enforced.nproc_limit is not None),
+            (
+                f"RLIMIT_NPROC {enforced.nproc_limit} " + ("in the session's pod" if enforced.pod else "for this user"),
+                enforced.nproc_limit is not None,
+            ),
+            ("a namespace pod per session", enforced.pod),
         )
         if on
     ]
@@ -715,6 +741,14 @@ def host_lines(config: ResolvedConfig, host: HostSupport) -> list[str]:
         if memory is not None
         else "memory: no limit (resources.memoryBytes: null)"
     ]
+    from secure_shell.sandbox.host import POD_DESCRIPTION
+
+    lines.append(
+        f"session pod: {POD_DESCRIPTION}"
+        if host.pod
+        else f"session pod: not available ({host.pod_error or host.launcher_error}): each command gets the "
+        "Landlock-only layer"
+    )
     note = root_note(host)
     return [*lines, note] if note else lines
 

@@ -519,7 +519,7 @@ class _Child:
                 await self.exited()
         if not _leader_running(process):
             process.wait()  # the leader has exited: this only collects its status
-        escaped = await sweep_escapees(self.tag)
+        escaped = await sweep_escapees(self.tag, process.launcher if isinstance(process, LaunchedProcess) else None)
         if not graceful:
             self.left_running += escaped
 
@@ -565,9 +565,10 @@ def become_subreaper() -> bool:
     return _SUBREAPER
 
 
-async def sweep_escapees(tag: str) -> int:
-    """Kill the adopted processes of the run tagged `tag`, with their groups, and reap them."""
-    launcher = _LAUNCHER
+async def sweep_escapees(tag: str, launcher: Launcher | None = None) -> int:
+    """Kill the adopted processes of the run tagged `tag`, with their groups, and reap them (those
+    `launcher` adopted: a session pod's init, or by default the launcher)."""
+    launcher = launcher or _LAUNCHER
     if launcher is not None:
         if not _launcher_has_adoptees(launcher):
             return 0  # the common case: nothing left the group, no request needed
@@ -609,7 +610,7 @@ def _launcher_has_adoptees(launcher: Launcher) -> bool:
             children = {int(pid) for pid in handle.read().split()}
     except (OSError, ValueError):
         return True
-    return bool(children - _registered_leaders())
+    return bool(children - _registered_leaders() - launcher.pod_pids)
 
 
 def _registered_leaders() -> set[int]:
@@ -742,7 +743,8 @@ def _spawn(
     confinement without a launcher is refused, never dropped.
     """
     if _LAUNCHER is not None and os.name != "nt":
-        launched = _launch(_LAUNCHER, invocation, env, limits, confinement or Confinement(no_new_privs=False), stdin)
+        starter = confinement.pod if confinement is not None and confinement.pod is not None else _LAUNCHER
+        launched = _launch(starter, invocation, env, limits, confinement or Confinement(no_new_privs=False), stdin)
         if stdin is not None:
             stdin.started()
             if stdin.output is not None:

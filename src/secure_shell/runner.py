@@ -42,10 +42,12 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import Decision, Reason, Verdict
 from secure_shell.redaction import Redactor, output_masking
 from secure_shell.policy.shell_policy import ShellPolicy
-from secure_shell.sandbox import confine, kernel
-from secure_shell.sandbox.containment import ruleset_for
+from secure_shell.sandbox import confine, git_config, kernel
+from secure_shell.sandbox.containment import pod_ruleset_for, pod_writable, ruleset_for
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement
-from secure_shell.sandbox.launcher_client import Confinement, Launcher
+from secure_shell.sandbox.launcher_client import Confinement, Launcher, LauncherError
+from secure_shell.sandbox.pod_client import probe as probe_pod
+from secure_shell.sandbox.session_pods import SessionPods
 from secure_shell.console_output import output_decoders
 from secure_shell.executables import find_executable, writable_places
 from secure_shell.shells import (
@@ -175,6 +177,7 @@ class Started:
     slot: Slot
     confinement: Confinement | None = None  # with its own cgroup, when it has one
     max_processes: int | None = None
+    git_configs: dict[str, bytes | None] | None = None  # the repositories' .git/config before it ran
 
 
 @dataclass
@@ -218,6 +221,9 @@ class Runner:
         self.audit = open_audit(config)
         self.tmpdir = tempfile.mkdtemp(prefix="secure-shell-tmp-")  # the commands' private TMPDIR
         self._confinements: dict[tuple[ShellKind, str], Confinement] = {}
+        self.pods = SessionPods(
+            config, self.host, launcher_in_use, lambda shell: self.environment(None, shell).get("PATH", "")
+        )
         self._executables: dict[str, str] = {}
         self._open: dict[str, Started] = {}  # a plain dict: the shutdown handler reads it, no lock to deadlock on
         self.background: dict[str, BackgroundRun] = {}
@@ -370,6 +376,16 @@ class Runner:
             )
         key = (shell, env.get("PATH", ""))
         found = self._confinements.get(key)
+        if found is None and enforced.pod:
+            found = Confinement(
+                pod_ruleset_for(self.config.shells[shell], settings, env.get("PATH", ""), os.path.expanduser("~"))
+                if enforced.filesystem
+                else None,
+                self.host.landlock_abi,
+                seccomp=enforced.syscalls,
+                nproc=enforced.nproc_limit,
+            )
+            self._confinements[key] = found
         if found is None:
             ruleset = None
             if enforced.filesystem:
@@ -440,7 +456,10 @@ class Runner:
             execution = self.store.start(shell.value, masking.command, prepared.directory, decoders=decoders, held=hold)
             try:
                 confinement = prepared.confinement
-                if self.host.pids is not None and (confinement is not None or launcher_in_use() is not None):
+                if confinement is not None and self.enforcement(shell).pod:
+                    # the session's pod starts it; the pod's own cgroup or RLIMIT_NPROC counts its processes
+                    confinement = dataclasses.replace(confinement, pod=self.pods.pod_for(origin, shell))
+                elif self.host.pids is not None and (confinement is not None or launcher_in_use() is not None):
                     # every launched command gets one, limit or not: it is how its processes are found
                     cgroup = self.host.pids.acquire(prepared.max_processes)
                     confinement = dataclasses.replace(confinement or Confinement(no_new_privs=False), cgroup=cgroup)
@@ -452,6 +471,9 @@ class Runner:
             slot.release()
             self._record_refusal(origin, shell, command, prepared, "max-stored-logs", str(exc))
             raise
+        except LauncherError as exc:
+            slot.release()
+            raise SpawnError(f"cannot make the session's sandbox pod: {exc.strerror or exc}; nothing ran") from None
         except OSError as exc:
             slot.release()
             self._release_cgroup(cgroup, prepared.max_processes)
@@ -470,6 +492,7 @@ class Runner:
             slot,
             confinement,
             prepared.max_processes,
+            git_config.snapshot(self._git_configs(shell)) if confinement is not None else None,
         )
         self._open[execution.id] = started
         return started
@@ -481,6 +504,29 @@ class Runner:
             "refused", origin, shell, command, prepared.directory, prepared.verdict, reason=reason, message=message
         )
 
+    def _pod_terminal(self, prepared: Prepared, shell: ShellKind, origin: str, stdin: str) -> tuple[int, int] | None:
+        """A pty command in a pod gets a terminal of the pod's own devpts (its name resolves there)."""
+        if stdin != "terminal" or prepared.confinement is None or not self.enforcement(shell).pod:
+            return None
+        try:
+            return self.pods.pod_for(origin, shell).openpty()
+        except OSError as exc:
+            raise SpawnError(f"cannot make a terminal in the session's sandbox pod: {exc.strerror or exc}") from None
+
+    def _git_configs(self, shell: ShellKind) -> list[str]:
+        """The .git/config files at the top of the shell's writable paths (git_config.py)."""
+        return git_config.config_files(pod_writable(self.config.shells[shell], self.config.sandbox[shell]))
+
+    def _revert_git_configs(self, started: Started) -> list[str]:
+        """Take out the code-running keys the command added to a repository's config; what was taken."""
+        if started.git_configs is None:
+            return []
+        try:
+            reverted = git_config.revert_added(started.git_configs, self._git_configs(started.shell))
+        except OSError as exc:
+            return [f"(could not check or revert: {exc})"]
+        return [r.describe() for r in reverted]
+
     def _release_cgroup(self, path: str | None, max_processes: int | None) -> None:
         if path is not None and self.host.pids is not None:
             self.host.pids.release(path, max_processes)
@@ -491,6 +537,12 @@ class Runner:
         if self._open.pop(started.execution.id, None) is None:
             return
         exit_code = outcome.exit_code if outcome is not None else None
+        reverted = self._revert_git_configs(started)
+        if reverted:
+            started.execution.note = (
+                "reverted keys of .git/config that would run code outside the sandbox the next time git runs "
+                f"there: {'; '.join(reverted)}"
+            )
         if started.confinement is not None:
             # kills whatever of the command is still in its cgroup (setsid does not leave a cgroup)
             self._release_cgroup(started.confinement.cgroup, started.max_processes)
@@ -506,6 +558,7 @@ class Runner:
                 started.verdict,
                 started.execution,
                 outcome,
+                **({"revertedGitConfig": reverted} if reverted else {}),
             )
         except AuditError as exc:
             print(f"secure-shell: {exc} (the end of {started.execution.id})", file=sys.stderr, flush=True)
@@ -611,7 +664,9 @@ class Runner:
         session = None
         if stdin is not None:
             try:
-                channel = InputChannel(terminal=stdin == "terminal")
+                channel = InputChannel(
+                    terminal=stdin == "terminal", pty=self._pod_terminal(prepared, shell, origin, stdin)
+                )
             except InputError as exc:
                 raise SpawnError(str(exc)) from None
             session = InputSession(
@@ -773,6 +828,16 @@ class Runner:
             return Verdict.of(added, after.commands, after.paths)
         return Verdict.of([Reason(R.ALLOWED, "the input is allowed", "", Decision.ALLOW)], after.commands, after.paths)
 
+    def end_session(self, origin: str) -> int:
+        """A client session has ended: stop its background commands, end its pod (every process
+        left in it dies with it); how many pods ended."""
+        runs = [r for r in self.background.values() if r.started.origin == origin and r.thread.is_alive()]
+        for run in runs:
+            run.cancel.set()
+        for run in runs:
+            run.thread.join(SHUTDOWN_JOIN)
+        return self.pods.end(origin)
+
     def shutdown(self) -> None:
         """Server shutdown (also from a signal handler): kill every command's tree, write the end
         record each open start is owed, remove the private output files."""
@@ -782,6 +847,7 @@ class Runner:
             run.thread.join(SHUTDOWN_JOIN)  # a thread that is writing its own end record gets to finish it
         for started in list(self._open.values()):
             self.end(started, KILLED_AT_SHUTDOWN, None)
+        self.pods.close_all()
         stop_containment(self.host)
         release_registration()  # every start has its end: nothing for a successor to recover
         self.store.close()
@@ -795,10 +861,11 @@ def start_containment() -> HostSupport:
         return host
     kernel.make_undumpable()  # contained commands cannot read the server's environment or memory
     try:
-        use_launcher(Launcher())
+        launcher = Launcher()
     except OSError as exc:
         return dataclasses.replace(host, launcher_error=f"the launcher could not start ({exc})")
-    return host
+    use_launcher(launcher)
+    return dataclasses.replace(host, pod_error=probe_pod(launcher))
 
 
 def stop_containment(host: HostSupport) -> None:

@@ -166,6 +166,7 @@ class ShellTools:
                 containment_note(execution, result.outcome, result.confinement),
                 self._limit_note(kind, execution, result.outcome),
                 background_note(result.outcome),
+                f"[{execution.note}]" if execution.note else None,
             )
             note = "\n".join(n for n in notes if n) or None
             return execution_reply(execution, result.outcome, lines_wanted, seconds, max_bytes, note)
