@@ -50,6 +50,10 @@ SCRIPTS = {
         "        break\n"
         "    except OSError:\n        time.sleep(0.05)\n"
     ),
+    "connect.py": (
+        "import socket, sys\ntry:\n    socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5).close()\n"
+        "    print('connected')\nexcept OSError as exc:\n    print('not connected:', exc.strerror)\n"
+    ),
     "hold.sh": "sleep 7777 &\nsetsid sleep 7778 &\nsleep 7779\n",
     "keys.sh": (
         "git config user.email agent@example.com\ngit config core.fsmonitor 'touch ran'\n"
@@ -120,27 +124,32 @@ def test_a_server_started_in_the_background_answers_the_next_commands_and_nothin
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
+    listener = socket.create_server(("127.0.0.1", 0))  # a service of the host's loopback
+    host_port = listener.getsockname()[1]
 
-    async def session() -> tuple[str, str, str]:
+    async def session() -> tuple[str, str, str, str]:
         async with Client(server_for(me, where, "unused")) as client:
             await run(client, f"python3 -m http.server {port} --bind 127.0.0.1", background=True)
             fetched = await run(client, f"python3 get.py {port}")
             curled = await run(client, f"curl -s -o /dev/null -w 'curl %{{http_code}}' http://127.0.0.1:{port}/")
-            outside = "refused"
+            outward = await run(client, f"python3 connect.py {host_port}")
+            inward = "refused"
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=2).close()
-                outside = "connected"
+                inward = "connected"
             except OSError:
                 pass
-            return fetched, curled, outside
+            return fetched, curled, outward, inward
 
     try:
-        fetched, curled, outside = anyio.run(session)
+        fetched, curled, outward, inward = anyio.run(session)
     finally:
+        listener.close()
         shutil.rmtree(where.base, ignore_errors=True)
     assert "status 200" in fetched, fetched
     assert "curl 200" in curled, curled
-    assert outside == "refused"
+    assert "not connected: Connection refused" in outward, outward  # the pod's loopback has no such service
+    assert inward == "refused"
 
 
 @pytest.mark.parametrize("who", WHO)
@@ -194,10 +203,12 @@ def test_a_sigkill_of_the_server_leaves_no_process_of_any_command(who: str) -> N
     assert not any(processes_with(m) for m in (b"7777", b"7778", b"7779"))
 
 
+@pytest.mark.parametrize("layer", ["pod", "landlock"])
 @pytest.mark.parametrize("who", WHO)
-def test_git_hooks_are_read_only_and_code_running_config_keys_are_reverted(who: str) -> None:
+def test_git_hooks_are_read_only_and_code_running_config_keys_are_reverted(who: str, layer: str) -> None:
+    """Hooks are read-only in the pod only; the keys are taken out in both contained layers."""
     me = identity(who)
-    where = prepare(me)
+    where = prepare(me, layer)
     subprocess.run(["git", "init", "-q", str(where.project)], check=True, user=me.uid, group=me.gid, extra_groups=[])
     config = where.project / ".git" / "config"
 
@@ -213,7 +224,7 @@ def test_git_hooks_are_read_only_and_code_running_config_keys_are_reverted(who: 
         audit = "\n".join(p.read_text() for p in where.base.rglob("audit.jsonl"))
     finally:
         shutil.rmtree(where.base, ignore_errors=True)
-    assert "hook Read-only file system" in hook, hook
+    assert ("hook Read-only file system" if layer == "pod" else "hook written") in hook, hook
     assert "reverted keys of .git/config" in keys and "core.fsmonitor" in keys and "alias.x" in keys, keys
     assert "agent@example.com" in text and "st = status" in text
     assert "fsmonitor" not in text and "!touch" not in text

@@ -100,9 +100,20 @@ POD_DEVICES = ("/dev/pts",)  # the pod's own devpts instance: its terminals and 
 def pod_ruleset_for(policy: ShellPolicy, settings: SandboxSettings, path_env: str, home: str) -> Ruleset:
     """The kernel rules for `policy`'s commands inside a session pod, built there after its mounts:
     /tmp is the pod's own; credential paths are covered by mounts, so their directories stay
-    readable whole; the network namespace holds the network and the PID namespace the signals."""
+    readable whole; the network namespace holds the network (and abstract unix sockets) and the PID
+    namespace the signals, so a later command can stop an earlier one's background job. With the
+    network allowed the pod shares the host's network namespace: abstract sockets stay scoped."""
     rules = ruleset_for(policy, settings, path_env, POD_TMP, home, credentials=())
-    return Ruleset(rules.read, rules.write, (*rules.devices, *POD_DEVICES), False, False, rules.list_only)
+    shared_network = settings.network != "deny"
+    return Ruleset(
+        rules.read,
+        rules.write,
+        (*rules.devices, *POD_DEVICES),
+        False,
+        shared_network,
+        rules.list_only,
+        scope_signals=False,
+    )
 
 
 def pod_writable(policy: ShellPolicy, settings: SandboxSettings) -> list[str]:

@@ -37,6 +37,10 @@ ROOT_REACHES = (
     "them (Landlock governs reads and writes of contents, not attributes): chmod of a system file",
     "counts against RLIMIT_NPROC with every process of uid 0, where resources.processes sets it",
 )
+ROOT_REACHES_WITHOUT_POD = (
+    "in a shell with sandbox.sessionPod: false, changes the mode, times and user extended attributes "
+    "of files root owns (in the session pod the tree outside the writable paths is read-only)"
+)
 
 
 POD_DESCRIPTION = (
@@ -58,6 +62,15 @@ class HostSupport:
     root: bool = False  # the server runs as uid 0
     pod_error: str | None = "not probed"  # why no session pod can be made here (None: it can)
 
+    def root_reaches(self) -> tuple[str, ...]:
+        """What a root server's contained commands still reach here (none for another user); in a
+        pod the read-only root holds file attributes too (a shell with sessionPod: false does not)."""
+        if not self.root:
+            return ()
+        if self.pod:
+            return (ROOT_REACHES[0], ROOT_REACHES[2], ROOT_REACHES_WITHOUT_POD)
+        return ROOT_REACHES
+
     @property
     def pod(self) -> bool:
         return self.linux and self.launcher_error is None and self.pod_error is None
@@ -76,7 +89,7 @@ class HostSupport:
             "launcher": self.launcher_error or "ok",
             "capabilities": (CAPABILITIES_ROOT if self.root else CAPABILITIES_USER) if self.linux else "not dropped",
             "memoryLimit": MEMORY_MECHANISM if self.linux else "none",
-            "rootStillReaches": list(ROOT_REACHES) if self.root else [],
+            "rootStillReaches": list(self.root_reaches()),
             "sessionPod": POD_DESCRIPTION if self.pod else f"not available: {self.pod_error or self.launcher_error}",
         }
 
@@ -96,7 +109,7 @@ def root_note(host: HostSupport) -> str | None:
     """For the start-up lines and `secure-shell sandbox`: what root still reaches, when root runs it."""
     if not host.root:
         return None
-    return "running as root: commands hold no capability, yet as uid 0 each " + "; ".join(ROOT_REACHES)
+    return "running as root: commands hold no capability, yet as uid 0 each " + "; ".join(host.root_reaches())
 
 
 def count_user_processes(uid: int) -> int:
