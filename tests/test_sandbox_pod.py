@@ -54,6 +54,11 @@ SCRIPTS = {
         "import socket, sys\ntry:\n    socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=5).close()\n"
         "    print('connected')\nexcept OSError as exc:\n    print('not connected:', exc.strerror)\n"
     ),
+    "stop.py": (
+        "import os, signal\nfor pid in filter(str.isdigit, os.listdir('/proc')):\n"
+        "    if open(f'/proc/{pid}/cmdline', 'rb').read() == b'sleep\\x00600\\x00':\n"
+        "        os.kill(int(pid), signal.SIGTERM)\n        print('stopped', pid)\n"
+    ),
     "hold.sh": "sleep 7777 &\nsetsid sleep 7778 &\nsleep 7779\n",
     "keys.sh": (
         "git config user.email agent@example.com\ngit config core.fsmonitor 'touch ran'\n"
@@ -153,18 +158,19 @@ def test_a_server_started_in_the_background_answers_the_next_commands_and_nothin
 
 
 @pytest.mark.parametrize("who", WHO)
-def test_ps_lists_only_the_sessions_own_processes(who: str) -> None:
+def test_ps_lists_only_the_sessions_own_processes_and_a_later_command_stops_an_earlier_job(who: str) -> None:
     me = identity(who)
     where = prepare(me)
     outside = subprocess.Popen(["sleep", "4242"])
 
-    async def session() -> str:
+    async def session() -> tuple[str, str]:
         async with Client(server_for(me, where, "unused")) as client:
             await run(client, "sleep 600", background=True)
-            return await run(client, "ps -eo pid,args")
+            listed = await run(client, "ps -eo pid,args")
+            return listed, await run(client, "python3 stop.py")  # a later command stops the earlier job
 
     try:
-        listed = anyio.run(session)
+        listed, stopped = anyio.run(session)
     finally:
         outside.kill()
         outside.wait()
@@ -175,6 +181,7 @@ def test_ps_lists_only_the_sessions_own_processes(who: str) -> None:
     assert "sleep 4242" not in listed, listed
     assert not any("secure_shell" in args for pid, args in rows if pid != "1"), listed  # pid 1: the pod's init
     assert len(rows) < 10, listed
+    assert "stopped" in stopped, stopped
 
 
 @pytest.mark.parametrize("who", WHO)
