@@ -373,3 +373,28 @@ def test_without_user_namespaces_auto_falls_back_and_says_so_and_require_refuses
         assert "/tmp/mark No such file or directory" in reply or "/tmp/mark Permission denied" in reply, reply
     else:
         assert "sandbox mode require: this host cannot enforce the session pod" in reply, reply
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_require_runs_commands_in_the_pod_with_a_per_session_process_limit(who: str) -> None:
+    """Without the pod an ordinary user's server refused every command under require (no cgroup);
+    in the pod the limit is the session's cgroup or RLIMIT_NPROC counted in its user namespace."""
+    me = identity(who)
+    where = prepare(me)
+    where.config.write_text(
+        where.config.read_text().replace("    mode: 'auto'\n", "    mode: 'require'\n    maxProcesses: 8\n")
+    )
+    forks = "import os, time\nfor _ in range(40):\n    if os.fork() == 0:\n        time.sleep(5)\n        os._exit(0)\n"
+    (where.project / "forks.py").write_text(forks)
+    os.chown(where.project / "forks.py", me.uid, me.gid)
+
+    async def session() -> tuple[str, str]:
+        async with Client(server_for(me, where, "unused")) as client:
+            return await run(client, "echo ran"), await run(client, "python3 forks.py", timeout=60)
+
+    try:
+        ran, bomb = anyio.run(session)
+    finally:
+        shutil.rmtree(where.base, ignore_errors=True)
+    assert ran.startswith("exit code 0") and "ran" in ran, ran
+    assert "BlockingIOError" in bomb and "sandbox.maxProcesses allows 8" in bomb, bomb
