@@ -398,3 +398,53 @@ def test_require_runs_commands_in_the_pod_with_a_per_session_process_limit(who: 
         shutil.rmtree(where.base, ignore_errors=True)
     assert ran.startswith("exit code 0") and "ran" in ran, ran
     assert "BlockingIOError" in bomb and "sandbox.maxProcesses allows 8" in bomb, bomb
+
+
+def test_a_pod_of_an_http_session_that_went_quiet_ends_and_a_busy_one_stays(tmp_path: Path) -> None:
+    """A client gone without DELETE: the SDK forgets its session after its idle timeout, and so does
+    the server's pod registry (here after 0.3 s), unless a command of that session still runs."""
+    from secure_shell.config.loader import load_file
+    from secure_shell.config.resolve import resolve
+    from secure_shell.sandbox.host import HostSupport
+    from secure_shell.sandbox.launcher_client import Launcher
+    from secure_shell.sandbox.session_pods import SessionPods
+    from secure_shell.shells import ShellKind
+
+    (tmp_path / "project").mkdir()
+    conf = tmp_path / "policy.yaml"
+    conf.write_text(f"global:\n  paths:\n    allowedPaths: ['{tmp_path / 'project'}']\n")
+    config = resolve(load_file(conf), str(conf), str(tmp_path / "project"))
+    launcher = Launcher()
+    running = {"mcp:busy"}
+    pods = SessionPods(
+        config,
+        HostSupport(True, kernel.landlock_abi(), True, pod_error=None),
+        lambda: launcher,
+        lambda _shell: os.environ.get("PATH", ""),
+        lambda origin: origin in running,
+        idle_seconds=0.3,
+    )
+    try:
+        quiet = pods.pod_for("mcp:quiet", ShellKind.BASH)
+        busy = pods.pod_for("mcp:busy", ShellKind.BASH)
+        stdio = pods.pod_for("mcp", ShellKind.BASH)  # stdio's one session lasts as long as the server
+        time.sleep(0.5)
+        pods.pod_for("mcp:new", ShellKind.BASH)
+        assert quiet.closed and not busy.closed and not stdio.closed
+        assert not processes_alive(quiet.pid) and processes_alive(busy.pid)
+        running.clear()
+        time.sleep(0.5)
+        pods.pod_for("mcp:newer", ShellKind.BASH)
+        assert busy.closed and not stdio.closed
+    finally:
+        pods.close_all()
+        launcher.shutdown()
+    assert launcher.pod_pids == set()
+
+
+def processes_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -222,7 +222,11 @@ class Runner:
         self.tmpdir = tempfile.mkdtemp(prefix="secure-shell-tmp-")  # the commands' private TMPDIR
         self._confinements: dict[tuple[ShellKind, str], Confinement] = {}
         self.pods = SessionPods(
-            config, self.host, launcher_in_use, lambda shell: self.environment(None, shell).get("PATH", "")
+            config,
+            self.host,
+            launcher_in_use,
+            lambda shell: self.environment(None, shell).get("PATH", ""),
+            lambda origin: any(started.origin == origin for started in list(self._open.values())),
         )
         self._executables: dict[str, str] = {}
         self._open: dict[str, Started] = {}  # a plain dict: the shutdown handler reads it, no lock to deadlock on

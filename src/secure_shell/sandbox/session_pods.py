@@ -1,9 +1,16 @@
 """Which pod each session's commands run in: made at a session's first contained command, ended
-with the session (an HTTP DELETE, the server's exit), at most MAX_PODS at a time."""
+with the session (an HTTP DELETE, the server's exit), at most MAX_PODS at a time.
+
+An HTTP client that goes away without DELETE leaves its session to the SDK's idle timeout (30
+minutes), which ends it without telling the server: its pod ends once it has started no command
+for as long (IDLE_SECONDS) and none of its commands is running, checked when any pod is asked for.
+"""
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from typing import Callable
 
 from secure_shell.config.resolve import ResolvedConfig
@@ -14,6 +21,8 @@ from secure_shell.sandbox.pod_client import PodClient, Pods, make_pod, pod_spec
 from secure_shell.shells import ShellKind
 
 COVERED = ("/tmp/", "/dev/shm/")  # covered by the pod's own tmpfs: what is readable beneath is bound in
+IDLE_SECONDS = 1800.0  # the SDK's session idle timeout (DEFAULT_SESSION_IDLE_TIMEOUT)
+HTTP_SESSION = "mcp:"  # the origin of a command of an HTTP session (tools.origin_of)
 
 
 class SessionPods:
@@ -23,15 +32,29 @@ class SessionPods:
         host: HostSupport,
         launcher: Callable[[], Launcher | None],
         path_of: Callable[[ShellKind], str],
+        busy: Callable[[str], bool] = lambda _origin: False,
+        idle_seconds: float = IDLE_SECONDS,
     ) -> None:
         self.config = config
         self.host = host
         self._launcher = launcher
         self._path_of = path_of  # the PATH a shell's commands get: its directories are readable
+        self._busy = busy  # whether a command of that session is running
+        self.idle_seconds = idle_seconds
+        self._used: dict[str, float] = {}  # HTTP sessions by origin: when each last asked for its pod
+        self._lock = threading.Lock()
         self.pods = Pods()
 
     def pod_for(self, origin: str, shell: ShellKind) -> PodClient:
         """The pod of session `origin` for `shell`'s commands, made now if it has none. Raises OSError."""
+        now = time.monotonic()
+        with self._lock:
+            idle = [o for o, used in self._used.items() if now - used > self.idle_seconds and o != origin]
+            if origin.startswith(HTTP_SESSION):
+                self._used[origin] = now
+        for stale in idle:
+            if not self._busy(stale):
+                self.end(stale)
         return self.pods.get((origin, shell), lambda pod_id: self._make(shell, pod_id))
 
     def _make(self, shell: ShellKind, pod_id: int) -> PodClient:
@@ -67,6 +90,8 @@ class SessionPods:
 
     def end(self, origin: str) -> int:
         """End session `origin`'s pods (every process in them dies); how many."""
+        with self._lock:
+            self._used.pop(origin, None)
         return self.pods.close(lambda key: key[0] == origin)
 
     def close_all(self) -> None:
