@@ -514,6 +514,12 @@ class _Child:
         elif not graceful and self.may_background:
             self.left_running = process_tree.live_group_members(process.pid)  # the zombie leader holds the id
         _signal_group(process.pid, signal.SIGKILL)  # also the group's other members, which may ignore TERM
+        if self.left_running:
+            # counted once: the sweep below must not find them again before the KILL has landed
+            # (they are orphans now, adopted by the launcher or a pod's init, and still tagged)
+            with anyio.move_on_after(KILL_WAIT):
+                while process_tree.live_group_members(process.pid):
+                    await anyio.sleep(0.002)
         if _leader_running(process):
             with anyio.move_on_after(KILL_WAIT):
                 await self.exited()
