@@ -109,6 +109,8 @@ def test_tmp_is_shared_by_a_sessions_commands_and_seen_by_nothing_else(who: str)
         async with Client(server_for(me, where, "unused")) as first:
             await run(first, f"python3 write_tmp.py {mark}")
             same = await run(first, "python3 read_tmp.py")
+            literal = await run(first, f"echo {mark} > /tmp/literal && cat /tmp/literal")  # the engine agrees
+            assert literal.startswith("exit code 0") and mark in literal, literal
             assert not os.path.exists("/tmp/mark") or Path("/tmp/mark").read_text() != mark
             async with Client(server_for(me, where, "unused")) as second:
                 other = await run(second, "python3 read_tmp.py")

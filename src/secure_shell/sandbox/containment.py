@@ -79,11 +79,16 @@ def path_reach(
     contained: bool,
     holder: str,
     realpath: Callable[[str], str] = os.path.realpath,
+    pod: bool = False,
 ) -> Reach:
     """The reach the engine checks paths against: the very sets ruleset_for gives the kernel for a
     command run with `env` (its PATH and TMPDIR), with the devices; `contained` says whether the
-    kernel enforces them for this shell on this host (host.enforcement)."""
-    rules = ruleset_for(policy, settings, env.get("PATH", ""), env.get("TMPDIR", ""), home, realpath)
+    kernel enforces them for this shell on this host (host.enforcement). In a session pod: the
+    pod's rules (its own /tmp and /dev/shm writable); credential paths stay refused by name."""
+    if pod:
+        rules = pod_ruleset_for(policy, settings, env.get("PATH", ""), home)
+    else:
+        rules = ruleset_for(policy, settings, env.get("PATH", ""), env.get("TMPDIR", ""), home, realpath)
     return Reach(
         read=(*rules.read, *rules.devices),
         listed=rules.list_only,

@@ -28,12 +28,15 @@ GIT_HOOKS = (".git/hooks", ".git/modules/*/hooks")  # run by git outside the pod
 class PodClient(Launcher):
     """One session's pod: a launcher inside the namespaces."""
 
-    def __init__(self, parent: Launcher, pod_id: int, sock_fd: int, init: int, outer: int) -> None:
+    def __init__(
+        self, parent: Launcher, pod_id: int, sock_fd: int, init: int, outer: int, own_network: bool = True
+    ) -> None:
         # not Launcher.__init__: there is no process to start, the pod's init already serves
         self.parent = parent
         self.id = pod_id
         self.pid = init  # the init's pid here: the commands are its children
         self.outer = outer
+        self.own_network = own_network  # a network namespace with only lo: the network is denied
         self.closed = False
         self._requests = socket.socket(fileno=sock_fd)
         self._lock = threading.Lock()
@@ -126,7 +129,7 @@ def make_pod(launcher: Launcher, spec: PodSpec, pod_id: int) -> PodClient:
             os.close(fd)
         raise LauncherError(0, "the launcher passed no socket for the pod")
     launcher.pod_pids.add(int(answer["outer"]))
-    return PodClient(launcher, pod_id, fds[0], int(answer["init"]), int(answer["outer"]))
+    return PodClient(launcher, pod_id, fds[0], int(answer["init"]), int(answer["outer"]), spec.own_network)
 
 
 class Pods:
