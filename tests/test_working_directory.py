@@ -13,7 +13,7 @@ from secure_shell.config.loader import load_text
 from secure_shell.config.resolve import resolve
 from secure_shell.errors import ConfigError
 from secure_shell.shells import PathDialect, ShellKind
-from secure_shell.working_directory import missing_on_host, text_problem
+from secure_shell.working_directory import CMD_METACHARACTERS, missing_on_host, text_problem
 
 ROOTS = {
     ShellKind.BASH: "/home/u/proj",
@@ -50,9 +50,24 @@ def test_a_quote_or_a_control_character_is_refused_for_every_shell(
 @pytest.mark.parametrize("shell", list(ROOTS), ids=lambda k: k.value)
 def test_its_twin_without_them_is_allowed(checker: Checker, shell: ShellKind) -> None:
     separator = "/" if ROOTS[shell].startswith("/") else "\\"
-    directory = ROOTS[shell] + separator + "a b 'c' $d %e% (f) é"
+    tail = "a b 'c' $d é" if shell is ShellKind.CMD else "a b 'c' $d %e% (f) é"
+    directory = ROOTS[shell] + separator + tail
     assert checker.check(shell, "echo hi", directory).allowed
     assert checker.check_directory(shell, directory).allowed
+
+
+@pytest.mark.parametrize("mark", sorted(CMD_METACHARACTERS))
+def test_cmd_refuses_a_directory_whose_name_cmd_would_read_as_syntax(checker: Checker, mark: str) -> None:
+    """%CD% enters cmd's line before cmd reads its operators: `y&del victim.txt` as a directory runs del."""
+    directory = ROOTS[ShellKind.CMD] + "\\y" + mark + "z"
+    verdict = checker.check(ShellKind.CMD, "echo hi", directory)
+    assert not verdict.allowed and "cmd expands %CD%" in verdict.reasons[0].message
+    assert not checker.check_directory(ShellKind.CMD, directory).allowed
+    if mark in "<>|":
+        return  # no Windows file name holds these: the other shells refuse them on their own grounds
+    others = [k for k in ROOTS if k is not ShellKind.CMD and not ROOTS[k].startswith("/")]
+    for shell in others:
+        assert checker.check(shell, "echo hi", ROOTS[shell] + "\\y" + mark + "z").allowed, shell
 
 
 def test_an_initial_directory_with_a_quote_stops_the_configuration() -> None:

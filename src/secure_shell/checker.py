@@ -54,7 +54,7 @@ class Checker:
     ) -> Verdict:
         """`session_input`: all the text written so far to the running command's stdin (decide())."""
         policy = self.policy(shell)
-        problem = text_problem(cwd) if cwd is not None else None
+        problem = text_problem(cwd, shell is ShellKind.CMD) if cwd is not None else None
         if problem is not None:
             return Verdict.of([Reason(R.WORKING_DIRECTORY, problem, cwd or "", Decision.DENY)])
         if (
@@ -125,7 +125,7 @@ class Checker:
 
     def check_directory(self, shell: ShellKind, path: str) -> DirectoryCheck:
         policy = self.policy(shell)
-        problem = text_problem(path)
+        problem = text_problem(path, shell is ShellKind.CMD)
         if problem is not None:
             return DirectoryCheck(path, None, False, problem)
         return check_directory(path, policy, realpath=_realpath_for(policy))

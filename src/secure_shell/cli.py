@@ -410,7 +410,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(verdict.to_dict()))
     else:
-        print(verdict.explain())
+        print(verdict.explain(config.shells[shell].allowed_paths))
         for seen in verdict.commands:
             nested = f" (via {' > '.join(seen.via)})" if seen.via else ""
             print(f"  runs {seen.program}: {' '.join(seen.argv)}{nested}")
@@ -428,6 +428,10 @@ def run_run(args: argparse.Namespace) -> int:
     if not args.shell or not command:
         raise UsageError("usage: secure-shell run --shell SHELL [--cwd DIR] [--timeout T] -- COMMAND")
     shell = enabled_shell(config, args.shell, runs_here=True)
+    settings = config.sandbox[shell]
+    if settings.mode == "auto" and enforcement(settings, host, wsl=contained_inside(shell)).missing:
+        # never run with less containment than the policy asks for without saying so
+        print(f"secure-shell: sandbox {describe_enforcement(settings, host, shell)}", file=sys.stderr)
     timeout = args.timeout if args.timeout is not None else config.shells[shell].command_timeout
     if not 1 <= timeout <= 3600:
         raise UsageError(f"--timeout must be 1..3600 seconds, got {timeout}")
@@ -455,14 +459,9 @@ def run_run(args: argparse.Namespace) -> int:
         print(f"secure-shell: {result.execution.error}; the command was stopped", file=sys.stderr)
         return EXIT_FAILED
     if result.outcome is None:
-        if result.verdict.decision.name == "ASK":
-            print(
-                "secure-shell: this command needs the user's confirmation (askCommands), which only an MCP "
-                f"client can give\n{result.verdict.explain()}",
-                file=sys.stderr,
-            )
-            return EXIT_DENIED
-        print(f"secure-shell: denied by the policy\n{result.verdict.explain()}", file=sys.stderr)
+        asked = "needs the user's confirmation (askCommands), which only an MCP client can give"
+        head = asked if result.verdict.decision.name == "ASK" else "denied by the policy"
+        print(f"secure-shell: {head}\n{result.verdict.explain(config.shells[shell].allowed_paths)}", file=sys.stderr)
         return EXIT_DENIED
     if result.outcome.timed_out:
         print(f"secure-shell: timed out after {timeout} s; the process tree was killed", file=sys.stderr)

@@ -184,14 +184,7 @@ def search(
     returned = total = 0
     raw = _ascii_literal(pattern)
     blocks: list[tuple[int | None, str | bytes]] = list(tail)
-    # Once the tail holds lines the head takes no more. Without a tail only a closed head can have
-    # lost lines (an execution reopened after a restart keeps its head alone); an open one may be
-    # taking a line at this moment, counted in total_lines but not yet in head.lines.
-    if blocks:
-        first_kept = blocks[0][0] or 0
-    else:
-        first_kept = total_lines + 1 if head.closed else 0
-    dropped = (head.lines + 1, first_kept - 1) if first_kept > head.lines + 1 else None
+    dropped = _dropped(head, blocks, total_lines)
     with head.mapped(head_bytes if raw is not None else 0) as mapped:
         source: Iterator[tuple[int | None, str | bytes | mmap.mmap]]
         if mapped is not None:
@@ -243,6 +236,18 @@ def search(
         found[line_.number] = line_
     kept = tuple(found[n] for n in sorted(found) if n <= total_lines)
     return SearchResult(kept, total, total > returned, dropped)
+
+
+def _dropped(head: HeadFile, blocks: list[tuple[int | None, str | bytes]], total_lines: int) -> tuple[int, int] | None:
+    """The lines between the head and the first tail block, which were not kept (first, last)."""
+    # Once the tail holds lines the head takes no more. Without a tail only a closed head can have
+    # lost lines (an execution reopened after a restart keeps its head alone); an open one may be
+    # taking a line at this moment, counted in total_lines but not yet in head.lines.
+    if blocks:
+        first_kept = blocks[0][0] or 0
+    else:
+        first_kept = total_lines + 1 if head.closed else 0
+    return (head.lines + 1, first_kept - 1) if first_kept > head.lines + 1 else None
 
 
 def _lines_at(lines: Callable[[int, int], Iterator[Line]], numbers: list[int]) -> Iterator[Line]:

@@ -748,9 +748,17 @@ GITBASH_DENIED = [
     ("cd /c/ && ls", P),
     ("cat C:/Windows/win.ini", P),
     ("ls /usr/bin", U),
-    ("cmd //c del x", W),
+    ("cmd //c del x", B),  # MSYS turns //c into /c: cmd runs del
 ]
-GITBASH_ALLOWED = ["ls -la", "cat /c/Users/u/proj/README.md", "cat C:/Users/u/proj/a.txt", "git status", "npm test"]
+GITBASH_ALLOWED = [
+    "cmd //c dir",
+    "cat sub\\\\a.txt",
+    "ls -la",
+    "cat /c/Users/u/proj/README.md",
+    "cat C:/Users/u/proj/a.txt",
+    "git status",
+    "npm test",
+]
 
 
 @pytest.mark.parametrize("command, rule", WSL_DENIED, ids=[c for c, _ in WSL_DENIED])

@@ -28,6 +28,25 @@ from tests.helpers.policy import (
 
 
 DENIED = [
+    # text cmd parses a second time, as the next pass reads it
+    ("call echo a ^& del x", B),
+    ("for /f %i in ('echo a ^& del x') do echo %i", B),
+    ('for /f "usebackq" %i in (`echo a ^& del x`) do echo %i', B),
+    ("start /b echo a ^& del x", B),
+    ("set \"X=a&del x\" & for /f %i in ('echo %X%') do echo %i", D),
+    ('set "X=a&del x" & echo %X% | findstr a', D),
+    ('echo %CMDCMDLINE:~-9,7% "&del x"', D),
+    # an internal command's name ends at any character that cannot continue it
+    ("del# x", B),
+    ("del( x", B),
+    ("del\u00a0 x", B),
+    ("for/f %i in ('del x') do echo %i", B),
+    # runners and the paths cmd's own commands read
+    ('forfiles -m x -c "cmd /c 0x64el @file"', B),
+    ('npx -c "del x"', B),
+    ("if exist ..\\secret.txt echo y", P),
+    ("copy a.txt+..\\secret.txt out.txt", P),
+    ('git diff --no-index --src-prefix=a\\"b x ..\\secret.txt', P),
     ("doskey x=del $*", S),
     ('doskey x = "del"', S),
     ("doskey /macrofile = m.txt", S),
@@ -150,7 +169,9 @@ DENIED = [
     ("type \\\\server\\share\\x", P),
     ("type \\\\?\\C:\\Windows\\win.ini", P),
     ("dir C:\\PROGRA~1", U),
-    ("type x.txt:secret", U),
+    ("type ..\\x.txt:secret", P),  # a stream is checked by its file's path
+    ("type x.txt:..\\..\\secret", P),
+    ("dir ..::$INDEX_ALLOCATION", P),
     ("type D:secrets.txt", U),
     ("type \\Windows\\win.ini", P),
     ("dir %FOO%\\x", U),
@@ -163,6 +184,16 @@ DENIED = [
 ]
 
 ALLOWED = [
+    "type x.txt:secret",  # a stream of a file inside
+    'git commit -m "fix: typo"',
+    "git show HEAD:src/main.py",
+    "npm run test:unit",
+    "call echo a ^^^& b",
+    "for /f %i in ('git rev-parse HEAD') do echo %i",
+    "for /f %i in ('dir /b ^| findstr x') do echo %i",
+    "start /b git status",
+    "python -c \"print('a;b')\"",
+    'forfiles /m *.txt /c "cmd /c echo @file"',
     "cmd /v:on",
     "setlocal enabledelayedexpansion & echo !date!",
     "echo Done!",

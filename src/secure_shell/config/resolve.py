@@ -221,7 +221,7 @@ def _resolve_shell(
         path_entries, initial_entry, start_dir, dialect, mount_point, security["restrict_working_directory"]
     )
 
-    problem = text_problem(initial_dir) if initial_dir is not None else None
+    problem = text_problem(initial_dir, kind is ShellKind.CMD) if initial_dir is not None else None
     if problem is not None:
         raise PathSyntaxError(f"initialDir: {problem}")
     executable = shell.executable

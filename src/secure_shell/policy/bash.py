@@ -63,7 +63,9 @@ def path_parts(value: str) -> list[str]:
 
 
 def looks_like_path(value: str) -> bool:
-    return value.startswith("/") or "/" in value or value in ("..", ".") or looks_like_windows(value)
+    """A `\\` counts too: Git Bash's programs, native and MSYS alike, take it as a separator
+    (`cat '..\\outside\\x'`); on Linux such a word is one name, which resolves beside the others."""
+    return value.startswith("/") or "/" in value or "\\" in value or value in ("..", ".") or looks_like_windows(value)
 
 
 MAX_BRACE_WORDS = 64

@@ -20,7 +20,7 @@ from secure_shell.policy.cmd_paths import path_parts as path_parts
 from secure_shell.policy.cmd_paths import path_words as path_words
 from secure_shell.policy.cmd_paths import text_arguments as text_arguments
 from secure_shell.policy.cmd_search import INTERNAL
-from secure_shell.policy.cmd_control import for_loop, if_command, start
+from secure_shell.policy.cmd_control import for_loop, if_command, reread, start
 from secure_shell.policy.cmd_tokenizer import Tokenizer
 from secure_shell.policy.parsed import (
     CrossCheck,
@@ -34,8 +34,8 @@ from secure_shell.policy.parsed import (
     never_raises,
 )
 from secure_shell.policy.program_name import program_name
-from secure_shell.policy.resolution import Inner, Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
-from secure_shell.policy.wrappers import dangerous_variable
+from secure_shell.policy.resolution import Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.wrappers import dangerous_variable, resolve_windows
 
 Resolver = Callable[[str, SimpleCommand], list[Resolution] | None]
 
@@ -121,7 +121,7 @@ def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None
         return resolver(key, command)
     if key in LINK_MAKERS:
         return _links(key, command.words)
-    return None
+    return resolve_windows(key, command, "cmd")
 
 
 def _call(key: str, command: SimpleCommand) -> list[Resolution]:
@@ -131,7 +131,8 @@ def _call(key: str, command: SimpleCommand) -> list[Resolution]:
     rest = words[1:]
     if rest and (rest[0].value or "").startswith(":"):
         return [Refusal(R.UNSUPPORTED_CONSTRUCT, "call :label jumps inside a batch file", rest[0].source)]
-    return [Inner(rest, "call")] if rest else []
+    # call parses its line a second time: `call echo a ^& del x` runs del
+    return [reread(" ".join(w.source for w in rest), "call")] if rest else []
 
 
 def _launch(program: str) -> Resolver:
@@ -140,16 +141,26 @@ def _launch(program: str) -> Resolver:
 
 
 def _script_after(option: str, label: str) -> Resolver:
-    """The cmd line a program runs, given after `option` (`forfiles /c`, `schtasks /tr`)."""
+    """The cmd line a program runs, given after `option` (`forfiles /c`, `schtasks /tr`), which these
+    programs take with `-` as readily as `/`. forfiles turns `0xHH` into that character before it runs
+    the line (`cmd /c 0x64el @file` runs del): the line is checked as it runs."""
 
     def resolve(key: str, command: SimpleCommand) -> list[Resolution]:
         words = command.words
         for i, word in enumerate(words):
-            if (word.value or "").lower() == option and i + 1 < len(words):
-                return [_cmd_script(words[i + 1], label)]
+            value = (word.value or "").lower()
+            if value[:1] in "/-" and value[1:] == option[1:] and i + 1 < len(words):
+                script = _cmd_script(words[i + 1], label)
+                if key == "forfiles" and script.text is not None:
+                    script = Script(DIALECT, _forfiles_hex(script.text), label)
+                return [script]
         return []
 
     return resolve
+
+
+def _forfiles_hex(text: str) -> str:
+    return re.sub(r"0x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), text)
 
 
 def _set(key: str, command: SimpleCommand) -> list[Resolution]:
@@ -294,6 +305,8 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
     glued = re.match(r"^[^/\\:]+(/.+)$", words[0].value or "") if words else None
     if glued:  # `cmd/c del x`: cmd reads the switch glued to its name
         words = (words[0], Word(glued.group(1), glued.group(1)), *words[1:])
+    if caller != DIALECT:  # Git Bash turns `//c` into `/c` before cmd sees it (MSYS path conversion)
+        words = tuple(_msys_switch(w) for w in words)
     i = 1
     while i < len(words):
         source = words[i].source
@@ -320,6 +333,11 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
             continue
         return [Refusal(R.WRAPPER_OPTION, f"cmd: unknown option {source!r}", source)]
     return _reads_input(command)
+
+
+def _msys_switch(word: Word) -> Word:
+    value = word.value or ""
+    return Word("/" + value[2:], "/" + value[2:]) if value[:2] == "//" else word
 
 
 def _reads_input(command: SimpleCommand) -> list[Resolution]:

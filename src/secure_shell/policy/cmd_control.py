@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from secure_shell.policy import verdict as R
-from secure_shell.policy.cmd_tokenizer import loop_reference
+from secure_shell.policy.cmd_tokenizer import loop_reference, rereads_variable, unescape_once
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
 
@@ -71,7 +71,19 @@ def start(words: tuple[Word, ...]) -> list[Resolution]:
         return out  # the web browser opens it
     if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) and not re.match(r"^[a-z]:[\\/]", target, re.I):
         return out + [Refusal(R.NESTED_SCRIPT, f"start opens {target!r} with whatever program handles it", target)]
-    return out + [Inner(rest, "start")]
+    # start runs a program by the text of its line, and cmd's own commands through a new `cmd /k`,
+    # which parses the text a second time (`start /b echo a ^& del x` runs del): read it as cmd would.
+    return out + [reread(" ".join(w.source for w in rest), "start")]
+
+
+def reread(text: str, label: str) -> Resolution:
+    """A text cmd parses a second time (`for /f ('...')`, `call`, `start`), as the next pass receives
+    it (escapes the first pass consumed are gone); refused when it still holds a `%VAR%`, which the next
+    pass expands with whatever the line set meanwhile."""
+    variable = rereads_variable(text)
+    if variable is not None:
+        return Refusal(R.DYNAMIC_COMMAND, f"{label} parses its text again and expands {variable} then", text)
+    return Script(SCRIPT_DIALECT, text, label)
 
 
 IF_UNARY = frozenset({"exist", "defined", "errorlevel", "cmdextversion"})
@@ -79,6 +91,7 @@ IF_COMPARE = frozenset({"equ", "neq", "lss", "leq", "gtr", "geq"})
 
 
 def if_command(words: tuple[Word, ...]) -> list[Resolution]:
+    out_exist: list[Resolution] = []  # `if exist PATH` tells whether PATH is there: a path it reads
     i = 1
     values = [(w.value or w.source) for w in words]
     while i < len(words) and values[i].lower() in ("/i", "not"):
@@ -87,7 +100,7 @@ def if_command(words: tuple[Word, ...]) -> list[Resolution]:
         return []
     if values[i].lower() in IF_UNARY:
         if values[i].lower() == "exist" and i + 1 < len(words):
-            pass
+            out_exist = [PathUse(words[i + 1], "if exist")]
         i += 2
     elif "==" in words[i].source and not words[i].source.endswith("=="):
         i += 1
@@ -98,7 +111,7 @@ def if_command(words: tuple[Word, ...]) -> list[Resolution]:
     else:
         return [Refusal(R.UNSUPPORTED_CONSTRUCT, "if condition is not understood", " ".join(values))]
     rest = list(words[i:])
-    out: list[Resolution] = []
+    out: list[Resolution] = out_exist
     branch: list[Word] = []
     for word in rest:
         if (word.value or "").lower() == "else":
@@ -133,7 +146,7 @@ def for_loop(words: tuple[Word, ...]) -> list[Resolution]:
         usebackq = any("usebackq" in o for o in options)
         quote = "`" if usebackq else "'"
         if inner.startswith(quote) and inner.endswith(quote) and len(inner) >= 2:
-            out.append(Script(SCRIPT_DIALECT, inner[1:-1], "for /f"))
+            out.append(reread(unescape_once(inner[1:-1]), "for /f"))  # the outer pass takes its carets
         elif not inner.startswith('"') or usebackq:
             # a set of files it reads line by line (with usebackq, "quoted" names are files too)
             names = re.findall(r'"([^"]*)"|([^\s,;"]+)', inner)

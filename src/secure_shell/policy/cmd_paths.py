@@ -40,9 +40,10 @@ def path_parts(value: str) -> list[str]:
     if re.match(r"^-[A-Za-z]", value) and len(value) > 2:
         parts.append(value[2:])
     # cmd's own commands (type, del, copy, dir ...) split their arguments at `,`, `;` and `=` too:
-    # `type a=..\secret` reads `a` and `..\secret`
-    if re.search(r"[,;=]", value):
-        parts += [part for part in re.split(r"[,;=]", value) if part]
+    # `type a=..\secret` reads `a` and `..\secret`; copy joins the files around `+`
+    # (`copy a+..\secret out` reads `..\secret`)
+    if re.search(r"[,;=+]", value):
+        parts += [part for part in re.split(r"[,;=+]", value) if part]
     return parts
 
 

@@ -56,43 +56,73 @@ def bare_name(word: str) -> str | None:
     return word
 
 
+def explicit_place(word: str, cwd: str | None) -> tuple[str | None, str] | None:
+    """(directory, file name) for a program word that names a place (`.\\git`, `./git`, `sub\\x.bat`,
+    `C:\\proj\\git`): the directory on the host when it can be told, and the name it ends in."""
+    word = word.lstrip("@").strip('"')
+    folder, _, name = word.replace("/", "\\").rpartition("\\")
+    if not folder and not re.match(r"^[A-Za-z]:", word) or not name:
+        return None
+    if re.match(r"^[A-Za-z]:\\", folder + "\\"):
+        return folder, name
+    base = (cwd or "").rstrip("\\")
+    if re.match(r"^[A-Za-z]:\\", base + "\\") and not folder.startswith("\\") and ":" not in folder:
+        return f"{base}\\{folder}".replace("\\.\\", "\\").rstrip("\\."), name
+    return None, name
+
+
 def shadowing(
     command: str, verdict: Verdict, cwd: str | None, env: Mapping[str, str], exists: FileExists | None = None
 ) -> list[Reason]:
     """A refusal for each program cmd would run by a bare name that a file of the command (named in
-    its text) or of a directory it runs in (`exists`, where the host can see it) may stand in for."""
+    its text) or of a directory it runs in (`exists`, where the host can see it) may stand in for; and
+    for each program run by a path (`.\\git`, `./git`, `C:\\proj\\git`, from cmd, PowerShell or Git
+    Bash) to a file this command writes, or, written without its extension, to a file found there,
+    which the name's rules would otherwise take for the program of that name."""
     pathext = extensions(env)
     places = [cwd or "", *(p.path for p in verdict.paths if p.role in DIRECTORY_ROLES)]
     directories = list(dict.fromkeys(d.rstrip("\\") for d in places if re.match(r"^[A-Za-z]:\\", d)))
     reasons: list[Reason] = []
     seen: set[str] = set()
     for item in verdict.commands:
-        name = bare_name(item.argv[0]) if item.dialect == "cmd" and item.argv else None
-        if name is None or name.lower() in seen:
+        if not item.argv or item.argv[0].lower() in seen:
             continue
-        seen.add(name.lower())
-        candidates = file_names(name, pathext)
+        seen.add(item.argv[0].lower())
+        name = bare_name(item.argv[0]) if item.dialect == "cmd" else None
+        place = explicit_place(item.argv[0], cwd) if name is None else None
+        if name is None and place is None:
+            continue
+        shown = name or item.argv[0]
+        written = place[1] if place is not None else name or ""
+        candidates = file_names(written, pathext)
+        if place is not None and item.dialect == "bash" and written not in candidates:
+            candidates = (written, *candidates)  # Git Bash runs an extensionless script by its #!
         named = next((c for c in candidates if _names_file(command, c) > _run_as(verdict, c)), None)
         if named is not None:
             reasons.append(
                 Reason(
                     R.SHADOWING,
-                    f"cmd runs {name!r} from its current directory first, and this command names {named!r}, "
-                    f"which would run instead; write the program's full path",
+                    f"{shown!r} runs {named!r}, which this command names (it may write it): the file's "
+                    f"content would run under the name {written!r}; write the program's full path",
                     named,
                 )
             )
             continue
         if exists is None:
             continue
-        files = (f"{directory}\\{candidate}" for directory in directories for candidate in candidates)
+        if place is not None:
+            if place[0] is None or candidates == (written,):
+                continue  # a file run by its full name is the program asked for
+            files = (f"{place[0]}\\{candidate}" for candidate in candidates)
+        else:
+            files = (f"{directory}\\{candidate}" for directory in directories for candidate in candidates)
         found = next((path for path in files if exists(path)), None)
         if found is not None:
             reasons.append(
                 Reason(
                     R.SHADOWING,
-                    f"cmd runs {name!r} from its current directory first, and {found} is there; remove it or "
-                    f"write the program's full path",
+                    f"{shown!r} runs {found}, a file found by its name; remove it or write the program's "
+                    f"full path with its extension",
                     found,
                 )
             )
@@ -106,7 +136,12 @@ def _names_file(command: str, file_name: str) -> int:
 
 def _run_as(verdict: Verdict, file_name: str) -> int:
     """How many of the commands run `file_name` by that name (`git.exe status` names it only to run it)."""
-    return sum(1 for c in verdict.commands if c.argv and c.argv[0].lstrip("@").strip('"').lower() == file_name.lower())
+    lowered = file_name.lower()
+    return sum(1 for c in verdict.commands if c.argv and _file_part(c.argv[0]) == lowered)
+
+
+def _file_part(word: str) -> str:
+    return word.lstrip("@").strip('"').replace("/", "\\").rpartition("\\")[2].lower()
 
 
 def with_shadowing(

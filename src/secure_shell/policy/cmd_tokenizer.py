@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.cmd_argv import msvcrt_words
 from secure_shell.policy.parsed import (
     AND,
     APART,
@@ -47,10 +48,64 @@ def loop_reference(source: str, name: str) -> re.Match[str] | None:
     return re.search(r"%(~(?i:[fdpnxsatz]*)(?:\$[^:%\s]+:)?)?" + re.escape(name), source)
 
 
-_INTERNAL_GLUED = re.compile(
-    r"^(cd|chdir|dir|echo|md|mkdir|rd|rmdir|type|del|erase|copy|move|ren|rename|pushd|popd|cls|ver|vol|set|title|color)([./\\:+\[\]].*)$",
-    re.I,
-)
+# Where cmd ends an internal command's name. cmd reads the command token up to a delimiter (space,
+# tab, `,;=`, and 0xFF, the no-break space of the OEM code page); for its own commands it also stops
+# at the first character that cannot continue the name: `cd..`, `type..\x`, `echo.`, `echo(`, `for/f`
+# (ss64.com "Syntax: escape characters, delimiters"; the parser of cmd's internal commands looks the
+# name up by its leading letters). Wine's cmd ends the name at any non-alphanumeric character
+# (`del# x`, `del( x`, `del<NBSP> x` run del), so that wider rule is the one modelled: an internal
+# name followed by anything but an ASCII letter or digit is that command.
+_NAME_PREFIX = re.compile(r"[A-Za-z0-9]+")
+# Characters that end the name and are no argument of their own (unicode spaces cmd may treat as 0xFF).
+_NAME_SPACES = frozenset("\u00a0\u3000\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f")
+# cmd's own variables whose value this engine cannot know and which carry cmd syntax: CMDCMDLINE is
+# cmd's own command line, so it or a substring of it (`%CMDCMDLINE:~-17,15%`) brings the quoted text
+# of this very line back unquoted.
+_SELF_VARIABLES = frozenset({"cmdcmdline"})
+
+
+def split_internal_name(value: str) -> tuple[str, str] | None:
+    """(name, rest) when `value` is one of cmd's internal commands with text glued to its name, which
+    cmd runs as that command (`del#`, `for/f`, `cd..`); None otherwise. echo drops the one character
+    that ends its name (`echo.` prints a blank line)."""
+    from secure_shell.policy.cmd_search import INTERNAL
+
+    match = _NAME_PREFIX.match(value)
+    if match is None or match.end() == len(value) or match.group(0).lower() not in INTERNAL:
+        return None
+    name, rest = match.group(0), value[match.end() :]
+    if name.lower() == "echo":
+        rest = rest[1:]
+    return name, rest.lstrip("".join(_NAME_SPACES))
+
+
+def rereads_variable(text: str) -> str | None:
+    """The `%VAR%` that a text cmd parses a second time (for /f's command, call, start, a pipe's side)
+    still holds after the first pass: the second pass expands it with values the line itself may have
+    set (`set "X=a&del x" & for /f %i in ('echo %X%')`), then splits at its `&`."""
+    match = re.search(r"%[^%\s]+%", text)
+    return match.group(0) if match else None
+
+
+def unescape_once(text: str) -> str:
+    """`text` as the next pass of cmd receives it from this one: phase 2 removes each caret outside
+    double quotes and keeps the character after it (`'echo a ^& del x'` reaches for /f's cmd as
+    `echo a & del x`)."""
+    out: list[str] = []
+    quoted = False
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            quoted = not quoted
+        elif ch == "^" and not quoted:
+            if i + 1 < len(text):
+                out.append(text[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 @dataclass
@@ -64,6 +119,7 @@ class _Segment:
     words: list[Word] = field(default_factory=list)
     redirects: list[Redirect] = field(default_factory=list)
     piped: bool = False
+    raw: list[str] = field(default_factory=list)  # the words' text and the separators, as the program gets them
 
 
 def expand_percent(source: str, env: dict[str, str]) -> list[_Piece]:
@@ -83,6 +139,8 @@ def expand_percent(source: str, env: dict[str, str]) -> list[_Piece]:
             pieces.append(_Piece(token, True))  # %1, %*, %~dp0: batch parameters
             continue
         name, _, modifier = match.group(1).partition(":")
+        if name.lower() in _SELF_VARIABLES:
+            raise Refused(f"{token} brings this command line's quoted text back unquoted", rule=R.DYNAMIC_COMMAND)
         value = folded.get(name.upper())
         if value is None:
             pieces.append(_Piece(token, True))
@@ -179,16 +237,7 @@ class Tokenizer:
         if not words:
             self._append(SimpleCommand((), tuple(segment.redirects)))
             return
-        first = words[0]
-        if first.value is not None:
-            glued = _INTERNAL_GLUED.match(first.value)
-            if glued and glued.group(2):
-                # an internal command's name ends at the first of these characters, which starts its
-                # argument (`cd..`, `type..\x`, `chdir\`); echo alone drops it (`echo.` prints a blank line)
-                name, rest = glued.group(1), glued.group(2)
-                if name.lower() == "echo":
-                    rest = rest[1:]
-                words = [Word(name, name)] + ([Word(rest, rest)] if rest else []) + words[1:]
+        words = _program_words(words, segment.raw)
         if (words[0].value or "").lower() == "else":
             words = words[1:]
             if not words:
@@ -321,6 +370,8 @@ class _Splitter:
             self.word_chars.append((ch, dynamic, False))
         else:
             self.end_word()
+            if self.segment.words:
+                self.segment.raw.append(ch)
         self.i += 1
 
     def end_word(self) -> None:
@@ -333,6 +384,15 @@ class _Splitter:
             self.pending_redirect = None
             return
         words = self.segment.words
+        if not words and word.value is not None:
+            glued = split_internal_name(word.value)
+            if glued is not None:
+                name, rest = glued
+                words.append(Word(name, name))
+                self.segment.raw.append(name)
+                word = Word(rest, rest)
+                if not rest:
+                    return
         if (
             words
             and (words[0].value or "").lower() == "for"
@@ -341,9 +401,12 @@ class _Splitter:
         ):
             self.tokenizer.loop_variables.add(word.source.lstrip("%"))
         self.segment.words.append(word)
+        self.segment.raw.append(word.source)
 
     def end_segment(self, piped_next: bool = False) -> None:
         self.end_word()
+        if piped_next or self.segment.piped:
+            _reread(self.segment, "each side of a pipe runs in a cmd of its own, which expands it again")
         if self.pending_redirect is not None:
             raise Refused(f"redirection {self.pending_redirect!r} without a target", rule=R.PARSE_FAILED)
         if self.segment.words or self.segment.redirects:
@@ -362,6 +425,26 @@ class _Splitter:
         if first == "for":
             return last == "do"
         return first in ("if", "else")
+
+
+def _program_words(words: list[Word], raw: list[str]) -> list[Word]:
+    """An external program's arguments as it splits them (cmd_argv), not as cmd's own commands do.
+    A line with run-time text keeps cmd's words: they are checked as text whose value is unknown."""
+    from secure_shell.policy.cmd_search import INTERNAL
+
+    name = (words[0].value or "").lower()
+    key = re.split(r"[\\/]", name)[-1].removesuffix(".exe")
+    if not name or key in INTERNAL or key in ("cmd", "else") or any(w.value is None for w in words[1:]):
+        return words
+    return [words[0], *msvcrt_words("".join(raw[1:]))]
+
+
+def _reread(segment: _Segment, why: str) -> None:
+    """Refuse a segment cmd parses a second time when it holds a `%VAR%` the first pass left as it was."""
+    for word in (*segment.words, *(r.target for r in segment.redirects if r.target is not None)):
+        variable = rereads_variable(word.source) if word.value is None else None
+        if variable is not None:
+            raise Refused(f"{variable}: {why}", rule=R.DYNAMIC_COMMAND)
 
 
 def _flow(joins: list[str]) -> Flow:

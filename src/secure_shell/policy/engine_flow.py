@@ -29,6 +29,7 @@ class DirectoryFlow:
         self.space = context.space
         self.reaches = 0
         self.moves = 0
+        self._repeated: dict[tuple[tuple[str, ...], str, tuple[tuple[str, str], ...]], Directories] = {}
 
     def directories(
         self, parsed: Parsed, dialect: DialectName, start: Directories, repeats: bool = False
@@ -42,10 +43,17 @@ class DirectoryFlow:
         return [starts or join(start, reached) for starts in walk.starts]
 
     def repeated(self, inner: SimpleCommand, dialect: DialectName, start: Directories) -> Directories:
-        """Where a command a loop runs over and over (cmd's `for ... do`) may start or leave the shell."""
+        """Where a command a loop runs over and over (cmd's `for ... do`) may start or leave the shell.
+        Remembered per command and start: a loop's fixpoint runs its body more than once, and each
+        nested loop would otherwise redo the one inside it every time (2^n for n nested `for`s)."""
+        key = (tuple(w.source for w in inner.words), dialect, tuple(sorted(start.items())))
+        known = self._repeated.get(key)
+        if known is not None:
+            return known
         walk = FlowPass(1, lambda index, before, seen: self._step(inner, dialect, before, seen), self.space.depth)
         after = walk.reach(Flow(LOOP, (Flow(RUN, index=0),)), start)
-        return join(walk.starts[0], after)
+        self._repeated[key] = found = join(walk.starts[0], after)
+        return found
 
     def _reach(self, text: str, dialect: DialectName, start: Directories, repeats: bool) -> Directories:
         """Where a script run in this shell (eval, a trap handler) may leave it; nothing is checked here."""

@@ -138,9 +138,15 @@ class PathChecker:
         if self.space.provider_path(raw):
             self.deny(R.PATH_UNRESOLVABLE, f"{role} {raw!r} is a registry or provider path, not a file", raw)
             return {}
+        parts = stream_parts(raw) if not self.space.posix else [raw]
+        if parts != [raw]:
+            out: Directories = {}
+            for part in parts:
+                out = join(out, self.check_path(Word(part, part), role, bases))
+            return out
         absolute = self.space.resolve(raw, base=None)
         places = {"": STARTING_DIRECTORY} if absolute is not None else bases
-        out: Directories = {}
+        out = {}
         for base, how in places.items():
             if base == UNKNOWN and self.context.kernel_holds_paths:
                 self.context.kernel_checks(raw, f"where the relative {role} path {raw!r} leads ({how})")
@@ -330,3 +336,13 @@ def _path_candidates(value: str, dialect: Dialect) -> list[str] | None:
         words.extend(expanded)
     words = [file_url_path(word) if FILE_URL.match(word) else word for word in words]
     return [word for word in words if word and not names_another_machine(word) and dialect.looks_like_path(word)]
+
+
+def stream_parts(value: str) -> list[str]:
+    """A Windows word with a `:` after its start, not a drive (`C:x`): `name:stream` is a stream of the
+    file `name`, and no file's name holds a `:`, so each part is what a program may open
+    (`HEAD:src/main.py`, `npm run test:unit`, `-m "fix: typo"`, `tests\\x.py::t`); the whole word, which
+    names no file, is not checked, its parts are."""
+    if ":" in value[2:] and not re.match(r"^[A-Za-z]:", value) and not value.startswith(("\\\\", "//")):
+        return [part for part in value.split(":") if part.strip()]
+    return [value]

@@ -93,6 +93,20 @@ PURE_TYPES = frozenset(
     }
 )
 # Instance methods that compute a value from the object and change nothing.
+# Automatic variables that hold the engine itself or the session's state: none of their members is
+# known to be read-only, whatever its name.
+ENGINE_OBJECTS = frozenset(
+    {
+        "executioncontext",
+        "host",
+        "pscmdlet",
+        "myinvocation",
+        "psdefaultparametervalues",
+        "psboundparameters",
+        "sessionstate",
+        "psstyle",
+    }
+)
 PURE_METHODS = frozenset(
     {
         "trim",

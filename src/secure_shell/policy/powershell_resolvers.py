@@ -18,6 +18,7 @@ from secure_shell.policy.powershell_parameters import DASHES, bind, normalise_pa
 from secure_shell.policy.powershell_state import member_call_refusal, state_variable_refusal
 from secure_shell.policy.resolution import Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
 from secure_shell.policy.excerpt import excerpt
+from secure_shell.policy.wrappers import resolve_windows
 
 # Cmdlets that write an item or a variable: on the Env: and Variable: drives they set variables.
 _ITEM_WRITERS = frozenset(
@@ -231,8 +232,30 @@ def _invoke_command(words: tuple[Word, ...]) -> list[Resolution]:
 
 def resolve_wrapper(key: str, command: SimpleCommand) -> list[Resolution] | None:
     """What a PowerShell command runs, writes or moves (None: no resolver models it)."""
+    quoted = _native_quote(key, command)
+    if quoted is not None:
+        return [quoted]
     resolver = RESOLVERS.get(key)
-    return resolver(key, command) if resolver is not None else None
+    return resolver(key, command) if resolver is not None else resolve_windows(key, command, DIALECT)
+
+
+def _native_quote(key: str, command: SimpleCommand) -> Refusal | None:
+    """A `"` inside an argument to a native program (a name that is not Verb-Noun: cmdlets and their
+    aliases are named so by now). Windows PowerShell 5.1, and 7.3+ for cmd.exe and batch files, write
+    such an argument into the program's command line without escaping the quote: `git -c 'a" -c "b'`
+    reaches git as two -c options, `cmd /c echo 'x" & del y & "z'` gives cmd a bare &. What the program
+    reads is not the word that was checked."""
+    if "-" in key or key.startswith("{"):
+        return None
+    bad = next((w for w in command.words[1:] if w.value is not None and '"' in w.value), None)
+    if bad is None:
+        return None
+    return Refusal(
+        R.UNSUPPORTED_CONSTRUCT,
+        f'{key}: a " inside an argument reaches a native program unescaped (PowerShell 5.1), which then '
+        "reads other arguments than the ones checked; leave the quote out or pass the text in a file",
+        bad.source[:80],
+    )
 
 
 def _expression(key: str, command: SimpleCommand) -> list[Resolution] | None:

@@ -32,6 +32,10 @@ def state_variable_refusal(scope: str, name: str, text: str) -> Refusal | None:
         return Refusal(
             R.DANGEROUS_VARIABLE, f"setting $env:{name} changes which program runs or what it loads", excerpt(text)
         )
+    if scope in ("alias", "function", "filter"):
+        return Refusal(
+            R.SHADOWING, f"setting ${scope}:{name} makes the name {name!r} run other code than the program", text[:80]
+        )
     if scope in ("", "variable", "global", "script", "local") and name.casefold() in STATE_VARIABLES:
         return Refusal(
             R.DANGEROUS_VARIABLE,

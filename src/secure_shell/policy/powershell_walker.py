@@ -31,7 +31,7 @@ from secure_shell.policy.powershell_pipeline import (
     key_of,
     pipeline_words,
 )
-from secure_shell.policy.powershell_names import PURE_METHODS, PURE_TYPES, normalise_name
+from secure_shell.policy.powershell_names import ENGINE_OBJECTS, PURE_METHODS, PURE_TYPES, normalise_name
 from secure_shell.policy.powershell_parameters import DASHES, normalise_parameter
 from secure_shell.policy.powershell_state import SAFE_STATIC_PROPERTIES, member_call_refusal, state_variable_refusal
 from secure_shell.policy.syntax_tree import descendants, inside
@@ -157,6 +157,20 @@ class Walker:
                         excerpt(self.text(node)),
                     )
                 )
+            return
+        engine = re.match(r"^\$\{?(?:global:|script:|local:)?(\w+)", self.text(target) if target is not None else "")
+        if engine is not None and engine.group(1).casefold() in ENGINE_OBJECTS:
+            # a method is harmless by its receiver, not by its name: $ExecutionContext's providers
+            # remove items (`...InvokeProvider.Item.Remove(...)`), $PSDefaultParameterValues.Add() sets
+            # every later cmdlet's parameters
+            self.findings.append(
+                Finding(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    f"${engine.group(1)}'s members change the session or run its providers: "
+                    f".{self.text(member) if member else '?'}() is not analysed",
+                    self.text(node)[:80],
+                )
+            )
             return
         if method not in PURE_METHODS:
             self.findings.append(
@@ -292,6 +306,8 @@ class Walker:
             return self._expand(body, source)
         if kind in ("integer_literal", "decimal_integer_literal", "hexadecimal_integer_literal", "real_literal"):
             return Word(source, text)
+        if kind == "expression_with_unary_operator" and text[:1] in "-" + DASHES and re.fullmatch(r"[0-9]+", text[1:]):
+            return Word(source, "-" + text[1:])  # a negative number: `git log -5`
         if kind == "variable":
             resolved = self._variable(text)
             if resolved is not None:
@@ -340,7 +356,8 @@ class Walker:
         if lowered == "pwd":
             return env.get("PWD")
         if lowered in ("true", "false", "null"):
-            return "$" + lowered
+            # their text where PowerShell makes them text (in a string: `"$null..\\x"` is `..\\x`)
+            return {"true": "True", "false": "False", "null": ""}[lowered]
         return None
 
     def _redirect(self, node: Node) -> Redirect:

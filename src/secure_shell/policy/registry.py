@@ -10,7 +10,8 @@ from __future__ import annotations
 from secure_shell.policy import bash, cmd, powershell, wrappers
 from secure_shell.policy.dialect import DIALECT_NAMES, Dialect, DialectName, dialect_name
 from secure_shell.policy.git import resolve_git
-from secure_shell.policy.resolution import Launch, Resolution
+from secure_shell.policy import verdict as R
+from secure_shell.policy.resolution import Launch, Refusal, Resolution
 from secure_shell.shells import SHELL_FACTS, ShellKind
 
 DIALECTS: dict[DialectName, Dialect] = {"bash": bash, "cmd": cmd, "powershell": powershell}
@@ -37,6 +38,9 @@ def launch(item: Launch) -> list[Resolution]:
     if item.program == "powershell":
         return powershell.launcher(words, item.command)
     if item.program == "posix":
+        if item.caller != "bash" and item.key == "bash" and len(words) > 1 and words[1].value == "~":
+            # WSL's bash.exe reads `~` as "start in the Linux home directory", then runs the rest
+            return [Refusal(R.WRAPPER_OPTION, "bash ~ starts the command in the Linux home directory", "~")]
         return wrappers.resolve(item.key, item.command, "bash") or []
     if item.program == "git":
         return resolve_git(words)

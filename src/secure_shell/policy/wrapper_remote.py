@@ -13,6 +13,7 @@ from secure_shell.policy.resolution import (
     PathUse,
     Refusal,
     Resolution,
+    WorkingDirectory,
 )
 from secure_shell.policy.wrapper_spec import (
     Resolver,
@@ -137,14 +138,21 @@ WSL_MANAGEMENT: dict[str, tuple[int, tuple[int, ...]]] = {
 
 
 def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
+    """`wsl [options] [-e] CMD`: CMD runs in the distribution, from `--cd DIR` (a directory the
+    command moves to, checked as one) and as `-u USER` (another user's rights: refused)."""
+    out: list[Resolution] = []
     i = 1
     while i < len(words):
         value = words[i].value
         if value is None:
             return [Refusal(R.DYNAMIC_COMMAND, "wsl: argument is not a literal", words[i].source)]
+        if value in ("-u", "--user"):
+            return [Refusal(R.WRAPPER_OPTION, f"wsl {value} runs the command as another Linux user", value)]
+        if value == "--cd" and i + 1 < len(words):
+            out.append(WorkingDirectory(words[i + 1], shell=False, role="wsl --cd"))
         if value in ("-e", "--exec"):
             rest = words[i + 1 :]
-            return [Inner(rest, "wsl -e")] if rest else []
+            return out + [Inner(rest, "wsl -e")] if rest else out
         if value == "--":
             i += 1
             break
@@ -176,7 +184,7 @@ def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
             return [Refusal(R.WRAPPER_OPTION, f"wsl: option {value!r} is not a way to run a command", value)]
         break
     rest = words[i:]
-    return [joined_script("bash", rest, "wsl")] if rest else []
+    return out + [joined_script("bash", rest, "wsl")] if rest else out
 
 
 def _rsync(words: tuple[Word, ...]) -> list[Resolution]:

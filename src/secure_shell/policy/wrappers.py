@@ -19,6 +19,7 @@ tables name is checked at import.
 from __future__ import annotations
 
 from collections.abc import Mapping, Set
+from dataclasses import replace
 
 from secure_shell.policy import (
     sqlite,
@@ -32,7 +33,7 @@ from secure_shell.policy import (
 from secure_shell.policy.dangerous_variables import dangerous_variable as dangerous_variable
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.parsed import SimpleCommand
-from secure_shell.policy.resolution import Launch, Resolution
+from secure_shell.policy.resolution import Launch, Resolution, Script
 from secure_shell.policy.wrapper_builtins import CODE_BUILTINS, NAME_BUILTINS
 from secure_shell.policy.wrapper_builtins import assigned_names as assigned_names
 from secure_shell.policy.wrapper_shells import INTERPRETERS, SHELLS
@@ -120,3 +121,21 @@ def resolve(key: str, command: SimpleCommand, dialect: DialectName) -> list[Reso
     if resolver is None and NUMBERED_PYTHON.match(key):  # python3.12: a family no table can list
         resolver = wrapper_shells.interpreted
     return resolver(key, command, dialect) if resolver is not None else None
+
+
+# The rows cmd and PowerShell share with bash: interpreters and package runners read the same command
+# line on every host (`python -c`, `node -e`, `npx -c`, `npm exec -c`, code piped to them). The other
+# rows name programs that mean something else there (find, sort, timeout, set, type) and stay bash's.
+WINDOWS_SHARED = INTERPRETERS | frozenset({"npx", "bunx", "pnpx", "npm", "pnpm", "yarn"})
+
+
+def resolve_windows(key: str, command: SimpleCommand, dialect: DialectName) -> list[Resolution] | None:
+    """What an interpreter or package runner started from cmd or PowerShell runs, by the one table.
+    The text such a program hands to "the shell" (npm's script-shell, `os.system`, `execSync`) goes
+    to cmd.exe on Windows: it is checked as a cmd script too."""
+    if key not in WINDOWS_SHARED and not NUMBERED_PYTHON.match(key):
+        return None
+    found = resolve(key, command, dialect)
+    if found is None:
+        return None
+    return [*found, *(replace(r, dialect="cmd") for r in found if isinstance(r, Script) and r.dialect == "bash")]
