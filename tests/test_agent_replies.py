@@ -16,7 +16,9 @@ from tests.waiting import PATIENCE
 
 @pytest.mark.anyio
 async def test_denials_help_the_agent_recover(tmp_path: Path) -> None:
-    async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
+    # without the session pod: in a pod /tmp is the pod's own, so a path beside the project (in /tmp here) is in reach
+    conf = config_for(tmp_path, "  sandbox:\n    sessionPod: false\n")
+    async with Client(server(tmp_path, "--config", str(conf))) as client:
         elsewhere = tmp_path.parent / "elsewhere.txt"  # outside the allowed paths and what the kernel lets it read
         outside = await client.call_tool("execute_command", {"shell": "bash", "command": f"cat {elsewhere}"})
         blocked = await client.call_tool("execute_command", {"shell": "bash", "command": "rm notes.txt"})

@@ -206,7 +206,9 @@ async def test_send_input_waits_for_an_answer_that_takes_time(tmp_path: Path) ->
 async def test_a_shell_session_follows_its_own_directory_changes(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "a.txt").write_text("inside\n")
-    async with Client(server(tmp_path, "--config", str(config_for(tmp_path)))) as client:
+    # without the session pod: in a pod /tmp is the pod's own, so ../../x (under /tmp here) is in reach
+    conf = config_for(tmp_path, "  sandbox:\n    sessionPod: false\n")
+    async with Client(server(tmp_path, "--config", str(conf))) as client:
         run = await start(client, "bash")
         moved = await client.call_tool(
             "send_input", {"executionId": run, "input": "cd src && cat a.txt", "waitMs": 5000}

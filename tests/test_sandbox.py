@@ -263,7 +263,7 @@ def test_require_refuses_on_a_kernel_without_landlock() -> None:
     settings = SandboxSettings("require", "deny", (), (), 512)
     without = HostSupport(linux=True, landlock_abi=0, seccomp=True)
     assert enforcement(settings, without).missing[0] == "filesystem rules (Landlock)"
-    assert enforcement(SandboxSettings("auto", "deny", (), (), None), detect()).missing == ()
+    assert enforcement(SandboxSettings("auto", "deny", (), (), None, session_pod=False), detect()).missing == ()
 
 
 def test_require_refuses_to_run_anything_when_the_kernel_lacks_a_feature(tmp_path: Path) -> None:

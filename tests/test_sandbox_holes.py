@@ -1,9 +1,11 @@
 """The holes the Landlock-only layer closes on every host, attacked as an agent would: through the
 real server over stdio, from commands the policy allows, against canaries outside (a pty running a
 shell, a process holding a secret in its environment, a credentials file beside a PATH entry, the
-server's own pid and environment, the user keyring). Each attack is refused under `mode: auto` and
-gets through under `mode: off` (so the test measures the sandbox), with the server running as root
-and as an ordinary user (a created uid when the tests run as root)."""
+server's own pid and environment, the user keyring). Each attack is refused in both contained layers
+(LAYERS: the session pod of namespaces, which `mode: auto` gives where user namespaces exist, and
+the Landlock-only layer, `sessionPod: false`, which every other Linux host gets) and gets through
+under `mode: off` (so the test measures the sandbox), with the server running as root and as an
+ordinary user (a created uid when the tests run as root)."""
 
 from __future__ import annotations
 
@@ -51,7 +53,10 @@ def attempt(attack, action):
         report(attack, False, exc.strerror)
 status = dict(line.split(":", 1) for line in open("/proc/self/status") if line.startswith("Cap"))
 report("capabilities", int(status["CapEff"], 16) != 0, json.dumps({k: int(v, 16) for k, v in status.items()}))
+report("network namespace", True, os.readlink("/proc/self/ns/net"))
 server = int(open(f"/proc/{os.getppid()}/stat").read().rsplit(")", 1)[1].split()[1])  # the launcher's parent
+if server == 0:  # in a PID namespace the server has no pid: aim at the server's pid as seen outside
+    server = targets["server_pid"]
 def environ(pid, mark):
     return mark in open(f"/proc/{pid}/environ", "rb").read().decode(errors="replace") or 1 / 0
 attempt("server environ", lambda: environ(server, targets["server_mark"]))
@@ -76,7 +81,12 @@ def keyctl():
         raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
     return number
 attempt("keyctl", keyctl)
-attempt("shadow", lambda: open("/etc/shadow").read(1))
+def shadow():
+    first = open("/etc/shadow").read(1)
+    if not first:
+        raise OSError(61, "empty: covered")  # ENODATA
+    return first
+attempt("shadow", shadow)
 def terminal():
     fd = os.open(targets["pts"], os.O_RDWR | os.O_NOCTTY)
     os.write(fd, b"WRITTEN-INTO-ANOTHER-TERMINAL\r\n")
@@ -162,7 +172,10 @@ class Places:
     config: Path
 
 
-def places(who: Identity, mode: str, memory: str = "268435456", limits: str = "") -> Places:
+LAYERS = ["pod", "landlock"]  # the contained ones; "off" is mode off
+
+
+def places(who: Identity, layer: str, memory: str = "268435456", limits: str = "") -> Places:
     base = Path(tempfile.mkdtemp(prefix="secure-shell-holes-"))
     project, home, canary = base / "project", base / "home", base / "canary"
     (home / ".cargo" / "bin").mkdir(parents=True)
@@ -177,7 +190,8 @@ def places(who: Identity, mode: str, memory: str = "268435456", limits: str = ""
         "  security:\n    enableInjectionProtection: false\n"
         "  restrictions:\n    blockedCommands: []\n    blockedOperators: []\n    blockedArguments: []\n"
         f"  paths:\n    allowedPaths: ['{project}']\n"
-        f"  sandbox:\n    mode: '{mode}'\n    readablePaths: ['{REPO / 'src'}']\n"
+        f"  sandbox:\n    mode: '{'off' if layer == 'off' else 'auto'}'\n    readablePaths: ['{REPO / 'src'}']\n"
+        f"    sessionPod: {str(layer != 'landlock').lower()}\n"
         f"  resources:\n    memoryBytes: {memory}\n{limits}"
     )
     for path in [base, *base.rglob("*")]:
@@ -268,7 +282,7 @@ async def until_ended(client: Client, execution_id: str, seconds: float = 30) ->
 
 @functools.cache
 def measure(who_name: str, mode: str) -> Measurement:
-    """Every attack once per (server user, mode), through one server."""
+    """Every attack once per (server user, layer), through one server."""
     who = identity(who_name)
     where = places(who, mode)
     server_mark, canary_mark = f"server-{secrets.token_hex(8)}", f"canary-{secrets.token_hex(8)}"
@@ -277,6 +291,11 @@ def measure(who_name: str, mode: str) -> Measurement:
     )
     terminal = OutsideTerminal(who, where.canary)
     typed = where.canary / "typed"
+    # outside /tmp, which the pod covers with its own: a file the pod's commands can name
+    metadata = Path(tempfile.mkdtemp(prefix="secure-shell-meta-", dir="/var/tmp"))
+    (metadata / "meta.txt").write_text("mode and times\n")
+    os.chown(metadata / "meta.txt", who.uid, who.gid)
+    os.chmod(metadata, 0o755)
     targets = {
         "canary_pid": canary.pid,
         "canary_mark": canary_mark,
@@ -284,10 +303,9 @@ def measure(who_name: str, mode: str) -> Measurement:
         "home": str(where.home),
         "pts": terminal.path,
         "typed": str(typed),
-        "meta": str(where.canary / "meta.txt"),
+        "meta": str(metadata / "meta.txt"),
     }
     for name, text in (
-        ("targets.json", json.dumps(targets)),
         ("probe.py", PROBE),
         ("sti.py", OWN_TERMINAL),
         ("alloc.py", ALLOCATE),
@@ -297,6 +315,9 @@ def measure(who_name: str, mode: str) -> Measurement:
 
     async def attack() -> tuple[str, str, str]:
         async with Client(server_for(who, where, server_mark)) as client:
+            targets["server_pid"] = server_pid(where.config)  # the probe's target where it cannot see the server
+            (where.project / "targets.json").write_text(json.dumps(targets))
+            os.chown(where.project / "targets.json", who.uid, who.gid)
             probe = await client.call_tool("execute_command", {"shell": "bash", "command": "python3 probe.py"})
             started = await client.call_tool(
                 "execute_command",
@@ -322,6 +343,7 @@ def measure(who_name: str, mode: str) -> Measurement:
         canary.wait()
         terminal.close()
         shutil.rmtree(where.base, ignore_errors=True)
+        shutil.rmtree(metadata, ignore_errors=True)
     attacks = {}
     for line in probe_text.splitlines():
         if line.startswith("{"):
@@ -333,15 +355,29 @@ def measure(who_name: str, mode: str) -> Measurement:
 WHO = ["root", "user"]
 
 
+def server_pid(config: Path) -> int:
+    """The pid of the server started with `--config config` (found in /proc by its command line)."""
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                argv = Path(entry.path, "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if str(config).encode() in argv and b"secure_shell" in argv:
+                return int(entry.name)
+    raise AssertionError(f"no server running with {config}")
+
+
 def got_through(who: str, mode: str, attack: str) -> bool:
     record = measure(who, mode).attacks.get(attack)
     assert record is not None, measure(who, mode).attacks
     return bool(record["ok"])
 
 
+@pytest.mark.parametrize("layer", LAYERS)
 @pytest.mark.parametrize("who", WHO)
-def test_a_command_holds_no_capability(who: str) -> None:
-    contained = json.loads(measure(who, "auto").attacks["capabilities"]["detail"])
+def test_a_command_holds_no_capability(who: str, layer: str) -> None:
+    contained = json.loads(measure(who, layer).attacks["capabilities"]["detail"])
     assert contained["CapEff"] == contained["CapPrm"] == contained["CapAmb"] == contained["CapInh"] == 0
     if who == "root":
         assert contained["CapBnd"] == 0
@@ -349,10 +385,11 @@ def test_a_command_holds_no_capability(who: str) -> None:
         assert uncontained["CapEff"] != 0 and uncontained["CapBnd"] != 0
 
 
+@pytest.mark.parametrize("layer", LAYERS)
 @pytest.mark.parametrize("who", WHO)
-def test_another_terminal_can_be_neither_opened_nor_typed_into(who: str) -> None:
-    contained = measure(who, "auto")
-    assert not got_through(who, "auto", "terminal"), contained.attacks["terminal"]
+def test_another_terminal_can_be_neither_opened_nor_typed_into(who: str, layer: str) -> None:
+    contained = measure(who, layer)
+    assert not got_through(who, layer, "terminal"), contained.attacks["terminal"]
     assert "WRITTEN-INTO-ANOTHER-TERMINAL" not in contained.terminal_text and not contained.typed
     uncontained = measure(who, "off")
     assert got_through(who, "off", "terminal"), uncontained.attacks["terminal"]
@@ -361,53 +398,72 @@ def test_another_terminal_can_be_neither_opened_nor_typed_into(who: str) -> None
         assert uncontained.typed, uncontained.terminal_text
 
 
+@pytest.mark.parametrize("layer", LAYERS)
 @pytest.mark.parametrize("who", WHO)
-def test_typing_into_its_own_terminal_is_refused_by_the_filter(who: str) -> None:
-    contained = measure(who, "auto").own_terminal
+def test_typing_into_its_own_terminal_is_refused_by_the_filter(who: str, layer: str) -> None:
+    """Its own terminal opens by name (in the pod, a terminal of the pod's own devpts)."""
+    contained = measure(who, layer).own_terminal
     assert "own terminal opened" in contained and contained.strip().endswith("tiocsti Operation not permitted")
     if who == "root" or (LEGACY_TIOCSTI.exists() and LEGACY_TIOCSTI.read_text().strip() == "1"):
         assert measure(who, "off").own_terminal.strip().endswith("injected"), measure(who, "off").own_terminal
 
 
+@pytest.mark.parametrize("layer", LAYERS)
 @pytest.mark.parametrize("who", WHO)
-def test_the_environment_of_the_server_and_of_other_processes_is_unreadable(who: str) -> None:
-    assert not got_through(who, "auto", "server environ") and not got_through(who, "auto", "canary environ")
+def test_the_environment_of_the_server_and_of_other_processes_is_unreadable(who: str, layer: str) -> None:
+    assert not got_through(who, layer, "server environ") and not got_through(who, layer, "canary environ")
     assert got_through(who, "off", "canary environ")
     # The server is undumpable in every mode: only a process with CAP_SYS_PTRACE reads it uncontained.
     assert got_through(who, "off", "server environ") is (who == "root")
 
 
+@pytest.mark.parametrize("layer", LAYERS)
 @pytest.mark.parametrize("who", WHO)
-def test_a_credentials_file_beside_a_path_entry_is_unreadable_and_its_siblings_readable(who: str) -> None:
-    assert not got_through(who, "auto", "credentials")
-    assert measure(who, "auto").attacks["sibling of credentials"]["detail"] == "[build]\njobs = 2"
+def test_a_credentials_file_beside_a_path_entry_is_unreadable_and_its_siblings_readable(who: str, layer: str) -> None:
+    assert not got_through(who, layer, "credentials")
+    assert "cio-SECRET-TOKEN" not in measure(who, layer).attacks["credentials"]["detail"]
+    assert measure(who, layer).attacks["sibling of credentials"]["detail"] == "[build]\njobs = 2"
     assert "cio-SECRET-TOKEN" in measure(who, "off").attacks["credentials"]["detail"]
 
 
+@pytest.mark.parametrize("layer", LAYERS)
 @pytest.mark.parametrize("who", WHO)
-def test_limits_of_the_server_process_cannot_be_changed(who: str) -> None:
-    assert measure(who, "auto").attacks["prlimit server"]["detail"] == "Operation not permitted"
+def test_limits_of_the_server_process_cannot_be_changed(who: str, layer: str) -> None:
+    """The filter refuses it before the kernel looks the pid up (in the pod it names no process)."""
+    assert measure(who, layer).attacks["prlimit server"]["detail"] == "Operation not permitted"
     assert got_through(who, "off", "prlimit server")
 
 
 @pytest.mark.parametrize("who", WHO)
 def test_listen_without_bind_is_refused_with_the_network_denied(who: str) -> None:
-    assert measure(who, "auto").attacks["listen"]["detail"] == "Permission denied"
+    assert measure(who, "landlock").attacks["listen"]["detail"] == "Permission denied"
     assert got_through(who, "off", "listen")  # bound to 0.0.0.0 on an ephemeral port
 
 
 @pytest.mark.parametrize("who", WHO)
-def test_the_kernel_keyring_is_out_of_reach(who: str) -> None:
-    assert measure(who, "auto").attacks["keyctl"]["detail"] == "Operation not permitted"
+def test_in_the_pod_a_listener_is_in_a_network_namespace_of_its_own(who: str) -> None:
+    """The pod allows listen (a dev server for the session's later commands), in a network namespace
+    with only its loopback: nothing outside reaches it (test_sandbox_pod.py connects from outside)."""
+    assert got_through(who, "pod", "listen")
+    host = os.readlink("/proc/self/ns/net")
+    assert measure(who, "pod").attacks["network namespace"]["detail"] != host
+    assert measure(who, "off").attacks["network namespace"]["detail"] == host
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+@pytest.mark.parametrize("who", WHO)
+def test_the_kernel_keyring_is_out_of_reach(who: str, layer: str) -> None:
+    assert measure(who, layer).attacks["keyctl"]["detail"] == "Operation not permitted"
     assert got_through(who, "off", "keyctl")
 
 
-def test_root_cannot_read_the_shadow_file() -> None:
-    assert not got_through("root", "auto", "shadow") and got_through("root", "off", "shadow")
+@pytest.mark.parametrize("layer", LAYERS)
+def test_root_cannot_read_the_shadow_file(layer: str) -> None:
+    assert not got_through("root", layer, "shadow") and got_through("root", "off", "shadow")
 
 
 @pytest.mark.parametrize("who", WHO)
-@pytest.mark.parametrize("mode", ["auto", "off"])
+@pytest.mark.parametrize("mode", ["pod", "landlock", "off"])
 def test_a_600_mib_allocation_under_256_mib_fails_with_a_reply_naming_the_limit(who: str, mode: str) -> None:
     reply = measure(who, mode).memory_reply
     assert "MemoryError" in reply and "resources.memoryBytes allows 256 MiB" in reply, reply
@@ -415,7 +471,7 @@ def test_a_600_mib_allocation_under_256_mib_fails_with_a_reply_naming_the_limit(
 
 def test_without_a_memory_bound_the_same_allocation_succeeds(tmp_path: Path) -> None:
     who = identity("user")
-    where = places(who, "auto", memory="null")
+    where = places(who, "pod", memory="null")
     (where.project / "alloc.py").write_text(ALLOCATE)
 
     async def allocate() -> str:
@@ -431,15 +487,16 @@ def test_without_a_memory_bound_the_same_allocation_succeeds(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("who", WHO)
-def test_file_mode_outside_is_not_contained_as_documented(who: str) -> None:
-    """SECURITY.md says Landlock does not govern attributes; the namespace pod's read-only mounts will."""
-    assert got_through(who, "auto", "chmod outside") and got_through(who, "off", "chmod outside")
+def test_file_mode_outside_is_contained_by_the_pod_only(who: str) -> None:
+    """Landlock does not govern attributes (SECURITY.md says so); the pod's read-only root does."""
+    assert measure(who, "pod").attacks["chmod outside"]["detail"] == "Read-only file system"
+    assert got_through(who, "landlock", "chmod outside") and got_through(who, "off", "chmod outside")
 
 
 @pytest.mark.parametrize("who", WHO)
 def test_the_sandbox_report_names_the_memory_mechanism_and_what_root_still_reaches(who: str) -> None:
     identity_ = identity(who)
-    where = places(identity_, "auto")
+    where = places(identity_, "pod")
     try:
         params = server_for(identity_, where, "unused")
         result = subprocess.run(
@@ -482,7 +539,7 @@ LIMITED = {
 def test_file_size_cpu_time_and_process_limits_are_named_in_the_reply(who: str) -> None:
     identity_ = identity(who)
     limits = "    cpuSeconds: 1\n    fileSizeBytes: 1048576\n"
-    where = places(identity_, "auto", limits=limits)
+    where = places(identity_, "pod", limits=limits)
     where.config.write_text(
         where.config.read_text().replace("    mode: 'auto'\n", "    mode: 'auto'\n    maxProcesses: 8\n")
     )

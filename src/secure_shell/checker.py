@@ -111,7 +111,16 @@ class Checker:
                 self._reaches.clear()
             contained, holder = self.kernel_holds(shell)
             home = os.path.expanduser("~")  # the server's, as the kernel's rules use (runner.confinement)
-            self._reaches[key] = path_reach(policy, self.config.sandbox[shell], env, home, contained, holder)
+            settings = self.config.sandbox[shell]
+            pod = (
+                contained
+                and self.contained is None
+                and self._host is not None
+                and enforcement(settings, self._host).pod
+            )
+            if pod:
+                holder = "the kernel (the session's namespace pod and Landlock)"
+            self._reaches[key] = path_reach(policy, settings, env, home, contained, holder, pod=pod)
         return self._reaches[key]
 
     def check_directory(self, shell: ShellKind, path: str) -> DirectoryCheck:

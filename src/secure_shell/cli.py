@@ -35,8 +35,8 @@ from secure_shell.config.schema import SHELL_NAMES, json_schema
 from secure_shell.config.template import policy_for_project, write_atomically
 from secure_shell.errors import ConfigError, ConfigIssue, SecureShellError, UsageError
 from secure_shell.shells import ShellKind, contained_inside
-from secure_shell.sandbox.containment import SandboxSettings
-from secure_shell.sandbox.host import HostSupport, enforcement, root_note
+from secure_shell.host_report import describe_enforcement, detect_host, host_lines
+from secure_shell.sandbox.host import HostSupport, enforcement
 from secure_shell.trust import Protected, boundary_problems, broad_start_directory, protected_paths
 
 if TYPE_CHECKING:
@@ -345,7 +345,7 @@ def run_serve(args: argparse.Namespace) -> int:
             if transport == "http":
                 from secure_shell.http import serve_http
 
-                serve_http(server, config, args)
+                serve_http(server, config, args, lambda session: runner.end_session(f"mcp:{session}"))
             else:
                 from secure_shell import stdio_wire
 
@@ -596,51 +596,6 @@ def run_config_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def detect_host() -> HostSupport:
-    """The host's support as the server would find it (without starting a launcher or a cgroup)."""
-    from secure_shell.sandbox import kernel
-
-    if not sys.platform.startswith("linux"):
-        return HostSupport(False, 0, False)
-    from secure_shell.sandbox.cgroups import pids_control_available
-    from secure_shell.sandbox.host import count_user_processes
-
-    pids = pids_control_available()
-    user_processes = count_user_processes(os.getuid()) if pids is None and os.geteuid() != 0 else None
-    return HostSupport(
-        True, kernel.landlock_abi(), kernel.seccomp_supported(), pids, None, user_processes, os.geteuid() == 0
-    )
-
-
-def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: ShellKind) -> str:
-    """One line: what the shell's commands are held to here, and what is not enforced."""
-    if settings.mode == "off":
-        return "off (sandbox.mode: off): commands run uncontained"
-    enforced = enforcement(settings, host, wsl=contained_inside(kind))
-    held = [
-        name
-        for name, on in (
-            ("filesystem", enforced.filesystem),
-            ("network denied", enforced.network),
-            ("signals and sockets scoped", enforced.scoping),
-            ("system calls filtered, capabilities dropped", enforced.syscalls),
-            (f"at most {settings.max_processes} processes", enforced.pids),
-            (f"RLIMIT_NPROC {enforced.nproc_limit} for this user", enforced.nproc_limit is not None),
-        )
-        if on
-    ]
-    if settings.network == "allow":
-        held.append("network allowed")
-    text = f"{settings.mode}: " + (", ".join(held) if held else "nothing enforced")
-    if enforced.inside_distribution:
-        text += " (applied inside the distribution by its own kernel, checked for each command)"
-    if enforced.missing:
-        text += "; NOT enforced: " + "; ".join(enforced.missing)
-        if settings.mode == "require":
-            text += " (mode require: commands will be refused)"
-    return text
-
-
 def run_sandbox(args: argparse.Namespace) -> int:
     _, config = load(args)
     host = detect_host()
@@ -665,22 +620,6 @@ def run_sandbox(args: argparse.Namespace) -> int:
     for line in host_lines(config, host):
         print(f"  {line}")
     return EXIT_OK
-
-
-def host_lines(config: ResolvedConfig, host: HostSupport) -> list[str]:
-    """The memory bound and its mechanism, and what root still reaches when root runs the server."""
-    if not host.linux:
-        return []
-    from secure_shell.sandbox.memory import describe
-
-    memory = config.resources.memory_bytes
-    lines = [
-        f"memory: {describe(memory)} per process (RLIMIT_DATA, resources.memoryBytes)"
-        if memory is not None
-        else "memory: no limit (resources.memoryBytes: null)"
-    ]
-    note = root_note(host)
-    return [*lines, note] if note else lines
 
 
 def run_config_check(args: argparse.Namespace) -> int:

@@ -1,34 +1,49 @@
 """Containing the commands: the launcher every command goes through on Linux, and per shell the
-kernel's hold on its commands or WSL's in-distribution confinement."""
+kernel's hold on its commands (in the session's pod, where the host allows one) or WSL's
+in-distribution confinement; the repositories' .git/config kept from running code outside it."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Mapping
+from typing import Callable, Mapping
 
+from secure_shell.command_environment import command_environment
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import SpawnError
 from secure_shell.executor import launcher_in_use, use_launcher
 from secure_shell.policy.shell_policy import ShellPolicy
-from secure_shell.sandbox import confine, kernel
-from secure_shell.sandbox.containment import ruleset_for
+from secure_shell.sandbox import confine, git_config, kernel
+from secure_shell.sandbox.containment import pod_ruleset_for, pod_writable, ruleset_for
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
+from secure_shell.sandbox.pod_client import probe as probe_pod
+from secure_shell.sandbox.session_pods import SessionPods
 from secure_shell.shells import ShellKind, contained_inside
 
 
 class Containments:
     """How each shell's commands are contained, built once per shell and PATH: the kernel's hold on
     a host command (Confinement), or the confinement put in front of WSL's shell inside the
-    distribution; and what this host enforces of the settings (Enforcement)."""
+    distribution; and what this host enforces of the settings (Enforcement). Where the host allows
+    it, each session's contained commands start in the session's pod (`pods`); `busy` says whether
+    a command of a session is running (its pod is not ended for being idle)."""
 
-    def __init__(self, config: ResolvedConfig, host: HostSupport, tmpdir: str) -> None:
+    def __init__(
+        self, config: ResolvedConfig, host: HostSupport, tmpdir: str, busy: Callable[[str], bool] = lambda _: False
+    ) -> None:
         self.shells = config.shells
         self.sandbox = config.sandbox
         self.host = host
         self.tmpdir = tmpdir  # the commands' private TMPDIR, writable under the ruleset
         self._built: dict[tuple[ShellKind, str], Confinement] = {}
+        self.pods = SessionPods(
+            config,
+            host,
+            launcher_in_use,
+            lambda shell: command_environment(config, None, shell, tmpdir).get("PATH", ""),
+            busy,
+        )
 
     def wsl_arguments(self, policy: ShellPolicy) -> tuple[str, ...]:
         """WSL's arguments with the in-distribution confinement in front of the shell (confine.py)."""
@@ -68,6 +83,16 @@ class Containments:
             )
         key = (shell, env.get("PATH", ""))
         found = self._built.get(key)
+        if found is None and enforced.pod:
+            found = Confinement(
+                pod_ruleset_for(self.shells[shell], settings, env.get("PATH", ""), os.path.expanduser("~"))
+                if enforced.filesystem
+                else None,
+                self.host.landlock_abi,
+                seccomp=enforced.syscalls,
+                nproc=enforced.nproc_limit,
+            )
+            self._built[key] = found
         if found is None:
             ruleset = None
             if enforced.filesystem:
@@ -88,6 +113,48 @@ class Containments:
             self._built[key] = found
         return found if found.ruleset is not None or found.seccomp or launcher_in_use() is not None else None
 
+    def attach(
+        self, confinement: Confinement | None, origin: str, shell: ShellKind, max_processes: int | None
+    ) -> Confinement | None:
+        """A command's own part of its confinement: the session's pod that starts it, or else its own
+        cgroup (its processes, by which they are found; at most `max_processes` of them). Raises
+        OSError (a LauncherError when the pod cannot be made)."""
+        if confinement is not None and self.enforcement(shell).pod:
+            # the session's pod starts it; the pod's own cgroup or RLIMIT_NPROC counts its processes
+            return dataclasses.replace(confinement, pod=self.pods.pod_for(origin, shell))
+        if self.host.pids is not None and (confinement is not None or launcher_in_use() is not None):
+            # every launched command gets one, limit or not: it is how its processes are found
+            cgroup = self.host.pids.acquire(max_processes)
+            return dataclasses.replace(confinement or Confinement(no_new_privs=False), cgroup=cgroup)
+        return confinement
+
+    def pod_terminal(self, confined: bool, origin: str, shell: ShellKind, stdin: str) -> tuple[int, int] | None:
+        """A pty command in a pod gets a terminal of the pod's own devpts (its name resolves there)."""
+        if stdin != "terminal" or not confined or not self.enforcement(shell).pod:
+            return None
+        try:
+            return self.pods.pod_for(origin, shell).openpty()
+        except OSError as exc:
+            raise SpawnError(f"cannot make a terminal in the session's sandbox pod: {exc.strerror or exc}") from None
+
+    def git_configs(self, shell: ShellKind) -> list[str]:
+        """The .git/config files at the top of the shell's writable paths (git_config.py)."""
+        return git_config.config_files(pod_writable(self.shells[shell], self.sandbox[shell]))
+
+    def snapshot_git_configs(self, shell: ShellKind) -> dict[str, bytes | None]:
+        """The repositories' .git/config as they are before a contained command of `shell` runs."""
+        return git_config.snapshot(self.git_configs(shell))
+
+    def revert_git_configs(self, shell: ShellKind, before: dict[str, bytes | None] | None) -> list[str]:
+        """Take out the code-running keys a command added to a repository's config; what was taken."""
+        if before is None:
+            return []
+        try:
+            reverted = git_config.revert_added(before, self.git_configs(shell))
+        except OSError as exc:
+            return [f"(could not check or revert: {exc})"]
+        return [r.describe() for r in reverted]
+
 
 def start_containment() -> HostSupport:
     """Detect what this host enforces and, on Linux, start the launcher every command goes through."""
@@ -96,10 +163,11 @@ def start_containment() -> HostSupport:
         return host
     kernel.make_undumpable()  # contained commands cannot read the server's environment or memory
     try:
-        use_launcher(Launcher())
+        launcher = Launcher()
     except OSError as exc:
         return dataclasses.replace(host, launcher_error=f"the launcher could not start ({exc})")
-    return host
+    use_launcher(launcher)
+    return dataclasses.replace(host, pod_error=probe_pod(launcher))
 
 
 def stop_containment(host: HostSupport) -> None:

@@ -411,7 +411,7 @@ class _Child:
                 await self.exited()
         if not _leader_running(process):
             process.wait()  # the leader has exited: this only collects its status
-        escaped = await sweep_escapees(self.tag)
+        escaped = await sweep_escapees(self.tag, process.launcher if isinstance(process, LaunchedProcess) else None)
         if not graceful:
             self.left_running += escaped
 
@@ -457,9 +457,10 @@ def become_subreaper() -> bool:
     return _SUBREAPER
 
 
-async def sweep_escapees(tag: str) -> int:
-    """Kill the adopted processes of the run tagged `tag`, with their groups, and reap them."""
-    launcher = _LAUNCHER
+async def sweep_escapees(tag: str, launcher: Launcher | None = None) -> int:
+    """Kill the adopted processes of the run tagged `tag`, with their groups, and reap them (those
+    `launcher` adopted: a session pod's init, or by default the launcher)."""
+    launcher = launcher or _LAUNCHER
     if launcher is not None:
         if not _launcher_has_adoptees(launcher):
             return 0  # the common case: nothing left the group, no request needed
@@ -501,7 +502,7 @@ def _launcher_has_adoptees(launcher: Launcher) -> bool:
             children = {int(pid) for pid in handle.read().split()}
     except (OSError, ValueError):
         return True
-    return bool(children - _registered_leaders())
+    return bool(children - _registered_leaders() - launcher.pod_pids)
 
 
 def _registered_leaders() -> set[int]:
@@ -623,7 +624,8 @@ def _spawn(spec: RunSpec, registration: _Running | None) -> tuple[Process, Job |
     """
     invocation, env, limits, confinement, stdin = spec.invocation, spec.env, spec.limits, spec.confinement, spec.stdin
     if _LAUNCHER is not None and os.name != "nt":
-        launched = _launch(_LAUNCHER, invocation, env, limits, confinement or Confinement(no_new_privs=False), stdin)
+        starter = confinement.pod if confinement is not None and confinement.pod is not None else _LAUNCHER
+        launched = _launch(starter, invocation, env, limits, confinement or Confinement(no_new_privs=False), stdin)
         if stdin is not None:
             stdin.started()
             if stdin.output is not None:

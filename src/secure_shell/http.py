@@ -21,9 +21,11 @@ import os
 import secrets
 import sys
 from contextvars import ContextVar
+from typing import Callable
 from urllib.parse import urlsplit
 
 import anyio
+import anyio.to_thread
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -62,8 +64,15 @@ def is_loopback(host: str) -> bool:
 class BearerOriginGuard:
     """Pure ASGI middleware (it does not buffer streamed responses)."""
 
-    def __init__(self, app: ASGIApp, token: str, allowed_origins: frozenset[str]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str,
+        allowed_origins: frozenset[str],
+        on_session_end: Callable[[str], object] | None = None,
+    ) -> None:
         self.app, self.token, self.allowed_origins = app, token.encode(), allowed_origins
+        self.on_session_end = on_session_end  # a client ended its session (DELETE): its pod ends too
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -81,7 +90,23 @@ class BearerOriginGuard:
             if scope["method"] == "POST":
                 await self._post(scope, receive, send)
                 return
+            session = headers.get("mcp-session-id")
+            if scope["method"] == "DELETE" and session and self.on_session_end is not None:
+                await self._delete(scope, receive, send, session)
+                return
         await self.app(scope, receive, send)
+
+    async def _delete(self, scope: Scope, receive: Receive, send: Send, session: str) -> None:
+        """The SDK ends the session; when it answers 200 (a session it knew), what the server keeps
+        for it ends before the client hears so: its background commands and its pod."""
+        ending = self.on_session_end
+
+        async def watched_send(message: Message) -> None:
+            if message["type"] == "http.response.start" and int(message["status"]) == 200 and ending is not None:
+                await anyio.to_thread.run_sync(ending, session)
+            await send(message)
+
+        await self.app(scope, receive, watched_send)
 
     async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Read the body under a deadline, answer what is not a valid JSON-RPC message as the spec
@@ -136,7 +161,12 @@ class BearerOriginGuard:
         return is_loopback(host)
 
 
-def serve_http(server: object, config: ResolvedConfig, args: argparse.Namespace) -> None:
+def serve_http(
+    server: object,
+    config: ResolvedConfig,
+    args: argparse.Namespace,
+    on_session_end: Callable[[str], object] | None = None,
+) -> None:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
@@ -163,7 +193,7 @@ def serve_http(server: object, config: ResolvedConfig, args: argparse.Namespace)
             allowed_origins=[f"http://{h}" for h in ("127.0.0.1:*", "localhost:*", "[::1]:*")] + sorted(origins),
         ),
     )
-    app.add_middleware(BearerOriginGuard, token=token, allowed_origins=origins)
+    app.add_middleware(BearerOriginGuard, token=token, allowed_origins=origins, on_session_end=on_session_end)
     print(f"secure-shell: serving MCP over HTTP on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
     uvicorn.run(
         app,

@@ -20,11 +20,12 @@ if TYPE_CHECKING:
 IDLE_POLL = 5.0  # how often the idle watch of an interactive command looks, at most
 
 
-def open_session(stdin: str, resources: Resources) -> InputSession:
-    """The stdin of an interactive command: a pipe, or a terminal (`stdin` "terminal"), with the
-    policy's bounds on what and how often it is sent."""
+def open_session(stdin: str, resources: Resources, pty: tuple[int, int] | None = None) -> InputSession:
+    """The stdin of an interactive command: a pipe, or a terminal (`stdin` "terminal"; `pty`, when
+    given, the one to use: a session pod's own), with the policy's bounds on what and how often it
+    is sent."""
     try:
-        channel = InputChannel(terminal=stdin == "terminal")
+        channel = InputChannel(terminal=stdin == "terminal", pty=pty)
     except InputError as exc:
         raise SpawnError(str(exc)) from None
     return InputSession(

@@ -28,7 +28,9 @@ PTY_COLUMNS, PTY_ROWS = 200, 50
 class InputChannel:
     """The command's stdin, from before it starts until the run ends (`dispose`)."""
 
-    def __init__(self, terminal: bool = False) -> None:
+    def __init__(self, terminal: bool = False, pty: tuple[int, int] | None = None) -> None:
+        """`pty`: a terminal's (primary, secondary) made elsewhere (in the session's pod, whose
+        commands see only its own devpts); by default one is made here."""
         self.terminal = terminal
         self.open = True
         self._lock = threading.Lock()
@@ -40,7 +42,7 @@ class InputChannel:
                 raise InputError("pty: a pseudo-terminal is not available on Windows; use a pipe (pty: false)")
             return  # the Windows spawn makes the pipe (subprocess.PIPE) and hands it over with adopt()
         if terminal:
-            primary, secondary = os.openpty()
+            primary, secondary = pty if pty is not None else os.openpty()
             attributes = termios.tcgetattr(secondary)
             attributes[1] &= ~termios.ONLCR  # output lines end in \n, as from a pipe
             termios.tcsetattr(secondary, termios.TCSANOW, attributes)

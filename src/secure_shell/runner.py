@@ -32,7 +32,6 @@ from secure_shell.executor import (
     claim_slot,
     execute_async,
     execute_tracked,
-    launcher_in_use,
     stop_all,
 )
 from secure_shell.interactive import InputSession
@@ -43,7 +42,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import Decision, Reason, Verdict
 from secure_shell.redaction import Redactor, output_masking
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect
-from secure_shell.sandbox.launcher_client import Confinement
+from secure_shell.sandbox.launcher_client import Confinement, LauncherError
 from secure_shell.console_output import output_decoders
 from secure_shell.executables import find_executable, writable_places
 from secure_shell.shells import (
@@ -110,6 +109,7 @@ class Started:
     slot: Slot
     confinement: Confinement | None = None  # with its own cgroup, when it has one
     max_processes: int | None = None
+    git_configs: dict[str, bytes | None] | None = None  # the repositories' .git/config before it ran
 
 
 @dataclass
@@ -151,7 +151,9 @@ class Runner:
         self.store = store or OutputStore(StoreLimits.from_logging(config.logging), _log_directory(config))
         self.audit = open_audit(config)
         self.tmpdir = tempfile.mkdtemp(prefix="secure-shell-tmp-")  # the commands' private TMPDIR
-        self.containment = Containments(config, self.host, self.tmpdir)
+        self.containment = Containments(
+            config, self.host, self.tmpdir, lambda origin: any(s.origin == origin for s in list(self._open.values()))
+        )
         self._executables: dict[str, str] = {}
         self._open: dict[str, Started] = {}  # a plain dict: the shutdown handler reads it, no lock to deadlock on
         self.background: dict[str, BackgroundRun] = {}
@@ -292,11 +294,8 @@ class Runner:
             decoders = masking.decoders(output_decoders(shell))
             execution = self.store.start(shell.value, masking.command, prepared.directory, decoders=decoders, held=hold)
             try:
-                confinement = prepared.confinement
-                if self.host.pids is not None and (confinement is not None or launcher_in_use() is not None):
-                    # every launched command gets one, limit or not: it is how its processes are found
-                    cgroup = self.host.pids.acquire(prepared.max_processes)
-                    confinement = dataclasses.replace(confinement or Confinement(no_new_privs=False), cgroup=cgroup)
+                confinement = self.containment.attach(prepared.confinement, origin, shell, prepared.max_processes)
+                cgroup = confinement.cgroup if confinement is not None else None
                 self.record("started", origin, shell, command, prepared.directory, prepared.verdict, execution)
             except BaseException:
                 self.store.discard(execution)
@@ -305,6 +304,9 @@ class Runner:
             slot.release()
             self._record_refusal(origin, shell, command, prepared, R.MAX_STORED_LOGS, str(exc))
             raise
+        except LauncherError as exc:
+            slot.release()
+            raise SpawnError(f"cannot make the session's sandbox pod: {exc.strerror or exc}; nothing ran") from None
         except OSError as exc:
             slot.release()
             self._release_cgroup(cgroup, prepared.max_processes)
@@ -323,6 +325,7 @@ class Runner:
             slot,
             confinement,
             prepared.max_processes,
+            self.containment.snapshot_git_configs(shell) if confinement is not None else None,
         )
         self._open[execution.id] = started
         return started
@@ -344,6 +347,12 @@ class Runner:
         if self._open.pop(started.execution.id, None) is None:
             return
         exit_code = outcome.exit_code if outcome is not None else None
+        reverted = self.containment.revert_git_configs(started.shell, started.git_configs)
+        if reverted:
+            started.execution.note = (
+                "reverted keys of .git/config that would run code outside the sandbox the next time git runs "
+                f"there: {'; '.join(reverted)}"
+            )
         if started.confinement is not None:
             # kills whatever of the command is still in its cgroup (setsid does not leave a cgroup)
             self._release_cgroup(started.confinement.cgroup, started.max_processes)
@@ -359,6 +368,7 @@ class Runner:
                 started.verdict,
                 started.execution,
                 outcome,
+                **({"revertedGitConfig": reverted} if reverted else {}),
             )
         except AuditError as exc:
             print(f"secure-shell: {exc} (the end of {started.execution.id})", file=sys.stderr, flush=True)
@@ -415,7 +425,7 @@ class Runner:
         """
         shell, command, origin = request.shell, request.command, request.origin
         timeout = request.timeout if request.timeout is not None else self.config.shells[shell].command_timeout
-        refusal = self._background_refusal(stdin)
+        refusal = _background_refusal(self, stdin)
         if refusal is not None:
             self.record(
                 "refused",
@@ -431,7 +441,10 @@ class Runner:
         if prepared.invocation is None or prepared.env is None:
             raise ValueError("start_background takes an allowed command")
         invocation, env = prepared.invocation, prepared.env
-        session = open_session(stdin, self.config.resources) if stdin is not None else None
+        session = None
+        if stdin is not None:
+            pty = self.containment.pod_terminal(prepared.confinement is not None, origin, shell, stdin)
+            session = open_session(stdin, self.config.resources, pty)
         try:
             started = self.begin(prepared, request)
         except BaseException:
@@ -472,31 +485,6 @@ class Runner:
             threading.Thread(target=end_when_idle, args=(run, session), daemon=True).start()
         return run
 
-    def _background_refusal(self, stdin: str | None) -> tuple[str, str] | None:
-        """The cap a new background (with `stdin`, interactive) command would go over: its reason id
-        and message; None when there is room."""
-        for finished_id in [i for i, r in self.background.items() if not r.thread.is_alive() and not self.store.has(i)]:
-            del self.background[finished_id]  # evicted from the store: nothing left to stop or read
-        running = [r for r in self.background.values() if r.thread.is_alive()]
-        resources = self.config.resources
-        refusal = None
-        if len(running) >= resources.max_background_commands:
-            refusal = (
-                R.MAX_BACKGROUND_COMMANDS,
-                f"{len(running)} background commands are already running "
-                f"(maxBackgroundCommands {resources.max_background_commands}); stop one with stop_command first",
-            )
-        elif stdin is not None and sum(r.input is not None for r in running) >= resources.max_interactive_commands:
-            count = sum(r.input is not None for r in running)
-            refusal = (
-                R.MAX_INTERACTIVE_COMMANDS,
-                f"{count} interactive commands are already running "
-                f"(maxInteractiveCommands {resources.max_interactive_commands}); stop one with stop_command first"
-                if resources.max_interactive_commands
-                else "interactive commands are turned off by this policy (maxInteractiveCommands 0)",
-            )
-        return refusal
-
     def send_input(
         self, execution_id: str, text: str, close_stdin: bool, origin: str, confirmed: bool = False
     ) -> tuple[Verdict, str]:
@@ -517,6 +505,16 @@ class Runner:
         run.thread.join(wait)
         return was_running
 
+    def end_session(self, origin: str) -> int:
+        """A client session has ended: stop its background commands, end its pod (every process
+        left in it dies with it); how many pods ended."""
+        runs = [r for r in self.background.values() if r.started.origin == origin and r.thread.is_alive()]
+        for run in runs:
+            run.cancel.set()
+        for run in runs:
+            run.thread.join(SHUTDOWN_JOIN)
+        return self.containment.pods.end(origin)
+
     def shutdown(self) -> None:
         """Server shutdown (also from a signal handler): kill every command's tree, write the end
         record each open start is owed, remove the private output files."""
@@ -526,10 +524,37 @@ class Runner:
             run.thread.join(SHUTDOWN_JOIN)  # a thread that is writing its own end record gets to finish it
         for started in list(self._open.values()):
             self.end(started, KILLED_AT_SHUTDOWN, None)
+        self.containment.pods.close_all()
         stop_containment(self.host)
         release_registration()  # every start has its end: nothing for a successor to recover
         self.store.close()
         shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+def _background_refusal(runner: Runner, stdin: str | None) -> tuple[str, str] | None:
+    """The cap a new background (with `stdin`, interactive) command would go over: its reason id
+    and message; None when there is room."""
+    for finished_id in [i for i, r in runner.background.items() if not r.thread.is_alive() and not runner.store.has(i)]:
+        del runner.background[finished_id]  # evicted from the store: nothing left to stop or read
+    running = [r for r in runner.background.values() if r.thread.is_alive()]
+    resources = runner.config.resources
+    refusal = None
+    if len(running) >= resources.max_background_commands:
+        refusal = (
+            R.MAX_BACKGROUND_COMMANDS,
+            f"{len(running)} background commands are already running "
+            f"(maxBackgroundCommands {resources.max_background_commands}); stop one with stop_command first",
+        )
+    elif stdin is not None and sum(r.input is not None for r in running) >= resources.max_interactive_commands:
+        count = sum(r.input is not None for r in running)
+        refusal = (
+            R.MAX_INTERACTIVE_COMMANDS,
+            f"{count} interactive commands are already running "
+            f"(maxInteractiveCommands {resources.max_interactive_commands}); stop one with stop_command first"
+            if resources.max_interactive_commands
+            else "interactive commands are turned off by this policy (maxInteractiveCommands 0)",
+        )
+    return refusal
 
 
 def _tee(first: Callable[[str, bytes], None], second: Callable[[str, bytes], None]) -> Callable[[str, bytes], None]:

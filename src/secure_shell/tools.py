@@ -167,6 +167,7 @@ class ShellTools:
                 containment_note(execution, result.outcome, result.confinement),
                 self._limit_note(kind, execution, result.outcome),
                 background_note(result.outcome),
+                f"[{execution.note}]" if execution.note else None,
             )
             note = "\n".join(n for n in notes if n) or None
             return execution_reply(execution, result.outcome, lines_wanted, seconds, max_bytes, note)
@@ -546,9 +547,11 @@ def containment_note(execution: Execution, outcome: Outcome, confinement: Option
     # A refused connection shows only as EACCES/EPERM: Landlock and seccomp count nothing an
     # unprivileged process can read (their audit records need CAP_AUDIT_READ), so the note names
     # the key that decides it rather than claiming the network was the cause.
+    pod = confinement.pod
+    denied = ruleset.deny_network or (pod is not None and bool(getattr(pod, "own_network", False)))
     network = (
         "the network is off (sandbox.network: deny; `allow` for this shell lifts it)"
-        if ruleset.deny_network
+        if denied
         else "the network is allowed (sandbox.network: allow)"
     )
     return (

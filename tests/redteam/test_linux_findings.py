@@ -228,8 +228,6 @@ def test_a_blocked_program_does_not_run(attack: Attack, who: str) -> None:
 
 # Open findings, kept as strict xfails so they flip loudly once closed.
 STILL_OPEN = {
-    "another process's command line (argv secret)": "Landlock-only layer: /proc/<pid>/cmdline of other processes "
-    "stays readable; a PID namespace (the per-session pod) hides them",
     "awk --source='BEGIN{system(\"rm victim.txt\")}'": "awk's glued --source=PROGRAM is not read as awk code",
     "gawk --source='BEGIN{system(\"rm victim.txt\")}'": "awk's glued --source=PROGRAM is not read as awk code",
 }

@@ -173,6 +173,7 @@ def _sandbox(config: ConfigFile, kind: ShellKind) -> SandboxSettings:
         tuple(merged["writable_paths"]),
         merged["max_processes"],
         tuple(merged["credential_paths"]),
+        merged["session_pod"],
     )
 
 

@@ -315,6 +315,12 @@ class Sandbox(Section):
         description="Processes one command may have at once (a cgroup pids limit where the server can make "
         "one); null: no limit.",
     )
+    session_pod: bool = Field(
+        True,
+        description="Run each session's commands in its own namespaces (a private /tmp, its own loopback, "
+        "PID and mount namespaces) where the host allows unprivileged user namespaces; false: the "
+        "Landlock-only layer for every command.",
+    )
     credential_paths: list[Annotated[str, AfterValidator(_credential_path)]] = Field(
         default_factory=lambda: list(CREDENTIAL_PATHS),
         description="Files and directories no command may read or write, even inside a readable or writable "

@@ -21,6 +21,8 @@ from secure_shell.sandbox.kernel import Ruleset
 from secure_shell.sandbox.reach import CREDENTIAL_PATHS, credential_patterns, reach
 from secure_shell.shells import host_path
 
+POD_TMP = "/tmp"  # a session pod's own tmpfs
+
 
 @dataclass(frozen=True, slots=True)
 class SandboxSettings:
@@ -32,6 +34,7 @@ class SandboxSettings:
     writable_paths: tuple[str, ...]
     max_processes: int | None
     credential_paths: tuple[str, ...] = CREDENTIAL_PATHS
+    session_pod: bool = True  # the session's namespace pod where the host allows it
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -41,6 +44,7 @@ class SandboxSettings:
             "writablePaths": list(self.writable_paths),
             "maxProcesses": self.max_processes,
             "credentialPaths": list(self.credential_paths),
+            "sessionPod": self.session_pod,
         }
 
 
@@ -51,18 +55,19 @@ def ruleset_for(
     tmpdir: str,
     home: str,
     realpath: Callable[[str], str] = os.path.realpath,
+    credentials: tuple[str, ...] | None = None,
 ) -> Ruleset:
-    """The kernel rules for `policy`'s commands run with PATH=`path_env` and TMPDIR=`tmpdir`."""
-    allowed = [p for p in (host_path(e, policy.path_dialect, policy.mount_point) for e in policy.allowed_paths) if p]
+    """The kernel rules for `policy`'s commands run with PATH=`path_env` and TMPDIR=`tmpdir`
+    (`credentials`: the paths never granted; the settings' list by default)."""
     return reach(
-        [*allowed, *settings.writable_paths],
+        pod_writable(policy, settings),
         settings.readable_paths,
         path_env,
         tmpdir,
         home,
         settings.network == "deny",
         realpath,
-        settings.credential_paths,
+        settings.credential_paths if credentials is None else credentials,
     )
 
 
@@ -74,11 +79,16 @@ def path_reach(
     contained: bool,
     holder: str,
     realpath: Callable[[str], str] = os.path.realpath,
+    pod: bool = False,
 ) -> Reach:
     """The reach the engine checks paths against: the very sets ruleset_for gives the kernel for a
     command run with `env` (its PATH and TMPDIR), with the devices; `contained` says whether the
-    kernel enforces them for this shell on this host (host.enforcement)."""
-    rules = ruleset_for(policy, settings, env.get("PATH", ""), env.get("TMPDIR", ""), home, realpath)
+    kernel enforces them for this shell on this host (host.enforcement). In a session pod: the
+    pod's rules (its own /tmp and /dev/shm writable); credential paths stay refused by name."""
+    if pod:
+        rules = pod_ruleset_for(policy, settings, env.get("PATH", ""), home)
+    else:
+        rules = ruleset_for(policy, settings, env.get("PATH", ""), env.get("TMPDIR", ""), home, realpath)
     return Reach(
         read=(*rules.read, *rules.devices),
         listed=rules.list_only,
@@ -87,3 +97,33 @@ def path_reach(
         contained=contained,
         holder=holder,
     )
+
+
+POD_DEVICES = ("/dev/pts",)  # the pod's own devpts instance: its terminals and no other
+
+
+def pod_ruleset_for(policy: ShellPolicy, settings: SandboxSettings, path_env: str, home: str) -> Ruleset:
+    """The kernel rules for `policy`'s commands inside a session pod, built there after its mounts:
+    /tmp is the pod's own; credential paths are covered by mounts, so their directories stay
+    readable whole; the network namespace holds the network (and abstract unix sockets) and the PID
+    namespace the signals, so a later command can stop an earlier one's background job. With the
+    network allowed the pod shares the host's network namespace: abstract sockets stay scoped."""
+    rules = ruleset_for(policy, settings, path_env, POD_TMP, home, credentials=())
+    shared_network = settings.network != "deny"
+    return Ruleset(
+        rules.read,
+        rules.write,
+        (*rules.devices, *POD_DEVICES),
+        False,
+        shared_network,
+        rules.list_only,
+        scope_signals=False,
+    )
+
+
+def pod_writable(policy: ShellPolicy, settings: SandboxSettings) -> list[str]:
+    """The paths a session pod binds writable for `policy`'s commands."""
+    return [
+        *(p for p in (host_path(e, policy.path_dialect, policy.mount_point) for e in policy.allowed_paths) if p),
+        *settings.writable_paths,
+    ]

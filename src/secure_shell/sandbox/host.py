@@ -37,6 +37,16 @@ ROOT_REACHES = (
     "them (Landlock governs reads and writes of contents, not attributes): chmod of a system file",
     "counts against RLIMIT_NPROC with every process of uid 0, where resources.processes sets it",
 )
+ROOT_REACHES_WITHOUT_POD = (
+    "in a shell with sandbox.sessionPod: false, changes the mode, times and user extended attributes "
+    "of files root owns (in the session pod the tree outside the writable paths is read-only)"
+)
+
+
+POD_DESCRIPTION = (
+    "user, PID, mount, network, IPC and UTS namespaces per session (a private /tmp and /dev/shm, its "
+    "own devpts, /proc and loopback; the root read-only except the writable paths)"
+)
 
 
 @dataclass(frozen=True)
@@ -50,6 +60,20 @@ class HostSupport:
     launcher_error: str | None = None  # why commands cannot be started through the launcher
     user_processes: int | None = None  # without a cgroup: this user's processes at start (RLIMIT_NPROC base)
     root: bool = False  # the server runs as uid 0
+    pod_error: str | None = "not probed"  # why no session pod can be made here (None: it can)
+
+    def root_reaches(self) -> tuple[str, ...]:
+        """What a root server's contained commands still reach here (none for another user); in a
+        pod the read-only root holds file attributes too (a shell with sessionPod: false does not)."""
+        if not self.root:
+            return ()
+        if self.pod:
+            return (ROOT_REACHES[0], ROOT_REACHES[2], ROOT_REACHES_WITHOUT_POD)
+        return ROOT_REACHES
+
+    @property
+    def pod(self) -> bool:
+        return self.linux and self.launcher_error is None and self.pod_error is None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -65,7 +89,8 @@ class HostSupport:
             "launcher": self.launcher_error or "ok",
             "capabilities": (CAPABILITIES_ROOT if self.root else CAPABILITIES_USER) if self.linux else "not dropped",
             "memoryLimit": MEMORY_MECHANISM if self.linux else "none",
-            "rootStillReaches": list(ROOT_REACHES) if self.root else [],
+            "rootStillReaches": list(self.root_reaches()),
+            "sessionPod": POD_DESCRIPTION if self.pod else f"not available: {self.pod_error or self.launcher_error}",
         }
 
 
@@ -84,7 +109,7 @@ def root_note(host: HostSupport) -> str | None:
     """For the start-up lines and `secure-shell sandbox`: what root still reaches, when root runs it."""
     if not host.root:
         return None
-    return "running as root: commands hold no capability, yet as uid 0 each " + "; ".join(ROOT_REACHES)
+    return "running as root: commands hold no capability, yet as uid 0 each " + "; ".join(host.root_reaches())
 
 
 def count_user_processes(uid: int) -> int:
@@ -110,7 +135,8 @@ class Enforcement:
     missing: tuple[str, ...]  # what the settings ask for and this host cannot do
     syscalls: bool = False  # the seccomp filter (seccomp.py): terminals, other processes, keyring, mounts
     inside_distribution: bool = False  # WSL: applied in the distribution by its kernel, per command
-    nproc_limit: int | None = None  # RLIMIT_NPROC to set when there is no cgroup (per user)
+    nproc_limit: int | None = None  # RLIMIT_NPROC to set when there is no cgroup (per user; in a pod, per pod)
+    pod: bool = False  # the session's commands run in its namespace pod (pod.py)
 
     @property
     def contained(self) -> bool:
@@ -124,6 +150,7 @@ class Enforcement:
             "pidsLimit": self.pids,
             "syscallFilter": self.syscalls,
             "notEnforced": list(self.missing),
+            "sessionPod": self.pod,
             "where": "inside the WSL distribution, for each command" if self.inside_distribution else "host",
         }
 
@@ -146,6 +173,8 @@ def enforcement(settings: SandboxSettings, host: HostSupport, wsl: bool = False)
         )
     missing = []
     usable = host.linux and host.launcher_error is None
+    if usable and host.pod and settings.session_pod:
+        return _pod_enforcement(settings, host)
     filesystem = usable and host.landlock_abi >= LANDLOCK_FS_ABI
     if not filesystem:
         missing.append(
@@ -177,4 +206,40 @@ def enforcement(settings: SandboxSettings, host: HostSupport, wsl: bool = False)
             )
         else:
             missing.append("per-command process limit (no cgroup this server can manage)")
+    if usable and settings.session_pod:
+        missing.append(f"the session pod (namespaces): {host.pod_error}")
     return Enforcement(filesystem, network, scoping, pids, tuple(missing), syscalls, nproc_limit=nproc)
+
+
+# The session pod's own user namespace counts RLIMIT_NPROC for its processes alone (Linux 5.14+ keeps
+# the count per user namespace): the outer process and the init are two of them.
+POD_OWN_PROCESSES = 2
+
+
+def _pod_enforcement(settings: SandboxSettings, host: HostSupport) -> Enforcement:
+    """In a pod: its network namespace is the network boundary, its PID namespace the signal one;
+    the process limit is per session, a cgroup where one can be made, else RLIMIT_NPROC counted in
+    the pod's user namespace (which does not bind uid 0)."""
+    missing = []
+    filesystem = host.landlock_abi >= LANDLOCK_FS_ABI
+    if not filesystem:
+        missing.append("filesystem rules (Landlock)")
+    if not host.seccomp:
+        missing.append("system-call filter (seccomp): terminals, other processes, keyring, mounts")
+    limit = settings.max_processes
+    pids = limit is not None and (host.pids is not None or not host.root)
+    if limit is not None and not pids:
+        missing.append(
+            "per-session process limit (no cgroup this server can manage, and RLIMIT_NPROC does not bind root)"
+        )
+    nproc = limit + POD_OWN_PROCESSES if limit is not None and host.pids is None and not host.root else None
+    return Enforcement(
+        filesystem,
+        settings.network == "deny",
+        True,
+        pids,
+        tuple(missing),
+        host.seccomp,
+        nproc_limit=nproc,
+        pod=True,
+    )

@@ -101,6 +101,7 @@ class Ruleset:
     deny_network: bool
     scope: bool  # signals and abstract unix sockets limited to the command's own domain
     list_only: tuple[str, ...] = ()  # directories whose names may be listed, not read (a credential is inside)
+    scope_signals: bool = True  # with `scope`: signals too (a pod leaves them to its PID namespace)
 
     def to_wire(self) -> dict[str, Any]:
         """As JSON for the launcher (from_wire() reads it back)."""
@@ -111,6 +112,7 @@ class Ruleset:
             "deny_network": self.deny_network,
             "scope": self.scope,
             "list_only": list(self.list_only),
+            "scope_signals": self.scope_signals,
         }
 
     @classmethod
@@ -122,10 +124,19 @@ class Ruleset:
             bool(data["deny_network"]),
             bool(data["scope"]),
             tuple(data.get("list_only", ())),
+            bool(data.get("scope_signals", True)),
         )
 
     def with_devices(self, *extra: str) -> Ruleset:
-        return Ruleset(self.read, self.write, (*self.devices, *extra), self.deny_network, self.scope, self.list_only)
+        return Ruleset(
+            self.read,
+            self.write,
+            (*self.devices, *extra),
+            self.deny_network,
+            self.scope,
+            self.list_only,
+            self.scope_signals,
+        )
 
 
 def build_ruleset(ruleset: Ruleset, abi: int) -> int:
@@ -135,7 +146,9 @@ def build_ruleset(ruleset: Ruleset, abi: int) -> int:
     """
     handled_fs = fs_rights(abi)
     handled_net = NET_BIND_TCP | NET_CONNECT_TCP if ruleset.deny_network and abi >= 4 else 0
-    scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if ruleset.scope and abi >= 6 else 0
+    scoped = 0
+    if ruleset.scope and abi >= 6:
+        scoped = SCOPE_ABSTRACT_UNIX_SOCKET | (SCOPE_SIGNAL if ruleset.scope_signals else 0)
     size = 24 if abi >= 6 else (16 if abi >= 4 else 8)
     attr = ctypes.create_string_buffer(struct.pack("=QQQ", handled_fs, handled_net, scoped)[:size], size)
     fd = int(_libc.syscall(SYS_LANDLOCK_CREATE_RULESET, attr, ctypes.c_size_t(size), ctypes.c_uint32(0)))

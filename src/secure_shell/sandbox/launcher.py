@@ -25,7 +25,8 @@ groups and every adoptee, tagged or not), everything in the cgroups it put comma
 those cgroups, and exits. Each command's top process also gets SIGKILL as its parent-death signal,
 so a launcher killed outright takes the commands' leaders with it; what they left is in their
 cgroup and carries the server's identity (SERVER_TAG), where the next server finds it
-(recovery.py). A namespace pod's init started here later is bound the same way.
+(recovery.py). A session pod (pod.py) is forked here too: its outer process dies with the
+launcher, its init with the outer process, and every process of the pod with its init.
 """
 
 from __future__ import annotations
@@ -42,10 +43,10 @@ import socket
 import termios
 import sys
 import time
-from typing import Any, NoReturn
+from typing import Any, Callable, NoReturn
 
 from secure_shell import process_tree
-from secure_shell.sandbox import cgroups, kernel, seccomp
+from secure_shell.sandbox import cgroups, kernel, pod, seccomp
 
 MAX_MESSAGE = 4 << 20
 PR_SET_CHILD_SUBREAPER = 36
@@ -91,8 +92,13 @@ def main(request_fd: int, control_fd: int, server: int, identity: str) -> None:
         message, fds = _receive(requests)
         if message is None:  # end of file: the server has exited, however it ended
             _shutdown(state)
+        passed: list[int] = []
         try:
-            reply = _handle(message, fds, state)
+            if message["op"] in ("pod", "pod_close"):
+                reply = _pod_request(message, state, _pod_server(requests, control, state))
+                passed = reply.pop("fds", [])
+            else:
+                reply = _handle(message, fds, state)
         except _SpawnFailure as exc:
             reply = {"error": str(exc), "errno": exc.errno, "step": exc.step}
         except Exception as exc:  # a request this launcher cannot serve: answered, never fatal
@@ -100,10 +106,14 @@ def main(request_fd: int, control_fd: int, server: int, identity: str) -> None:
         finally:
             for fd in fds:
                 os.close(fd)
+        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", passed).tobytes())] if passed else []
         try:
-            requests.send(json.dumps(reply).encode())
+            requests.sendmsg([json.dumps(reply).encode()], ancillary)
         except OSError:  # nobody to answer: the server is gone
             _shutdown(state)
+        finally:
+            for fd in passed:
+                os.close(fd)
 
 
 class _State:
@@ -114,6 +124,7 @@ class _State:
         self.leaders: set[int] = set()  # spawned and not yet reaped: their pids reserve their groups
         self.rulesets: dict[int, int] = {}  # Landlock ruleset fds by the id the server defined them under
         self.cgroups: set[str] = set()  # every cgroup a command was put in
+        self.pods: dict[int, pod.Made] = {}  # the sessions' pods by the id the server made them under
         self.pid = os.getpid()
 
     def on_parent_death(self, _signum: int, _frame: object) -> None:
@@ -122,6 +133,44 @@ class _State:
         # that is no longer the server means the server is gone.
         if os.getpid() == self.pid and os.getppid() != self.server:
             _shutdown(self)
+
+
+def _pod_request(message: dict[str, Any], state: _State, serve: Callable[[socket.socket], None]) -> dict[str, Any]:
+    """Make a session's pod (its init serves this launcher's requests on the socket passed back) or
+    end one."""
+    if message["op"] == "pod_close":
+        made = state.pods.pop(int(message["id"]), None)
+        if made is not None:
+            pod.destroy(made)
+        return {"id": message["id"]}
+    made, sock = pod.create(pod.PodSpec.from_wire(message["spec"]), serve)
+    state.pods[int(message["id"])] = made
+    return {"id": message["id"], "init": made.init, "outer": made.outer, "fds": [sock.detach()]}
+
+
+def _pod_server(requests: socket.socket, control: socket.socket, state: _State) -> Callable[[socket.socket], None]:
+    """What a pod's init runs: the launcher's own request handling, inside the namespaces, with
+    rulesets built there (after the pod's mounts: its /tmp, /dev/shm and devpts are new inodes)."""
+
+    def serve(sock: socket.socket) -> None:
+        requests.close()
+        control.close()
+        for fd in state.rulesets.values():
+            os.close(fd)
+        for made in state.pods.values():
+            os.close(made.init_fd)
+        own = _State(0)
+
+        def handle(message: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+            if message["op"] == "openpty":  # a terminal of the pod's own devpts, for a pty command
+                return {"fds": list(os.openpty())}
+            if message["op"] not in ("define", "spawn", "reap", "sweep", "ping"):
+                raise ValueError(f"a pod does not serve {message['op']!r}")
+            return _handle(message, fds, own)
+
+        pod.serve_requests(sock, handle, _receive, own.leaders)
+
+    return serve
 
 
 def _receive(sock: socket.socket) -> tuple[dict[str, Any] | None, list[int]]:
@@ -249,7 +298,7 @@ def _become_command(
         os.write(procs, b"0")
         os.close(procs)
     step[0] = "landlock"
-    if ruleset_fd is not None and message.get("terminal"):
+    if ruleset_fd is not None and message.get("terminal") and not message.get("in_pod"):
         # this command's own terminal and no other: a domain of its own, built here while the
         # capabilities that may be needed to open its paths are still held (fork shares the
         # launcher's ruleset object, which must not grow)
@@ -311,6 +360,8 @@ def _shutdown(state: _State, control: socket.socket | None = None) -> NoReturn:
     adoptee, tagged or not: all of them are the commands'), everything in the commands' cgroups;
     reap, answer, and exit. Without `control` the server is gone: its cgroups are removed too."""
     signal.signal(PARENT_DEATH_SIGNAL, signal.SIG_IGN)  # once is enough
+    for made in state.pods.values():
+        pod.destroy(made)
     for pid in list(state.leaders):
         process_tree.signal_group(pid, signal.SIGKILL)
     found = 0

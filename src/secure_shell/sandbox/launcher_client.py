@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from secure_shell import process_tree
@@ -44,6 +44,7 @@ class Confinement:
     cgroup: str | None = None  # a cgroup directory to join (its pids limit)
     no_new_privs: bool = True
     nproc: int | None = None  # RLIMIT_NPROC, where no cgroup can be made
+    pod: Launcher | None = field(default=None, compare=False)  # the session's pod, which starts the command
 
     @property
     def applies(self) -> bool:
@@ -111,6 +112,7 @@ class Launcher:
         self._ruleset_ids: dict[tuple[Ruleset, int], int] = {}
         self._defining = threading.Lock()
         self.pid = self.process.pid
+        self.pod_pids: set[int] = set()  # the pods' outer processes: children that are no command's
         requests.settimeout(START_SECONDS)
         try:
             self.request({"op": "ping"})
@@ -126,12 +128,16 @@ class Launcher:
         with self._lock:
             ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())] if fds else []
             self._requests.sendmsg([data], ancillary)
-            reply = self._requests.recv(MAX_MESSAGE)
+            reply, passed = _receive(self._requests)
         if not reply:
             raise LauncherError(0, "the launcher has exited")
         answer: dict[str, Any] = json.loads(reply)
         if "error" in answer:
+            for fd in passed:
+                os.close(fd)
             raise LauncherError(int(answer.get("errno") or 0), str(answer["error"]), str(answer.get("step", "")))
+        if passed:
+            answer["fds"] = passed  # a pod's socket, a pod command's pidfd: the caller owns them
         return answer
 
     def spawn(
@@ -155,12 +161,13 @@ class Launcher:
             "cwd": cwd,
             "limits": limits,
             **confinement.to_message(ruleset_id),
+            **self._spawn_message(),
         }
         if terminal:
             if stdin is None:
                 raise ValueError("a terminal needs its descriptor")
             answer = self.request({**message, "terminal": True}, (stdin, stdin, stdin))
-            return LaunchedProcess(self, int(answer["pid"]), None, None)
+            return self._launched(answer, None, None)
         out_read, out_write = os.pipe2(os.O_CLOEXEC)
         err_read, err_write = os.pipe2(os.O_CLOEXEC)
         try:
@@ -172,7 +179,13 @@ class Launcher:
         finally:
             os.close(out_write)
             os.close(err_write)
-        return LaunchedProcess(self, int(answer["pid"]), os.fdopen(out_read, "rb", 0), os.fdopen(err_read, "rb", 0))
+        return self._launched(answer, os.fdopen(out_read, "rb", 0), os.fdopen(err_read, "rb", 0))
+
+    def _spawn_message(self) -> dict[str, Any]:
+        return {}
+
+    def _launched(self, answer: dict[str, Any], stdout: IO[bytes] | None, stderr: IO[bytes] | None) -> LaunchedProcess:
+        return LaunchedProcess(self, int(answer["pid"]), stdout, stderr)
 
     def _ruleset_id(self, ruleset: Ruleset, abi: int) -> int:
         """The launcher's id for `ruleset`, defined there (and built) the first time it is used."""
@@ -194,6 +207,10 @@ class Launcher:
                 )
                 self._ruleset_ids[key] = found
         return found
+
+    def reap(self, pid: int) -> int:
+        """The exit status of a command that has exited (`pid` as this launcher knows it)."""
+        return int(self.request({"op": "reap", "pid": pid})["status"])
 
     def sweep(self, tag: str | None) -> int:
         return int(self.request({"op": "sweep", "tag": tag})["found"])
@@ -226,16 +243,36 @@ class Launcher:
             self.process.wait()
 
 
+def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
+    """One reply and the descriptors passed with it (close-on-exec here)."""
+    fds = array.array("i")
+    data, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(4 * fds.itemsize), socket.MSG_CMSG_CLOEXEC)
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+    return data, list(fds)
+
+
 class LaunchedProcess:
     """A command started by the launcher, with what the executor uses of a Popen."""
 
-    def __init__(self, launcher: Launcher, pid: int, stdout: IO[bytes] | None, stderr: IO[bytes] | None) -> None:
+    def __init__(
+        self,
+        launcher: Launcher,
+        pid: int,
+        stdout: IO[bytes] | None,
+        stderr: IO[bytes] | None,
+        pidfd: int | None = None,
+        reap_pid: int | None = None,
+    ) -> None:
         self.launcher = launcher
-        self.pid = pid
+        self.pid = pid  # in the server's PID namespace
         self.stdout = stdout
         self.stderr = stderr
         self.returncode: int | None = None
-        self._pidfd: int | None = os.pidfd_open(pid)  # the launcher has not reaped it: the pid is still it
+        # the launcher has not reaped it: the pid is still it (a pod's init passes its own pidfd)
+        self._pidfd: int | None = pidfd if pidfd is not None else os.pidfd_open(pid)
+        self._reap_pid = reap_pid if reap_pid is not None else pid  # as its parent knows it
 
     def running(self) -> bool:
         """Not exited yet (it stays unreaped, its pid and group id reserved, until wait())."""
@@ -247,7 +284,7 @@ class LaunchedProcess:
     def wait(self) -> int:
         """Its exit status once it has exited: the launcher reaps it now."""
         if self.returncode is None:
-            self.returncode = int(self.launcher.request({"op": "reap", "pid": self.pid})["status"])
+            self.returncode = self.launcher.reap(self._reap_pid)
             if self._pidfd is not None:
                 os.close(self._pidfd)
                 self._pidfd = None

@@ -88,8 +88,8 @@ def limits_hit(exit_code: int | None, timed_out: bool, tail: Iterable[str], limi
     if seen(FORK_SIGNS) or ("Resource temporarily unavailable" in text and "fork" in text):
         if limits.max_processes is not None:
             hits.append(
-                f"processes: sandbox.maxProcesses allows {limits.max_processes} processes per command (counted "
-                "per user where the server can make no cgroup)"
+                f"processes: sandbox.maxProcesses allows {limits.max_processes} processes per command (per "
+                "session in the namespace pod; counted per user where neither a pod nor a cgroup can be made)"
             )
         if limits.processes is not None:
             hits.append(f"processes: resources.processes allows {limits.processes} per user (RLIMIT_NPROC)")
