@@ -110,7 +110,12 @@ def test_slash_paths_are_refused_where_cmd_reads_them_outside(
     assert place.allowed(twin), twin
     outcome, output = run_cmd(twin, place.project, rawspawn, wine)
     assert outcome.exit_code == 0, output
-    _, output = run_cmd(command, place.project, rawspawn, wine)
+    # Wine now and then loses the output of a Linux program it runs (git, tar) when the machine is
+    # busy: the proof that the command really reaches outside gets three tries
+    for _ in range(3):
+        _, output = run_cmd(command, place.project, rawspawn, wine)
+        if effect(place, output):
+            break
     assert effect(place, output), f"{command!r} did not reach outside under Wine: {output!r}"
 
 
