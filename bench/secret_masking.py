@@ -21,9 +21,9 @@ from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.helpers.server import config_for, server
 from tests.places import audit_file, outside
 from tests.secret_cases import SECRET_FORMS
-from tests.helpers.server import config_for, server
 
 
 async def forms_through_the_server(source: str | None) -> None:

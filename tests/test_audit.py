@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
 from secure_shell.audit import AuditLog, read_records
 from secure_shell.redaction import Redactor
-from tests.places import audit_file
 from tests.helpers.cli import run, run_config
+from tests.places import audit_file
 
 
 def test_records_are_whole_lines_rotated_and_private(tmp_path: Path) -> None:

@@ -5,16 +5,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.places import outside, state_env
 from tests.helpers.cli import run, run_config
+from tests.places import outside, state_env
 from tests.waiting import PATIENCE
 
 REPO = Path(__file__).resolve().parents[1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from secure_shell.console_output import ClixmlDecoder, LineDecoder, MAX_CLIXML, clixml_lines, output_decoders
+from secure_shell.console_output import MAX_CLIXML, ClixmlDecoder, LineDecoder, clixml_lines, output_decoders
 from secure_shell.shells import ShellKind
 
 CLIXML = (

@@ -14,8 +14,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from secure_shell.errors import SpawnError
 from secure_shell import executor, remote_tree, windows_job
+from secure_shell.errors import SpawnError
 from secure_shell.executor import RunSpec, execute, execute_async, running_count, stop_all
 from secure_shell.process_limits import Limits
 from secure_shell.shells import Invocation, PathDialect, ShellKind, build_invocation, host_directory

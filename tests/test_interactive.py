@@ -16,10 +16,10 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.places import audit_file
 from tests.helpers.processes import processes_named
-from tests.helpers.server import HANDSHAKE, config_for, send, server, wait_for
 from tests.helpers.records import records, start_raw
+from tests.helpers.server import HANDSHAKE, config_for, send, server, wait_for
+from tests.places import audit_file
 from tests.waiting import PATIENCE, eventually
 
 

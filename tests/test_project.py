@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+
 from tests.helpers.readme import REPO, quick_start_commands
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.places import state_env
 from tests.helpers.readme import REPO, quick_start_commands
+from tests.places import state_env
 
 pytestmark = pytest.mark.slow
 

@@ -22,10 +22,10 @@ import pytest
 from secure_shell import process_tree
 from secure_shell.sandbox import cgroups
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
-from tests.places import audit_file, outside, state_env
 from tests.helpers.processes import processes_named
 from tests.helpers.sandbox import permissive
 from tests.helpers.server import HANDSHAKE
+from tests.places import audit_file, outside, state_env
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="crash recovery is Linux's")
 

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from secure_shell.redaction import MASK, Redactor, StreamMasker, environment_secrets, output_masking
+from tests.helpers.server import config_for, server
 from tests.places import audit_file, outside
 from tests.secret_cases import AWS_SECRET
 from tests.secret_cases import SECRET_FORMS as SECRETS_IN_FORMS
-from tests.helpers.server import config_for, server
 
 # (text, masked): every separator, quote and operator of the text survives the masking.
 SECRET_FORMS = [

@@ -17,11 +17,11 @@ import pytest
 from mcp import Client
 
 from secure_shell.sandbox import kernel
-from secure_shell.sandbox.host import HostSupport, detect, enforcement
 from secure_shell.sandbox.containment import SandboxSettings
-from tests.places import outside, state_env
-from tests.helpers.server import server
+from secure_shell.sandbox.host import HostSupport, detect, enforcement
 from tests.helpers.sandbox import permissive
+from tests.helpers.server import server
+from tests.places import outside, state_env
 
 pytestmark = pytest.mark.skipif(
     kernel.landlock_abi() < 6 or not kernel.seccomp_supported(), reason="needs Linux with Landlock ABI 6 and seccomp"
@@ -356,9 +356,9 @@ def test_without_a_cgroup_the_process_limit_falls_back_to_rlimit_nproc(tmp_path:
     import anyio
 
     from secure_shell.checker import Checker
+    from secure_shell.command_containment import start_containment
     from secure_shell.config.loader import load_file
     from secure_shell.config.resolve import resolve
-    from secure_shell.command_containment import start_containment
     from secure_shell.runner import CommandRequest, Runner
     from secure_shell.shells import ShellKind
 

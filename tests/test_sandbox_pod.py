@@ -26,8 +26,8 @@ import pytest
 from mcp import Client
 
 from secure_shell.sandbox import kernel
-from tests.test_server_http import TOKEN, _call, _session
 from tests.test_sandbox_holes import WHO, Identity, Places, identity, places, server_for, server_pid
+from tests.test_server_http import TOKEN, _call, _session
 
 pytestmark = pytest.mark.skipif(
     kernel.landlock_abi() < 6 or not kernel.seccomp_supported(), reason="needs Linux with Landlock ABI 6 and seccomp"

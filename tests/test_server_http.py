@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.helpers.server import config_for
 from tests.jsonrpc_cases import BAD_MESSAGES, MAX_NESTING, Sent, nested_ping, wire_message
 from tests.places import state_env
-from tests.helpers.server import config_for
 from tests.waiting import PATIENCE, eventually
 
 TOKEN = "test-token-0123456789"

@@ -11,8 +11,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.places import audit_file
 from tests.helpers.server import config_for, server
+from tests.places import audit_file
 
 TASKS, ROUNDS, LINES = 4, 10, 100_000
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from tests.places import outside
 from tests.helpers.processes import processes_named
-from tests.helpers.server import HANDSHAKE, config_for, send, server, wait_for
 from tests.helpers.records import records, start_raw
+from tests.helpers.server import HANDSHAKE, config_for, send, server, wait_for
+from tests.places import outside
 from tests.waiting import PATIENCE, eventually
 
 

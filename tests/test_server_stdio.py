@@ -11,8 +11,8 @@ import anyio.to_thread
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 
-from tests.places import audit_file
 from tests.helpers.server import HANDSHAKE, REPO, config_for, raw_server, send, server, wait_for
+from tests.places import audit_file
 from tests.waiting import PATIENCE
 
 

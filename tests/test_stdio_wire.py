@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 
 from secure_shell import stdio_wire
 from secure_shell.stdio_wire import LineReader, LineWriter
+from tests.helpers.server import HANDSHAKE, config_for
 from tests.jsonrpc_cases import BAD_MESSAGES, MAX_NESTING, Sent, nested_ping, wire_message
 from tests.places import state_env
-from tests.helpers.server import HANDSHAKE, config_for
 from tests.waiting import PATIENCE, eventually
 
 

@@ -14,10 +14,10 @@ from secure_shell.checker import Checker
 from secure_shell.config.loader import load_text
 from secure_shell.config.resolve import resolve
 from secure_shell.process_limits import Limits
-from secure_shell.windows_job import job_limits
 from secure_shell.runner import Runner
 from secure_shell.sandbox.host import HostSupport
 from secure_shell.shells import ShellKind
+from secure_shell.windows_job import job_limits
 
 
 @pytest.mark.skipif(ctypes.sizeof(ctypes.c_void_p) != 8, reason="the layout checked is the 64-bit one")

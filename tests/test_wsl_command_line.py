@@ -17,7 +17,7 @@ from secure_shell.errors import SpawnError
 from secure_shell.executor import execute
 from secure_shell.sandbox import confine
 from secure_shell.shells import WSL_CD_SCRIPT, ShellKind, build_invocation
-from tests.helpers.windows_programs import FAKES, build, run_line, stop_wine, wine_environment, windows_path
+from tests.helpers.windows_programs import FAKES, build, run_line, stop_wine, windows_path, wine_environment
 
 WSL_ARGS = ("-e", "bash", "--noprofile", "--norc", "-c")
 INJECTION = '/mnt/c/proj/a" -e sh -c rm${IFS}-rf${IFS}/mnt/c/Users/me/Documents "'

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 from typing import IO, TYPE_CHECKING
+
 from secure_shell.policy.excerpt import LONG, excerpt
 
 if TYPE_CHECKING:

@@ -16,18 +16,17 @@ import os
 from typing import Mapping
 
 from secure_shell.bashlex_worker import BashlexWorker
-from secure_shell.policy.path_reach import Reach
-from secure_shell.sandbox.containment import path_reach
-from secure_shell.sandbox.host import HostSupport, detect, enforcement
 from secure_shell.config.resolve import ResolvedConfig
+from secure_shell.policy import verdict as R
 from secure_shell.policy.cmd_search import with_shadowing
 from secure_shell.policy.decide import DirectoryCheck, check_directory, decide
+from secure_shell.policy.path_reach import Reach
 from secure_shell.policy.shell_policy import ShellPolicy
-from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import Decision, Reason, Verdict
+from secure_shell.sandbox.containment import path_reach
+from secure_shell.sandbox.host import HostSupport, detect, enforcement
 from secure_shell.shells import SHELL_FACTS, EnvironmentPassing, PathDialect, ShellKind, host_directory, wsl_environment
 from secure_shell.working_directory import text_problem
-
 
 MAX_REACHES = 64  # cached per shell, PATH and TMPDIR
 

@@ -34,9 +34,9 @@ from secure_shell.config.resolve import ResolvedConfig, resolve
 from secure_shell.config.schema import SHELL_NAMES, json_schema
 from secure_shell.config.template import policy_for_project, write_atomically
 from secure_shell.errors import ConfigError, ConfigIssue, SecureShellError, UsageError
-from secure_shell.shells import ShellKind, contained_inside
 from secure_shell.host_report import describe_enforcement, detect_host, host_lines
 from secure_shell.sandbox.host import HostSupport, enforcement
+from secure_shell.shells import ShellKind, contained_inside
 from secure_shell.trust import Protected, boundary_problems, broad_start_directory, protected_paths
 
 if TYPE_CHECKING:
@@ -258,8 +258,8 @@ def load_for_running(
 ) -> tuple[ConfigLocation, ResolvedConfig, HostSupport]:
     """load() (then `loaded`), start the containment, then check the trust boundary: commands that
     will run must not be able to rewrite the policy or the records of what they did."""
-    from secure_shell.recovery import release_registration, start_up
     from secure_shell.command_containment import start_containment, stop_containment
+    from secure_shell.recovery import release_registration, start_up
 
     location, config = load(args)
     if loaded is not None:
@@ -313,9 +313,9 @@ def run_serve(args: argparse.Namespace) -> int:
     import signal
 
     from secure_shell.checker import Checker
+    from secure_shell.executables import available_shells
     from secure_shell.executor import become_subreaper
     from secure_shell.runner import Runner
-    from secure_shell.executables import available_shells
     from secure_shell.server import build_server
 
     become_subreaper()  # escaped descendants of commands are adopted, found and killed

@@ -39,8 +39,8 @@ if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found, unused-ignore]
 from secure_shell.process_input import InputChannel
 from secure_shell.process_limits import Limits, find_prlimit
-from secure_shell.shells import Invocation
 from secure_shell.remote_tree import kill_remote_tree, tagged
+from secure_shell.shells import Invocation
 from secure_shell.windows_job import CREATE_NO_WINDOW, CREATE_SUSPENDED, Job
 
 if os.name == "posix":

@@ -10,9 +10,9 @@ from secure_shell.checker import Checker
 from secure_shell.config.schema import Resources
 from secure_shell.errors import AuditError, InputError, NotOwner, SpawnError
 from secure_shell.interactive import InputSession
-from secure_shell.process_input import InputChannel
 from secure_shell.policy import verdict as R
 from secure_shell.policy.verdict import Decision, Reason, Verdict
+from secure_shell.process_input import InputChannel
 
 if TYPE_CHECKING:
     from secure_shell.runner import BackgroundRun, Runner

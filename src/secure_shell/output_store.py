@@ -18,13 +18,12 @@ import codecs
 import json
 import os
 import secrets
-from collections import OrderedDict
 import shutil
 import tempfile
 import threading
 import time
 from bisect import bisect_right
-from collections import deque
+from collections import OrderedDict, deque
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone

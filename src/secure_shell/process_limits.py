@@ -7,7 +7,6 @@ import os
 import sys
 from dataclasses import dataclass
 
-
 # Where util-linux installs prlimit. Only these fixed paths: never a PATH lookup that a command's
 # environment could steer.
 PRLIMIT_PATHS = ("/usr/bin/prlimit", "/bin/prlimit")

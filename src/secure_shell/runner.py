@@ -21,9 +21,10 @@ from secure_shell.audit import AuditLog, default_path
 from secure_shell.checker import Checker
 from secure_shell.command_containment import Containments, stop_containment
 from secure_shell.command_environment import command_environment
-from secure_shell.interactive_runs import check_owner, end_when_idle, open_session, send_input
 from secure_shell.config.resolve import ResolvedConfig
+from secure_shell.console_output import output_decoders
 from secure_shell.errors import AuditError, SecureShellError, SpawnError, StorageError, StoreFull
+from secure_shell.executables import find_executable, writable_places
 from secure_shell.executor import (
     Outcome,
     RunSpec,
@@ -35,16 +36,16 @@ from secure_shell.executor import (
     stop_all,
 )
 from secure_shell.interactive import InputSession
+from secure_shell.interactive_runs import check_owner, end_when_idle, open_session, send_input
 from secure_shell.output_store import Execution, OutputStore, StoreLimits
+from secure_shell.policy import verdict as R
+from secure_shell.policy.excerpt import SHORT, excerpt
+from secure_shell.policy.verdict import Decision, Reason, Verdict
 from secure_shell.process_limits import Limits
 from secure_shell.recovery import release_registration
-from secure_shell.policy import verdict as R
-from secure_shell.policy.verdict import Decision, Reason, Verdict
 from secure_shell.redaction import Redactor, output_masking
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect
 from secure_shell.sandbox.launcher_client import Confinement, LauncherError
-from secure_shell.console_output import output_decoders
-from secure_shell.executables import find_executable, writable_places
 from secure_shell.shells import (
     SHELL_FACTS,
     CommandPassing,
@@ -55,7 +56,6 @@ from secure_shell.shells import (
     host_directory,
     invocation_problem,
 )
-from secure_shell.policy.excerpt import SHORT, excerpt
 
 
 @dataclass(frozen=True, slots=True)

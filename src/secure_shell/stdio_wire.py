@@ -13,12 +13,11 @@ message gets its error reply here (jsonrpc_errors), since the SDK's transport wo
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-import json
 from typing import Any
 
 import anyio

@@ -32,6 +32,7 @@ from secure_shell.http import client_gone
 from secure_shell.interactive import OutputMark, await_answer
 from secure_shell.output_store import Execution
 from secure_shell.policy import verdict as R
+from secure_shell.policy.excerpt import LONG, excerpt
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
 from secure_shell.replies import (
     ExecuteResult,
@@ -53,7 +54,6 @@ from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.sandbox.limits import LimitSettings, limit_note
 from secure_shell.shells import ShellKind
 from secure_shell.working_directory import missing_on_host
-from secure_shell.policy.excerpt import LONG, excerpt
 
 if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
     from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found, unused-ignore]

@@ -17,7 +17,6 @@ import unicodedata
 
 from secure_shell.shells import PathDialect, host_path
 
-
 # What cmd reads as operators, escapes, quotes or variables once %CD% is in its line.
 CMD_METACHARACTERS = frozenset("&|<>^%!()")
 

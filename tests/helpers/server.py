@@ -10,9 +10,8 @@ from pathlib import Path
 
 from mcp import StdioServerParameters
 
-from tests.places import outside, state_env
 from tests.helpers.processes import processes_named
-
+from tests.places import outside, state_env
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -6,5 +6,4 @@ from typing import Callable
 
 from secure_shell.executor import Outcome
 
-
 Run = Callable[..., tuple[Outcome, dict[str, str]]]

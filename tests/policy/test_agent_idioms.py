@@ -10,7 +10,7 @@ import pytest
 from secure_shell.policy.decide import decide
 from secure_shell.policy.path_reach import Reach
 from secure_shell.policy.verdict import Verdict
-from tests.helpers.policy import B, D, ENV, F, I, N, P, U, V, X, cwd_for, policy_for
+from tests.helpers.policy import ENV, B, D, F, I, N, P, U, V, X, cwd_for, policy_for
 
 HELD = Reach(
     read=("/usr", "/etc/os-release", "/etc/hostname", "/bin", "/opt"),

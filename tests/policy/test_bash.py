@@ -10,25 +10,24 @@ import pytest
 
 from secure_shell.shells import ShellKind
 from tests.helpers.policy import (
-    B,
-    D,
-    P,
-    U,
-    N,
-    F,
-    X,
-    V,
-    S,
-    I,
-    W,
-    C,
     CONFIG,
+    B,
+    C,
+    D,
+    F,
+    I,
+    N,
+    P,
+    S,
+    U,
+    V,
+    W,
+    X,
     assert_allowed,
     assert_denied,
     build_config,
     check,
 )
-
 
 DENIED = [
     # chaining and separators: every command of a list is checked

@@ -26,7 +26,6 @@ from tests.helpers.policy import (
     check,
 )
 
-
 DENIED = [
     # text cmd parses a second time, as the next pass reads it
     ("call echo a ^& del x", B),

@@ -189,8 +189,8 @@ def test_ask_commands_give_an_ask_verdict_that_confirmation_lifts() -> None:
 def test_with_path_rules_off_redirect_targets_are_not_checked() -> None:
     """restrictWorkingDirectory: false turns every path rule off, redirections included: a target
     from a variable (`> $t`) is no reason to refuse then."""
-    from tests.helpers.policy import build_config
     from secure_shell.shells import ShellKind
+    from tests.helpers.policy import build_config
 
     policy = build_config(security__restrictWorkingDirectory=False).shells[ShellKind.BASH]
     assert decide("t=$(mktemp) && echo x > $t && cat $t", policy, "/home/u/proj", {}).allowed

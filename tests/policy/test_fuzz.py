@@ -7,8 +7,8 @@ into the parsers rather than failing at the first character.
 
 from __future__ import annotations
 
-import os
 import gc
+import os
 import time
 
 import pytest

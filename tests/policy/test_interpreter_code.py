@@ -11,8 +11,20 @@ import pytest
 
 from secure_shell.policy.decide import decide
 from secure_shell.policy.python_code import repl_source
-from tests.helpers.policy import ENV, B, I, P, V, assert_allowed, assert_denied, check, cwd_for, policy_for, run_bash
-from tests.helpers.policy import scratch_project
+from tests.helpers.policy import (
+    ENV,
+    B,
+    I,
+    P,
+    V,
+    assert_allowed,
+    assert_denied,
+    check,
+    cwd_for,
+    policy_for,
+    run_bash,
+    scratch_project,
+)
 
 TWINS = [
     # Python: calls that run programs or code take literals, checked as what they run

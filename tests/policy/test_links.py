@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from secure_shell.policy.decide import decide
-from tests.helpers.policy import denied_then_run, P, U, assert_allowed, assert_denied, check, scratch_project
+from tests.helpers.policy import P, U, assert_allowed, assert_denied, check, denied_then_run, scratch_project
 
 TWINS = [
     # ln -s: the link, then up through it (also before it, on the line; also after cd into it)

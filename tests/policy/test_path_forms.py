@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from secure_shell.policy.sed import ScriptError, ed_effects, sed_effects
-from tests.helpers.policy import denied_then_run, I, N, P, S, U, assert_allowed, assert_denied, check
+from tests.helpers.policy import I, N, P, S, U, assert_allowed, assert_denied, check, denied_then_run
 
 TWINS = [
     # a path glued to its option

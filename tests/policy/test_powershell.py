@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from secure_shell.policy import powershell
-from tests.helpers.policy import B, D, P, U, N, F, X, S, I, W, assert_allowed, assert_denied, check
+from tests.helpers.policy import B, D, F, I, N, P, S, U, W, X, assert_allowed, assert_denied, check
 
 
 def enc(script: str) -> str:

@@ -7,14 +7,13 @@ import pytest
 
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.policy.decide import decide
-from secure_shell.policy.parsed import Parsed
+from secure_shell.policy.parsed import Limits, Parsed
 from secure_shell.policy.powershell import parse, windows_argv
 from secure_shell.policy.powershell_grammar import grammar_view
-from secure_shell.policy.parsed import Limits
 from secure_shell.shells import ShellKind
 from tests.helpers.policy import (
-    B,
     ENV,
+    B,
     F,
     P,
     U,

@@ -14,7 +14,7 @@ import pytest
 
 from secure_shell.policy.decide import decide
 from secure_shell.shells import ShellKind
-from tests.helpers.policy import denied_then_run, P, U, V, assert_allowed, assert_denied, build_config, check
+from tests.helpers.policy import P, U, V, assert_allowed, assert_denied, build_config, check, denied_then_run
 
 # (shell, denied command, reason, allowed twin)
 TWINS = [

@@ -13,8 +13,8 @@ import pytest
 
 from secure_shell.executables import find_executable
 from secure_shell.policy import powershell as dialect
-from tests.policy import test_powershell, test_powershell_grammar
 from tests.helpers.policy import check
+from tests.policy import test_powershell, test_powershell_grammar
 
 POWERSHELL = find_executable("pwsh.exe") or find_executable("powershell.exe")
 ROWS = sorted(

@@ -28,8 +28,8 @@ from secure_shell.config.schema import (
     ConfigFile,
     Environment,
     Logging,
-    Resources,
     Profile,
+    Resources,
     Shell,
     Transport,
 )
@@ -43,8 +43,8 @@ from secure_shell.policy.paths import (
     looks_like_windows,
 )
 from secure_shell.policy.shell_policy import ShellPolicy, SkippedPath
-from secure_shell.shells import SHELL_FACTS, PathDialect, ShellKind
 from secure_shell.sandbox.containment import SandboxSettings
+from secure_shell.shells import SHELL_FACTS, PathDialect, ShellKind
 from secure_shell.trust import broad_start_directory
 from secure_shell.working_directory import text_problem
 

@@ -25,13 +25,13 @@ from secure_shell.policy.bash_parse import parse as parse
 from secure_shell.policy.bash_parse import preprocess as preprocess
 from secure_shell.policy.bash_parse import review as review
 from secure_shell.policy.dialect import DialectName
+from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Parsed, SimpleCommand, Word
 from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.program_name import program_name
 from secure_shell.policy.resolution import Refusal, Resolution, WorkingDirectory
 from secure_shell.policy.text_arguments import text_arguments as text_arguments  # the dialect's model of them
 from secure_shell.policy.wrapper_shells import NUMBERED_PYTHON
-from secure_shell.policy.excerpt import excerpt
 
 DIALECT: DialectName = "bash"
 

@@ -10,9 +10,9 @@ from tree_sitter import Node
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.bash_variables import VariableTracker
+from secure_shell.policy.excerpt import NEAR, excerpt
 from secure_shell.policy.parsed import Finding
 from secure_shell.policy.syntax_tree import descendants
-from secure_shell.policy.excerpt import NEAR, excerpt
 
 # Arithmetic operators that set their left side from its old value (`(( n += 2 ))`).
 _UPDATING_OPERATORS = frozenset({"+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|="})

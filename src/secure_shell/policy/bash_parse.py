@@ -17,19 +17,19 @@ from secure_shell.policy.bash_flow import FlowBuilder
 from secure_shell.policy.bash_kinds import BASHLEX_GAPS, PLAIN_KINDS
 from secure_shell.policy.bash_substitutions import count_substitutions
 from secure_shell.policy.bash_walker import Walker
+from secure_shell.policy.excerpt import NEAR, excerpt
 from secure_shell.policy.parsed import (
-    Refused,
     CrossCheck,
     Failed,
     Finding,
     Limits,
     Parsed,
     ParseOutcome,
+    Refused,
     Unsupported,
     never_raises,
 )
 from secure_shell.policy.syntax_tree import ascii_mask, descendants
-from secure_shell.policy.excerpt import NEAR, excerpt
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 

@@ -13,10 +13,10 @@ from secure_shell.policy.bash_assignments import NUMERIC_SHELL_SET, POSITIONAL, 
 from secure_shell.policy.bash_words import WordReader
 from secure_shell.policy.dangerous_variables import dangerous_variable
 from secure_shell.policy.env_variables import FINDS, RUNS, Variable, entries, value_problem, variable
+from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Finding, Limits, Word
 from secure_shell.policy.syntax_tree import inside
 from secure_shell.policy.wrapper_builtins import assigned_names
-from secure_shell.policy.excerpt import excerpt
 
 # `set -a` / `set -o allexport` anywhere: every later assignment is exported (read loosely, so a
 # mention inside a string also counts).

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Callable
 
 from tree_sitter import Node
 
-from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.bash_kinds import KNOWN_KINDS
+from secure_shell.policy.parsed import SimpleCommand, Word
 
 if TYPE_CHECKING:
     from secure_shell.policy.bash_walker import Walker

@@ -21,6 +21,7 @@ from secure_shell.policy.bash_kinds import KNOWN_KINDS
 from secure_shell.policy.bash_substitutions import extract_substitutions
 from secure_shell.policy.bash_visitors import VISITORS
 from secure_shell.policy.bash_words import NOT_WORDS, TEST_TOKENS
+from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import (
     Finding,
     Limits,
@@ -31,7 +32,6 @@ from secure_shell.policy.parsed import (
     Word,
     absorb_nested,
 )
-from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.syntax_tree import descendants
 
 OPERATOR_TOKENS = frozenset({";", "&", "&&", "||", "|", "|&"})

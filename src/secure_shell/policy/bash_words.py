@@ -11,9 +11,9 @@ from typing import Iterator
 from tree_sitter import Node
 
 from secure_shell.policy.bash_assignments import NUMERIC_SHELL_SET, POSITIONAL, SHELL_SET, Assignments
+from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Limits, Refused, Word
 from secure_shell.policy.syntax_tree import inside
-from secure_shell.policy.excerpt import excerpt
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _ANSI_SIMPLE = {

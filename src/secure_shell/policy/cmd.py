@@ -15,20 +15,20 @@ import re
 from typing import Callable
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.cmd_control import for_loop, if_command, reread, start
 from secure_shell.policy.cmd_paths import looks_like_path as looks_like_path
 from secure_shell.policy.cmd_paths import path_parts as path_parts
 from secure_shell.policy.cmd_paths import path_words as path_words
 from secure_shell.policy.cmd_paths import text_arguments as text_arguments
 from secure_shell.policy.cmd_search import INTERNAL
-from secure_shell.policy.cmd_control import for_loop, if_command, reread, start
 from secure_shell.policy.cmd_tokenizer import Tokenizer
 from secure_shell.policy.parsed import (
+    STDIN_REDIRECTS,
     CrossCheck,
     Finding,
     Limits,
-    ParseOutcome,
     Parsed,
-    STDIN_REDIRECTS,
+    ParseOutcome,
     SimpleCommand,
     Word,
     never_raises,

@@ -18,8 +18,8 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.engine_context import CheckContext
 from secure_shell.policy.engine_walk import Walker
 from secure_shell.policy.parsed import CrossCheck
-from secure_shell.policy.path_reach import Reach
 from secure_shell.policy.parsed import CrossCheckResult as CrossCheckResult  # the name callers import from here
+from secure_shell.policy.path_reach import Reach
 from secure_shell.policy.paths import PathSpace, Realpath
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import Verdict

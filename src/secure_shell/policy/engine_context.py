@@ -10,16 +10,16 @@ from dataclasses import dataclass, replace
 from secure_shell.policy import shell_sites, windows_programs
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
+from secure_shell.policy.excerpt import LONG, excerpt
 from secure_shell.policy.flow import UNKNOWN, Directories
+from secure_shell.policy.msys_arguments import converted
 from secure_shell.policy.parsed import CrossCheck, Limits, ParseOutcome, SimpleCommand
 from secure_shell.policy.path_reach import Reach, writes
-from secure_shell.policy.msys_arguments import converted
 from secure_shell.policy.paths import PathSpace, Realpath
 from secure_shell.policy.registry import dialect_module, launch
 from secure_shell.policy.resolution import Launch, Refusal, Resolution
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked, Reason, Verdict
-from secure_shell.policy.excerpt import LONG, excerpt
 from secure_shell.shells import PathDialect
 
 MAX_NESTED_SCRIPTS = 64

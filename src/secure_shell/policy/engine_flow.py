@@ -10,11 +10,11 @@ from dataclasses import replace
 from secure_shell.policy.dialect import DialectName, dialect_name
 from secure_shell.policy.engine_context import MAX_NESTED_SCRIPTS, CheckContext
 from secure_shell.policy.engine_paths import PathChecker
+from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.flow import UNKNOWN, Directories, FlowPass, below, join, split_below
 from secure_shell.policy.parsed import LOOP, RUN, Flow, Parsed, SimpleCommand, Word
 from secure_shell.policy.registry import dialect_module
 from secure_shell.policy.resolution import Inner, Script, WorkingDirectory
-from secure_shell.policy.excerpt import SHORT, excerpt
 
 MAX_MOVES = 512  # directory changes followed per decision, counted per directory they start from
 MAX_DIRECTORY_LENGTH = 1024  # a working directory deeper than this is not followed

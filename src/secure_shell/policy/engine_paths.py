@@ -11,6 +11,7 @@ import re
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import Dialect, DialectName
 from secure_shell.policy.engine_context import SHELL_MOVES, STARTING_DIRECTORY, CheckContext, Scope
+from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.flow import BELOW, UNKNOWN, Directories, below, join, split_below
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.paths import FILE_URL, file_url_path, names_another_machine, remote_url
@@ -19,7 +20,6 @@ from secure_shell.policy.registry import dialect_module
 from secure_shell.policy.resolution import Link
 from secure_shell.policy.text_arguments import PROSE_OPTIONS
 from secure_shell.policy.verdict import PathChecked
-from secure_shell.policy.excerpt import excerpt
 
 MAX_LINKS = 256  # link names, and paths that go up (..), remembered per decision
 

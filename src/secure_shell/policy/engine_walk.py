@@ -9,7 +9,6 @@ import re
 from dataclasses import replace
 
 from secure_shell.policy import verdict as R
-from secure_shell.policy.shell_sites import dequoted
 from secure_shell.policy.arguments import argument_blocked, argument_matchers
 from secure_shell.policy.command_rules import allows, catches, compile_rules, names_program
 from secure_shell.policy.dialect import dialect_name
@@ -17,6 +16,7 @@ from secure_shell.policy.engine_context import MAX_NESTED_SCRIPTS, STARTING_DIRE
 from secure_shell.policy.engine_environment import EnvironmentChecker
 from secure_shell.policy.engine_flow import DirectoryFlow
 from secure_shell.policy.engine_paths import PathChecker
+from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.flow import UNKNOWN, Directories, join
 from secure_shell.policy.operators import blocked_operator_tokens
 from secure_shell.policy.parsed import Failed, Limits, Parsed, Redirect, SimpleCommand, Unsupported, Word
@@ -33,10 +33,10 @@ from secure_shell.policy.resolution import (
     Text,
     WorkingDirectory,
 )
+from secure_shell.policy.shell_sites import dequoted
 from secure_shell.policy.verdict import CommandSeen, Decision, PathChecked
 from secure_shell.policy.wrapper_table import filled_refusal
 from secure_shell.shells import command_line_problem
-from secure_shell.policy.excerpt import SHORT, excerpt
 
 # Strings in inline code read as possible commands (probes), per decision: each is cheap, but not free.
 MAX_PROBES = 512

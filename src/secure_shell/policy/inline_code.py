@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import PathUse, Refusal, Resolution, Script
-from secure_shell.policy.excerpt import excerpt
 
 _LITERAL = re.compile(r"'''(.*?)'''|\"\"\"(.*?)\"\"\"|'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"|`([^`]*)`", re.S)
 # More string literals than this in one piece of code are not read one by one: the code is refused.

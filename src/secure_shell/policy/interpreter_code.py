@@ -12,11 +12,11 @@ import re
 import urllib.parse
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.inline_code import scan_inline_code
 from secure_shell.policy.javascript_code import check_javascript
 from secure_shell.policy.python_code import check_python, check_repl, repl_source
 from secure_shell.policy.resolution import ReadsInput, Refusal, Resolution, Script
-from secure_shell.policy.excerpt import SHORT, excerpt
 
 _PYTHON = re.compile(r"^(python[3w]?|pypy3|python3\.\d+|ipython3?|py)$")
 _LANGUAGES = {"perl": "perl", "node": "node", "nodejs": "node", "deno": "node", "bun": "node"}

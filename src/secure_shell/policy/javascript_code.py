@@ -15,10 +15,10 @@ import tree_sitter_javascript
 from tree_sitter import Language, Node, Parser
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
 from secure_shell.policy.syntax_tree import descendants
-from secure_shell.policy.excerpt import excerpt
 
 _LANGUAGE = Language(tree_sitter_javascript.language())
 _SHELL = frozenset({"child_process.exec", "child_process.execSync"})

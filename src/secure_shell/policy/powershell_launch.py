@@ -8,6 +8,7 @@ import base64
 import binascii
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.excerpt import NEAR, excerpt
 from secure_shell.policy.parsed import (
     SimpleCommand,
     Word,
@@ -15,7 +16,6 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.powershell_names import DIALECT
 from secure_shell.policy.powershell_parameters import DASHES, argument_at, is_parameter
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
-from secure_shell.policy.excerpt import NEAR, excerpt
 
 
 def start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 
 from tree_sitter import Node
 
+from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.powershell_names import ALIASES, normalise_name
 from secure_shell.policy.program_name import program_name
 from secure_shell.policy.syntax_tree import descendants
-from secure_shell.policy.excerpt import SHORT, excerpt
 
 if TYPE_CHECKING:
     from secure_shell.policy.powershell_walker import Walker

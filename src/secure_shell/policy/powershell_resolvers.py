@@ -8,6 +8,7 @@ import re
 from typing import Callable
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import (
     SimpleCommand,
     Word,
@@ -17,7 +18,6 @@ from secure_shell.policy.powershell_names import DIALECT
 from secure_shell.policy.powershell_parameters import DASHES, bind, normalise_parameter
 from secure_shell.policy.powershell_state import member_call_refusal, state_variable_refusal
 from secure_shell.policy.resolution import Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
-from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.wrappers import resolve_windows
 
 # Cmdlets that write an item or a variable: on the Env: and Variable: drives they set variables.

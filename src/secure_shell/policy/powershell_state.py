@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dangerous_variables import dangerous_variable
+from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import (
     Word,
 )
 from secure_shell.policy.resolution import Refusal
-from secure_shell.policy.excerpt import excerpt
 
 # Variables whose value changes what later commands do: parameter defaults for every cmdlet, how
 # arguments reach native programs, how arrays become strings, where modules (cmdlets) load from.

@@ -10,6 +10,8 @@ from typing import Callable, Iterator
 from tree_sitter import Node
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.dotnet_members import pure_static_member
+from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.parsed import (
     Finding,
     Limits,
@@ -23,22 +25,20 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.powershell_drives import Drives
 from secure_shell.policy.powershell_grammar import GrammarView
-from secure_shell.policy.powershell_literals import Known
-from secure_shell.policy.powershell_stop_parsing import stop_parsing_words
 from secure_shell.policy.powershell_kinds import CHAIN, KNOWN_KINDS, OPERATORS, UNSUPPORTED_KINDS
-from secure_shell.policy.dotnet_members import pure_static_member
+from secure_shell.policy.powershell_literals import Known
+from secure_shell.policy.powershell_names import ENGINE_OBJECTS, PURE_METHODS, PURE_TYPES, normalise_name
+from secure_shell.policy.powershell_parameters import DASHES, normalise_parameter
 from secure_shell.policy.powershell_pipeline import (
     PATH_FROM_PIPELINE,
-    previous_stage,
     delay_bind_word,
     key_of,
     pipeline_words,
+    previous_stage,
 )
-from secure_shell.policy.powershell_names import ENGINE_OBJECTS, PURE_METHODS, PURE_TYPES, normalise_name
-from secure_shell.policy.powershell_parameters import DASHES, normalise_parameter
 from secure_shell.policy.powershell_state import SAFE_STATIC_PROPERTIES, member_call_refusal, state_variable_refusal
+from secure_shell.policy.powershell_stop_parsing import stop_parsing_words
 from secure_shell.policy.syntax_tree import descendants, inside
-from secure_shell.policy.excerpt import SHORT, excerpt
 
 
 class Walker:

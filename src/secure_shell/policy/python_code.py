@@ -20,9 +20,9 @@ import sys
 import warnings
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
-from secure_shell.policy.excerpt import excerpt
 
 # qualified name -> how its arguments name what runs
 #   shell: the first argument is a shell command line

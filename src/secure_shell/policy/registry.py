@@ -8,9 +8,9 @@ A dialect that meets `cmd`, `powershell`, `bash`/`sh`/`wsl` or `git` in a comman
 from __future__ import annotations
 
 from secure_shell.policy import bash, cmd, powershell, wrappers
+from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DIALECT_NAMES, Dialect, DialectName, dialect_name
 from secure_shell.policy.git import resolve_git
-from secure_shell.policy import verdict as R
 from secure_shell.policy.resolution import Launch, Refusal, Resolution
 from secure_shell.shells import SHELL_FACTS, ShellKind
 

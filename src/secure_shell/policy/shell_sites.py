@@ -15,12 +15,12 @@ import re
 from collections.abc import Callable
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.excerpt import NEAR, SHORT, excerpt
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, known_stdin, stdin_program, stream_script
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
 from secure_shell.policy.sed import sed_effects
 from secure_shell.policy.wrapper_text_tools import awk_program, script_effects
-from secure_shell.policy.excerpt import NEAR, SHORT, excerpt
 
 Site = Callable[[SimpleCommand], list[Resolution]]
 

@@ -17,10 +17,10 @@ from collections.abc import Callable
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
+from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, stdin_program, unknown_stream
 from secure_shell.policy.resolution import PathUse, Refusal, Resolution, Script
-from secure_shell.policy.excerpt import SHORT, excerpt
 
 _VALUE_OPTIONS = frozenset(
     "-cmd -init -separator -newline -nullvalue -vfs -maxsize -mmap -pagecache -heap -nonce -escape -lookaside".split()

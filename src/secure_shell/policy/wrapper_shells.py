@@ -10,6 +10,7 @@ from dataclasses import replace
 from secure_shell.policy import interpreters
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
+from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.parsed import STDIN_REDIRECTS, SimpleCommand, Word
 from secure_shell.policy.resolution import (
     Inner,
@@ -26,7 +27,6 @@ from secure_shell.policy.wrapper_spec import (
     word_script,
     word_value,
 )
-from secure_shell.policy.excerpt import SHORT, excerpt
 
 # The dialect that reads the commands a shell program runs (`NAME -c TEXT`, its stdin). zsh, fish and
 # the C shells have grammars of their own (zsh's `=(cmd)` and `$~name`, fish's `(cmd)`, csh's `!`

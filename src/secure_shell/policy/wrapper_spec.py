@@ -8,13 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from secure_shell.policy.dialect import DialectName
+from secure_shell.policy.excerpt import WIDE, excerpt
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.resolution import (
     Resolution,
     Script,
     WorkingDirectory,
 )
-from secure_shell.policy.excerpt import WIDE, excerpt
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,8 @@ import shlex
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dangerous_variables import dangerous_variable
-from secure_shell.policy.env_variables import variable
 from secure_shell.policy.dialect import DialectName
+from secure_shell.policy.env_variables import variable
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import echoed_text as _echoed
 from secure_shell.policy.resolution import (

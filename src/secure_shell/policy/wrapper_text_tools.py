@@ -10,12 +10,13 @@ from dataclasses import replace
 from secure_shell.policy import link_makers
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
+from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.resolution import (
-    Script,
     PathUse,
     Refusal,
     Resolution,
+    Script,
     Text,
 )
 from secure_shell.policy.sed import ScriptEffects, ScriptError, ed_effects, sed_effects
@@ -27,7 +28,6 @@ from secure_shell.policy.wrapper_spec import (
     source_text,
     word_value,
 )
-from secure_shell.policy.excerpt import SHORT, excerpt
 
 _AWK_EXEC = re.compile(r"\bsystem\s*\(|\|\s*getline|\|&|\bprint[f]?\b[^;{}]*\|\s*\"|close\s*\(")
 

@@ -40,8 +40,8 @@ import resource
 import select
 import signal
 import socket
-import termios
 import sys
+import termios
 import time
 from typing import Any, Callable, NoReturn
 

@@ -38,13 +38,13 @@ by the init right after `_loopback_up()` in `_init_main`, where it runs in the p
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import json
 import os
 import select
 import signal
 import socket
 import struct
-import fcntl
 from dataclasses import dataclass
 from typing import Any, Callable
 
