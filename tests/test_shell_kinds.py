@@ -17,7 +17,8 @@ import secure_shell
 from secure_shell.shells import SHELL_FACTS, ShellKind
 
 PACKAGE = Path(secure_shell.__file__).parent
-PYPROJECT = PACKAGE.parent.parent / "pyproject.toml"
+# the checkout's: the installed package may sit in site-packages, away from it
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 # The sixth kind, as a contributor would add it: the enum member and its row in shells.py, the
 # dialect's name where the type checker and the configuration's schema list names, and the module.
