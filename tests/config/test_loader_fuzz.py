@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -88,8 +89,10 @@ YAML_PIECES = st.lists(
     ),
     max_size=40,
 ).map("".join)
+# The default run draws a few hundred; SECURE_SHELL_FUZZ_EXAMPLES=20000 for a long one (bench/README.md).
+EXAMPLES = int(os.environ.get("SECURE_SHELL_FUZZ_EXAMPLES", "600"))
 SETTINGS = settings(
-    max_examples=3000, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+    max_examples=EXAMPLES, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
 )
 
 
