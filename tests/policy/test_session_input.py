@@ -151,3 +151,30 @@ def test_a_shell_session_past_what_the_policy_reads_says_to_start_a_new_command(
     text = "echo hello world\n" * 600  # 10 200 characters: more than 4 x maxCommandLength (2 000)
     verdict = decide("bash", policy_for("bash"), cwd_for("bash"), ENV, session_input=text)
     assert not verdict.allowed and "start a new interactive command" in verdict.reasons[0].message
+
+
+# The shell named by a path, or started through a wrapper, expands history just the same.
+HISTORY_BY_PATH = ["/bin/bash -i", "/usr/bin/bash -i", "env /bin/bash -i", "nice /bin/bash -i"]
+
+
+@pytest.mark.parametrize("shell", HISTORY_BY_PATH)
+def test_history_expansion_is_refused_whatever_path_names_the_shell(tmp_path: Path, shell: str) -> None:
+    project, policy = scratch_project(tmp_path)
+    text = HISTORY_ORACLE[0]
+    verdict = decide(shell, policy, str(project), {"HOME": str(tmp_path)}, session_input=text)
+    assert not verdict.allowed and X in verdict.rules, verdict.reasons
+    script = "echo touch ../outside/written.txt; !!:1-2"
+    verdict = decide(f"{shell}c '{script}'", policy, str(project), {"HOME": str(tmp_path)})
+    assert not verdict.allowed and X in verdict.rules, verdict.reasons
+    argv = shell.split()
+    subprocess.run(
+        [*argv[:-1], "--norc", "--noprofile", "-i"],  # the interactive shell as the command names it
+        input=text,
+        text=True,
+        cwd=project,
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HISTFILE": "/dev/null", "TERM": "dumb"},
+    )
+    assert (tmp_path / "outside" / "written.txt").exists(), f"{shell} did not expand {text!r}"

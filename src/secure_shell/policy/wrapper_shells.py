@@ -173,7 +173,7 @@ def shell_resolution(words: tuple[Word, ...], command: SimpleCommand, key: str) 
                 return [_unread(name, f"{name} {value}")]
             text = words[i + 1].value
             line = history_expansion(text) if expands_history and text is not None else None
-            if line is not None and name in HISTORY_SHELLS:
+            if line is not None and key in HISTORY_SHELLS:
                 return [_history_refusal(name, line)]
             return [word_script("bash", words[i + 1], f"{name} -c")]
         if value in SHELL_VALUE_OPTIONS:
@@ -203,7 +203,7 @@ def shell_resolution(words: tuple[Word, ...], command: SimpleCommand, key: str) 
         if script.value is None or value.startswith(("/dev/stdin", "/dev/fd/", "/proc/self/fd/")):
             return [Script("bash", None, f"{name} {script.source}", "the script comes from a stream, not a file")]
         return [PathUse(script, f"{name} script")]
-    if (expands_history or command.stdin_session) and name in HISTORY_SHELLS and command.stdin_text is not None:
+    if (expands_history or command.stdin_session) and key in HISTORY_SHELLS and command.stdin_text is not None:
         line = history_expansion(command.stdin_text)
         if line is not None:
             return [_history_refusal(name, line)]
