@@ -59,7 +59,10 @@ def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: She
         name
         for name, on in (
             ("filesystem", enforced.filesystem),
-            ("network denied", enforced.network),
+            (
+                "network: only the listed hosts, through the proxy" if settings.network_hosts else "network denied",
+                enforced.network,
+            ),
             ("signals and sockets scoped", enforced.scoping),
             ("system calls filtered, capabilities dropped", enforced.syscalls),
             (f"at most {settings.max_processes} processes", enforced.pids),

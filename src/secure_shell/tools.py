@@ -164,6 +164,7 @@ class ShellTools:
             if result.outcome is None:
                 return failure_reply(execution, f"it was stopped: {execution.error}", lines_wanted, max_bytes)
             notes = (
+                execution.network_note,
                 containment_note(execution, result.outcome, result.confinement),
                 self._limit_note(kind, execution, result.outcome),
                 background_note(result.outcome),
@@ -522,16 +523,6 @@ async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict
 
 
 DENIAL_SIGNS = ("Permission denied", "Operation not permitted", "Read-only file system", "EACCES", "EPERM")
-# What a program prints when it cannot reach a host with the network off: the resolver's socket is
-# refused, so a name lookup fails before any connection is tried (glibc's EAI_AGAIN, curl's, git's).
-NETWORK_SIGNS = (
-    "Temporary failure in name resolution",
-    "Could not resolve host",
-    "Name or service not known",
-    "getaddrinfo failed",
-    "Network is unreachable",
-    "Failed to establish a new network connection",
-)
 
 
 def containment_note(execution: Execution, outcome: Outcome, confinement: Optional[Confinement]) -> Optional[str]:
@@ -541,12 +532,11 @@ def containment_note(execution: Execution, outcome: Outcome, confinement: Option
         return None
     tail = execution.buffer.line_range(-50, None, 50, 1 << 16).lines
     ruleset = confinement.ruleset
-    signs = DENIAL_SIGNS + (NETWORK_SIGNS if ruleset.deny_network else ())
-    if not any(sign in line.text for line in tail for sign in signs):
+    if not any(sign in line.text for line in tail for sign in DENIAL_SIGNS):
         return None
-    # A refused connection shows only as EACCES/EPERM: Landlock and seccomp count nothing an
-    # unprivileged process can read (their audit records need CAP_AUDIT_READ), so the note names
-    # the key that decides it rather than claiming the network was the cause.
+    # A refused network access is counted by the proxy (execution.network_note); a connection the
+    # kernel refused shows only as EACCES/EPERM, which Landlock and seccomp count nowhere an
+    # unprivileged process can read, so this note names the key that decides it instead.
     pod = confinement.pod
     denied = ruleset.deny_network or (pod is not None and bool(getattr(pod, "own_network", False)))
     network = (

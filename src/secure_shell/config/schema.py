@@ -21,6 +21,7 @@ from secure_shell.policy.arguments import argument_pattern
 from secure_shell.policy.operators import KNOWN_OPERATORS
 from secure_shell.policy.paths import PathSyntaxError, check_absolute_entry
 from secure_shell.sandbox.memory import default_memory_bytes
+from secure_shell.sandbox.net_hosts import parse_entries
 from secure_shell.sandbox.reach import CREDENTIAL_PATHS
 from secure_shell.shells import ShellKind
 
@@ -100,6 +101,14 @@ CommandName = Annotated[str, AfterValidator(_command_name)]
 ArgumentEntry = Annotated[str, AfterValidator(_argument_entry)]
 OperatorEntry = Annotated[str, AfterValidator(_operator)]
 AbsolutePath = Annotated[str, AfterValidator(_absolute_path)]
+
+
+def _network_setting(value: Union[str, list[str]]) -> Union[str, list[str]]:
+    """`deny`, `allow`, or host entries, each checked (net_hosts.parse_entry names a bad one)."""
+    if isinstance(value, list):
+        parse_entries(value)
+        return [entry.strip() for entry in value]
+    return value
 
 
 def _credential_path(value: str) -> str:
@@ -299,9 +308,17 @@ class Sandbox(Section):
         description="auto: enforce what the kernel supports and say what is not; require: refuse to run "
         "commands unless all of it is enforced; off: no containment.",
     )
-    network: Literal["deny", "allow"] = Field(
+    network: Annotated[Union[Literal["deny", "allow"], list[str]], AfterValidator(_network_setting)] = Field(
         "deny",
-        description="deny: no TCP connect or bind, no UDP or other sockets (unix sockets stay); allow: as the host.",
+        description="deny: no TCP connect or bind, no UDP or other sockets (unix sockets stay); allow: as the host; "
+        "a list of hosts (names, `*.` patterns, IP literals with IPv6 in brackets, each optionally `:port`; "
+        "without a port 80 and 443): only those, through the server's HTTP/HTTPS proxy, which resolves the "
+        "names itself and refuses loopback, private and link-local addresses no entry names.",
+    )
+    ask_network: bool = Field(
+        False,
+        description="With a host list: ask the person (MCP elicitation) once per host per session before "
+        "refusing an unlisted host; a client that cannot ask gets the refusal.",
     )
     readable_paths: list[AbsolutePath] = Field(
         default_factory=list,

@@ -44,6 +44,7 @@ class PodClient(Launcher):
         self._defining = threading.Lock()
         self.pod_pids: set[int] = set()
         self.on_close: Callable[[], None] | None = None  # gives back what the pod held (its cgroup)
+        self.network: Any = None  # the proxy access its commands reach (net_access.Access), if any
 
     def spawn(
         self,
@@ -182,6 +183,7 @@ def pod_spec(
     cgroup: str | None = None,
     realpath: Callable[[str], str] = os.path.realpath,
     readable: list[str] | tuple[str, ...] = (),
+    proxy_socket: str | None = None,
 ) -> PodSpec:
     """A session's pod for these writable paths: their `.git/hooks` read-only, every existing
     credential path covered, /tmp a quarter and /dev/shm an eighth of the memory budget."""
@@ -199,6 +201,7 @@ def pod_spec(
         shm_bytes=max(budget // 8, 8 << 20),
         own_network=own_network,
         cgroup=cgroup,
+        proxy_socket=proxy_socket,
         readable=tuple(readable),
     )
 

@@ -17,6 +17,8 @@ from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.sandbox.containment import pod_ruleset_for, pod_writable
 from secure_shell.sandbox.host import HostSupport
 from secure_shell.sandbox.launcher_client import Launcher
+from secure_shell.sandbox.net_access import Access
+from secure_shell.sandbox.networks import Networks
 from secure_shell.sandbox.pod_client import PodClient, Pods, make_pod, pod_spec
 from secure_shell.shells import ShellKind
 
@@ -34,7 +36,9 @@ class SessionPods:
         path_of: Callable[[ShellKind], str],
         busy: Callable[[str], bool] = lambda _origin: False,
         idle_seconds: float = IDLE_SECONDS,
+        networks: Networks | None = None,
     ) -> None:
+        self.networks = networks  # the proxy a pod's commands reach (unless sandbox.network: allow)
         self.config = config
         self.host = host
         self._launcher = launcher
@@ -55,9 +59,9 @@ class SessionPods:
         for stale in idle:
             if not self._busy(stale):
                 self.end(stale)
-        return self.pods.get((origin, shell), lambda pod_id: self._make(shell, pod_id))
+        return self.pods.get((origin, shell), lambda pod_id: self._make(origin, shell, pod_id))
 
-    def _make(self, shell: ShellKind, pod_id: int) -> PodClient:
+    def _make(self, origin: str, shell: ShellKind, pod_id: int) -> PodClient:
         launcher = self._launcher()
         if launcher is None:
             raise OSError(0, "no launcher is running to make the session's pod")
@@ -65,7 +69,10 @@ class SessionPods:
         limit = settings.max_processes
         cgroup = self.host.pids.acquire(limit) if self.host.pids is not None and limit is not None else None
         home = os.path.expanduser("~")
+        proxy: tuple[str, Access] | None = None
         try:
+            if settings.network_denied and self.networks is not None:
+                proxy = self.networks.for_pod(origin, shell.value, settings)
             policy = self.config.shells[shell]
             readable = pod_ruleset_for(policy, settings, self._path_of(shell), home).read
             spec = pod_spec(
@@ -73,18 +80,22 @@ class SessionPods:
                 home,
                 settings.credential_paths,
                 self.config.resources.memory_bytes,
-                settings.network == "deny",
+                settings.network_denied,
                 cgroup,
                 readable=[p for p in readable if p.startswith(COVERED)],
+                proxy_socket=proxy[0] if proxy is not None else None,
             )
             pod = make_pod(launcher, spec, pod_id)
         except BaseException:
-            self._release(cgroup, limit)
+            self._release(cgroup, limit, proxy)
             raise
-        pod.on_close = lambda: self._release(cgroup, limit)
+        pod.network = proxy[1] if proxy is not None else None
+        pod.on_close = lambda: self._release(cgroup, limit, proxy)
         return pod
 
-    def _release(self, cgroup: str | None, limit: int | None) -> None:
+    def _release(self, cgroup: str | None, limit: int | None, proxy: tuple[str, Access] | None = None) -> None:
+        if proxy is not None and self.networks is not None:
+            self.networks.release_pod(proxy[0])
         if cgroup is not None and limit is not None and self.host.pids is not None:
             self.host.pids.release(cgroup, limit)  # kills whatever is left in it, keeps it for reuse
 
