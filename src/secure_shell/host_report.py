@@ -60,7 +60,12 @@ def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: She
         for name, on in (
             ("filesystem", enforced.filesystem),
             (
-                "network: only the listed hosts, through the proxy" if settings.network_hosts else "network denied",
+                (
+                    f"network: only {', '.join(settings.network_hosts)} (sandbox.network), through the proxy"
+                    + (", asking for others" if settings.ask_network else "")
+                )
+                if settings.network_hosts
+                else "network denied",
                 enforced.network,
             ),
             ("signals and sockets scoped", enforced.scoping),

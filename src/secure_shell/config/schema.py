@@ -21,7 +21,7 @@ from secure_shell.policy.arguments import argument_pattern
 from secure_shell.policy.operators import KNOWN_OPERATORS
 from secure_shell.policy.paths import PathSyntaxError, check_absolute_entry
 from secure_shell.sandbox.memory import default_memory_bytes
-from secure_shell.sandbox.net_hosts import parse_entries
+from secure_shell.sandbox.net_hosts import parse_entry
 from secure_shell.sandbox.reach import CREDENTIAL_PATHS
 from secure_shell.shells import ShellKind
 
@@ -103,12 +103,18 @@ OperatorEntry = Annotated[str, AfterValidator(_operator)]
 AbsolutePath = Annotated[str, AfterValidator(_absolute_path)]
 
 
-def _network_setting(value: Union[str, list[str]]) -> Union[str, list[str]]:
-    """`deny`, `allow`, or host entries, each checked (net_hosts.parse_entry names a bad one)."""
-    if isinstance(value, list):
-        parse_entries(value)
-        return [entry.strip() for entry in value]
-    return value
+WORD_TAG = "<word>"  # sandbox.network: deny or allow
+HOSTS_TAG = "<hosts>"  # sandbox.network: a host list
+
+
+def _network_entry(value: str) -> str:
+    """One host of sandbox.network, checked (net_hosts.parse_entry names what is wrong)."""
+    parse_entry(value)
+    return value.strip()
+
+
+def _word_or_hosts(value: Any) -> str:
+    return HOSTS_TAG if isinstance(value, list) else WORD_TAG
 
 
 def _credential_path(value: str) -> str:
@@ -308,7 +314,13 @@ class Sandbox(Section):
         description="auto: enforce what the kernel supports and say what is not; require: refuse to run "
         "commands unless all of it is enforced; off: no containment.",
     )
-    network: Annotated[Union[Literal["deny", "allow"], list[str]], AfterValidator(_network_setting)] = Field(
+    network: Annotated[
+        Union[
+            Annotated[Literal["deny", "allow"], Tag(WORD_TAG)],
+            Annotated[list[Annotated[str, AfterValidator(_network_entry)]], Field(max_length=1000), Tag(HOSTS_TAG)],
+        ],
+        Discriminator(_word_or_hosts),
+    ] = Field(
         "deny",
         description="deny: no TCP connect or bind, no UDP or other sockets (unix sockets stay); allow: as the host; "
         "a list of hosts (names, `*.` patterns, IP literals with IPv6 in brackets, each optionally `:port`; "
@@ -359,7 +371,7 @@ class Global(Section):
 # Tags of the list-or-{replace} union; the loader drops them from error locations.
 LIST_TAG = "<list>"
 REPLACE_TAG = "<replace>"
-UNION_TAGS = frozenset({LIST_TAG, REPLACE_TAG})
+UNION_TAGS = frozenset({LIST_TAG, REPLACE_TAG, WORD_TAG, HOSTS_TAG})
 
 
 def _list_or_replace(value: Any) -> str:
