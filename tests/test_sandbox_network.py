@@ -169,3 +169,45 @@ def test_the_proxy_variables_are_set_for_the_command() -> None:
         assert f"{name}=http://127.0.0.1:3128" in reply, reply
     assert "NO_PROXY=localhost,127.0.0.1,::1" in reply and "no_proxy=localhost,127.0.0.1,::1" in reply, reply
     assert "npm_config_https_proxy=http://127.0.0.1:3128" in reply, reply
+
+
+def answering(allow: bool | None):  # type: ignore[no-untyped-def]
+    """An elicitation callback that answers `allow` (None: the person dismisses it), and what it was asked."""
+    from mcp.types import ElicitResult
+
+    asked: list[str] = []
+
+    async def callback(context, params):  # type: ignore[no-untyped-def]
+        asked.append(params.message)
+        if allow is None:
+            return ElicitResult(action="cancel")
+        return ElicitResult(action="accept", content={"allow": allow})
+
+    return callback, asked
+
+
+@pytest.mark.parametrize("allow", [True, False])
+def test_ask_network_asks_the_person_once_per_host_per_session(allow: bool, listeners: tuple[int, int]) -> None:
+    listed, other = listeners
+    me, where = network_places("pod", f"['127.0.0.1:{listed}']\n    askNetwork: true")
+    callback, asked = answering(allow)
+
+    async def session() -> list[str]:
+        async with Client(server_for(me, where, "unused"), mode="legacy", elicitation_callback=callback) as client:
+            return [await run(client, f"{CURL} -i http://127.0.0.1:{other}/") for _ in range(2)]
+
+    replies = anyio.run(session)
+    assert len(asked) == 1 and f"127.0.0.1 (port {other})" in asked[0], asked
+    for reply in replies:
+        if allow:
+            assert f"hello from port {other}" in reply, reply
+        else:
+            assert "403 Forbidden" in reply and "sandbox.network" in reply, reply
+
+
+def test_ask_network_refuses_for_a_client_that_cannot_ask(listeners: tuple[int, int]) -> None:
+    listed, other = listeners
+    (reply,), _ = run_all(
+        "pod", f"['127.0.0.1:{listed}']\n    askNetwork: true", [f"{CURL} -i http://127.0.0.1:{other}/"]
+    )
+    assert "403 Forbidden" in reply and f"127.0.0.1:{other} is not listed in sandbox.network" in reply, reply

@@ -30,6 +30,7 @@ from secure_shell.errors import ExecutionNotFound, SecureShellError
 from secure_shell.executor import Outcome
 from secure_shell.http import client_gone
 from secure_shell.interactive import OutputMark, await_answer
+from secure_shell.network_questions import network_asker
 from secure_shell.output_store import Execution
 from secure_shell.policy import verdict as R
 from secure_shell.policy.excerpt import LONG, excerpt
@@ -223,7 +224,17 @@ class ShellTools:
                 await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s, {lines} lines so far")
 
         async def run() -> RunResult:
-            return await self.runner.run(request, prepared=checked, on_start=running.append, hold=True)
+            # with askNetwork, the proxy asks the person through this call while it runs
+            asker = None
+            if self.config.sandbox[request.shell].ask_network:
+                asker = network_asker(ctx, self.config.shells[request.shell].ask_timeout)
+            networks = self.runner.containment.networks
+            previous = networks.set_asker(request.origin, asker) if asker is not None else None
+            try:
+                return await self.runner.run(request, prepared=checked, on_start=running.append, hold=True)
+            finally:
+                if asker is not None:
+                    networks.set_asker(request.origin, previous)
 
         gone = client_gone()
         result: Optional[RunResult] = None

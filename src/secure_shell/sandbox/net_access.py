@@ -106,7 +106,8 @@ class Access:
 
     async def decide(self, host: str, port: int) -> Decision:
         entry = None if self.network_off else entry_for(self.entries, host, port)
-        if entry is None and not (self.ask_network and await self._person_allows(host, port)):
+        person = entry is None and self.ask_network and await self._person_allows(host, port)
+        if entry is None and not person:
             if self.network_off:
                 why = f"the network is off for these commands ({NETWORK_KEY}: deny)"
                 how = f'to allow this host set {NETWORK_KEY}: ["{_written(host, port)}"]'
@@ -125,7 +126,8 @@ class Access:
             except (OSError, asyncio.TimeoutError) as exc:
                 return self._deny(host, port, f"its name could not be resolved ({exc})", "check the name", count=False)
             addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
-        permitted = [a for a in addresses if public(a) or address_named(self.entries, a, port)]
+        # an address the person was shown (the host asked was that literal) counts as named
+        permitted = [a for a in addresses if public(a) or address_named(self.entries, a, port) or (person and literal)]
         if not permitted:
             address = addresses[0]
             return self._deny(

@@ -107,10 +107,11 @@ class Networks:
     def pod_environment(self) -> dict[str, str]:
         return proxy_environment(POD_PROXY_PORT)
 
-    def set_asker(self, origin: str, asker: Asker | None) -> None:
+    def set_asker(self, origin: str, asker: Asker | None) -> Asker | None:
         """While a call of session `origin` whose client can elicit runs, its pods' proxies (and the
-        shells' shared ones) ask the person through `asker`; None ends that."""
+        shells' shared ones) ask the person through `asker`; None ends that. The one it replaces."""
         with self._lock:
+            previous = self._askers.get(origin)
             if asker is None:
                 self._askers.pop(origin, None)
             else:
@@ -120,6 +121,7 @@ class Networks:
                     access.ask = asker
             for _, access in self._shells.values():
                 access.ask = asker if asker is not None else next(iter(self._askers.values()), None)
+        return previous
 
     def close(self) -> None:
         if self._proxy is not None:
