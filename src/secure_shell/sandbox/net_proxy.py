@@ -191,6 +191,7 @@ class NetworkProxy:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, access: Access) -> None:
         if self._active >= MAX_CONNECTIONS:
             await _answer(writer, response(503, "Service Unavailable", "secure-shell: too many proxy connections\n"))
+            writer.close()
             return
         self._active += 1
         try:
