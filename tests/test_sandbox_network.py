@@ -211,3 +211,17 @@ def test_ask_network_refuses_for_a_client_that_cannot_ask(listeners: tuple[int, 
         "pod", f"['127.0.0.1:{listed}']\n    askNetwork: true", [f"{CURL} -i http://127.0.0.1:{other}/"]
     )
     assert "403 Forbidden" in reply and f"127.0.0.1:{other} is not listed in sandbox.network" in reply, reply
+
+
+def test_get_config_shows_the_host_list_and_ask_network() -> None:
+    me, where = network_places("pod", "['pypi.org', '*.github.com', '127.0.0.1:8080']\n    askNetwork: true")
+
+    async def session() -> tuple[str, dict[str, object]]:
+        async with Client(server_for(me, where, "unused")) as client:
+            reply = await client.call_tool("get_config", {"shell": "bash"})
+            return str(reply.content[0].text), dict(reply.structured_content or {})
+
+    text, data = anyio.run(session)
+    assert "only pypi.org, *.github.com, 127.0.0.1:8080 through the proxy: sandbox.network" in text, text
+    sandbox = data["shells"]["bash"]["sandbox"]  # type: ignore[index]
+    assert sandbox["network"] == ["pypi.org", "*.github.com", "127.0.0.1:8080"] and sandbox["askNetwork"] is True

@@ -64,8 +64,8 @@ def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: She
                     f"network: only {', '.join(settings.network_hosts)} (sandbox.network), through the proxy"
                     + (", asking for others" if settings.ask_network else "")
                 )
-                if settings.network_hosts
-                else "network denied",
+                if settings.network_hosts and not enforced.inside_distribution
+                else "network denied",  # no proxy reaches a WSL distribution: a list is denied there
                 enforced.network,
             ),
             ("signals and sockets scoped", enforced.scoping),
