@@ -82,6 +82,7 @@ def _accept(listener: socket.socket, proxy_path: str, pairs: dict[socket.socket,
         client.close()
         return
     proxy = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    proxy.settimeout(5.0)  # the server's backlog full: this loop waits no longer than that
     try:
         proxy.connect(proxy_path)
     except OSError:
