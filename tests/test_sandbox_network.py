@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import http.server
 import json
+import socket
 import threading
+import urllib.request
 from pathlib import Path
 from typing import Iterator
 
 import anyio
+import anyio.to_thread
 import pytest
 from mcp import Client
 
@@ -225,3 +228,29 @@ def test_get_config_shows_the_host_list_and_ask_network() -> None:
     assert "only pypi.org, *.github.com, 127.0.0.1:8080 through the proxy: sandbox.network" in text, text
     sandbox = data["shells"]["bash"]["sandbox"]  # type: ignore[index]
     assert sandbox["network"] == ["pypi.org", "*.github.com", "127.0.0.1:8080"] and sandbox["askNetwork"] is True
+
+
+def test_a_listed_port_of_the_host_reaches_a_server_a_command_started_in_the_pod() -> None:
+    with socket.socket() as probe:  # a port free on the host now; the server binds it with the pod
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    me, where = network_places("pod", f"deny\n    ports: [{port}]")
+    (where.project / "index.html").write_text("served from the pod\n")
+
+    async def session() -> str:
+        async with Client(server_for(me, where, "unused")) as client:
+            await run(client, f"python3 -m http.server {port} --bind 127.0.0.1", background=True)
+            deadline = anyio.current_time() + 60
+            while anyio.current_time() < deadline:
+                try:
+                    return await anyio.to_thread.run_sync(fetch, port)
+                except OSError:
+                    await anyio.sleep(0.2)
+            return "never answered"
+
+    assert anyio.run(session) == "served from the pod\n"
+
+
+def fetch(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=10) as answer:
+        return str(answer.read().decode())

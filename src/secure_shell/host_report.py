@@ -81,6 +81,13 @@ def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: She
     ]
     if settings.network == "allow":
         held.append("network allowed")
+    if settings.ports:
+        shown = ", ".join(str(port) for port in settings.ports)
+        held.append(
+            f"host 127.0.0.1 ports {shown} forwarded into the session's pod"
+            if enforced.pod and settings.network_denied
+            else f"sandbox.ports ({shown}) not forwarded: only into a session pod whose network is denied or listed"
+        )
     text = f"{settings.mode}: " + (", ".join(held) if held else "nothing enforced")
     if enforced.inside_distribution:
         text += " (applied inside the distribution by its own kernel, checked for each command)"

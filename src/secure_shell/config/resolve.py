@@ -175,6 +175,7 @@ def _sandbox(config: ConfigFile, kind: ShellKind) -> SandboxSettings:
         tuple(merged["credential_paths"]),
         merged["session_pod"],
         ask_network=merged["ask_network"],
+        ports=tuple(merged["ports"]),
     )
 
 

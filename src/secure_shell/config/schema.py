@@ -327,6 +327,12 @@ class Sandbox(Section):
         "without a port 80 and 443): only those, through the server's HTTP/HTTPS proxy, which resolves the "
         "names itself and refuses loopback, private and link-local addresses no entry names.",
     )
+    ports: list[Annotated[int, Field(ge=1, le=65535)]] = Field(
+        default_factory=list,
+        description="In a session pod with the network denied or listed: these ports of the host's 127.0.0.1 "
+        "forward to the pod's own 127.0.0.1 (the pod of the session that ran a command last), so a person "
+        "can open a dev server a command started.",
+    )
     ask_network: bool = Field(
         False,
         description="With a host list: ask the person (MCP elicitation) once per host per session before "

@@ -36,6 +36,7 @@ class SandboxSettings:
     credential_paths: tuple[str, ...] = CREDENTIAL_PATHS
     session_pod: bool = True  # the session's namespace pod where the host allows it
     ask_network: bool = False  # ask the person before refusing an unlisted host
+    ports: tuple[int, ...] = ()  # host 127.0.0.1 ports forwarded into the session pod (ports.py)
 
     @property
     def network_denied(self) -> bool:
@@ -51,6 +52,7 @@ class SandboxSettings:
             "mode": self.mode,
             "network": list(self.network) if isinstance(self.network, tuple) else self.network,
             "askNetwork": self.ask_network,
+            "ports": list(self.ports),
             "readablePaths": list(self.readable_paths),
             "writablePaths": list(self.writable_paths),
             "maxProcesses": self.max_processes,

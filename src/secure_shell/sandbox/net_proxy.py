@@ -21,7 +21,7 @@ import asyncio
 import ipaddress
 import os
 import threading
-from typing import Any, Coroutine, TypeVar
+from typing import Any, Awaitable, Callable, Coroutine, TypeVar
 
 from secure_shell.sandbox.net_access import Access, Decision
 from secure_shell.sandbox.net_hosts import normal_name
@@ -171,6 +171,16 @@ class NetworkProxy:
         self._servers[f"tcp:{port}"] = server
         return port
 
+    def listen_port(
+        self, port: int, handle: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+    ) -> None:
+        """Serve `handle` on the host's 127.0.0.1:`port` (sandbox.ports); OSError when it is taken."""
+
+        async def start() -> asyncio.Server:
+            return await asyncio.start_server(handle, "127.0.0.1", port, limit=CHUNK)
+
+        self._servers[f"tcp:{port}"] = self._call(start())
+
     def close_listener(self, name: str) -> None:
         """Stop serving a listener (a pod's path, or `tcp:PORT`); its open tunnels end on their own."""
         server = self._servers.pop(name, None)
@@ -235,8 +245,7 @@ class NetworkProxy:
                 writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             else:
                 up_writer.write(request.upstream_head)
-            activity = _Activity()
-            await asyncio.gather(_pump(reader, up_writer, activity), _pump(up_reader, writer, activity))
+            await splice(reader, writer, up_reader, up_writer)
         finally:
             up_writer.close()
 
@@ -266,6 +275,17 @@ async def _answer(writer: asyncio.StreamWriter, data: bytes) -> None:
         await asyncio.wait_for(writer.drain(), 10)
     except (OSError, asyncio.TimeoutError):
         pass
+
+
+async def splice(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    other_reader: asyncio.StreamReader,
+    other_writer: asyncio.StreamWriter,
+) -> None:
+    """Copy both ways until both ends are done or nothing moved for IDLE_SECONDS."""
+    activity = _Activity()
+    await asyncio.gather(_pump(reader, other_writer, activity), _pump(other_reader, writer, activity))
 
 
 class _Activity:

@@ -68,6 +68,9 @@ class Networks:
             assert self._directory is not None
             return self._proxy, self._directory
 
+    def proxy(self) -> NetworkProxy:
+        return self._started()[0]
+
     def for_pod(self, origin: str, shell: str, settings: SandboxSettings) -> tuple[str, Access]:
         """A new listener for a session's pod: its socket path and access."""
         proxy, directory = self._started()

@@ -68,6 +68,15 @@ class PodClient(Launcher):
             raise LauncherError(0, "the pod's init passed no terminal")
         return fds[0], fds[1]
 
+    def connect_port(self, port: int) -> int:
+        """A socket connected to the pod's own 127.0.0.1:`port` (sandbox.ports), the caller's to close."""
+        fds = self.request({"op": "connect", "port": port}).get("fds") or []
+        if len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            raise LauncherError(0, "the pod's init passed no socket")
+        return int(fds[0])
+
     def _spawn_message(self) -> dict[str, Any]:
         return {"in_pod": True}
 

@@ -214,3 +214,25 @@ def start(proxy_path: str) -> int:
     if ok != b"1":
         raise OSError(errno.EADDRINUSE, "the pod's proxy listener could not start")
     return pid
+
+
+CONNECT_WAIT = 1.0  # a loopback connect completes at once; a full backlog is not waited on longer
+
+
+def connect_loopback(port: int) -> int:
+    """In the pod's init (sandbox.ports): a TCP socket connected to the pod's 127.0.0.1:`port`, as a
+    descriptor for the server; OSError when nothing listens there. Waits at most CONNECT_WAIT."""
+    if not 0 < port < 65536:
+        raise OSError(errno.EINVAL, f"port {port} is out of range")
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        failed = sock.connect_ex(("127.0.0.1", port))
+        if failed == errno.EINPROGRESS:
+            _, writable, _ = select.select([], [sock], [], CONNECT_WAIT)
+            failed = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) if writable else errno.ETIMEDOUT
+        if failed:
+            raise OSError(failed, f"127.0.0.1:{port} in the pod: {os.strerror(failed)}")
+        return sock.detach()
+    finally:
+        sock.close()

@@ -18,8 +18,10 @@ from secure_shell.sandbox.containment import pod_ruleset_for, pod_writable
 from secure_shell.sandbox.host import HostSupport
 from secure_shell.sandbox.launcher_client import Launcher
 from secure_shell.sandbox.net_access import Access
+from secure_shell.sandbox.net_proxy import NetworkProxy
 from secure_shell.sandbox.networks import Networks
 from secure_shell.sandbox.pod_client import PodClient, Pods, make_pod, pod_spec
+from secure_shell.sandbox.ports import PortForwards
 from secure_shell.shells import ShellKind
 
 COVERED = ("/tmp/", "/dev/shm/")  # covered by the pod's own tmpfs: what is readable beneath is bound in
@@ -39,6 +41,8 @@ class SessionPods:
         networks: Networks | None = None,
     ) -> None:
         self.networks = networks  # the proxy a pod's commands reach (unless sandbox.network: allow)
+        self.forwards = PortForwards(self._proxy, self._port_target) if networks is not None else None
+        self._recent: dict[ShellKind, tuple[float, PodClient]] = {}  # each shell's last pod to start a command
         self.config = config
         self.host = host
         self._launcher = launcher
@@ -59,7 +63,24 @@ class SessionPods:
         for stale in idle:
             if not self._busy(stale):
                 self.end(stale)
-        return self.pods.get((origin, shell), lambda pod_id: self._make(origin, shell, pod_id))
+        pod = self.pods.get((origin, shell), lambda pod_id: self._make(origin, shell, pod_id))
+        with self._lock:
+            self._recent[shell] = (time.monotonic(), pod)
+        return pod
+
+    def _proxy(self) -> NetworkProxy:
+        assert self.networks is not None
+        return self.networks.proxy()
+
+    def _port_target(self, port: int) -> PodClient | None:
+        """sandbox.ports: the pod of the session that started a command last, of a shell listing `port`."""
+        with self._lock:
+            candidates = [
+                (used, pod)
+                for shell, (used, pod) in self._recent.items()
+                if port in self.config.sandbox[shell].ports and not pod.closed
+            ]
+        return max(candidates, key=lambda found: found[0])[1] if candidates else None
 
     def _make(self, origin: str, shell: ShellKind, pod_id: int) -> PodClient:
         launcher = self._launcher()
@@ -90,6 +111,8 @@ class SessionPods:
             self._release(cgroup, limit, proxy)
             raise
         pod.network = proxy[1] if proxy is not None else None
+        if settings.ports and spec.own_network and self.forwards is not None:
+            self.forwards.ensure(settings.ports)
         pod.on_close = lambda: self._release(cgroup, limit, proxy)
         return pod
 
