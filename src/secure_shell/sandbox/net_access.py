@@ -27,6 +27,7 @@ Address = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
 Asker = Callable[[str, int], "concurrent.futures.Future[bool]"]
 LOOKUP_SECONDS = 10.0
 KEPT_DENIALS = 64  # the most recent refused hosts each listener remembers
+LOOKUP = " (a name lookup)"  # how a name the pod's DNS responder refused is shown
 MAX_RECORDED = 4096  # distinct audit records per listener (a loop of refused connections writes each once)
 
 
@@ -93,7 +94,8 @@ class Access:
     def deny_note(self, hosts: list[str]) -> str:
         """The reply note for a failed command whose connections were refused."""
         shown = ", ".join(hosts[:5]) + (f" and {len(hosts) - 5} more" if len(hosts) > 5 else "")
-        first = hosts[0].rpartition(":")[0] if hosts[0].endswith((":80", ":443")) else hosts[0]
+        first = hosts[0].removesuffix(LOOKUP)
+        first = first.rpartition(":")[0] if first.endswith((":80", ":443")) else first
         if self.network_off:
             return (
                 f"[the sandbox refused this command's network access to {shown}: the network is off "
@@ -152,7 +154,7 @@ class Access:
         up themselves): counted like a refused host."""
         with self._lock:
             self.denied += 1
-            self._denials.append((self.denied, f"{name} (a name lookup)"))
+            self._denials.append((self.denied, f"{name}{LOOKUP}"))
         self._note("network", name, 53, False, reason="a direct name lookup (the pod resolves no names)")
 
     async def _person_allows(self, host: str, port: int) -> bool:

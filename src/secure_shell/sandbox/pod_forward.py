@@ -42,19 +42,11 @@ class _Pair:
             sock.close()
 
 
-def serve(proxy_path: str, ready: int) -> None:
-    """Bind, say so on `ready`, then run forever (the pod's end kills this process with the rest of
-    its PID namespace)."""
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", POD_PROXY_PORT))
-    listener.listen(64)
+def serve(proxy_path: str, listener: socket.socket, dns: socket.socket) -> None:
+    """Run forever on the bound sockets (the pod's end kills this process with the rest of its PID
+    namespace)."""
     listener.setblocking(False)
-    dns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    dns.bind(("127.0.0.1", DNS_PORT))
     dns.setblocking(False)
-    os.write(ready, b"1")
-    os.close(ready)
     pairs: dict[socket.socket, _Pair] = {}
     while True:
         readable = [listener, dns] + [s for s, p in pairs.items() if not p.pending[p.peer(s)] and s not in p.ended]
@@ -196,24 +188,29 @@ def _tell(proxy_path: str, name: str) -> None:
 
 
 def start(proxy_path: str) -> int:
-    """Fork the forwarder (from the pod's init, in its network namespace); its pid, once it listens
-    (before any command runs, so none finds the port free)."""
-    ready_read, ready_write = os.pipe2(os.O_CLOEXEC)
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(ready_read)
-            os.closerange(3, ready_write)  # nothing of the init's: its request socket, its report pipe
-            os.closerange(ready_write + 1, 1 << 16)
-            serve(proxy_path, ready_write)
-        finally:
-            os._exit(0)
-    os.close(ready_write)
-    ok = os.read(ready_read, 1)
-    os.close(ready_read)
-    if ok != b"1":
-        raise OSError(errno.EADDRINUSE, "the pod's proxy listener could not start")
-    return pid
+    """Bind the listeners here (in the pod's init, in its network namespace: before any command
+    runs, so none finds the port free), then fork the forwarder that serves them; its pid."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    dns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", POD_PROXY_PORT))
+        listener.listen(64)
+        dns.bind(("127.0.0.1", DNS_PORT))
+        pid = os.fork()
+        if pid == 0:
+            try:
+                keep = sorted((listener.fileno(), dns.fileno()))
+                os.closerange(3, keep[0])  # nothing of the init's: its request socket, its report pipe
+                os.closerange(keep[0] + 1, keep[1])
+                os.closerange(keep[1] + 1, 1 << 16)
+                serve(proxy_path, listener, dns)
+            finally:
+                os._exit(0)
+        return pid
+    finally:
+        listener.close()
+        dns.close()
 
 
 CONNECT_WAIT = 1.0  # a loopback connect completes at once; a full backlog is not waited on longer
