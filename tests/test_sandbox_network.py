@@ -107,7 +107,7 @@ def test_a_listed_host_and_port_is_reached_through_the_proxy_and_another_port_is
     assert "403 Forbidden" in refused and f"127.0.0.1:{other} is not listed in sandbox.network" in refused, refused
     assert f'add "127.0.0.1:{other}" to sandbox.network' in refused, refused
     assert not failed.startswith("exit code 0"), failed
-    assert f"proxy refused 127.0.0.1:{other}" in failed and "sandbox.network" in failed, failed
+    assert f"proxy refused 127.0.0.1:{other}: 127.0.0.1:{other} is not listed in sandbox.network" in failed, failed
     records = [r for r in audit_records(base) if r.get("event") == "network"]
     denied = [r for r in records if r.get("port") == other and r.get("allowed") is False]
     allowed = [r for r in records if r.get("port") == listed and r.get("allowed") is True]

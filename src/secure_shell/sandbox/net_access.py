@@ -28,6 +28,7 @@ Asker = Callable[[str, int], "concurrent.futures.Future[bool]"]
 LOOKUP_SECONDS = 10.0
 KEPT_DENIALS = 64  # the most recent refused hosts each listener remembers
 LOOKUP = " (a name lookup)"  # how a name the pod's DNS responder refused is shown
+LOOKUP_REFUSED = "a direct name lookup: in a pod only the proxy resolves names"
 MAX_RECORDED = 4096  # distinct audit records per listener (a loop of refused connections writes each once)
 
 
@@ -82,14 +83,14 @@ class Access:
         self._executions = executions
         self._lock = threading.Lock()
         self.denied = 0  # refusals so far
-        self._denials: deque[tuple[int, str]] = deque(maxlen=KEPT_DENIALS)
+        self._denials: deque[tuple[int, str, str]] = deque(maxlen=KEPT_DENIALS)  # number, host, why
         self._answers: dict[str, asyncio.Future[bool]] = {}
         self._recorded: set[tuple[object, ...]] = set()
 
     def denials_since(self, mark: int) -> list[str]:
         """The refused `host:port`s after the count was `mark` (the most recent KEPT_DENIALS), in order."""
         with self._lock:
-            return list(dict.fromkeys(host for number, host in self._denials if number > mark))
+            return list(dict.fromkeys(host for number, host, _ in self._denials if number > mark))
 
     def deny_note(self, hosts: list[str]) -> str:
         """The reply note for a failed command whose connections were refused."""
@@ -101,10 +102,9 @@ class Access:
                 f"[the sandbox refused this command's network access to {shown}: the network is off "
                 f'({NETWORK_KEY}: deny); to allow a host, list it: {NETWORK_KEY}: ["{first}"]]'
             )
-        return (
-            f"[the sandbox's proxy refused {shown}: not allowed by {NETWORK_KEY}; "
-            f'to allow it, add "{first}" to {NETWORK_KEY}]'
-        )
+        with self._lock:
+            why = next((reason for _, host, reason in reversed(self._denials) if host == hosts[0]), "")
+        return f"[the sandbox's proxy refused {shown}: {why} ({NETWORK_KEY}; its HTTP 403 answer says what allows it)]"
 
     async def decide(self, host: str, port: int) -> Decision:
         entry = None if self.network_off else entry_for(self.entries, host, port)
@@ -145,7 +145,7 @@ class Access:
         if count:
             with self._lock:
                 self.denied += 1
-                self._denials.append((self.denied, f"[{host}]:{port}" if ":" in host else f"{host}:{port}"))
+                self._denials.append((self.denied, f"[{host}]:{port}" if ":" in host else f"{host}:{port}", why))
         self._note("network", host, port, False, reason=why)
         return Decision(False, f"secure-shell sandbox refused {_written(host, port)}: {why}; {how}.")
 
@@ -154,8 +154,8 @@ class Access:
         up themselves): counted like a refused host."""
         with self._lock:
             self.denied += 1
-            self._denials.append((self.denied, f"{name}{LOOKUP}"))
-        self._note("network", name, 53, False, reason="a direct name lookup (the pod resolves no names)")
+            self._denials.append((self.denied, f"{name}{LOOKUP}", LOOKUP_REFUSED))
+        self._note("network", name, 53, False, reason=LOOKUP_REFUSED)
 
     async def _person_allows(self, host: str, port: int) -> bool:
         """Ask once per host for this listener (a session); a later request waits for the same answer."""
