@@ -30,7 +30,7 @@ from secure_shell.errors import ExecutionNotFound, SecureShellError
 from secure_shell.executor import Outcome
 from secure_shell.http import client_gone
 from secure_shell.interactive import OutputMark, await_answer
-from secure_shell.network_questions import network_asker
+from secure_shell.network_questions import can_ask, network_asker
 from secure_shell.output_store import Execution
 from secure_shell.policy import verdict as R
 from secure_shell.policy.excerpt import LONG, excerpt
@@ -513,8 +513,7 @@ async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict
             [Reason(ASK_COMMAND, f"{message} ({why})", excerpt(command, LONG))], verdict.commands, verdict.paths
         )
 
-    capabilities = ctx.client_capabilities
-    if capabilities is None or getattr(capabilities, "elicitation", None) is None:
+    if not can_ask(ctx):
         return refused(
             "this command needs the user's confirmation, and this client cannot ask (no elicitation support)"
         )
