@@ -120,12 +120,12 @@ def test_garbage_is_a_bad_request(head: bytes) -> None:
 
 def test_a_plain_request_is_sent_on_in_origin_form_without_hop_headers() -> None:
     request = parse_head(
-        b"GET http://Example.COM:8080/a?b HTTP/1.1\r\nHost: example.com\r\nProxy-Authorization: x\r\n"
+        b"GET http://Example.COM:8080/a?b HTTP/1.1\r\nHost: other.example\r\nProxy-Authorization: x\r\n"
         b"Connection: keep-alive\r\nAccept: */*\r\n\r\n"
     )
     assert (request.host, request.port) == ("example.com", 8080)
-    assert request.upstream_head == (
-        b"GET /a?b HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\nConnection: close\r\n\r\n"
+    assert request.upstream_head == (  # the Host is the checked one, whatever the client sent
+        b"GET /a?b HTTP/1.1\r\nHost: example.com:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n"
     )
     tunnel = parse_head(b"CONNECT [::1]:443 HTTP/1.1\r\nHost: x\r\n\r\n")
     assert (tunnel.method, tunnel.host, tunnel.port, tunnel.upstream_head) == ("CONNECT", "::1", 443, None)

@@ -102,6 +102,8 @@ def parse_head(head: bytes) -> Request:
         authority, slash, path = target[len("http://") :].partition("/")
         host, port = parse_authority(authority, 80)
         path = slash + path if slash else "/"
+        if "?" in authority or "#" in authority:
+            raise BadRequest(f"bad request target {target[:80]!r}")
     elif target.startswith("/"):
         found = [value for name, value in headers if name.lower() == "host"]
         if len(found) != 1:
@@ -112,8 +114,12 @@ def parse_head(head: bytes) -> Request:
         raise BadRequest("https:// goes through CONNECT (HTTPS_PROXY), not as a plain request")
     else:
         raise BadRequest(f"bad request target {target[:80]!r}")
-    kept = [f"{name}: {value}" for name, value in headers if name.lower() not in HOP_HEADERS]
-    upstream = "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close", "", ""])
+    # the Host sent on is the checked one: a shared server (a CDN) routes by it, so a client's own
+    # Host could reach another of its sites through a listed one's address
+    kept = [f"{name}: {value}" for name, value in headers if name.lower() not in HOP_HEADERS | {"host"}]
+    shown = f"[{host}]" if ":" in host else host
+    authority = shown if port == 80 else f"{shown}:{port}"
+    upstream = "\r\n".join([f"{method} {path} {version}", f"Host: {authority}", *kept, "Connection: close", "", ""])
     return Request(method, host, port, upstream.encode("latin-1"))
 
 
@@ -195,8 +201,13 @@ class NetworkProxy:
     def close(self) -> None:
         for name in list(self._servers):
             self.close_listener(name)
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        if not thread.is_alive():
+            loop.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, access: Access) -> None:
         if self._active >= MAX_CONNECTIONS:
