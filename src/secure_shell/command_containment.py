@@ -17,6 +17,8 @@ from secure_shell.sandbox import confine, git_config, kernel
 from secure_shell.sandbox.containment import pod_ruleset_for, pod_writable, ruleset_for
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
+from secure_shell.sandbox.net_access import Access
+from secure_shell.sandbox.networks import Networks, proxy_environment
 from secure_shell.sandbox.pod_client import probe as probe_pod
 from secure_shell.sandbox.session_pods import SessionPods
 from secure_shell.shells import ShellKind, contained_inside
@@ -30,8 +32,14 @@ class Containments:
     a command of a session is running (its pod is not ended for being idle)."""
 
     def __init__(
-        self, config: ResolvedConfig, host: HostSupport, tmpdir: str, busy: Callable[[str], bool] = lambda _: False
+        self,
+        config: ResolvedConfig,
+        host: HostSupport,
+        tmpdir: str,
+        busy: Callable[[str], bool] = lambda _: False,
+        networks: Networks | None = None,
     ) -> None:
+        self.networks = networks if networks is not None else Networks()
         self.shells = config.shells
         self.sandbox = config.sandbox
         self.host = host
@@ -43,6 +51,7 @@ class Containments:
             launcher_in_use,
             lambda shell: command_environment(config, None, shell, tmpdir).get("PATH", ""),
             busy,
+            networks=self.networks,
         )
 
     def wsl_arguments(self, policy: ShellPolicy) -> tuple[str, ...]:
@@ -52,7 +61,7 @@ class Containments:
             return policy.executable_args
         spec: dict[str, object] = {
             "mode": settings.mode,
-            "network": settings.network,
+            "network": "allow" if settings.network == "allow" else "deny",
             "max_processes": settings.max_processes,
             "write": [*policy.allowed_paths, *settings.writable_paths],
             "read": list(settings.readable_paths),
@@ -101,6 +110,9 @@ class Containments:
                 )
                 if not enforced.network:
                     ruleset = dataclasses.replace(ruleset, deny_network=False)
+                elif settings.network_denied:  # the proxy's port alone stays connectable (networks.py)
+                    port, _ = self.networks.for_shell(shell.value, settings)
+                    ruleset = dataclasses.replace(ruleset, connect_ports=(port,))
                 if not enforced.scoping:
                     ruleset = dataclasses.replace(ruleset, scope=False)
             found = Confinement(
@@ -112,6 +124,30 @@ class Containments:
             )
             self._built[key] = found
         return found if found.ruleset is not None or found.seccomp or launcher_in_use() is not None else None
+
+    def network_environment(self, shell: ShellKind) -> dict[str, str]:
+        """The proxy variables for a contained command of `shell` whose network is not `allow`: the
+        pod's loopback listener, or the shell's listener on 127.0.0.1 without a pod."""
+        settings = self.sandbox[shell]
+        if settings.mode == "off" or os.name == "nt" or contained_inside(shell) or not settings.network_denied:
+            return {}
+        if not self.host.linux:
+            return {}
+        if self.enforcement(shell).pod:
+            return self.networks.pod_environment()
+        port, _ = self.networks.for_shell(shell.value, settings)
+        return proxy_environment(port)
+
+    def network_access(self, confinement: Confinement | None, shell: ShellKind) -> Access | None:
+        """The proxy listener a command started with `confinement` reaches: its pod's or its shell's."""
+        if confinement is None or not self.sandbox[shell].network_denied:
+            return None
+        if confinement.pod is not None:
+            found = getattr(confinement.pod, "network", None)
+            return found if isinstance(found, Access) else None
+        if confinement.ruleset is not None and confinement.ruleset.connect_ports:
+            return self.networks.for_shell(shell.value, self.sandbox[shell])[1]
+        return None
 
     def attach(
         self, confinement: Confinement | None, origin: str, shell: ShellKind, max_processes: int | None

@@ -59,7 +59,15 @@ def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: She
         name
         for name, on in (
             ("filesystem", enforced.filesystem),
-            ("network denied", enforced.network),
+            (
+                (
+                    f"network: only {', '.join(settings.network_hosts)} (sandbox.network), through the proxy"
+                    + (", asking for others" if settings.ask_network else "")
+                )
+                if settings.network_hosts and not enforced.inside_distribution
+                else "network denied",  # no proxy reaches a WSL distribution: a list is denied there
+                enforced.network,
+            ),
             ("signals and sockets scoped", enforced.scoping),
             ("system calls filtered, capabilities dropped", enforced.syscalls),
             (f"at most {settings.max_processes} processes", enforced.pids),
@@ -73,6 +81,13 @@ def describe_enforcement(settings: SandboxSettings, host: HostSupport, kind: She
     ]
     if settings.network == "allow":
         held.append("network allowed")
+    if settings.ports:
+        shown = ", ".join(str(port) for port in settings.ports)
+        held.append(
+            f"host 127.0.0.1 ports {shown} forwarded into the session's pod"
+            if enforced.pod and settings.network_denied
+            else f"sandbox.ports ({shown}) not forwarded: only into a session pod whose network is denied or listed"
+        )
     text = f"{settings.mode}: " + (", ".join(held) if held else "nothing enforced")
     if enforced.inside_distribution:
         text += " (applied inside the distribution by its own kernel, checked for each command)"

@@ -107,6 +107,7 @@ class Execution:
     stdin: str | None = None  # an interactive command's stdin: "pipe" or "terminal"
     stdin_open: bool = False
     note: str | None = None  # why the server ended it, when not by its timeout or stop_command (idle)
+    network_note: str | None = None  # the sandbox refused its network access (counted by the proxy), when it failed
 
     def summary(self) -> dict[str, object]:
         fields: dict[str, object] = {
@@ -128,6 +129,8 @@ class Execution:
             fields.update(interactive=True, stdin=self.stdin, stdinOpen=self.stdin_open)
         if self.note:
             fields["note"] = self.note
+        if self.network_note:
+            fields["networkNote"] = self.network_note
         return fields
 
 

@@ -95,11 +95,14 @@ def policy_summary(policy: dict[str, Any]) -> str:
         containment = shell.get("containment")
         if isinstance(containment, dict):
             missing = containment.get("notEnforced") or []
+            hosts = (shell.get("sandbox") or {}).get("network")
+            listed = f" (only {', '.join(hosts)} through the proxy: sandbox.network)" if isinstance(hosts, list) else ""
             lines.append(
                 "  sandbox: "
                 + (
                     f"filesystem {containment.get('filesystem')}, network denied "
-                    f"{containment.get('networkDenied')}" + (f"; not enforced: {', '.join(missing)}" if missing else "")
+                    f"{containment.get('networkDenied')}{listed}"
+                    + (f"; not enforced: {', '.join(missing)}" if missing else "")
                 )
             )
     for notice in policy.get("notices", []):

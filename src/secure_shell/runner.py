@@ -46,6 +46,8 @@ from secure_shell.recovery import release_registration
 from secure_shell.redaction import Redactor, output_masking
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect
 from secure_shell.sandbox.launcher_client import Confinement, LauncherError
+from secure_shell.sandbox.net_access import Access
+from secure_shell.sandbox.networks import Networks
 from secure_shell.shells import (
     SHELL_FACTS,
     CommandPassing,
@@ -110,6 +112,8 @@ class Started:
     confinement: Confinement | None = None  # with its own cgroup, when it has one
     max_processes: int | None = None
     git_configs: dict[str, bytes | None] | None = None  # the repositories' .git/config before it ran
+    network: Access | None = None  # the proxy listener it reaches: its refusals are counted there
+    network_mark: int = 0  # that listener's refusal count when it started
 
 
 @dataclass
@@ -152,7 +156,11 @@ class Runner:
         self.audit = open_audit(config)
         self.tmpdir = tempfile.mkdtemp(prefix="secure-shell-tmp-")  # the commands' private TMPDIR
         self.containment = Containments(
-            config, self.host, self.tmpdir, lambda origin: any(s.origin == origin for s in list(self._open.values()))
+            config,
+            self.host,
+            self.tmpdir,
+            lambda origin: any(s.origin == origin for s in list(self._open.values())),
+            Networks(self._record_network, self._running),
         )
         self._executables: dict[str, str] = {}
         self._open: dict[str, Started] = {}  # a plain dict: the shutdown handler reads it, no lock to deadlock on
@@ -207,6 +215,19 @@ class Runner:
         fields.update(extra)
         self.audit.record(event, **fields)
 
+    def _record_network(self, event: str, **fields: object) -> None:
+        """A proxy decision (net_access.py) in the audit trail."""
+        if self.audit is not None:
+            self.audit.record(event, config=self.config.source, **fields)
+
+    def _running(self, origin: str | None, shell: str) -> list[str]:
+        """The executions of session `origin` (None: any) and `shell` running now."""
+        return [
+            s.execution.id
+            for s in list(self._open.values())
+            if s.shell.value == shell and (origin is None or s.origin == origin)
+        ]
+
     def record_denial(self, origin: str, shell: ShellKind, command: str, cwd: str | None, verdict: Verdict) -> None:
         """A denial runs nothing, so a trail that cannot be written is reported, not fatal to the reply."""
         try:
@@ -239,7 +260,9 @@ class Runner:
 
     def environment(self, profile: str | None, shell: ShellKind) -> dict[str, str]:
         """The environment a command in `shell` gets (command_environment)."""
-        return command_environment(self.config, profile, shell, self.tmpdir)
+        env = command_environment(self.config, profile, shell, self.tmpdir)
+        env.update(self.containment.network_environment(shell))
+        return env
 
     def enforcement(self, shell: ShellKind) -> Enforcement:
         return self.containment.enforcement(shell)
@@ -327,6 +350,8 @@ class Runner:
             prepared.max_processes,
             self.containment.snapshot_git_configs(shell) if confinement is not None else None,
         )
+        started.network = self.containment.network_access(confinement, shell)
+        started.network_mark = started.network.denied if started.network is not None else 0
         self._open[execution.id] = started
         return started
 
@@ -353,6 +378,9 @@ class Runner:
                 "reverted keys of .git/config that would run code outside the sandbox the next time git runs "
                 f"there: {'; '.join(reverted)}"
             )
+        refused_hosts = started.network.denials_since(started.network_mark) if started.network is not None else []
+        if refused_hosts and started.network is not None and exit_code not in (0, None):
+            started.execution.network_note = started.network.deny_note(refused_hosts)
         if started.confinement is not None:
             # kills whatever of the command is still in its cgroup (setsid does not leave a cgroup)
             self._release_cgroup(started.confinement.cgroup, started.max_processes)
@@ -369,6 +397,7 @@ class Runner:
                 started.execution,
                 outcome,
                 **({"revertedGitConfig": reverted} if reverted else {}),
+                **({"networkRefused": refused_hosts} if refused_hosts else {}),
             )
         except AuditError as exc:
             print(f"secure-shell: {exc} (the end of {started.execution.id})", file=sys.stderr, flush=True)
@@ -525,6 +554,7 @@ class Runner:
         for started in list(self._open.values()):
             self.end(started, KILLED_AT_SHUTDOWN, None)
         self.containment.pods.close_all()
+        self.containment.networks.close()
         stop_containment(self.host)
         release_registration()  # every start has its end: nothing for a successor to recover
         self.store.close()

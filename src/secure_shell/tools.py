@@ -30,6 +30,7 @@ from secure_shell.errors import ExecutionNotFound, SecureShellError
 from secure_shell.executor import Outcome
 from secure_shell.http import client_gone
 from secure_shell.interactive import OutputMark, await_answer
+from secure_shell.network_questions import can_ask, network_asker
 from secure_shell.output_store import Execution
 from secure_shell.policy import verdict as R
 from secure_shell.policy.excerpt import LONG, excerpt
@@ -164,6 +165,7 @@ class ShellTools:
             if result.outcome is None:
                 return failure_reply(execution, f"it was stopped: {execution.error}", lines_wanted, max_bytes)
             notes = (
+                execution.network_note,
                 containment_note(execution, result.outcome, result.confinement),
                 self._limit_note(kind, execution, result.outcome),
                 background_note(result.outcome),
@@ -222,7 +224,17 @@ class ShellTools:
                 await ctx.report_progress(elapsed, None, f"running for {elapsed:.0f} s, {lines} lines so far")
 
         async def run() -> RunResult:
-            return await self.runner.run(request, prepared=checked, on_start=running.append, hold=True)
+            # with askNetwork, the proxy asks the person through this call while it runs
+            asker = None
+            if self.config.sandbox[request.shell].ask_network:
+                asker = network_asker(ctx, self.config.shells[request.shell].ask_timeout)
+            networks = self.runner.containment.networks
+            previous = networks.set_asker(request.origin, asker) if asker is not None else None
+            try:
+                return await self.runner.run(request, prepared=checked, on_start=running.append, hold=True)
+            finally:
+                if asker is not None:
+                    networks.set_asker(request.origin, previous)
 
         gone = client_gone()
         result: Optional[RunResult] = None
@@ -501,8 +513,7 @@ async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict
             [Reason(ASK_COMMAND, f"{message} ({why})", excerpt(command, LONG))], verdict.commands, verdict.paths
         )
 
-    capabilities = ctx.client_capabilities
-    if capabilities is None or getattr(capabilities, "elicitation", None) is None:
+    if not can_ask(ctx):
         return refused(
             "this command needs the user's confirmation, and this client cannot ask (no elicitation support)"
         )
@@ -522,16 +533,6 @@ async def ask_user(ctx: Context, kind: ShellKind, command: str, verdict: Verdict
 
 
 DENIAL_SIGNS = ("Permission denied", "Operation not permitted", "Read-only file system", "EACCES", "EPERM")
-# What a program prints when it cannot reach a host with the network off: the resolver's socket is
-# refused, so a name lookup fails before any connection is tried (glibc's EAI_AGAIN, curl's, git's).
-NETWORK_SIGNS = (
-    "Temporary failure in name resolution",
-    "Could not resolve host",
-    "Name or service not known",
-    "getaddrinfo failed",
-    "Network is unreachable",
-    "Failed to establish a new network connection",
-)
 
 
 def containment_note(execution: Execution, outcome: Outcome, confinement: Optional[Confinement]) -> Optional[str]:
@@ -541,12 +542,11 @@ def containment_note(execution: Execution, outcome: Outcome, confinement: Option
         return None
     tail = execution.buffer.line_range(-50, None, 50, 1 << 16).lines
     ruleset = confinement.ruleset
-    signs = DENIAL_SIGNS + (NETWORK_SIGNS if ruleset.deny_network else ())
-    if not any(sign in line.text for line in tail for sign in signs):
+    if not any(sign in line.text for line in tail for sign in DENIAL_SIGNS):
         return None
-    # A refused connection shows only as EACCES/EPERM: Landlock and seccomp count nothing an
-    # unprivileged process can read (their audit records need CAP_AUDIT_READ), so the note names
-    # the key that decides it rather than claiming the network was the cause.
+    # A refused network access is counted by the proxy (execution.network_note); a connection the
+    # kernel refused shows only as EACCES/EPERM, which Landlock and seccomp count nowhere an
+    # unprivileged process can read, so this note names the key that decides it instead.
     pod = confinement.pod
     denied = ruleset.deny_network or (pod is not None and bool(getattr(pod, "own_network", False)))
     network = (

@@ -168,12 +168,14 @@ def _sandbox(config: ConfigFile, kind: ShellKind) -> SandboxSettings:
         merged.update({k: v for k, v in override.model_dump(by_alias=False).items() if v is not None})
     return SandboxSettings(
         merged["mode"],
-        merged["network"],
+        tuple(merged["network"]) if isinstance(merged["network"], list) else merged["network"],
         tuple(merged["readable_paths"]),
         tuple(merged["writable_paths"]),
         merged["max_processes"],
         tuple(merged["credential_paths"]),
         merged["session_pod"],
+        ask_network=merged["ask_network"],
+        ports=tuple(merged["ports"]),
     )
 
 

@@ -21,6 +21,7 @@ from secure_shell.policy.arguments import argument_pattern
 from secure_shell.policy.operators import KNOWN_OPERATORS
 from secure_shell.policy.paths import PathSyntaxError, check_absolute_entry
 from secure_shell.sandbox.memory import default_memory_bytes
+from secure_shell.sandbox.net_hosts import parse_entry
 from secure_shell.sandbox.reach import CREDENTIAL_PATHS
 from secure_shell.shells import ShellKind
 
@@ -100,6 +101,20 @@ CommandName = Annotated[str, AfterValidator(_command_name)]
 ArgumentEntry = Annotated[str, AfterValidator(_argument_entry)]
 OperatorEntry = Annotated[str, AfterValidator(_operator)]
 AbsolutePath = Annotated[str, AfterValidator(_absolute_path)]
+
+
+WORD_TAG = "<word>"  # sandbox.network: deny or allow
+HOSTS_TAG = "<hosts>"  # sandbox.network: a host list
+
+
+def _network_entry(value: str) -> str:
+    """One host of sandbox.network, checked (net_hosts.parse_entry names what is wrong)."""
+    parse_entry(value)
+    return value.strip()
+
+
+def _word_or_hosts(value: Any) -> str:
+    return HOSTS_TAG if isinstance(value, list) else WORD_TAG
 
 
 def _credential_path(value: str) -> str:
@@ -299,9 +314,29 @@ class Sandbox(Section):
         description="auto: enforce what the kernel supports and say what is not; require: refuse to run "
         "commands unless all of it is enforced; off: no containment.",
     )
-    network: Literal["deny", "allow"] = Field(
+    network: Annotated[
+        Union[
+            Annotated[Literal["deny", "allow"], Tag(WORD_TAG)],
+            Annotated[list[Annotated[str, AfterValidator(_network_entry)]], Field(max_length=1000), Tag(HOSTS_TAG)],
+        ],
+        Discriminator(_word_or_hosts),
+    ] = Field(
         "deny",
-        description="deny: no TCP connect or bind, no UDP or other sockets (unix sockets stay); allow: as the host.",
+        description="deny: no TCP connect or bind, no UDP or other sockets (unix sockets stay); allow: as the host; "
+        "a list of hosts (names, `*.` patterns, IP literals with IPv6 in brackets, each optionally `:port`; "
+        "without a port 80 and 443): only those, through the server's HTTP/HTTPS proxy, which resolves the "
+        "names itself and refuses loopback, private and link-local addresses no entry names.",
+    )
+    ports: list[Annotated[int, Field(ge=1, le=65535)]] = Field(
+        default_factory=list,
+        description="In a session pod with the network denied or listed: these ports of the host's 127.0.0.1 "
+        "forward to the pod's own 127.0.0.1 (the pod of the session that ran a command last), so a person "
+        "can open a dev server a command started.",
+    )
+    ask_network: bool = Field(
+        False,
+        description="With a host list: ask the person (MCP elicitation) once per host per session before "
+        "refusing an unlisted host; a client that cannot ask gets the refusal.",
     )
     readable_paths: list[AbsolutePath] = Field(
         default_factory=list,
@@ -342,7 +377,7 @@ class Global(Section):
 # Tags of the list-or-{replace} union; the loader drops them from error locations.
 LIST_TAG = "<list>"
 REPLACE_TAG = "<replace>"
-UNION_TAGS = frozenset({LIST_TAG, REPLACE_TAG})
+UNION_TAGS = frozenset({LIST_TAG, REPLACE_TAG, WORD_TAG, HOSTS_TAG})
 
 
 def _list_or_replace(value: Any) -> str:

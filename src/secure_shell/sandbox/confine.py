@@ -40,7 +40,7 @@ def confine_main(argv: Sequence[str]) -> None:  # pragma: no cover - runs inside
     spec = json.loads(argv[1])
     command = list(argv[3:]) if argv[2:3] == ["--"] else []
     abi = kernel.landlock_abi()
-    deny = spec["network"] == "deny"
+    deny = spec["network"] != "allow"  # a host list is denied here: no proxy reaches a distribution
     missing = []
     # Windows interop: no socket to ask for a Windows process, no Windows directory on PATH or in the rules
     os.environ.pop("WSL_INTEROP", None)

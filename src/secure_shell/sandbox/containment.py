@@ -29,17 +29,30 @@ class SandboxSettings:
     """One shell's `sandbox` settings after the global and per-shell sections are merged."""
 
     mode: str  # auto | require | off
-    network: str  # deny | allow
+    network: str | tuple[str, ...]  # deny | allow | the hosts reached through the proxy (net_hosts.py)
     readable_paths: tuple[str, ...]
     writable_paths: tuple[str, ...]
     max_processes: int | None
     credential_paths: tuple[str, ...] = CREDENTIAL_PATHS
     session_pod: bool = True  # the session's namespace pod where the host allows it
+    ask_network: bool = False  # ask the person before refusing an unlisted host
+    ports: tuple[int, ...] = ()  # host 127.0.0.1 ports forwarded into the session pod (ports.py)
+
+    @property
+    def network_denied(self) -> bool:
+        """Whether commands are cut off the network (deny, or a host list: only the proxy is reached)."""
+        return self.network != "allow"
+
+    @property
+    def network_hosts(self) -> tuple[str, ...]:
+        return self.network if isinstance(self.network, tuple) else ()
 
     def to_dict(self) -> dict[str, object]:
         return {
             "mode": self.mode,
-            "network": self.network,
+            "network": list(self.network) if isinstance(self.network, tuple) else self.network,
+            "askNetwork": self.ask_network,
+            "ports": list(self.ports),
             "readablePaths": list(self.readable_paths),
             "writablePaths": list(self.writable_paths),
             "maxProcesses": self.max_processes,
@@ -65,7 +78,7 @@ def ruleset_for(
         path_env,
         tmpdir,
         home,
-        settings.network == "deny",
+        settings.network_denied,
         realpath,
         settings.credential_paths if credentials is None else credentials,
     )
@@ -109,7 +122,7 @@ def pod_ruleset_for(policy: ShellPolicy, settings: SandboxSettings, path_env: st
     namespace the signals, so a later command can stop an earlier one's background job. With the
     network allowed the pod shares the host's network namespace: abstract sockets stay scoped."""
     rules = ruleset_for(policy, settings, path_env, POD_TMP, home, credentials=())
-    shared_network = settings.network != "deny"
+    shared_network = not settings.network_denied
     return Ruleset(
         rules.read,
         rules.write,

@@ -164,7 +164,7 @@ def enforcement(settings: SandboxSettings, host: HostSupport, wsl: bool = False)
     if wsl:
         return Enforcement(
             True,
-            settings.network == "deny",
+            settings.network_denied,
             True,
             settings.max_processes is not None,
             (),
@@ -183,7 +183,7 @@ def enforcement(settings: SandboxSettings, host: HostSupport, wsl: bool = False)
             else f"every restriction: {host.launcher_error}"
         )
     network = True
-    if settings.network == "deny":
+    if settings.network_denied:
         network = usable and host.landlock_abi >= LANDLOCK_NET_ABI and host.seccomp
         if not network:
             missing.append("network deny (Landlock ABI 4 and seccomp)")
@@ -235,7 +235,7 @@ def _pod_enforcement(settings: SandboxSettings, host: HostSupport) -> Enforcemen
     nproc = limit + POD_OWN_PROCESSES if limit is not None and host.pids is None and not host.root else None
     return Enforcement(
         filesystem,
-        settings.network == "deny",
+        settings.network_denied,
         True,
         pids,
         tuple(missing),

@@ -102,6 +102,7 @@ class Ruleset:
     scope: bool  # signals and abstract unix sockets limited to the command's own domain
     list_only: tuple[str, ...] = ()  # directories whose names may be listed, not read (a credential is inside)
     scope_signals: bool = True  # with `scope`: signals too (a pod leaves them to its PID namespace)
+    connect_ports: tuple[int, ...] = ()  # with deny_network: TCP ports still connectable (the proxy's)
 
     def to_wire(self) -> dict[str, Any]:
         """As JSON for the launcher (from_wire() reads it back)."""
@@ -113,6 +114,7 @@ class Ruleset:
             "scope": self.scope,
             "list_only": list(self.list_only),
             "scope_signals": self.scope_signals,
+            "connect_ports": list(self.connect_ports),
         }
 
     @classmethod
@@ -125,6 +127,7 @@ class Ruleset:
             bool(data["scope"]),
             tuple(data.get("list_only", ())),
             bool(data.get("scope_signals", True)),
+            tuple(int(p) for p in data.get("connect_ports", ())),
         )
 
     def with_devices(self, *extra: str) -> Ruleset:
@@ -136,6 +139,7 @@ class Ruleset:
             self.scope,
             self.list_only,
             self.scope_signals,
+            self.connect_ports,
         )
 
 
@@ -163,6 +167,8 @@ def build_ruleset(ruleset: Ruleset, abi: int) -> int:
             _add_path(fd, path, (FS_READ_FILE | FS_WRITE_FILE | FS_IOCTL_DEV | FS_TRUNCATE) & handled_fs)
         for path in ruleset.list_only:
             _add_path(fd, path, FS_READ_DIR & handled_fs)
+        for port in ruleset.connect_ports if handled_net else ():
+            _add_port(fd, port, NET_CONNECT_TCP)
     except BaseException:
         os.close(fd)
         raise
@@ -207,6 +213,22 @@ def _add_path(ruleset_fd: int, path: str, access: int) -> None:
             raise _error(f"landlock_add_rule {path}")
     finally:
         os.close(target)
+
+
+def _add_port(ruleset_fd: int, port: int, access: int) -> None:
+    """Allow `access` on a TCP port (Landlock names a port, never an address: any host's port)."""
+    rule = struct.pack("=QQ", access, port)
+    if (
+        _libc.syscall(
+            SYS_LANDLOCK_ADD_RULE,
+            ctypes.c_int(ruleset_fd),
+            ctypes.c_int(RULE_NET_PORT),
+            ctypes.c_char_p(rule),
+            ctypes.c_uint32(0),
+        )
+        != 0
+    ):
+        raise _error(f"landlock_add_rule port {port}")
 
 
 def set_no_new_privs() -> None:

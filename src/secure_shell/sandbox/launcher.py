@@ -46,7 +46,7 @@ import time
 from typing import Any, Callable, NoReturn
 
 from secure_shell import process_tree
-from secure_shell.sandbox import cgroups, kernel, pod, seccomp
+from secure_shell.sandbox import cgroups, kernel, pod, pod_forward, seccomp
 
 MAX_MESSAGE = 4 << 20
 PR_SET_CHILD_SUBREAPER = 36
@@ -164,6 +164,8 @@ def _pod_server(requests: socket.socket, control: socket.socket, state: _State) 
         def handle(message: dict[str, Any], fds: list[int]) -> dict[str, Any]:
             if message["op"] == "openpty":  # a terminal of the pod's own devpts, for a pty command
                 return {"fds": list(os.openpty())}
+            if message["op"] == "connect":  # sandbox.ports: a connection to the pod's own loopback
+                return {"fds": [pod_forward.connect_loopback(int(message["port"]))]}
             if message["op"] not in ("define", "spawn", "reap", "sweep", "ping"):
                 raise ValueError(f"a pod does not serve {message['op']!r}")
             return _handle(message, fds, own)

@@ -29,10 +29,11 @@ the init with the outer process (the same, checked through a pipe, since getppid
 1); when the init dies the kernel kills every process of its PID namespace. So the session's end,
 the server's exit and a SIGKILL of the server all end the pod and everything in it.
 
-The network allowlist proxy (sandbox.network as a host list) connects here: `PodSpec.proxy_socket`
-names the server's unix socket; the init binds it at PROXY_SOCKET inside the pod (a mount point:
-commands cannot remove or replace it), and the loopback listener forwarding to it would be started
-by the init right after `_loopback_up()` in `_init_main`, where it runs in the pod's network namespace.
+The network proxy (networks.py) connects here: `PodSpec.proxy_socket` names the server's unix
+socket; the init binds it at PROXY_SOCKET inside the pod (a mount point: commands cannot remove or
+replace it), covers /etc/resolv.conf with one naming 127.0.0.1, and right after `_loopback_up()`
+forks the forwarder (pod_forward.py): a loopback listener copying to that socket, and a DNS
+responder that refuses each name and tells the proxy, which counts it.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from secure_shell import process_tree
+from secure_shell.sandbox import pod_forward
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -66,6 +68,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 REAP_EVERY = 1.0  # the init reaps orphans that exited on their own this often, at most
 PROXY_SOCKET = "/tmp/.secure-shell-proxy.sock"
+RESOLV_CONF = "/etc/resolv.conf"
 MAX_MESSAGE = 4 << 20
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -250,7 +253,9 @@ def _init_main(
         if spec.own_network:
             step[0] = "loopback"
             _loopback_up()
-            # The network proxy's loopback listener (forwarding to PROXY_SOCKET) starts here.
+            if spec.proxy_socket:
+                step[0] = "proxy listener"
+                pod_forward.start(PROXY_SOCKET)  # its own process: this init's loop never waits on it
         step[0] = "serve"
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_IGN)
@@ -286,6 +291,8 @@ def _mounts(spec: PodSpec, step: list[str]) -> None:
     opened = [
         (path, writable, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path, writable in binds if os.path.exists(path)
     ]
+    # the server's proxy socket too: it lies beneath the host's /tmp as a rule
+    proxy = os.open(spec.proxy_socket, os.O_PATH | os.O_CLOEXEC) if spec.proxy_socket else None
     step[0] = "mount: read-only root"
     _set_read_only("/", True, recursive=True)
     step[0] = "mount: /tmp"
@@ -306,11 +313,21 @@ def _mounts(spec: PodSpec, step: list[str]) -> None:
     step[0] = "mount: devpts"
     _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
     _mount("/dev/pts/ptmx", "/dev/ptmx", None, MS_BIND)
-    if spec.proxy_socket:
+    if proxy is not None:
         step[0] = "mount: proxy socket"
         os.close(os.open(PROXY_SOCKET, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
-        _mount(spec.proxy_socket, PROXY_SOCKET, None, MS_BIND)
+        _mount(f"/proc/self/fd/{proxy}", PROXY_SOCKET, None, MS_BIND)
+        os.close(proxy)
         _set_read_only(PROXY_SOCKET, True, recursive=False)
+        if spec.own_network and os.path.exists(RESOLV_CONF):
+            # names go to the pod's DNS responder, which refuses and counts them (pod_forward.py)
+            step[0] = "mount: resolv.conf"
+            resolv = "/tmp/.secure-shell-resolv.conf"
+            with open(resolv, "wb") as handle:
+                handle.write(pod_forward.RESOLV_CONF)
+            _mount(resolv, RESOLV_CONF, None, MS_BIND)
+            _set_read_only(RESOLV_CONF, True, recursive=False)
+            os.unlink(resolv)
     step[0] = "mount: /proc"
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     for path in spec.read_only:

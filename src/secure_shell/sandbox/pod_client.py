@@ -44,6 +44,7 @@ class PodClient(Launcher):
         self._defining = threading.Lock()
         self.pod_pids: set[int] = set()
         self.on_close: Callable[[], None] | None = None  # gives back what the pod held (its cgroup)
+        self.network: Any = None  # the proxy access its commands reach (net_access.Access), if any
 
     def spawn(
         self,
@@ -66,6 +67,15 @@ class PodClient(Launcher):
                 os.close(fd)
             raise LauncherError(0, "the pod's init passed no terminal")
         return fds[0], fds[1]
+
+    def connect_port(self, port: int) -> int:
+        """A socket connected to the pod's own 127.0.0.1:`port` (sandbox.ports), the caller's to close."""
+        fds = self.request({"op": "connect", "port": port}).get("fds") or []
+        if len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            raise LauncherError(0, "the pod's init passed no socket")
+        return int(fds[0])
 
     def _spawn_message(self) -> dict[str, Any]:
         return {"in_pod": True}
@@ -182,6 +192,7 @@ def pod_spec(
     cgroup: str | None = None,
     realpath: Callable[[str], str] = os.path.realpath,
     readable: list[str] | tuple[str, ...] = (),
+    proxy_socket: str | None = None,
 ) -> PodSpec:
     """A session's pod for these writable paths: their `.git/hooks` read-only, every existing
     credential path covered, /tmp a quarter and /dev/shm an eighth of the memory budget."""
@@ -199,6 +210,7 @@ def pod_spec(
         shm_bytes=max(budget // 8, 8 << 20),
         own_network=own_network,
         cgroup=cgroup,
+        proxy_socket=proxy_socket,
         readable=tuple(readable),
     )
 
