@@ -68,6 +68,17 @@ ROWS = [
     ("tar -I 'gzip -9' -cf dist/src.tgz src", "tar -I 'rm -f x' -cf a.tgz src", B, ANY),
     ("tar --use-compress-program='zstd -19' -cf a.tzst src", "tar --to-command='rm -f x' -xf a.tar", B, ANY),
     ("tar -czf a.tgz src", "tar -xIrm -f a", N, ANY),
+    # declaration builtins: `name=value` words are assignments (checked where the variable is used)
+    ('declare -a x=(a b); echo "${x[@]}"', 'declare -a x=(a b); "${x[@]}"', D, ANY),
+    ('f() { local -a fs=(a b); wc -l "${fs[@]}"; }; f', 'f() { local -a fs=(/etc/x); cat "${fs[@]}"; }; f', U, ANY),
+    ('export VERSION=$(git describe --tags) && echo "$VERSION"', "export GIT_PAGER=$(which less)", V, ANY),
+    ('readonly -a dirs=(src tests); ls "${dirs[@]}"', 'readonly -a dirs=(src /); ls "${dirs[@]}"', U, ANY),
+    ('declare -A n=([a]=1 [b]=2); for k in "${!n[@]}"; do echo "${n[$k]}"; done', 'n=([a]=1); echo "${n[$k]}"', X, ANY),
+    # loops over an array or the positional parameters: the loop variable is one of their words
+    ('x=(a b); for f in "${x[@]}"; do cat "$f"; done', 'x=(a ../x); for f in "${x[@]}"; do cat "$f"; done', U, ANY),
+    ('set -- a b; for f in "$@"; do cat "$f"; done', 'set -- a ../x; for f in "$@"; do cat "$f"; done', U, ANY),
+    ('set -- a b; for f; do wc -l "$f"; done', 'set -- a b; for f; do "$f"; done', D, ANY),
+    ('s=(src tests); d=("${s[@]}"); ls "${d[@]}"', 's=(src /); d=("${s[@]}"); ls "${d[@]}"', U, ANY),
     # functions and positional parameters
     ('f() { echo "$@"; }; f a b', 'f() { "$@"; }; f rm -f x', D, ANY),
     ('run() { python3 -m pytest "$@"; }; run -q', 'run() { "$1" "$2"; }; run rm x', D, KERNEL),

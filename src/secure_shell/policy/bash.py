@@ -30,6 +30,7 @@ from secure_shell.policy.parsed import Parsed, SimpleCommand, Word
 from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.program_name import program_name
 from secure_shell.policy.resolution import Refusal, Resolution, WorkingDirectory
+from secure_shell.policy.text_arguments import declared_assignment
 from secure_shell.policy.text_arguments import text_arguments as text_arguments  # the dialect's model of them
 from secure_shell.policy.wrapper_shells import NUMBERED_PYTHON
 
@@ -175,7 +176,7 @@ def dynamic_arguments_may_be_paths(key: str) -> bool:
 def stays_one_word(key: str, word: Word) -> bool:
     """Whether bash passes the word as one argument: a literal, or every expansion inside double
     quotes (not `"$@"` or `"${a[@]}"`, which make several). Unquoted, bash splits and globs it."""
-    if word.value is not None:
+    if word.value is not None or declared_assignment(key, word):
         return True
     text = word.source
     if re.search(r"\$@|\$\{[^}]*\[[@*]\]|\$\{!", text):

@@ -119,12 +119,7 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
             f"text the grammar did not read: {unread[0]!r}; write it another way (quoted, or as its own word)",
             unread[0],
         )
-    walker = Walker(data, limits, parse)
-    walker.walk(root)
-    if walker.sites or walker.anything:  # resolve variables again, knowing every assignment
-        assignments = Assignments(walker.sites, walker.anything, limits.env, walker.positional_from)
-        walker = Walker(data, limits, parse, assignments)
-        walker.walk(root)
+    walker = _resolved_walker(root, data, limits)
     kinds = frozenset(node.type for node in descendants(root) if node.is_named)
     flow = FlowBuilder(walker.origins, walker.commands, walker.functions).build(root)
     return Parsed(
@@ -135,6 +130,32 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
         flow,
         _second_reading(data, walker.nested_lists, _select_keywords(root)),
     )
+
+
+# Walks of one command line while what its variables hold settles (see _resolved_walker).
+MAX_RESOLUTIONS = 4
+
+
+def _resolved_walker(root: Node, data: bytes, limits: Limits) -> Walker:
+    """The walk of `root` knowing what each variable may hold. The first walk knows no assignment
+    (every variable unknown); each next one knows the sites the previous walk found, so a value
+    made from another variable (`for f in "${files[@]}"`, `b=$a`) is known one walk later. Starting
+    from nothing known, every walk knows at most what is true, so stopping at the bound before the
+    values settle is only stricter."""
+    walker = Walker(data, limits, parse)
+    walker.walk(root)
+    found = (walker.sites, walker.anything, walker.positional_from)
+    for _ in range(MAX_RESOLUTIONS - 1):
+        if not (walker.sites or walker.anything):
+            break
+        known = Assignments(walker.sites, walker.anything, limits.env, walker.positional_from)
+        walker = Walker(data, limits, parse, known)
+        walker.walk(root)
+        again = (walker.sites, walker.anything, walker.positional_from)
+        if again == found:
+            break
+        found = again
+    return walker
 
 
 MAX_REPAIRS = 8

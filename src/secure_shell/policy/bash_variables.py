@@ -148,9 +148,12 @@ class VariableTracker(WordReader):
         for word in operands:
             value = word.value
             if value is None:
-                if not ASSIGNMENT_TEXT.match(word.source):  # `declare f=$(c)` is followed by _assignment
+                assigned_to = ASSIGNMENT_TEXT.match(word.source)
+                if not assigned_to:
                     self.anything = True
-                continue
+                elif "A" in options:  # `declare -A m=([k]=v)`: followed by _assignment, keyed by strings
+                    self.associative.add(assigned_to.group(0).rstrip("+=").split("[", 1)[0])
+                continue  # `declare f=$(c)` is followed by _assignment
             name, equals, assigned = value.partition("=")
             name = name.rstrip("+").split("[", 1)[0]
             if "A" in options:
@@ -251,7 +254,9 @@ class VariableTracker(WordReader):
         safe = bool(values) and all((w.value is not None and relative_value(w.value)) or w.path_safe for w in values)
         # `select` sets the variable to "" when the reply is not a number it offered
         filled = bool(values) and all(w.value != "" for w in values) and node.children[0].type == "for"
-        # `for f` alone walks the positional parameters
+        if not any(child.type == "in" for child in node.children):
+            # `for f` alone walks the positional parameters: "$@" as the walk knows it here
+            safe = self.assignments.positional_safe(node.start_byte) and not inside(node, "function_definition")
         self._site(name, straight=False, numeric=numeric, safe=safe, filled=filled)
         self.variables[name] = None  # one of the values, which one is not known here
 
