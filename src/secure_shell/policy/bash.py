@@ -117,6 +117,9 @@ def _brace_list(text: str) -> tuple[int, int, list[str]] | None:
 NON_RUNNERS = wrappers.PATHLESS_COMMANDS | frozenset(
     "ls cat grep egrep fgrep wc head tail uniq cut tr tee touch mkdir rm rmdir shred truncate cp mv ln chmod chown "
     "stat file "
+    # text tools whose arguments and input are data (not sort: --compress-program; not split: --filter)
+    "column tac rev expand unexpand shuf pr strings iconv numfmt cksum sum b2sum sha224sum sha384sum base32 basenc "
+    "tsort csplit look factor dos2unix unix2dos nproc "
     "du df diff cmp comm paste join fold fmt nl od xxd hexdump base64 md5sum sha1sum sha256sum sha512sum less more "
     "find locate realpath readlink mktemp tar zip unzip gzip gunzip bzip2 xz zstd jq yq curl wget ssh-keygen "
     "ps top kill pkill pgrep free uptime lsof env printenv export unset set shift read wait cd pushd popd "

@@ -50,6 +50,7 @@ class VariableTracker(WordReader):
         self.associative: set[str] = set()
         self.findings: list[Finding] = []
         self.functions: set[str] = set()  # names the script defines as functions
+        self.defined_functions: dict[str, int] = {}  # surely defined (bash_visitors): where the definition ends
         self.positional_from: int | None = None  # see Assignments.positional_from
         self.allexport = bool(_ALLEXPORT.search(data.decode("utf-8", "replace")))
 

@@ -63,6 +63,8 @@ class SimpleCommand:
     # the argv of each earlier stage of its pipeline, nearest first (None: not a simple command)
     feeders: tuple[tuple[str | None, ...] | None, ...] = ()
     changes_directory: bool = False
+    # the command word names a function this script surely defines before (its body is checked)
+    function_call: bool = False
 
 
 @dataclass(frozen=True, slots=True)
