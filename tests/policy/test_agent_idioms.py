@@ -93,7 +93,11 @@ ROWS = [
     ("tac CHANGELOG.md | head -3", "split --filter='rm -f x' big.txt", B, ANY),
     # functions and positional parameters
     ('f() { echo "$@"; }; f a b', 'f() { "$@"; }; f rm -f x', D, ANY),
-    ('run() { python3 -m pytest "$@"; }; run -q', 'run() { "$1" "$2"; }; run rm x', D, KERNEL),
+    ('run() { python3 -m pytest "$@"; }; run -q', 'run() { "$1" "$2"; }; run rm x', D, ANY),
+    # a function's arguments: known where every call passes words below the working directory
+    ('run() { cat "$@"; }; run a b', 'run() { cat "$1"; }; run a; run "$x"', U, ANY),
+    ('a() { b "$@"; }; b() { wc -l "$1"; }; a x', 'run() { set -- /etc/x; cat "$1"; }; run a', P, ANY),
+    ('run() { cat "$1"; }; for f in *.py; do run "$f"; done', 'run() { cat "$1"; }; export -f run; run a', U, ANY),
     # ordinary agent commands that already pass, kept passing
     ("python3 -m pytest -q 2>&1 | tail -20", "python3 -m pytest -q 2>&1 | tail -20 > ../outside/log", P, ANY),
     ("git status --short && git diff --stat", "git status && rm -f notes.txt", B, ANY),

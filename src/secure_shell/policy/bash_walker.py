@@ -110,6 +110,12 @@ class Walker(ArithmeticChecks):
 
     def walk(self, root: Node) -> None:
         self._check_newlines(root)
+        # every function the text defines, wherever: a call before the definition may still run it
+        self.all_functions = {
+            self.text(name)
+            for node in descendants(root)
+            if node.type == "function_definition" and (name := node.child_by_field_name("name")) is not None
+        }
         # whether a node lies inside a c_style_for_statement is carried down, not looked up through
         # its ancestors: a list of n `&&` nests n deep, and a look-up per operator was quadratic
         # `fed`, carried down the same way: the node's input is a stream the text does not show (see _fed)
