@@ -163,7 +163,33 @@ POWERSHELL_ROWS = [
     ("$l = [System.Collections.Generic.List[int]]::new(); $l.Add(1)", "[IO.File]::Delete('notes.txt')", X),
     ("[Math]::Round(3.14159, 2)", "[IO.File]::WriteAllText('..\\x', 'y')", X),
     ("[IO.Path]::Combine('src', 'a.ps1')", "[Diagnostics.Process]::Start('cmd')", X),
+    # environment variables judged by their value (windows_environment.py), as bash's are
+    ("$env:PYTHONPATH = 'src'; python -m pytest -q", "$env:PYTHONPATH = '..\\lib'; python -m pytest", V),
+    ("$env:GIT_PAGER = 'cat'; git log -3", "$env:GIT_PAGER = 'less -R'; git log -3", V),
+    ("$env:PYTHONPATH = 'src;tests'", '$env:PYTHONPATH = "$root\\src"', V),
+    ("$env:TEMP = 'build\\tmp'", "$env:PATH = 'bin'", V),
+    (
+        "Get-ChildItem -Recurse -Filter *.py | Select-String -Pattern 'def '",
+        "Get-Content ..\\other\\secret.txt -Tail 5",
+        P,
+    ),
 ]
+
+CMD_ROWS = [
+    ("set PYTHONPATH=src && python -m pytest -q", "set PYTHONPATH=C:\\Users\\u\\lib && python -m pytest", V),
+    ('set "GIT_PAGER=cat" && git log -3', "set GIT_PAGER=more && git log -3", V),
+    ("set PYTHONPATH=src;tests", "set PYTHONPATH=%CD%\\..\\lib", V),
+    ('findstr /s /n "def " *.py', 'findstr /s /n "def " ..\\other\\*.py', P),
+    ("dir /s /b *.py", "dir /s /b C:\\Users\\u\\.ssh", P),
+]
+
+
+@pytest.mark.parametrize("allowed,twin,rule", CMD_ROWS, ids=[row[0][:50] for row in CMD_ROWS])
+def test_a_cmd_idiom_passes_and_its_twin_is_refused(allowed: str, twin: str, rule: str) -> None:
+    verdict = decide(allowed, policy_for("cmd"), cwd_for("cmd"), ENV)
+    assert verdict.allowed, (allowed, [(r.rule, r.message) for r in verdict.reasons])
+    refused = decide(twin, policy_for("cmd"), cwd_for("cmd"), ENV)
+    assert not refused.allowed and rule in refused.rules, (twin, [(r.rule, r.message) for r in refused.reasons])
 
 
 @pytest.mark.parametrize("allowed,twin,rule", POWERSHELL_ROWS, ids=[row[0][:50] for row in POWERSHELL_ROWS])
