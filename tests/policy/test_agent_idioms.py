@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from secure_shell.policy.bashlex_names import command_names
 from secure_shell.policy.decide import decide
+from secure_shell.policy.parsed import CrossCheckResult
 from secure_shell.policy.path_reach import Reach
 from secure_shell.policy.verdict import Verdict
 from tests.helpers.policy import ENV, B, D, F, I, N, P, U, V, X, cwd_for, policy_for
@@ -205,3 +207,25 @@ def test_arithmetic_on_a_run_time_value_names_the_forms_that_pass() -> None:
     assert not verdict.allowed
     assert any('[ "$n" -gt 1 ]' in r.message and "expr" in r.message for r in verdict.reasons), verdict.reasons
     assert decided('n=$(grep -c x f); if [ "$n" -gt 100 ]; then echo many; fi', held=True).allowed
+
+
+def _bashlex(text: str) -> CrossCheckResult:
+    """bashlex in this process (the server runs it in a worker): these texts are known to finish."""
+    return CrossCheckResult("ok", command_names(text))
+
+
+# Arithmetic commands, read by both grammars as the server reads them (bashlex knows no `((`).
+ARITHMETIC_ROWS = [
+    ("((i++))", "(( a[$(rm -f x)] ))", B),
+    ("n=3; if (( n > 1 )); then echo y; fi", "(( $(rm -f x) > 1 ))", B),
+    ("i=0; while (( i < 3 )); do ((i++)); done", "((rm -f x) )", F),
+    ("n=1; (( n == 1 )) && echo y", "(( n == 1 )) && rm -f x", B),
+]
+
+
+@pytest.mark.parametrize("allowed,twin,rule", ARITHMETIC_ROWS, ids=[row[0][:50] for row in ARITHMETIC_ROWS])
+def test_an_arithmetic_command_passes_both_grammars_and_its_twin_is_refused(allowed: str, twin: str, rule: str) -> None:
+    verdict = decide(allowed, policy_for("bash"), cwd_for("bash"), ENV, cross_check=_bashlex)
+    assert verdict.allowed, (allowed, [(r.rule, r.message) for r in verdict.reasons])
+    refused = decide(twin, policy_for("bash"), cwd_for("bash"), ENV, cross_check=_bashlex)
+    assert not refused.allowed and rule in refused.rules, (twin, [(r.rule, r.message) for r in refused.reasons])

@@ -139,6 +139,8 @@ class Parsed:
     flow: Flow | None = None  # None: unordered(len(commands))
     # The text the second grammar reads, when it is not the source (bash: see bash_parse._second_reading).
     cross_check_text: str | None = None
+    # commands that text adds where the source has none (bash: `:` for each arithmetic command)
+    cross_check_added: tuple[str, ...] = ()
 
     def command_flow(self) -> Flow:
         """The flow, or the unordered one when it is missing or does not name every command once."""
