@@ -93,6 +93,10 @@ ROWS = [
     # text tools whose arguments and input are data
     ("column -t <<< $'a b\\ncc dd'", "sort --compress-program=rm x", M, ANY),
     ("tac CHANGELOG.md | head -3", "split --filter='rm -f x' big.txt", B, ANY),
+    # git's ref names and clustered message options: text, not paths
+    ('git tag -a "v$version" -m "Release $version"', 'git tag -F "$f" v1', U, ANY),
+    ('git checkout -b "feature/$name"', 'git checkout "$f"', U, ANY),
+    ('git commit -qm "Release $version"', 'sort -um "$f"', U, ANY),
     # functions and positional parameters
     ('f() { echo "$@"; }; f a b', 'f() { "$@"; }; f rm -f x', D, ANY),
     ('run() { python3 -m pytest "$@"; }; run -q', 'run() { "$1" "$2"; }; run rm x', D, ANY),
