@@ -7,7 +7,8 @@ kernel contains bash (Landlock) and for one where nothing does (Windows, mode of
 Every refusal is printed with its class from bench/corpus/agent_python_refusals.json ("justified: ..."
 or "wrong: ..."); a refusal not classed there is printed as UNCLASSED, so the file stays complete.
 
-Run: .venv/bin/python bench/agent_bench.py [--policy permissive|default] [--quiet]
+Run: .venv/bin/python bench/agent_bench.py [--policy permissive|default] [--quiet] [--corpus FILE]
+(--corpus bench/corpus/agent_session_more_itertools.jsonl: the session corpus, decided without running it)
 To measure an earlier version, put its src first on PYTHONPATH; a version whose checker cannot be
 told the host is measured once, as "this host".
 """
@@ -86,9 +87,15 @@ def main() -> None:
     parser.add_argument("--policy", choices=["permissive", "default"], action="append")
     parser.add_argument("--hosts", choices=["both", "this"], default="both")
     parser.add_argument("--quiet", action="store_true", help="the shares only")
+    parser.add_argument("--corpus", type=Path, default=CORPUS, help="JSON lines {command} (agent_session_*.jsonl too)")
+    parser.add_argument("--classes", type=Path, help="the refusals' classes (default: beside --corpus)")
     args = parser.parse_args()
-    commands = [json.loads(line)["command"] for line in CORPUS.read_text(encoding="utf-8").splitlines()]
-    classes: dict[str, str] = json.loads(CLASSES.read_text(encoding="utf-8")) if CLASSES.exists() else {}
+    corpus: Path = args.corpus
+    classes_file: Path = args.classes or (
+        CLASSES if corpus == CORPUS else corpus.with_name(corpus.stem + "_classes.json")
+    )
+    commands = [json.loads(line)["command"] for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
+    classes: dict[str, str] = json.loads(classes_file.read_text(encoding="utf-8")) if classes_file.exists() else {}
     hosts: list[tuple[str, bool | None]] = (
         [("contained", True), ("not contained", False)] if args.hosts == "both" else [("this host", None)]
     )

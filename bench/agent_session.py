@@ -8,8 +8,13 @@ Each command's verdict and exit code are recorded; a command that ran and failed
 reply's first lines, so a failure the sandbox caused without saying so shows. Every refusal and failure
 is printed with its class from bench/corpus/agent_session_classes.json (UNCLASSED if absent).
 
-Run: .venv/bin/python bench/agent_session.py [--out results.jsonl] [--src DIR]
-(--src: a checkout's src directory put first on the server's PYTHONPATH, to measure an earlier version)
+Run: .venv/bin/python bench/agent_session.py [--out results.jsonl] [--src DIR] [--policy default|permissive]
+     [--corpus more_itertools --sdist more-itertools==11.2.1]
+(--src: a checkout's src directory put first on the server's PYTHONPATH, to measure an earlier version;
+--policy permissive: only `shutdown` blocked and no path rules, the sandbox as this host runs it;
+--corpus NAME: bench/corpus/agent_session_NAME.jsonl instead, run on the project of --sdist, a real
+project's source distribution (a .tar.gz, or a requirement `pip download --no-binary :all:` fetches)
+unpacked and committed to a fresh git repository)
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -70,14 +76,49 @@ def make_project(root: Path) -> Path:
         path = project / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+    commit_all(project)
+    return project
+
+
+PERMISSIVE = (
+    "global:\n  security: {restrictWorkingDirectory: false}\n"
+    "  restrictions: {blockedCommands: [shutdown], blockedArguments: [], blockedOperators: []}\n"
+    "  paths: {allowedPaths: []}\n"
+)
+
+
+def commit_all(project: Path) -> None:
     git = ["git", "-c", "user.name=Dev", "-c", "user.email=dev@example.com"]
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=project, check=True)
     subprocess.run([*git, "add", "-A"], cwd=project, check=True)
     subprocess.run([*git, "commit", "-qm", "Initial commit"], cwd=project, check=True)
+
+
+def unpack_sdist(root: Path, sdist: str) -> Path:
+    """The project of a source distribution: a path to a .tar.gz, or a requirement pip downloads."""
+    archive = Path(sdist)
+    if not archive.is_file():
+        where = root / "download"
+        pip = [sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps", "-d", str(where)]
+        subprocess.run([*pip, sdist], check=True)
+        found = sorted(where.glob("*.tar.gz"))
+        if len(found) != 1:
+            raise SystemExit(f"pip download {sdist}: expected one .tar.gz in {where}, found {found}")
+        archive = found[0]
+    with tarfile.open(archive) as tar:
+        tar.extractall(root / "src", filter="data")
+    tops = [p for p in (root / "src").iterdir() if p.is_dir()]
+    if len(tops) != 1:
+        raise SystemExit(f"{archive}: expected one top directory, found {tops}")
+    project = root / tops[0].name.rsplit("-", 1)[0]
+    tops[0].rename(project)
+    commit_all(project)
     return project
 
 
-async def run_session(project: Path, state: Path, commands: list[str], src: Path | None) -> list[dict[str, Any]]:
+async def run_session(
+    project: Path, state: Path, commands: list[str], src: Path | None, policy: str
+) -> list[dict[str, Any]]:
     home = Path(tempfile.mkdtemp(prefix="agent-home-", dir="/home" if os.access("/home", os.W_OK) else None))
     (home / ".gitconfig").write_text("[user]\n\tname = Dev\n\temail = dev@example.com\n", encoding="utf-8")
     env = {
@@ -94,6 +135,10 @@ async def run_session(project: Path, state: Path, commands: list[str], src: Path
     }
     if src is not None:
         env["PYTHONPATH"] = str(src)
+    if policy == "permissive":
+        state.mkdir(parents=True, exist_ok=True)
+        (state / "permissive.yaml").write_text(PERMISSIVE, encoding="utf-8")
+        env["SECURE_SHELL_CONFIG"] = str(state / "permissive.yaml")
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "secure_shell", "serve"], cwd=str(project), env=env
     )
@@ -141,12 +186,19 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, help="write every command's record here (JSON lines)")
     parser.add_argument("--src", type=Path, help="the src directory of the version to measure")
+    parser.add_argument("--policy", choices=["default", "permissive"], default="default")
+    parser.add_argument("--corpus", help="NAME: replay bench/corpus/agent_session_NAME.jsonl (needs --sdist)")
+    parser.add_argument("--sdist", help="the project: a source distribution (.tar.gz) or a requirement to download")
     args = parser.parse_args()
-    commands = [json.loads(line)["command"] for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
-    classes: dict[str, str] = json.loads(CLASSES.read_text(encoding="utf-8")) if CLASSES.exists() else {}
+    if (args.corpus is None) != (args.sdist is None):
+        parser.error("--corpus and --sdist go together")
+    corpus = HERE / f"agent_session_{args.corpus}.jsonl" if args.corpus else CORPUS
+    classes_file = HERE / f"agent_session_{args.corpus}_classes.json" if args.corpus else CLASSES
+    commands = [json.loads(line)["command"] for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
+    classes: dict[str, str] = json.loads(classes_file.read_text(encoding="utf-8")) if classes_file.exists() else {}
     with tempfile.TemporaryDirectory(prefix="agent-session-") as tmp:
-        project = make_project(Path(tmp))
-        results = anyio.run(run_session, project, Path(tmp) / "state", commands, args.src)
+        project = unpack_sdist(Path(tmp), args.sdist) if args.sdist else make_project(Path(tmp))
+        results = anyio.run(run_session, project, Path(tmp) / "state", commands, args.src, args.policy)
     if args.out:
         args.out.write_text("".join(json.dumps(r) + "\n" for r in results), encoding="utf-8")
     summary(results, classes)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from secure_shell.policy.bashlex_names import command_names
 from secure_shell.policy.decide import decide
+from secure_shell.policy.parsed import CrossCheckResult
 from secure_shell.policy.path_reach import Reach
 from secure_shell.policy.verdict import Verdict
 from tests.helpers.policy import ENV, B, D, F, I, N, P, U, V, X, cwd_for, policy_for
@@ -20,6 +22,7 @@ HELD = Reach(
     holder="the kernel (Landlock)",
 )
 ANY, KERNEL = False, True
+M = "may-run-blocked-command"
 
 # (allowed, refused twin, a rule of the twin's refusal, decided where the kernel holds the shell)
 ROWS = [
@@ -68,9 +71,39 @@ ROWS = [
     ("tar -I 'gzip -9' -cf dist/src.tgz src", "tar -I 'rm -f x' -cf a.tgz src", B, ANY),
     ("tar --use-compress-program='zstd -19' -cf a.tzst src", "tar --to-command='rm -f x' -xf a.tar", B, ANY),
     ("tar -czf a.tgz src", "tar -xIrm -f a", N, ANY),
+    # declaration builtins: `name=value` words are assignments (checked where the variable is used)
+    ('declare -a x=(a b); echo "${x[@]}"', 'declare -a x=(a b); "${x[@]}"', D, ANY),
+    ('f() { local -a fs=(a b); wc -l "${fs[@]}"; }; f', 'f() { local -a fs=(/etc/x); cat "${fs[@]}"; }; f', U, ANY),
+    ('export VERSION=$(git describe --tags) && echo "$VERSION"', "export GIT_PAGER=$(which less)", V, ANY),
+    ('readonly -a dirs=(src tests); ls "${dirs[@]}"', 'readonly -a dirs=(src /); ls "${dirs[@]}"', U, ANY),
+    ('declare -A n=([a]=1 [b]=2); for k in "${!n[@]}"; do echo "${n[$k]}"; done', 'n=([a]=1); echo "${n[$k]}"', X, ANY),
+    # loops over an array or the positional parameters: the loop variable is one of their words
+    ('x=(a b); for f in "${x[@]}"; do cat "$f"; done', 'x=(a ../x); for f in "${x[@]}"; do cat "$f"; done', U, ANY),
+    ('set -- a b; for f in "$@"; do cat "$f"; done', 'set -- a ../x; for f in "$@"; do cat "$f"; done', U, ANY),
+    ('set -- a b; for f; do wc -l "$f"; done', 'set -- a b; for f; do "$f"; done', D, ANY),
+    ('s=(src tests); d=("${s[@]}"); ls "${d[@]}"', 's=(src /); d=("${s[@]}"); ls "${d[@]}"', U, ANY),
+    # calls of a function the script surely defines: its body is checked, not its arguments as a program's
+    ('lint() { ruff check "$@"; }; lint "$f"', "if true; then lint() { :; }; fi; lint rm -f x", M, KERNEL),
+    ("g() { :; }; g rm x", "g() { :; }; unset -f g; g rm -f x", M, ANY),
+    # a compound command or function reads the stream fed to it: a shell inside reads it as commands
+    ('while read -r l; do echo "$l"; done < list.txt', 'echo "rm -f x" | { sh; }', N, ANY),
+    ('{ read -r a; echo "$a"; } <<< "x y"', "(bash) < x.sh", N, ANY),
+    ('find . -name "*.py" | while read -r f; do wc -l "$f"; done', 'g() { bash; }; echo "rm -f x" | g', N, KERNEL),
+    ("(cd src && ls) < /dev/null", 'echo "rm -f x" | while read -r c; do sh; done', N, ANY),
+    # text tools whose arguments and input are data
+    ("column -t <<< $'a b\\ncc dd'", "sort --compress-program=rm x", M, ANY),
+    ("tac CHANGELOG.md | head -3", "split --filter='rm -f x' big.txt", B, ANY),
+    # git's ref names and clustered message options: text, not paths
+    ('git tag -a "v$version" -m "Release $version"', 'git tag -F "$f" v1', U, ANY),
+    ('git checkout -b "feature/$name"', 'git checkout "$f"', U, ANY),
+    ('git commit -qm "Release $version"', 'sort -um "$f"', U, ANY),
     # functions and positional parameters
     ('f() { echo "$@"; }; f a b', 'f() { "$@"; }; f rm -f x', D, ANY),
-    ('run() { python3 -m pytest "$@"; }; run -q', 'run() { "$1" "$2"; }; run rm x', D, KERNEL),
+    ('run() { python3 -m pytest "$@"; }; run -q', 'run() { "$1" "$2"; }; run rm x', D, ANY),
+    # a function's arguments: known where every call passes words below the working directory
+    ('run() { cat "$@"; }; run a b', 'run() { cat "$1"; }; run a; run "$x"', U, ANY),
+    ('a() { b "$@"; }; b() { wc -l "$1"; }; a x', 'run() { set -- /etc/x; cat "$1"; }; run a', P, ANY),
+    ('run() { cat "$1"; }; for f in *.py; do run "$f"; done', 'run() { cat "$1"; }; export -f run; run a', U, ANY),
     # ordinary agent commands that already pass, kept passing
     ("python3 -m pytest -q 2>&1 | tail -20", "python3 -m pytest -q 2>&1 | tail -20 > ../outside/log", P, ANY),
     ("git status --short && git diff --stat", "git status && rm -f notes.txt", B, ANY),
@@ -108,7 +141,7 @@ ROWS = [
     ("PYTHONPATH=. python3 -m pytest -q", "PYTHONPATH=. LD_PRELOAD=./x.so python3 -m pytest", V, ANY),
     ("GIT_PAGER=cat git log -3", "GIT_PAGER='sh -c x' git log -3", V, ANY),
     ("[ -d .venv ] || python3 -m venv .venv", "[ -d .venv ] || python3 -m venv /home/u/venv", P, ANY),
-    ("uv run pytest -q", "uv run rm -f x", "may-run-blocked-command", ANY),
+    ("uv run pytest -q", "uv run rm -f x", M, ANY),
     ('echo "$TMPDIR"', 'cat "$TMPDIR"/../../etc/shadow', U, ANY),
 ]
 
@@ -136,7 +169,33 @@ POWERSHELL_ROWS = [
     ("$l = [System.Collections.Generic.List[int]]::new(); $l.Add(1)", "[IO.File]::Delete('notes.txt')", X),
     ("[Math]::Round(3.14159, 2)", "[IO.File]::WriteAllText('..\\x', 'y')", X),
     ("[IO.Path]::Combine('src', 'a.ps1')", "[Diagnostics.Process]::Start('cmd')", X),
+    # environment variables judged by their value (windows_environment.py), as bash's are
+    ("$env:PYTHONPATH = 'src'; python -m pytest -q", "$env:PYTHONPATH = '..\\lib'; python -m pytest", V),
+    ("$env:GIT_PAGER = 'cat'; git log -3", "$env:GIT_PAGER = 'less -R'; git log -3", V),
+    ("$env:PYTHONPATH = 'src;tests'", '$env:PYTHONPATH = "$root\\src"', V),
+    ("$env:TEMP = 'build\\tmp'", "$env:PATH = 'bin'", V),
+    (
+        "Get-ChildItem -Recurse -Filter *.py | Select-String -Pattern 'def '",
+        "Get-Content ..\\other\\secret.txt -Tail 5",
+        P,
+    ),
 ]
+
+CMD_ROWS = [
+    ("set PYTHONPATH=src && python -m pytest -q", "set PYTHONPATH=C:\\Users\\u\\lib && python -m pytest", V),
+    ('set "GIT_PAGER=cat" && git log -3', "set GIT_PAGER=more && git log -3", V),
+    ("set PYTHONPATH=src;tests", "set PYTHONPATH=%CD%\\..\\lib", V),
+    ('findstr /s /n "def " *.py', 'findstr /s /n "def " ..\\other\\*.py', P),
+    ("dir /s /b *.py", "dir /s /b C:\\Users\\u\\.ssh", P),
+]
+
+
+@pytest.mark.parametrize("allowed,twin,rule", CMD_ROWS, ids=[row[0][:50] for row in CMD_ROWS])
+def test_a_cmd_idiom_passes_and_its_twin_is_refused(allowed: str, twin: str, rule: str) -> None:
+    verdict = decide(allowed, policy_for("cmd"), cwd_for("cmd"), ENV)
+    assert verdict.allowed, (allowed, [(r.rule, r.message) for r in verdict.reasons])
+    refused = decide(twin, policy_for("cmd"), cwd_for("cmd"), ENV)
+    assert not refused.allowed and rule in refused.rules, (twin, [(r.rule, r.message) for r in refused.reasons])
 
 
 @pytest.mark.parametrize("allowed,twin,rule", POWERSHELL_ROWS, ids=[row[0][:50] for row in POWERSHELL_ROWS])
@@ -144,4 +203,33 @@ def test_a_powershell_idiom_passes_and_its_twin_is_refused(allowed: str, twin: s
     verdict = decide(allowed, policy_for("powershell"), cwd_for("powershell"), ENV)
     assert verdict.allowed, (allowed, [(r.rule, r.message) for r in verdict.reasons])
     refused = decide(twin, policy_for("powershell"), cwd_for("powershell"), ENV)
+    assert not refused.allowed and rule in refused.rules, (twin, [(r.rule, r.message) for r in refused.reasons])
+
+
+def test_arithmetic_on_a_run_time_value_names_the_forms_that_pass() -> None:
+    verdict = decided("n=$(grep -c x f); if (( n > 100 )); then echo many; fi", held=True)
+    assert not verdict.allowed
+    assert any('[ "$n" -gt 1 ]' in r.message and "expr" in r.message for r in verdict.reasons), verdict.reasons
+    assert decided('n=$(grep -c x f); if [ "$n" -gt 100 ]; then echo many; fi', held=True).allowed
+
+
+def _bashlex(text: str) -> CrossCheckResult:
+    """bashlex in this process (the server runs it in a worker): these texts are known to finish."""
+    return CrossCheckResult("ok", command_names(text))
+
+
+# Arithmetic commands, read by both grammars as the server reads them (bashlex knows no `((`).
+ARITHMETIC_ROWS = [
+    ("((i++))", "(( a[$(rm -f x)] ))", B),
+    ("n=3; if (( n > 1 )); then echo y; fi", "(( $(rm -f x) > 1 ))", B),
+    ("i=0; while (( i < 3 )); do ((i++)); done", "((rm -f x) )", F),
+    ("n=1; (( n == 1 )) && echo y", "(( n == 1 )) && rm -f x", B),
+]
+
+
+@pytest.mark.parametrize("allowed,twin,rule", ARITHMETIC_ROWS, ids=[row[0][:50] for row in ARITHMETIC_ROWS])
+def test_an_arithmetic_command_passes_both_grammars_and_its_twin_is_refused(allowed: str, twin: str, rule: str) -> None:
+    verdict = decide(allowed, policy_for("bash"), cwd_for("bash"), ENV, cross_check=_bashlex)
+    assert verdict.allowed, (allowed, [(r.rule, r.message) for r in verdict.reasons])
+    refused = decide(twin, policy_for("bash"), cwd_for("bash"), ENV, cross_check=_bashlex)
     assert not refused.allowed and rule in refused.rules, (twin, [(r.rule, r.message) for r in refused.reasons])

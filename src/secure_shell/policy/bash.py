@@ -30,6 +30,7 @@ from secure_shell.policy.parsed import Parsed, SimpleCommand, Word
 from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.program_name import program_name
 from secure_shell.policy.resolution import Refusal, Resolution, WorkingDirectory
+from secure_shell.policy.text_arguments import declared_assignment
 from secure_shell.policy.text_arguments import text_arguments as text_arguments  # the dialect's model of them
 from secure_shell.policy.wrapper_shells import NUMBERED_PYTHON
 
@@ -116,6 +117,9 @@ def _brace_list(text: str) -> tuple[int, int, list[str]] | None:
 NON_RUNNERS = wrappers.PATHLESS_COMMANDS | frozenset(
     "ls cat grep egrep fgrep wc head tail uniq cut tr tee touch mkdir rm rmdir shred truncate cp mv ln chmod chown "
     "stat file "
+    # text tools whose arguments and input are data (not sort: --compress-program; not split: --filter)
+    "column tac rev expand unexpand shuf pr strings iconv numfmt cksum sum b2sum sha224sum sha384sum base32 basenc "
+    "tsort csplit look factor dos2unix unix2dos nproc "
     "du df diff cmp comm paste join fold fmt nl od xxd hexdump base64 md5sum sha1sum sha256sum sha512sum less more "
     "find locate realpath readlink mktemp tar zip unzip gzip gunzip bzip2 xz zstd jq yq curl wget ssh-keygen "
     "ps top kill pkill pgrep free uptime lsof env printenv export unset set shift read wait cd pushd popd "
@@ -175,7 +179,7 @@ def dynamic_arguments_may_be_paths(key: str) -> bool:
 def stays_one_word(key: str, word: Word) -> bool:
     """Whether bash passes the word as one argument: a literal, or every expansion inside double
     quotes (not `"$@"` or `"${a[@]}"`, which make several). Unquoted, bash splits and globs it."""
-    if word.value is not None:
+    if word.value is not None or declared_assignment(key, word):
         return True
     text = word.source
     if re.search(r"\$@|\$\{[^}]*\[[@*]\]|\$\{!", text):

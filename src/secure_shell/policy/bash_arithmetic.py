@@ -19,6 +19,9 @@ _UPDATING_OPERATORS = frozenset({"+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=
 # `[[ X OP Y ]]` operators that evaluate both sides as arithmetic.
 _ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 
+# Forms that pass where arithmetic on a run-time value is refused: test and expr read numbers, run no code.
+_ARITHMETIC_FORMS = '; `[ "$n" -gt 1 ]` compares and `expr "$n" + 1` computes without evaluating it'
+
 
 class ArithmeticChecks(VariableTracker):
     """Findings for arithmetic whose operands are not known to be numbers."""
@@ -91,7 +94,7 @@ class ArithmeticChecks(VariableTracker):
         for side in ("left", "right"):
             found = node.child_by_field_name(side)
             if found is not None:
-                self._arithmetic(found, hint='; `[ "$n" -eq 1 ]` compares without evaluating')
+                self._arithmetic(found, hint=_ARITHMETIC_FORMS)
 
     def _arithmetic_text(self, node: Node) -> None:
         """Quoted text that bash evaluates as arithmetic: a `$` or backtick in it runs code."""
@@ -146,7 +149,7 @@ class ArithmeticChecks(VariableTracker):
             )
         )
 
-    def _arithmetic(self, node: Node, hint: str = "") -> None:
+    def _arithmetic(self, node: Node, hint: str = _ARITHMETIC_FORMS) -> None:
         """bash evaluates a variable's value as arithmetic code: `a[$(rm x)]` inside runs rm."""
         body = node.child_by_field_name("body") if node.type == "c_style_for_statement" else None
         for part in [c for c in node.children if c != body] if body is not None else [node]:

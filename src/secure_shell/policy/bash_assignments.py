@@ -21,6 +21,13 @@ class Site(NamedTuple):
 
 # The name positional parameters are recorded under (no variable can be called `@`).
 POSITIONAL = "@"
+
+
+def arguments_of(function: str) -> str:
+    """The name the arguments of every call of `function` are recorded under (`@name`: no variable's)."""
+    return POSITIONAL + function
+
+
 # Variables bash sets to a number.
 NUMERIC_SHELL_SET = frozenset({"RANDOM", "SRANDOM", "SECONDS", "LINENO", "BASHPID", "EPOCHSECONDS", "HISTCMD"})
 # Variables bash sets itself as the script runs (`$_` is the last argument of the last command).

@@ -119,12 +119,7 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
             f"text the grammar did not read: {unread[0]!r}; write it another way (quoted, or as its own word)",
             unread[0],
         )
-    walker = Walker(data, limits, parse)
-    walker.walk(root)
-    if walker.sites or walker.anything:  # resolve variables again, knowing every assignment
-        assignments = Assignments(walker.sites, walker.anything, limits.env, walker.positional_from)
-        walker = Walker(data, limits, parse, assignments)
-        walker.walk(root)
+    walker = _resolved_walker(root, data, limits)
     kinds = frozenset(node.type for node in descendants(root) if node.is_named)
     flow = FlowBuilder(walker.origins, walker.commands, walker.functions).build(root)
     return Parsed(
@@ -133,8 +128,34 @@ def _parse(source: str, limits: Limits) -> ParseOutcome:
         tuple(walker.findings),
         kinds,
         flow,
-        _second_reading(data, walker.nested_lists, _select_keywords(root)),
+        *_second_reading(data, walker.nested_lists, _select_keywords(root), _arithmetic_commands(root, data)),
     )
+
+
+# Walks of one command line while what its variables hold settles (see _resolved_walker).
+MAX_RESOLUTIONS = 4
+
+
+def _resolved_walker(root: Node, data: bytes, limits: Limits) -> Walker:
+    """The walk of `root` knowing what each variable may hold. The first walk knows no assignment
+    (every variable unknown); each next one knows the sites the previous walk found, so a value
+    made from another variable (`for f in "${files[@]}"`, `b=$a`) is known one walk later. Starting
+    from nothing known, every walk knows at most what is true, so stopping at the bound before the
+    values settle is only stricter."""
+    walker = Walker(data, limits, parse)
+    walker.walk(root)
+    found = (walker.sites, walker.anything, walker.positional_from)
+    for _ in range(MAX_RESOLUTIONS - 1):
+        if not (walker.sites or walker.anything):
+            break
+        known = Assignments(walker.sites, walker.anything, limits.env, walker.positional_from)
+        walker = Walker(data, limits, parse, known)
+        walker.walk(root)
+        again = (walker.sites, walker.anything, walker.positional_from)
+        if again == found:
+            break
+        found = again
+    return walker
 
 
 MAX_REPAIRS = 8
@@ -228,21 +249,48 @@ def _span(data: bytes, start: int, end: int) -> tuple[str, int, int]:
     return excerpt(data[first:last].decode("utf-8", "replace"), NEAR), first, last
 
 
-def _second_reading(data: bytes, nested_lists: list[int], selects: list[int]) -> str | None:
+def _second_reading(
+    data: bytes, nested_lists: list[int], selects: list[int], arithmetic: list[tuple[int, int]]
+) -> tuple[str | None, tuple[str, ...]]:
     """bashlex 0.18 cannot parse `&&` or `||` inside `$(...)` or `<(...)` (`echo $(a && b)`:
     "unexpected token ')'"). It reads `;` there, which runs the same commands, so it is given that:
     each such operator (found by the grammar, so never one inside quotes) becomes `; `, same length.
     Were tree-sitter wrong about one, bashlex would see a command boundary inside a word and name
     more commands, never fewer: the cross-check then refuses. Nor does it know `select`, which runs
-    its body as `for` does: each `select` keyword (found by the grammar) is read as `for`."""
-    if not nested_lists and not selects:
-        return None
+    its body as `for` does: each `select` keyword (found by the grammar) is read as `for`.
+    Nor does it know the arithmetic command: it reads `(( n > 1 ))` as subshells running `n`. Each
+    one whose text cannot hold a command (_ARITHMETIC_ONLY) is read as `:`, the same length, and
+    the names it adds are returned with the text, so the comparison expects them."""
+    if not nested_lists and not selects and not arithmetic:
+        return None, ()
     text = bytearray(data)
     for start in nested_lists:
         text[start : start + 2] = b"; "
     for start in selects:
         text[start : start + 6] = b"for   "
-    return text.decode("utf-8")
+    for start, end in arithmetic:
+        text[start:end] = b":" + b" " * (end - start - 1)
+    return text.decode("utf-8"), (":",) * len(arithmetic)
+
+
+# The text of an arithmetic command that is arithmetic and nothing else: no parentheses (bash reads
+# `((` to the first `))`, and falls back to subshells only where a `)` comes first), no quotes,
+# backticks, braces or `;` (no substitution, no second command).
+_ARITHMETIC_ONLY = re.compile(rb"\(\([A-Za-z0-9_\s+\-*/%<>=!&|^~?:,$#\[\]]*\)\)")
+
+
+def _arithmetic_commands(root: Node, data: bytes) -> list[tuple[int, int]]:
+    """Where each arithmetic command `(( ... ))` made only of _ARITHMETIC_ONLY text starts and ends."""
+    found: list[tuple[int, int]] = []
+    for node in descendants(root):
+        if (
+            node.type == "compound_statement"
+            and node.children
+            and node.children[0].type == "(("
+            and _ARITHMETIC_ONLY.fullmatch(data[node.start_byte : node.end_byte])
+        ):
+            found.append((node.start_byte, node.end_byte))
+    return found
 
 
 def _select_keywords(root: Node) -> list[int]:
@@ -278,7 +326,7 @@ def review(source: str, parsed: Parsed, cross_check: CrossCheck | None) -> list[
         (c.words[0].value if c.words[0].value is not None else DYNAMIC_NAME)
         for c in parsed.commands
         if c.words and c.words[0].source
-    )
+    ) + Counter(parsed.cross_check_added)
     missed = Counter(result.names) - ours
     if missed:
         return [

@@ -9,13 +9,20 @@ import re
 from tree_sitter import Node
 
 from secure_shell.policy import verdict as R
-from secure_shell.policy.bash_assignments import NUMERIC_SHELL_SET, POSITIONAL, Assignments, Site, relative_value
+from secure_shell.policy.bash_assignments import (
+    NUMERIC_SHELL_SET,
+    POSITIONAL,
+    Assignments,
+    Site,
+    arguments_of,
+    relative_value,
+)
 from secure_shell.policy.bash_words import WordReader
 from secure_shell.policy.dangerous_variables import dangerous_variable
 from secure_shell.policy.env_variables import FINDS, RUNS, Variable, entries, value_problem, variable
 from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Finding, Limits, Word
-from secure_shell.policy.syntax_tree import inside
+from secure_shell.policy.syntax_tree import enclosing_function, inside
 from secure_shell.policy.wrapper_builtins import assigned_names
 
 # `set -a` / `set -o allexport` anywhere: every later assignment is exported (read loosely, so a
@@ -50,6 +57,8 @@ class VariableTracker(WordReader):
         self.associative: set[str] = set()
         self.findings: list[Finding] = []
         self.functions: set[str] = set()  # names the script defines as functions
+        self.all_functions: set[str] = set()  # every name the text defines as a function (Walker.walk)
+        self.defined_functions: dict[str, int] = {}  # surely defined (bash_visitors): where the definition ends
         self.positional_from: int | None = None  # see Assignments.positional_from
         self.allexport = bool(_ALLEXPORT.search(data.decode("utf-8", "replace")))
 
@@ -60,6 +69,7 @@ class VariableTracker(WordReader):
         while at < len(words) and words[at].value in ("builtin", "command"):
             at += 1
         head = words[at].value if at < len(words) else None
+        self._function_arguments(words)
         if head is None:
             return
         if head in ("eval", "source", ".", "trap"):
@@ -85,6 +95,18 @@ class VariableTracker(WordReader):
             else:
                 self._site(assigned.split("[", 1)[0], straight=False)
 
+    def _function_arguments(self, words: list[Word]) -> None:
+        """A call of a function of the script: its arguments are that call's positional parameters.
+        A function's name anywhere else on a command line (`time f x`, `command f`) may call it with
+        words not followed here: its arguments are then unknown."""
+        for index, word in enumerate(words):
+            if word.value in self.all_functions:
+                arguments = words[1:] if index == 0 else ()
+                safe = index == 0 and all(
+                    (w.value is not None and relative_value(w.value)) or w.path_safe for w in arguments
+                )
+                self._site(arguments_of(word.value), straight=False, safe=safe)
+
     def _positional(self, node: Node, words: list[Word]) -> None:
         """`set -- a b` (or `set - a b`, `set -e a b`) sets the positional parameters to its words."""
         index = 0
@@ -107,7 +129,10 @@ class VariableTracker(WordReader):
         operands = words[index:]
         safe = all((w.value is not None and relative_value(w.value)) or w.path_safe for w in operands)
         filled = bool(operands) and all(w.value for w in operands)
-        straight = self._straight(node) and not inside(node, "function_definition")
+        function = enclosing_function(node)
+        if function is not None:  # `set --` in a function sets its arguments
+            self._site(arguments_of(function), straight=False, safe=safe)
+        straight = self._straight(node) and function is None
         self._site(POSITIONAL, straight=straight, safe=safe, filled=filled)
         if straight and safe and self.positional_from is None:
             self.positional_from = node.start_byte
@@ -148,9 +173,12 @@ class VariableTracker(WordReader):
         for word in operands:
             value = word.value
             if value is None:
-                if not ASSIGNMENT_TEXT.match(word.source):  # `declare f=$(c)` is followed by _assignment
+                assigned_to = ASSIGNMENT_TEXT.match(word.source)
+                if not assigned_to:
                     self.anything = True
-                continue
+                elif "A" in options:  # `declare -A m=([k]=v)`: followed by _assignment, keyed by strings
+                    self.associative.add(assigned_to.group(0).rstrip("+=").split("[", 1)[0])
+                continue  # `declare f=$(c)` is followed by _assignment
             name, equals, assigned = value.partition("=")
             name = name.rstrip("+").split("[", 1)[0]
             if "A" in options:
@@ -251,7 +279,9 @@ class VariableTracker(WordReader):
         safe = bool(values) and all((w.value is not None and relative_value(w.value)) or w.path_safe for w in values)
         # `select` sets the variable to "" when the reply is not a number it offered
         filled = bool(values) and all(w.value != "" for w in values) and node.children[0].type == "for"
-        # `for f` alone walks the positional parameters
+        if not any(child.type == "in" for child in node.children):
+            # `for f` alone walks the positional parameters: "$@" as the walk knows it here
+            safe = self.assignments.positional_safe(node.start_byte) and not inside(node, "function_definition")
         self._site(name, straight=False, numeric=numeric, safe=safe, filled=filled)
         self.variables[name] = None  # one of the values, which one is not known here
 

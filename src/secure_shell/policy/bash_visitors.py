@@ -42,6 +42,8 @@ def _function_definition(walker: Walker, node: Node, via: Via) -> Via:
     name = node.child_by_field_name("name")
     if name is not None:
         walker.functions.add(walker.text(name))
+        if walker._straight(node):  # defined once, in text order, in the main shell: calls after it run it
+            walker.defined_functions.setdefault(walker.text(name), node.end_byte)
     walker._compound_redirects(node, via)
     return via + (f"function {walker.text(name) if name else '?'}",)
 

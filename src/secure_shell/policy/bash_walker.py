@@ -44,6 +44,33 @@ _EXPANSION_OPERATOR = re.compile(r"@[PEAKkaUuLQ]\}$")
 _BLANK_WORD = re.compile(rb"(?<=[ \t])((?:\\[ \t])+)(?=[ \t])")
 _ASSIGNING_EXPANSION = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)(?:\[[^]]*\])?:?=")
 
+# `unset` anywhere in the script may turn a function back into the program of that name
+_UNSET_WORD = re.compile(rb"\bunset\b")
+
+# Redirections that give a command its input.
+_INPUTS = frozenset({"<", "<&", "<>", "<<", "<<-", "<<<"})
+
+
+def _fed(parent: Node, child: Node, fed: bool) -> bool:
+    """Whether `child` of `parent` reads a stream the text does not show: a later stage of a pipeline,
+    the body of a compound command whose input is redirected (`{ sh; } < x`, `while ...; done <<< s`),
+    or a function's body, which reads whatever each call is fed. A simple command's own redirections
+    are read with it (bash_walker._command)."""
+    if parent.type == "function_definition":
+        return child.is_named
+    if parent.type == "pipeline":
+        return fed or (child.is_named and child != parent.named_children[0])
+    if parent.type == "redirected_statement" and child.is_named and child == parent.named_children[0]:
+        if child.type == "command":
+            return fed
+        redirects = parent.children_by_field_name("redirect")
+        return fed or any(
+            r.type in ("herestring_redirect", "heredoc_redirect")
+            or any(c.type in ("<", "<&", "<>") for c in r.children)
+            for r in redirects
+        )
+    return fed
+
 
 class _Pipeline:
     """One pipeline's stages, where each stands, and the argv of each earlier stage, read once."""
@@ -70,6 +97,7 @@ class Walker(ArithmeticChecks):
     ) -> None:
         super().__init__(data, limits, assignments)
         self.nested = nested  # parses text bash expands that the grammar left unread
+        self.fed = False  # the node being visited reads a stream the text does not show (_fed)
         self.commands: list[SimpleCommand] = []
         self.operators: set[str] = set()
         self.origins: dict[tuple[int, int, str], list[int]] = {}  # syntax node -> the commands it made
@@ -82,11 +110,18 @@ class Walker(ArithmeticChecks):
 
     def walk(self, root: Node) -> None:
         self._check_newlines(root)
+        # every function the text defines, wherever: a call before the definition may still run it
+        self.all_functions = {
+            self.text(name)
+            for node in descendants(root)
+            if node.type == "function_definition" and (name := node.child_by_field_name("name")) is not None
+        }
         # whether a node lies inside a c_style_for_statement is carried down, not looked up through
         # its ancestors: a list of n `&&` nests n deep, and a look-up per operator was quadratic
-        stack: list[tuple[Node, tuple[str, ...], bool]] = [(root, (), False)]
+        # `fed`, carried down the same way: the node's input is a stream the text does not show (see _fed)
+        stack: list[tuple[Node, tuple[str, ...], bool, bool]] = [(root, (), False, False)]
         while stack:
-            node, via, in_for = stack.pop()
+            node, via, in_for, fed = stack.pop()
             kind = node.type
             if not node.is_named:
                 if kind in OPERATOR_TOKENS and not in_for:
@@ -102,9 +137,10 @@ class Walker(ArithmeticChecks):
             if len(self.commands) > self.limits.max_commands:
                 raise Refused("too many commands", "")
             visit = VISITORS.get(kind)
+            self.fed = fed
             child_via = visit(self, node, via) if visit is not None else via
             child_in_for = in_for or kind == "c_style_for_statement"
-            stack.extend((child, child_via, child_in_for) for child in reversed(node.children))
+            stack.extend((child, child_via, child_in_for, _fed(node, child, fed)) for child in reversed(node.children))
 
     def _check_newlines(self, root: Node) -> None:
         """A newline between commands is a `;`; inside quotes or a here-document it is text."""
@@ -179,13 +215,36 @@ class Walker(ArithmeticChecks):
                 if redirect_node.type in ("herestring_redirect", "heredoc_redirect"):
                     stdin_text = self._stdin_literal(redirect_node)
         self._command_sites(node, words)
-        stdin_piped = self._piped(node)
+        # a command inside a group, loop, subshell or function reads the stream fed to it, unless it
+        # has its own input (a here-document, a here-string, `<`)
+        own_input = stdin_text is not None or any(r.operator.lstrip("0123456789") in _INPUTS for r in redirects)
+        stdin_piped = self._piped(node) or (self.fed and not own_input)
         feeders = self._feeders(node) if stdin_piped else ()
         self._add(
             node,
             SimpleCommand(
-                tuple(words), tuple(redirects), tuple(assignments), via, stdin_text, stdin_piped, feeders=feeders
+                tuple(words),
+                tuple(redirects),
+                tuple(assignments),
+                via,
+                stdin_text,
+                stdin_piped,
+                feeders=feeders,
+                function_call=self._calls_defined_function(node, words),
             ),
+        )
+
+    def _calls_defined_function(self, node: Node, words: list[Word]) -> bool:
+        """The command word names a function defined, surely, before this command: bash runs the body
+        (whose commands are checked), not a program that may run what its arguments name. Not where
+        the script may undefine it (`unset`) or define anything at run time (eval, source)."""
+        name = words[0].value if words else None
+        defined_at = self.defined_functions.get(name or "")
+        return (
+            defined_at is not None
+            and defined_at <= node.start_byte
+            and not (self.anything or self.assignments.anything)
+            and not _UNSET_WORD.search(self.data)
         )
 
     def _glued_descriptor(self, command: Node, redirect: Node, words: list[Word]) -> str:

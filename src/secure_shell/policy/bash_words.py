@@ -10,10 +10,10 @@ from typing import Iterator
 
 from tree_sitter import Node
 
-from secure_shell.policy.bash_assignments import NUMERIC_SHELL_SET, POSITIONAL, SHELL_SET, Assignments
+from secure_shell.policy.bash_assignments import NUMERIC_SHELL_SET, POSITIONAL, SHELL_SET, Assignments, arguments_of
 from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Limits, Refused, Word
-from secure_shell.policy.syntax_tree import inside
+from secure_shell.policy.syntax_tree import enclosing_function, inside
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _ANSI_SIMPLE = {
@@ -49,6 +49,9 @@ TEST_TOKENS = frozenset({"==", "=~", "!="})
 NOT_WORDS = frozenset({"variable_assignment", "file_redirect", "herestring_redirect", "heredoc_redirect", "comment"})
 # bash expands a tilde after `=` and `:` in an argument that looks like an assignment (`of=~/x`).
 _ASSIGNMENT_TILDE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=(?:[^:]*:)*$")
+
+# `export -f f`, `declare -fx f`: child shells may call f with arguments this text does not show
+_EXPORTS_FUNCTIONS = re.compile(rb"\b(?:export|declare|typeset)\s+-[A-Za-z]*f")
 
 
 class WordReader:
@@ -338,7 +341,15 @@ class WordReader:
         pass (MAYBE_EMPTY: there may be none); any other is known only at run time."""
         known = self.assignments
         if name == POSITIONAL:
-            if inside(node, "function_definition"):
+            function = enclosing_function(node)
+            if (
+                function is not None
+                and function
+                and known.safe(arguments_of(function))
+                and not _EXPORTS_FUNCTIONS.search(self.data)
+            ):
+                yield f"the arguments of {function}, at every call words below the working directory", MAYBE_EMPTY
+            elif function is not None:
                 yield "the positional parameters of a function, known only when it is called", DYNAMIC
             elif known.positional_safe(node.start_byte):
                 yield "positional parameters set from words below the working directory", MAYBE_EMPTY

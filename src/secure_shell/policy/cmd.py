@@ -35,6 +35,7 @@ from secure_shell.policy.parsed import (
 )
 from secure_shell.policy.program_name import program_name
 from secure_shell.policy.resolution import Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.windows_environment import passing_form, value_allowed
 from secure_shell.policy.wrappers import dangerous_variable, resolve_windows
 
 Resolver = Callable[[str, SimpleCommand], list[Resolution] | None]
@@ -169,7 +170,11 @@ def _set(key: str, command: SimpleCommand) -> list[Resolution]:
     if name.startswith("/"):
         return []
     if "=" in text and dangerous_variable(name):
-        return [Refusal(R.DANGEROUS_VARIABLE, f"set {name} changes which program runs", text)]
+        whole = len(command.words) == 2 and command.words[1].value is not None
+        value = command.words[1].value.strip('"').split("=", 1)[1] if whole and command.words[1].value else None
+        if whole and value is not None and value_allowed(name, value):
+            return []  # `set PYTHONPATH=src`, `set GIT_PAGER=cat` (windows_environment.py)
+        return [Refusal(R.DANGEROUS_VARIABLE, f"set {name} changes which program runs" + passing_form(name), text)]
     return []
 
 

@@ -21,6 +21,8 @@ from secure_shell.policy.resolution import Link
 from secure_shell.policy.text_arguments import PROSE_OPTIONS
 from secure_shell.policy.verdict import PathChecked
 
+# `git commit -qm MSG`, `-am MSG`: a cluster of git's short options whose last one takes the message
+_MESSAGE_CLUSTER = re.compile(r"-[A-Za-z]+m")
 MAX_LINKS = 256  # link names, and paths that go up (..), remembered per decision
 
 
@@ -47,7 +49,7 @@ class PathChecker:
         dynamic_may_be_path = module.dynamic_arguments_may_be_paths(key)
         previous: str | None = None
         for word in words:
-            after_prose = previous in PROSE_OPTIONS
+            after_prose = previous in PROSE_OPTIONS or (key == "git" and _MESSAGE_CLUSTER.fullmatch(previous or ""))
             previous = word.value
             if word.value is None:
                 if not (after_prose or word.path_safe or not dynamic_may_be_path):

@@ -255,6 +255,8 @@ class Walker:
         """A program no resolver models may run what its arguments or its input name."""
         module = dialect_module(scope.dialect)
         fed = (Word(simple.stdin_text, simple.stdin_text),) if simple.stdin_text is not None else ()
+        if simple.function_call:
+            return  # a function of the script: its body's commands are checked where it is defined
         if not self.context.resolved_command(simple, scope.dialect)[1] and module.may_run_arguments(key):
             # what it may run is named in its arguments or in the text it reads (`expect <<< 'spawn x'`)
             texts = {id(word) for word in module.text_arguments(key, simple.words)}  # `shuf -n "$N"`: a count

@@ -14,7 +14,8 @@ is checked for what it is.
 - FINDS: where commands are found (PATH): each entry must be a literal absolute directory that
   commands cannot write, or a program written there would run under an allowed name.
 
-cmd and PowerShell refuse every variable of the table by name, as before (dangerous_variable()).
+cmd and PowerShell: windows_environment.py passes the values it can judge without a path check
+(cat, true, relative paths below the working directory); every other is refused by name (dangerous_variable()).
 """
 
 from __future__ import annotations

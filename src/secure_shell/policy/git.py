@@ -12,7 +12,7 @@ import shlex
 from secure_shell.policy import verdict as R
 from secure_shell.policy.env_variables import HARMLESS
 from secure_shell.policy.parsed import Word
-from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, Text, WorkingDirectory
 from secure_shell.policy.wrapper_spec import option_scripts
 
 GLOBAL_VALUE_OPTIONS = frozenset(
@@ -192,7 +192,42 @@ def _subcommand(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
                 out.append(_script(args[j + 1], f"git filter-branch {word.value}"))
     elif sub == "config":
         out.extend(_config_write(args))
+    out.extend(_ref_names(sub, args))
     return out
+
+
+# Options of `git tag` whose value names a file (the message), not a ref.
+_TAG_FILE_OPTIONS = ("-F", "--file")
+
+
+def _ref_names(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
+    """Names git reads as refs, not paths: `git tag NAME [COMMIT]`, `git branch NAME [START]`, the
+    new branch of `checkout -b`/`switch -c`. git checks a ref name (no `..`, no leading `-`) and keeps
+    the ref inside the repository, so a run-time name (`git tag "v$version"`) names no file."""
+    out: list[Resolution] = []
+    if sub in ("tag", "branch"):
+        skip = False
+        for word in args:
+            value = word.value or ""
+            if skip:
+                skip = False
+            elif word.value is not None and value in _TAG_FILE_OPTIONS and sub == "tag":
+                skip = True  # its value is a file, checked as a path
+            elif _not_an_option(word):
+                out.append(Text(word))
+    elif sub in ("checkout", "switch"):
+        for j, word in enumerate(args[:-1]):
+            if word.value in ("-b", "-B", "-c", "-C", "--create", "--force-create", "--orphan"):
+                out.append(Text(args[j + 1]))
+    return out
+
+
+def _not_an_option(word: Word) -> bool:
+    """A literal not starting with `-`, or a run-time word whose literal start is not `-` and not empty
+    (`"v$version"`; `"$x"` may be an option, `-F/etc/shadow`, and stays checked as a path)."""
+    if word.value is not None:
+        return not word.value.startswith("-")
+    return bool(word.prefix) and not word.prefix.startswith("-")
 
 
 def _grep_pager(args: tuple[Word, ...]) -> list[Resolution]:

@@ -63,6 +63,8 @@ class SimpleCommand:
     # the argv of each earlier stage of its pipeline, nearest first (None: not a simple command)
     feeders: tuple[tuple[str | None, ...] | None, ...] = ()
     changes_directory: bool = False
+    # the command word names a function this script surely defines before (its body is checked)
+    function_call: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +139,8 @@ class Parsed:
     flow: Flow | None = None  # None: unordered(len(commands))
     # The text the second grammar reads, when it is not the source (bash: see bash_parse._second_reading).
     cross_check_text: str | None = None
+    # commands that text adds where the source has none (bash: `:` for each arithmetic command)
+    cross_check_added: tuple[str, ...] = ()
 
     def command_flow(self) -> Flow:
         """The flow, or the unordered one when it is missing or does not name every command once."""

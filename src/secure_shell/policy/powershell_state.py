@@ -10,6 +10,7 @@ from secure_shell.policy.parsed import (
     Word,
 )
 from secure_shell.policy.resolution import Refusal
+from secure_shell.policy.windows_environment import passing_form, powershell_assigned_value, value_allowed
 
 # Variables whose value changes what later commands do: parameter defaults for every cmdlet, how
 # arguments reach native programs, how arrays become strings, where modules (cmdlets) load from.
@@ -28,9 +29,13 @@ STATE_VARIABLES = frozenset(
 def state_variable_refusal(scope: str, name: str, text: str) -> Refusal | None:
     """A refusal for setting `scope:name` (`env:PATH`, `variable:OFS`, or a plain variable)."""
     scope = scope.rstrip(":").casefold()
+    if scope == "env" and value_allowed(name, powershell_assigned_value(text)):
+        return None  # `$env:PYTHONPATH = 'src'`, `$env:GIT_PAGER = 'cat'` (windows_environment.py)
     if scope == "env" and dangerous_variable(name):
         return Refusal(
-            R.DANGEROUS_VARIABLE, f"setting $env:{name} changes which program runs or what it loads", excerpt(text)
+            R.DANGEROUS_VARIABLE,
+            f"setting $env:{name} changes which program runs or what it loads" + passing_form(name),
+            excerpt(text),
         )
     if scope in ("alias", "function", "filter"):
         return Refusal(

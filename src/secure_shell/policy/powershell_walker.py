@@ -144,7 +144,9 @@ class Walker:
         match = re.match(r"^\$\{?([A-Za-z_][\w]*:)?([\w?]+)", text)
         if match is None:
             return
-        refusal = state_variable_refusal(match.group(1) or "", match.group(2), text)
+        parent = node.parent
+        whole = self.text(parent) if parent is not None and parent.type == "assignment_expression" else text
+        refusal = state_variable_refusal(match.group(1) or "", match.group(2), whole)
         if refusal is not None:
             self.findings.append(Finding(refusal.rule, refusal.message, refusal.text))
 

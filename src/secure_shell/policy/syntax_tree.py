@@ -26,6 +26,17 @@ def inside(node: Node, kind: str) -> bool:
     return False
 
 
+def enclosing_function(node: Node) -> str | None:
+    """The name of the innermost function definition around `node` (bash), or None."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "function_definition":
+            name = parent.child_by_field_name("name")
+            return name.text.decode("utf-8", "replace") if name is not None and name.text is not None else ""
+        parent = parent.parent
+    return None
+
+
 _NON_ASCII = bytes(range(0x80, 0x100))
 
 

@@ -11,6 +11,7 @@ of an option in `path_values` stays a path.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from secure_shell.policy.options import read_options
@@ -212,8 +213,22 @@ def _adb(words: tuple[Word, ...]) -> list[Word]:
     return []
 
 
+# Builtins that read `name=value` words as assignments: the value is a variable's, not a file the
+# builtin opens (it is checked where the variable is used, as a plain assignment's is).
+DECLARATIONS = frozenset({"declare", "typeset", "local", "export", "readonly"})
+ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+
+
+def declared_assignment(key: str, word: Word) -> bool:
+    """`declare x=$(pwd)`, `local -a files=(a b)`: bash parses the word as an assignment (no word
+    splitting, no globbing), so it stays one word and names no file."""
+    return key in DECLARATIONS and ASSIGNMENT_WORD.match(word.source) is not None
+
+
 def text_arguments(key: str, words: tuple[Word, ...]) -> list[Word]:
     """The words of `words` (a command line) that `key` reads as text, not as file names."""
+    if key in DECLARATIONS:
+        return [word for word in words[1:] if declared_assignment(key, word)]
     if key == "find":
         return _find(words)
     if key == "adb":
