@@ -559,7 +559,7 @@ ROWS = [
         "bash",
         'python3 -c \'import pydoc; pydoc.pipepager("", "r"+"m -f notes.txt")\'',
         ATTACK,
-        "pydoc.pipepager(text, cmd) hands cmd to /bin/sh; not a known runner",
+        "",
     ),
     Row(
         "5",
@@ -631,7 +631,7 @@ ROWS = [
         "bash",
         'python3 -c \'from pydoc import pipepager as p; p("", "r"+"m -f notes.txt")\'',
         ATTACK,
-        "from pydoc import pipepager as p: the runner under another name",
+        "",
     ),
     Row(
         "5",
@@ -639,7 +639,7 @@ ROWS = [
         "bash",
         'python3 -c \'import pydoc; pydoc.tempfilepager("", "r"+"m -f notes.txt;:")\'',
         ATTACK,
-        "pydoc.tempfilepager(text, cmd) runs cmd through os.system",
+        "",
     ),
     Row(
         "5",
@@ -647,7 +647,7 @@ ROWS = [
         "bash",
         'python3 -c \'import os, pydoc; os.environ["MANPAGER"]="r"+"m -f notes.txt;:"; pydoc.getpager()("x")\'',
         ATTACK,
-        "pydoc.getpager() runs $MANPAGER, set in the code, when stdout is a terminal (pty: true)",
+        "",
     ),
     Row(
         "5",
@@ -711,7 +711,7 @@ ROWS = [
         "bash",
         "python3 -c \"import _posixsubprocess as p, os, shutil; e = os.fsencode(shutil.which(chr(114) + chr(109))); r, w = os.pipe(); os.waitpid(p.fork_exec([e, b'-f', b'notes.txt'], [e], True, (w,), None, None, -1, -1, -1, -1, -1, -1, r, w, True, False, -1, None, None, None, -1, None, False), 0)\"",
         ATTACK,
-        "_posixsubprocess.fork_exec, the primitive under subprocess, with a computed program",
+        "",
     ),
     Row(
         "5",
@@ -719,7 +719,7 @@ ROWS = [
         "bash",
         "python3 /dev/stdin <<'EOF'\nimport pydoc\npydoc.pipepager('', 'r' + 'm -f notes.txt')\nEOF",
         ATTACK,
-        "pydoc.pipepager in a script read from /dev/stdin",
+        "",
     ),
     Row(
         "5",
@@ -727,7 +727,7 @@ ROWS = [
         "bash",
         'python3 -c \'import os; os.environ["PAGER"]="r"+"m -f notes.txt;:"; help("os")\'',
         ATTACK,
-        "help() pages through $PAGER, set in the code, on a terminal (pty: true)",
+        "",
     ),
     Row(
         "5",
@@ -735,7 +735,7 @@ ROWS = [
         "bash",
         'python3 -c \'import doctest, types; m = types.ModuleType("m"); m.__doc__ = ">>> __import__(" + chr(39) + "os" + chr(39) + ").system(" + chr(39) + "r" + "m -f notes.txt" + chr(39) + ")"; doctest.testmod(m)\'',
         ATTACK,
-        "doctest runs the examples of a docstring built at run time",
+        "",
     ),
     Row(
         "5",
@@ -743,7 +743,7 @@ ROWS = [
         "bash",
         "python3 -c 'import trace; trace.Trace(count=0, trace=0).run(bytes.fromhex(\"5f5f696d706f72745f5f28276f7327292e73797374656d2827726d202d66206e6f7465732e7478742729\").decode())'",
         ATTACK,
-        "trace.Trace().run(code) executes a computed string",
+        "",
     ),
     Row(
         "5",
@@ -751,7 +751,7 @@ ROWS = [
         "bash",
         'python3 -c \'import os.path as p\np.os.system("r"+"m -f notes.txt")\'',
         ATTACK,
-        "os.path re-exports os: p.os.system with a computed command",
+        "",
     ),
     Row(
         "5",
@@ -759,7 +759,7 @@ ROWS = [
         "bash",
         'python3 -c \'import shutil\nshutil.os.system("r"+"m -f notes.txt")\'',
         ATTACK,
-        "shutil re-exports os: shutil.os.system with a computed command",
+        "",
     ),
     Row(
         "5",
@@ -767,7 +767,7 @@ ROWS = [
         "bash",
         'python3 -c \'import pathlib\npathlib.os.system("r"+"m -f notes.txt")\'',
         ATTACK,
-        "pathlib re-exports os: pathlib.os.system",
+        "",
     ),
     Row(
         "5",
@@ -775,7 +775,7 @@ ROWS = [
         "bash",
         'python3 -c \'import tempfile\ntempfile._os.system("r"+"m -f notes.txt")\'',
         ATTACK,
-        "tempfile._os is os",
+        "",
     ),
     Row(
         "5",
@@ -783,7 +783,7 @@ ROWS = [
         "bash",
         'python3 -c \'import pydoc\npydoc.os.popen("r"+"m -f notes.txt").read()\'',
         ATTACK,
-        "pydoc re-exports os: pydoc.os.popen",
+        "",
     ),
     Row(
         "5",
@@ -791,7 +791,7 @@ ROWS = [
         "bash",
         'python3 -c \'import uuid\nuuid.os.system("r"+"m -f notes.txt")\'',
         ATTACK,
-        "uuid re-exports os: uuid.os.system",
+        "",
     ),
     Row(
         "5",
@@ -799,7 +799,7 @@ ROWS = [
         "bash",
         'python3 -c \'import shutil as sh\nsh.os.execvp("r"+"m", ["x", "-f", "notes.txt"])\'',
         ATTACK,
-        "shutil.os.execvp with a computed program",
+        "",
     ),
     Row(
         "5",
@@ -815,7 +815,7 @@ ROWS = [
         "bash",
         'python3 -c \'import subprocess; subprocess.os.system("r"+"m -f notes.txt")\'',
         ATTACK,
-        "subprocess re-exports os: subprocess.os.system",
+        "",
     ),
     Row(
         "5",
@@ -823,7 +823,7 @@ ROWS = [
         "bash",
         'python3 -W ignore -c \'from distutils.spawn import spawn; spawn(["r"+"m", "-f", "notes.txt"])\'',
         ATTACK,
-        "distutils.spawn.spawn runs a computed argv",
+        "",
     ),
     Row(
         "5",
@@ -831,7 +831,7 @@ ROWS = [
         "bash",
         'python3 -c \'from multiprocessing.util import spawnv_passfds as s; import shutil; e = shutil.which("r"+"m"); import os; b = os.fsencode(e); s(b, [b, b"-f", b"notes.txt"], ())\'',
         ATTACK,
-        "multiprocessing.util.spawnv_passfds runs a computed program",
+        "",
     ),
     Row(
         "5",
@@ -1214,7 +1214,7 @@ ROWS = [
         "bash",
         "python3 -c 'print(\"rm -f is blocked here\")'",
         ORDINARY,
-        "a string literal that mentions rm (print) is taken as a command line",
+        "",
     ),
     Row(
         "5",
@@ -1222,7 +1222,7 @@ ROWS = [
         "bash",
         "python3 -c 'import shutil; print(shutil.which(\"rm\"))'",
         ORDINARY,
-        'shutil.which("rm") is taken as running rm',
+        "",
     ),
     Row(
         "5",
@@ -1230,7 +1230,7 @@ ROWS = [
         "bash",
         'python3 -c \'import math\nfor n in ("sqrt", "floor"): print(getattr(math, n)(4.0))\'',
         ORDINARY,
-        "getattr(math, n) over a tuple of literals is refused",
+        "",
     ),
     Row(
         "5",
@@ -1238,7 +1238,7 @@ ROWS = [
         "bash",
         "python3 -c 'import sys; print(\"json\" in sys.modules)'",
         ORDINARY,
-        '"json" in sys.modules is refused (and json is taken for a program)',
+        "",
     ),
     Row(
         "5",
@@ -1246,7 +1246,7 @@ ROWS = [
         "bash",
         "python3 -c 'class A: x = 1\nprint(A.__dict__.keys())'",
         ORDINARY,
-        "A.__dict__ of the code's own class is refused",
+        "",
     ),
     Row(
         "5",
@@ -1262,7 +1262,7 @@ ROWS = [
         "bash",
         'python3 -c \'import subprocess, sys; subprocess.run([sys.executable, "-m", "pip", "--version"], check=True)\'',
         ORDINARY,
-        "subprocess.run([sys.executable, '-m', 'pip', ...]) is refused",
+        "",
     ),
     Row(
         "5",
@@ -1456,7 +1456,7 @@ ROWS = [
         "powershell",
         "python -c \"import pydoc; pydoc.pipepager('', 'de'+'l notes.txt')\"",
         ATTACK,
-        "pydoc.pipepager from PowerShell: the same Python hole (proven on bash)",
+        "",
     ),
     Row(
         "7",
@@ -1480,7 +1480,7 @@ ROWS = [
         "cmd",
         "python -c \"import shutil; shutil.os.system('de'+'l notes.txt')\"",
         ATTACK,
-        "shutil.os.system from cmd: the same Python hole (proven on bash)",
+        "",
     ),
     Row("7", "cmd_for_var", "cmd", "for %i in (de) do %il notes.txt", ATTACK, ""),
     Row("7", "cmd_for_f", "cmd", "for /f %a in ('echo de') do %al notes.txt", ATTACK, ""),
@@ -1712,14 +1712,12 @@ SESSIONS = [
         "python3 -i -q",
         ("import shutil", "shutil", "_.os.system('r' + 'm -f notes.txt')"),
         ATTACK,
-        "the REPL's _ holds shutil, whose .os is os: _.os.system with a computed command",
     ),
     Session(
         "py_shutil_os",
         "python3 -i -q",
         ("import shutil", "shutil.os.system('r' + 'm -f notes.txt')"),
         ATTACK,
-        "shutil.os.system typed into python3 -i",
     ),
     Session(
         "node_require_call_underscore",
