@@ -134,7 +134,7 @@ def _module(reader: Reader, name: str, node: ast.Call) -> list[Resolution]:
 
 
 def _path(reader: Reader, name: str, node: ast.Call) -> list[Resolution]:
-    path = literal(_argument(node, 0, "path_name"))
+    path = literal(_argument(node, 0, "filename" if name.startswith("doctest.") else "path_name"))
     if path is None:
         return [refusal(reader.label, f"runs a file named at run time ({name})", name)]
     return [PathUse(Word(path, path), f"{reader.label} {name}")]

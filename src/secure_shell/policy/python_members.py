@@ -36,7 +36,7 @@ MODULE = {"__import__", "builtins.__import__", "importlib.import_module", "impor
 MODULE |= {"runpy.run_module", "importlib.metadata.import_module"}
 # a program set for later: multiprocessing starts its children with it
 EXEC_STAR |= {"multiprocessing.set_executable": 0}
-PATH = {"runpy.run_path"}
+PATH = {"runpy.run_path", "doctest.testfile"}  # doctest runs the examples the file holds
 # code from the terminal, native code, code found by a name in a string (pydoc.locate("os.system")),
 # objects whose methods run code strings (trace.Trace().run, cProfile.Profile().runctx): never literal.
 # (pydoc's pager and help() run $PAGER: python_env.py keeps the code from setting it.)
@@ -46,7 +46,7 @@ NEVER |= {"pickle.loads", "pickle.load", "pickle.Unpickler", "marshal.loads", "m
 NEVER |= {"breakpoint", "sys.modules", "pty.spawn", "os.fork", "os.register_at_fork", "sys.settrace"}
 NEVER |= {"sys.setprofile", "webbrowser.open", "webbrowser.open_new", "webbrowser.open_new_tab", "webbrowser.get"}
 NEVER |= {"vars", "globals", "locals", "_posixsubprocess.fork_exec", "subprocess._fork_exec"}
-NEVER |= {"doctest.testmod", "doctest.testfile", "doctest.run_docstring_examples", "doctest.DocTestRunner"}
+NEVER |= {"doctest.testmod", "doctest.run_docstring_examples", "doctest.DocTestRunner"}
 NEVER |= {"doctest.DebugRunner", "doctest.DocTestSuite", "doctest.DocFileSuite", "doctest.debug", "doctest.debug_src"}
 NEVER |= {"doctest.script_from_examples", "trace.Trace", "cProfile.Profile", "profile.Profile", "pdb.Pdb", "bdb.Bdb"}
 NEVER |= {"pydoc.locate", "pkgutil.resolve_name", "logging.config.dictConfig", "pickle.Unpickler"}
