@@ -208,7 +208,8 @@ _SURVEY = textwrap.dedent(
     """
     import contextlib, importlib, io, json, sys, types, warnings
     warnings.simplefilter("ignore")
-    skip = ("antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "__main__", "lib2to3", "ensurepip", "test")
+    skip = ("antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "__main__", "lib2to3")
+    skip += ("ensurepip", "test")
     runners = json.loads(sys.argv[1])
     for name in sorted(sys.stdlib_module_names):
         if name.startswith(skip):

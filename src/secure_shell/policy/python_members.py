@@ -165,8 +165,8 @@ HARMLESS_MEMBERS = frozenset({"__name__", "__version__", "__file__", "__doc__", 
 MODULES = (
     frozenset(
         "os subprocess builtins importlib ctypes code pdb bdb timeit commands platform webbrowser sys operator asyncio "
-        "trace doctest pydoc pickle marshal cProfile profile multiprocessing inspect pkgutil logging.config shelve typing "
-        "unittest.mock setuptools._distutils gc".split()
+        "trace doctest pydoc pickle marshal cProfile profile multiprocessing inspect pkgutil logging.config shelve "
+        "typing unittest.mock setuptools._distutils gc".split()
     )
     | frozenset(OPAQUE)
     | (frozenset(MODULE_ALIASES.values()) - {"shutil"})
