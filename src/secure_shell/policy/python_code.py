@@ -1,15 +1,29 @@
-"""Python code read on its syntax tree (the `ast` module), not on its text.
+"""Python code read on its syntax tree (the `ast` module), not on its text: a closed world of reach.
 
-A call that runs a program or code (`os.system`, `subprocess.*`, `os.exec*`, `os.spawn*`, `pty.spawn`,
-`eval`, `exec`, `compile`, `__import__`, `importlib`...) is checked on its arguments: literal ones
-become what the engine checks anyway (a shell script, an argv, more Python code); anything else (a
-variable, a concatenation, `input()`) is a refusal, since the engine cannot know what it will be.
-Reaching such a function another way (passing `os.system` as a value, `getattr` with a computed
-name, `__dict__`, `__builtins__`, `sys.modules`, a star import) is a refusal too. Everything else
-(reading files, json, pathlib, arithmetic) is the program's own business.
+Every way the code's own text can reach a function that runs a program or code is followed to that
+function or refused (python_checker.py walks the tree; python_members.py holds the tables):
 
-REPL input is checked as one program: each statement the interpreter would run, in order
-(repl_source), so a name bound in one input is known when a later one uses it.
+- Runners (RUNNERS: `os.system`, `subprocess.*`, `os.exec*`/`spawn*`, `pydoc.pipepager`, `eval`,
+  `exec`, `compile`, `__import__`, `importlib`, `runpy`...) are checked on their arguments
+  (python_calls.py): literal ones become what the engine checks anyway (a shell script, an argv, more
+  Python code, a module, a file); anything else is a refusal. Those that can never be literal (NEVER:
+  `pty.spawn`, `ctypes`, `pickle.loads`, `trace.Trace`, `gc.get_objects`...) are refused.
+- Names: import bindings are followed, and a module another module keeps (`shutil.os`,
+  `tempfile._os`, `os.path.os`: MODULE_ALIASES) is the module itself.
+- Off the import chain (a call's result, a local, the REPL's `_`) the policy cannot know what an
+  object is: an attribute named like a runner module or a runner (FAR_NAMES) is refused there.
+- Values: a runner, `getattr`, or a module that runs things (MODULES) used other than by calling it
+  or reading one of its attributes is refused; `getattr` takes a literal name, names a `for` binds
+  to literals, or any name on an INERT module; dunders that reach around names (REACH) are refused,
+  except `__dict__` of a class the code defines without imports; `sys.modules` only for its names.
+- Modules known whole (OPAQUE: ctypes, pdb, pydoc, sh, ...): a member outside their table is refused.
+- Environment variables the code sets for itself or its programs are checked (python_env.py).
+- String annotations are code (`typing.get_type_hints` evaluates them).
+
+Modules the engine does not read (the project's own, third-party ones outside the tables) run what
+their source says, as a program file does; SECURITY.md says so. REPL input is checked as one
+program: each statement the interpreter would run, in order (repl_source), so a name bound in one
+input is known when a later one uses it.
 """
 
 from __future__ import annotations
