@@ -124,6 +124,18 @@ CASES = [
         I,
         "import asyncio; asyncio.subprocess.create_subprocess_exec('git', 'status')",
     ),
+    # the standard library's private members run programs no table models (uuid._get_command_stdout)
+    ('import uuid; uuid._get_command_stdout("r" + "m", "x")', I, "import uuid; print(uuid.uuid4())"),
+    ('from os import _execvpe; _execvpe("x", [])', I, "import os; os._exit(0)"),
+    ("import _osx_support; _osx_support._read_output('x')", I, "import app; print(app._private)"),
+    ("m = __import__('uuid'); m._get_command_stdout('x')", I, "m = __import__('uuid'); print(m.uuid4())"),
+    ('import imaplib; imaplib.IMAP4_stream("r" + "m x")', I, "import imaplib; print(imaplib.IMAP4_PORT)"),
+    ("import pipes; pipes.Template().append('x', '--')", I, "import pipes; print(pipes.quote('a b'))"),
+    (
+        "import mailcap; mailcap.findmatch({}, 'text/plain')",
+        I,
+        "import mimetypes; print(mimetypes.guess_type('a.txt'))",
+    ),
     # environment variables that name programs, set where the code's programs see them
     (
         'import os; os.environ["PAGER"] = "r" + "m x"; help("os")',

@@ -4,6 +4,7 @@ and each way around the names (python_code.py says the rules; python_members.py 
 from __future__ import annotations
 
 import ast
+import sys
 import warnings
 
 from secure_shell.policy.python_calls import check_call, literal, refusal
@@ -18,6 +19,8 @@ from secure_shell.policy.python_members import (
     MODULE_ALIASES,
     MODULES,
     OPAQUE,
+    PRIVATE_OK,
+    PUBLIC_MODULES,
     REACH,
     REACH_STRINGS,
     RUNNER_MODULES,
@@ -46,6 +49,10 @@ def imported(name: str) -> str:
     return _IMPORTED.get(head, head) + dot + rest
 
 
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
 def member(base: str, attr: str) -> str:
     """The qualified name of `base.attr`: a module another module keeps (shutil.os, tempfile._os)
     is the module itself, so every table entry holds however the code reaches it."""
@@ -56,8 +63,11 @@ def member(base: str, attr: str) -> str:
 
 
 def opaque_members(module: str) -> frozenset[str] | None:
-    """The harmless members of a module known whole (OPAQUE, or a package of one), else None."""
+    """The harmless members of a module known whole (OPAQUE, or a package of one; a private module
+    has none), else None."""
     parts = module.split(".")
+    if any(_private(part) for part in parts) and parts[0] not in PUBLIC_MODULES:
+        return OPAQUE.get(module, frozenset()) | HARMLESS_MEMBERS
     for end in range(len(parts), 0, -1):
         found = OPAQUE.get(".".join(parts[:end]))
         if found is not None:
@@ -131,11 +141,17 @@ class Checker:
 
     def _opaque(self, module: str, name: str) -> None:
         """A member of a module known whole must be a known runner (checked where it is called) or harmless."""
-        allowed = opaque_members(module)
         if name in MODULE_ALIASES:
             return  # followed: the module itself is checked where it is used
-        if allowed is not None and name not in allowed and member(module, name) not in RUNNERS:
+        qualified = member(module, name)
+        if qualified in RUNNERS or qualified in PRIVATE_OK:
+            return
+        allowed = opaque_members(module)
+        if allowed is not None and name not in allowed:
             self._refuse(f"uses {module}.{name}, which the policy does not know to be harmless", name)
+        elif allowed is None and _private(name) and module.split(".")[0] in sys.stdlib_module_names:
+            # the standard library's own: a third-party or project module's code is not read at all
+            self._refuse(f"uses the private {module}.{name}, which the policy does not model", name)
 
     def qualified(self, node: ast.AST) -> str | None:
         """The module-qualified name an expression stands for (`sp.run` -> subprocess.run), if any."""

@@ -20,7 +20,13 @@ SHELL = {n: 0 for n in ("os.system", "os.popen", "subprocess.getoutput", "subpro
 SHELL |= {n: 0 for n in ("asyncio.create_subprocess_shell", "asyncio.subprocess.create_subprocess_shell")}
 SHELL |= {n: 0 for n in ("commands.getoutput", "platform.popen", "pexpect.run", "pexpect.spawn")}
 # pydoc's pagers hand their second argument to /bin/sh
-SHELL |= {"pydoc.pipepager": 1, "pydoc.tempfilepager": 1}
+SHELL |= {
+    "pydoc.pipepager": 1,
+    "pydoc.tempfilepager": 1,
+    "_pyrepl.pager.pipe_pager": 1,
+    "_pyrepl.pager.tempfile_pager": 1,
+}
+SHELL |= {"imaplib.IMAP4_stream": 0}  # runs its command through /bin/sh to talk IMAP over a pipe
 POPEN = {f"subprocess.{n}" for n in ("run", "call", "check_call", "check_output", "Popen")}
 POPEN |= {"distutils.spawn.spawn"}
 EXEC_LIST = {f"os.exec{s}": (0, 1) for s in ("v", "ve", "vp", "vpe")}
@@ -156,7 +162,20 @@ OPAQUE: dict[str, frozenset[str]] = {
     "_tkinter": frozenset(),
     "distutils": frozenset(),
     "distutils.ccompiler": frozenset(),
+    "pipes": frozenset({"quote"}),  # pipes.Template runs its commands through os.popen
+    "mailcap": frozenset(),  # findmatch runs the test= commands of the entries it is given
 }
+# Private members (`_name`) are implementation details no table models (uuid._get_command_stdout,
+# os._execvpe, _osx_support._read_output run programs): refused on a module, except these. A
+# private module is known to have nothing harmless. A module kept under a private name
+# (tempfile._os) is followed as MODULE_ALIASES says.
+PRIVATE_OK = frozenset({"os._exit", "sys._getframe", "sys._xoptions", "os._Environ", "sys._git"})
+PUBLIC_MODULES = frozenset({"__main__", "__future__"})
+# private helpers of the standard library that run programs, refused off an object the policy
+# cannot follow (a module held in a local: `m = uuid; m._get_command_stdout(...)`)
+_PRIVATE_RUNNERS = {"_get_command_stdout", "_read_output", "_read_cmd_output", "_syscmd_file", "_syscmd_ver"}
+_PRIVATE_RUNNERS |= {"_execvpe", "_spawnvef", "_findLib_gcc", "_findLib_ld", "_findSoname_ldconfig", "_get_soname"}
+_PRIVATE_RUNNERS |= {"_call_new_python", "_setup_pip", "_aix_bos_rte", "from_subprocess", "run_cgi", "open_r", "open_w"}
 # names any module has that say only what it is
 HARMLESS_MEMBERS = frozenset({"__name__", "__version__", "__file__", "__doc__", "__all__"})
 
@@ -210,7 +229,7 @@ LEAVES = frozenset(name.rsplit(".", 1)[-1] for name in RUNNERS)
 # methods that run programs or code on objects of their own (an event loop, a sqlite3 connection,
 # a Popen, a string.Formatter that reads attributes by a dotted name)
 _METHODS = {"runctx", "runsource", "runcode", "runcall", "runfunc", "subprocess_shell", "subprocess_exec"}
-_METHODS |= {"load_extension", "enable_load_extension", "_execute_child", "get_field"}
+_METHODS |= {"load_extension", "enable_load_extension", "_execute_child", "get_field"} | _PRIVATE_RUNNERS
 FAR_NAMES = (LEAVES | frozenset(MODULE_ALIASES) | _METHODS) - COMMON_NAMES
 # modules a star import would bring runners in from unseen
 RUNNER_MODULES = frozenset(name.split(".")[0] for name in RUNNERS if "." in name) | MODULES
