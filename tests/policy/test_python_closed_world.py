@@ -136,6 +136,10 @@ CASES = [
         I,
         "import mimetypes; print(mimetypes.guess_type('a.txt'))",
     ),
+    # a module's command line with arguments the code sets (timeit's arguments are statements)
+    ("import runpy; runpy.run_module('timeit', run_name='__main__')", I, "import runpy; runpy.run_module('json')"),
+    ("import timeit; timeit.main(['x'])", I, "import timeit; print(timeit.timeit('1+1', number=10))"),
+    ("import pip; pip.main(['install', 'x'])", I, "import pip; print(pip.__version__)"),
     # environment variables that name programs, set where the code's programs see them
     (
         'import os; os.environ["PAGER"] = "r" + "m x"; help("os")',

@@ -128,8 +128,12 @@ def _code(reader: Reader, name: str, node: ast.Call) -> list[Resolution]:
 
 
 def _module(reader: Reader, name: str, node: ast.Call) -> list[Resolution]:
-    if literal(_argument(node, 0, "name")) is None:
+    module = literal(_argument(node, 0, "name" if name != "runpy.run_module" else "mod_name"))
+    if module is None:
         return [refusal(reader.label, f"imports a module named at run time ({name})", name)]
+    if name == "runpy.run_module" and (len(node.args) > 2 or any(k.arg != "init_globals" for k in node.keywords)):
+        # run as __main__ it is `python -m MODULE` with the sys.argv the code set, which no rule reads
+        return [refusal(reader.label, f"runs the module {module} as a program ({name})", name)]
     return []
 
 

@@ -61,6 +61,8 @@ NEVER |= {"logging.config.fileConfig", "logging.config.listen", "unittest.mock.p
 NEVER |= {"gc.get_objects", "gc.get_referrers", "gc.get_referents", "inspect.getmembers", "inspect.getmembers_static"}
 NEVER |= {"types.CodeType", "types.FunctionType", "types.LambdaType", "sys.breakpointhook", "sys.__breakpointhook__"}
 NEVER |= {"shelve.open", "shelve.Shelf", "shelve.DbfilenameShelf"}
+# a module's command line with arguments the code builds: timeit's are statements, cProfile's a script
+NEVER |= {"timeit.main", "cProfile.main", "profile.main"}
 CODE |= {"typing.ForwardRef"}
 RUNNERS = set(SHELL) | POPEN | set(EXEC_LIST) | set(EXEC_STAR) | CODE | MODULE | PATH | NEVER
 BUILTINS = frozenset({"eval", "exec", "compile", "__import__", "breakpoint", "vars", "globals", "locals", "getattr"})
@@ -164,6 +166,7 @@ OPAQUE: dict[str, frozenset[str]] = {
     "distutils.ccompiler": frozenset(),
     "pipes": frozenset({"quote"}),  # pipes.Template runs its commands through os.popen
     "mailcap": frozenset(),  # findmatch runs the test= commands of the entries it is given
+    "pip": frozenset(),  # pip.main(args) installs and builds what its arguments name
 }
 # Private members (`_name`) are implementation details no table models (uuid._get_command_stdout,
 # os._execvpe, _osx_support._read_output run programs): refused on a module, except these. A
