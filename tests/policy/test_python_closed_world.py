@@ -140,6 +140,37 @@ CASES = [
     ("import runpy; runpy.run_module('timeit', run_name='__main__')", I, "import runpy; runpy.run_module('json')"),
     ("import timeit; timeit.main(['x'])", I, "import timeit; print(timeit.timeit('1+1', number=10))"),
     ("import pip; pip.main(['install', 'x'])", I, "import pip; print(pip.__version__)"),
+    # a runner found by its dotted name in a string, and a main() fed the argv the code built
+    (
+        'import unittest; unittest.TestLoader().loadTestsFromName("timeit.main")',
+        I,
+        'import unittest; unittest.TestLoader().discover("tests")',
+    ),
+    (
+        'import sys, unittest; sys.argv = ["x", "timeit.main"]; unittest.main()',
+        I,
+        'import sys, unittest; sys.argv = ["x", "tests.test_x"]; unittest.main()',
+    ),
+    (
+        "import sys; sys.argv.append(input())",
+        I,
+        'import sys; sys.argv = ["prog", "--top", "3"]; from app.cli import main; main()',
+    ),
+    (
+        'import inspect, shutil; inspect.getattr_static(shutil, "o" + "s")',
+        I,
+        'import inspect, shutil; inspect.getattr_static(shutil, "which")',
+    ),
+    (
+        'import logging.config; logging.config.BaseConfigurator({}).resolve("x")',
+        I,
+        'import logging; logging.getLogger("app.core").info("x")',
+    ),
+    (
+        "import concurrent.futures as f; f.__getattr__('x')",
+        I,
+        "import concurrent.futures as f; print(f.ThreadPoolExecutor)",
+    ),
     # environment variables that name programs, set where the code's programs see them
     (
         'import os; os.environ["PAGER"] = "r" + "m x"; help("os")',

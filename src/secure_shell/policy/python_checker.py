@@ -4,6 +4,7 @@ and each way around the names (python_code.py says the rules; python_members.py 
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import warnings
 
@@ -35,7 +36,9 @@ _IMPORTED = {"posix": "os", "nt": "os", "_pickle": "pickle", "_frozen_importlib"
 _IMPORTED |= {"_frozen_importlib_external": "importlib._bootstrap_external", "imp": "_imp"}
 # sys.modules read only for the names it holds
 _NAME_READERS = frozenset({"sorted", "len", "list", "set", "print"})
-_GETATTR = frozenset({"getattr", "builtins.getattr"})
+_GETATTR = frozenset({"getattr", "builtins.getattr", "inspect.getattr_static"})
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(?:[.:][A-Za-z_]\w*)+$")
+_ARGV_WRITERS = frozenset({"append", "extend", "insert", "__setitem__", "__iadd__"})
 
 
 def parse(code: str, label: str, mode: str = "exec") -> ast.AST:
@@ -60,6 +63,17 @@ def member(base: str, attr: str) -> str:
     if full in SUBMODULES or full in RUNNERS:
         return full
     return MODULE_ALIASES.get(attr, full)
+
+
+def _named_runner(text: str) -> str | None:
+    """The runner (or module that runs things) a dotted name in a string stands for, if any."""
+    parts = text.replace(":", ".").split(".")
+    name = imported(parts[0])
+    for part in parts[1:]:
+        if name in RUNNERS:
+            return name
+        name = member(name, part)
+    return name if name in RUNNERS else None
 
 
 def opaque_members(module: str) -> frozenset[str] | None:
@@ -217,8 +231,13 @@ class Checker:
             self._attribute(node)
         elif isinstance(node, ast.Name) and node.id in REACH:
             self._refuse(f"reaches {node.id}", node.id)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in REACH_STRINGS:
-            self._refuse(f"names {node.value}", node.value)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node.value in REACH_STRINGS:
+                self._refuse(f"names {node.value}", node.value)
+            elif _DOTTED.match(node.value) and _named_runner(node.value):
+                # pkgutil.resolve_name, unittest's loaders, logging.config: a runner found by its name
+                self._refuse(f"names {_named_runner(node.value)} in a string", node.value)
+        self._argv(node)
         if isinstance(node, ast.Call) and id(node) not in self.called:
             name = self.qualified(node)
             if name in MODULES and self._loose(node):
@@ -250,6 +269,29 @@ class Checker:
             if runner in RUNNERS and runner != "sys.modules":
                 self._refuse(f"reaches inside {runner} ({base}.{node.attr})", runner)
                 return
+
+    def _argv(self, node: ast.AST) -> None:
+        """sys.argv set by the code: a module's main() (timeit.main, unittest.main) reads it as the
+        command line it runs, so only literal words, which the string check above reads."""
+        if not isinstance(node, ast.Attribute) or self.qualified(node) != "sys.argv":
+            return
+        parent = self.parents.get(id(node))
+        value: ast.AST | None = None
+        if isinstance(parent, ast.Assign) and node in parent.targets:
+            value = parent.value
+        elif isinstance(parent, ast.AugAssign) and parent.target is node:
+            value = parent.value
+        elif isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Store):
+            grand = self.parents.get(id(parent))
+            value = grand.value if isinstance(grand, (ast.Assign, ast.AugAssign)) else None
+        elif isinstance(parent, ast.Attribute) and parent.attr in _ARGV_WRITERS:
+            call = self.parents.get(id(parent))
+            value = ast.List(elts=list(call.args)) if isinstance(call, ast.Call) else None
+        else:
+            return
+        words = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value]
+        if not all(isinstance(w, ast.Constant) and isinstance(w.value, (str, int)) for w in words):
+            self._refuse("sets sys.argv to words computed at run time", "sys.argv")
 
     def _own_class(self, node: ast.AST) -> bool:
         """A class the code defines once, with no import in its body: its __dict__ holds only what

@@ -166,7 +166,10 @@ OPAQUE: dict[str, frozenset[str]] = {
     "distutils.ccompiler": frozenset(),
     "pipes": frozenset({"quote"}),  # pipes.Template runs its commands through os.popen
     "mailcap": frozenset(),  # findmatch runs the test= commands of the entries it is given
-    "pip": frozenset(),  # pip.main(args) installs and builds what its arguments name
+    "pip": frozenset(),
+    "idlelib": frozenset(),
+    # its configurators find any function by a dotted name in a string (BaseConfigurator.resolve)
+    "logging.config": frozenset(),  # pip.main(args) installs and builds what its arguments name
 }
 # Private members (`_name`) are implementation details no table models (uuid._get_command_stdout,
 # os._execvpe, _osx_support._read_output run programs): refused on a module, except these. A
@@ -219,6 +222,7 @@ REACH = frozenset(
         "__mro__",
         "__setitem__",
         "__annotations__",
+        "__getattr__",
         "f_globals",
         "f_locals",
         "f_builtins",
@@ -233,6 +237,7 @@ LEAVES = frozenset(name.rsplit(".", 1)[-1] for name in RUNNERS)
 # a Popen, a string.Formatter that reads attributes by a dotted name)
 _METHODS = {"runctx", "runsource", "runcode", "runcall", "runfunc", "subprocess_shell", "subprocess_exec"}
 _METHODS |= {"load_extension", "enable_load_extension", "_execute_child", "get_field"} | _PRIVATE_RUNNERS
+_METHODS |= {"loadTestsFromName", "loadTestsFromNames", "getattr_static"}  # a function found by a dotted name
 FAR_NAMES = (LEAVES | frozenset(MODULE_ALIASES) | _METHODS) - COMMON_NAMES
 # modules a star import would bring runners in from unseen
 RUNNER_MODULES = frozenset(name.split(".")[0] for name in RUNNERS if "." in name) | MODULES
