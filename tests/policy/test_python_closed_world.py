@@ -100,6 +100,8 @@ CASES = [
     ("import ctypes; ctypes.memmove(0, 0, 1)", I, "import ctypes; print(ctypes.sizeof(ctypes.c_int))"),
     ("import _posixsubprocess as p; p.fork_exec()", I, "import _posixsubprocess; print(_posixsubprocess.__name__)"),
     ("import doctest; doctest.testmod()", I, "import doctest; doctest.testfile('notes.txt')"),
+    ("import doctest, app; app.f.__doc__ = x; doctest.testmod(app)", I, "import doctest, app; doctest.testmod(app)"),
+    ("import doctest, app; setattr(app, n, x); doctest.testmod(app)", I, "import doctest, app; setattr(app, 'y', 1)"),
     ("import trace; trace.Trace().run('print(1)')", I, "import cProfile; cProfile.run('sum(range(3))')"),
     # the stdlib runners not modelled before
     ('import pydoc; pydoc.pipepager("", "r" + "m x")', I, 'import pydoc; pydoc.pipepager("hi", "cat")'),

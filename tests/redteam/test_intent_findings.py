@@ -1879,6 +1879,7 @@ ROWS = [
         "",
     ),
     Row("5", "o_py_private_own", "bash", "python3 -c 'class A:\n    _x = 1\nprint(A()._x)'", ORDINARY, ""),
+    Row("5", "o_py_doctest_testmod", "bash", "python3 -c 'import doctest, json; doctest.testmod(json)'", ORDINARY, ""),
     # --- class 6 bash --------------------------------------------------------------------------
     Row(
         "6",

@@ -11,7 +11,7 @@ from typing import Protocol
 from secure_shell.policy import verdict as R
 from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Word
-from secure_shell.policy.python_members import CODE, EXEC_LIST, EXEC_STAR, MODULE, PATH, POPEN, SHELL
+from secure_shell.policy.python_members import CODE, DOCSTRINGS, EXEC_LIST, EXEC_STAR, MODULE, PATH, POPEN, SHELL
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
 
 # sys.executable is the interpreter running the code: as a program it is python3, checked as one
@@ -20,6 +20,7 @@ _PROGRAM_VALUES = {"sys.executable": "python3"}
 
 class Reader(Protocol):
     label: str
+    docstrings_written: bool  # the code assigns a __doc__ somewhere
 
     def qualified(self, node: ast.AST) -> str | None: ...
 
@@ -144,6 +145,14 @@ def _path(reader: Reader, name: str, node: ast.Call) -> list[Resolution]:
     return [PathUse(Word(path, path), f"{reader.label} {name}")]
 
 
+def _docstrings(reader: Reader, name: str, node: ast.Call) -> list[Resolution]:
+    """The docstrings of a module the code imports are its source's, unless the code writes one."""
+    module = _argument(node, 0, "m")
+    if module is None or reader.qualified(module) is None or reader.docstrings_written:
+        return [refusal(reader.label, f"runs with {name} examples of docstrings the code may build", name)]
+    return []
+
+
 def _never(reader: Reader, name: str, node: ast.Call) -> list[Resolution]:
     return [refusal(reader.label, f"calls {name}, which runs code the policy cannot read", name)]
 
@@ -162,4 +171,6 @@ def check_call(reader: Reader, name: str, node: ast.Call) -> list[Resolution]:
         return _module(reader, name, node)
     if name in PATH:
         return _path(reader, name, node)
+    if name in DOCSTRINGS:
+        return _docstrings(reader, name, node)
     return _never(reader, name, node)

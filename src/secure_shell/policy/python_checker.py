@@ -102,6 +102,7 @@ class Checker:
         self.stores: dict[str, int] = {}  # how often each name is bound other than by an import
         self.loops: dict[str, list[str]] = {}  # names a `for` binds to literals only
         self.classes: set[str] = set()  # the code's own classes whose namespace holds no import
+        self.docstrings_written = False
 
     def run(self, tree: ast.AST) -> list[Resolution]:
         nodes = list(ast.walk(tree))
@@ -140,6 +141,11 @@ class Checker:
                 self.bindings[alias.asname or alias.name] = member(module, alias.name)
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             self.stores[node.id] = self.stores.get(node.id, 0) + 1
+            self.docstrings_written |= node.id == "__doc__"
+        elif isinstance(node, ast.Attribute) and node.attr == "__doc__" and not isinstance(node.ctx, ast.Load):
+            self.docstrings_written = True
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            self.docstrings_written |= len(node.args) < 2 or literal(node.args[1]) in (None, "__doc__")
         elif isinstance(node, ast.arg):
             self.stores[node.arg] = self.stores.get(node.arg, 0) + 1
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

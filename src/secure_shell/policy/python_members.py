@@ -43,6 +43,8 @@ MODULE |= {"runpy.run_module", "importlib.metadata.import_module"}
 # a program set for later: multiprocessing starts its children with it
 EXEC_STAR |= {"multiprocessing.set_executable": 0}
 PATH = {"runpy.run_path", "doctest.testfile"}  # doctest runs the examples the file holds
+# doctest.testmod(module): the examples in the docstrings of a module the code imports (python_calls)
+DOCSTRINGS = {"doctest.testmod"}
 # code from the terminal, native code, code found by a name in a string (pydoc.locate("os.system")),
 # objects whose methods run code strings (trace.Trace().run, cProfile.Profile().runctx): never literal.
 # (pydoc's pager and help() run $PAGER: python_env.py keeps the code from setting it.)
@@ -52,7 +54,7 @@ NEVER |= {"pickle.loads", "pickle.load", "pickle.Unpickler", "marshal.loads", "m
 NEVER |= {"breakpoint", "sys.modules", "pty.spawn", "os.fork", "os.register_at_fork", "sys.settrace"}
 NEVER |= {"sys.setprofile", "webbrowser.open", "webbrowser.open_new", "webbrowser.open_new_tab", "webbrowser.get"}
 NEVER |= {"vars", "globals", "locals", "_posixsubprocess.fork_exec", "subprocess._fork_exec"}
-NEVER |= {"doctest.testmod", "doctest.run_docstring_examples", "doctest.DocTestRunner"}
+NEVER |= {"doctest.run_docstring_examples", "doctest.DocTestRunner"}
 NEVER |= {"doctest.DebugRunner", "doctest.DocTestSuite", "doctest.DocFileSuite", "doctest.debug", "doctest.debug_src"}
 NEVER |= {"doctest.script_from_examples", "trace.Trace", "cProfile.Profile", "profile.Profile", "pdb.Pdb", "bdb.Bdb"}
 NEVER |= {"pydoc.locate", "pkgutil.resolve_name", "logging.config.dictConfig", "pickle.Unpickler"}
@@ -64,7 +66,7 @@ NEVER |= {"shelve.open", "shelve.Shelf", "shelve.DbfilenameShelf"}
 # a module's command line with arguments the code builds: timeit's are statements, cProfile's a script
 NEVER |= {"timeit.main", "cProfile.main", "profile.main"}
 CODE |= {"typing.ForwardRef"}
-RUNNERS = set(SHELL) | POPEN | set(EXEC_LIST) | set(EXEC_STAR) | CODE | MODULE | PATH | NEVER
+RUNNERS = set(SHELL) | POPEN | set(EXEC_LIST) | set(EXEC_STAR) | CODE | MODULE | PATH | DOCSTRINGS | NEVER
 BUILTINS = frozenset({"eval", "exec", "compile", "__import__", "breakpoint", "vars", "globals", "locals", "getattr"})
 
 # The names under which the standard library keeps a module that runs programs or code, and the
@@ -223,6 +225,7 @@ REACH = frozenset(
         "__setitem__",
         "__annotations__",
         "__getattr__",
+        "__setattr__",
         "f_globals",
         "f_locals",
         "f_builtins",
