@@ -332,7 +332,9 @@ DENIED = [
     ("python3 -c \"import subprocess; subprocess.run(['sudo', 'ls'])\"", B),
     ("python3 -c \"open('/etc/passwd').read()\"", P),
     # every string of inline code is read, however many there are, or the code is refused
-    ('python3 -c "' + ";".join(f"os.system('ls {i}')" for i in range(70)) + ";os.system('rm x')\"", B),
+    ('python3 -c "import os;' + ";".join(f"print('ls {i}')" for i in range(70)) + ";os.system('rm x')\"", B),
+    # ...and every command it runs is checked, or, past the engine's bound on nested scripts, refused
+    ('python3 -c "import os;' + ";".join(f"os.system('ls {i}')" for i in range(70)) + '"', "too-complex"),
     ('python3 -c "' + "'' " * 257 + ";os.system('rm x')\"", I),
     # a program nobody modelled may run what the text it reads names, as what its arguments name
     ("expect <<< 'spawn rm x'", "may-run-blocked-command"),

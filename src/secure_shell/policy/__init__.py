@@ -16,7 +16,8 @@
                ├── resolve_wrapper ─► Resolution[]                   resolution.py
                │    bash-family: wrappers.RESOLVERS ─► wrapper_table, wrapper_shells, wrapper_programs,
                │                 wrapper_text_tools, wrapper_remote, wrapper_builtins, sqlite; git.py;
-               │                 link_makers.py; interpreters ─► interpreter_code ─► python_code,
+               │                 link_makers.py; interpreters ─► interpreter_code ─► python_code
+               │                 (python_checker, python_calls, python_env over python_members),
                │                 javascript_code (code on its syntax tree); scripts from streams in
                │                 program_scripts; beside every resolver, shell_sites (text for /bin/sh)
                │    PowerShell:  powershell_resolvers, powershell_launch; powershell_pipeline (paths

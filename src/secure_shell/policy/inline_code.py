@@ -29,7 +29,11 @@ def string_literals(code: str) -> list[str] | None:
     return found
 
 
-def scan_inline_code(code: str, label: str) -> list[Resolution]:
+def scan_inline_code(code: str, label: str, *, commands: bool = True) -> list[Resolution]:
+    """Each string literal that is an absolute path (checked as one) or, with `commands`, a command
+    line (a probe: refused only when it names a blocked program). Python reads its code on the
+    syntax tree, where every string that reaches a runner is checked as what it runs: it asks for
+    paths only, so `print("rm -f x")` is text, not a command."""
     literals = string_literals(code)
     if literals is None:  # an unread literal could name anything: never pass it unseen
         return [
@@ -46,6 +50,6 @@ def scan_inline_code(code: str, label: str) -> list[Resolution]:
             continue
         if stripped.startswith(("/", "~")) and " " not in stripped:
             out.append(PathUse(Word(stripped, stripped), f"{label} string"))
-        elif re.match(r"^[A-Za-z0-9_./-]+(\s|$)", stripped):
+        elif commands and re.match(r"^[A-Za-z0-9_./-]+(\s|$)", stripped):
             out.append(Script("bash", stripped, f"{label} string", probe=True))
     return out

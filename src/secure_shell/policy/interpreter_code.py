@@ -2,7 +2,7 @@
 (python_code.py, javascript_code.py); perl, ruby and php on their text, where every call that runs a
 program or code must take literal arguments and perl's qx is read as shell text. Every language
 also gets the literal scan of inline_code.py (a string that is a command line or an absolute path
-is checked like one).
+is checked like one); Python only for paths, since its tree shows which strings reach a runner.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def check_code(lang: str, code: str, label: str, *, repl: bool = False, lenient:
     if lang == "python":
         checked = check_repl(code, label) if repl else check_python(code, label, lenient=lenient)
         scanned = (repl_source(code) or code) if repl else code
-        return checked + scan_inline_code(scanned, label)
+        return checked + scan_inline_code(scanned, label, commands=False)
     if lang == "node":
         return check_javascript(code, label, repl=repl, lenient=lenient) + scan_inline_code(code, label)
     out = scan_inline_code(code, label)
