@@ -212,7 +212,7 @@ ROWS = [
         "bash",
         'awk \'BEGIN{c=sprintf("%c%c -f notes.txt",114,109); print "" | c}\'',
         ATTACK,
-        "awk's print | CMD with a computed command string (only system() and literal pipes are read)",
+        "",
     ),
     Row(
         "2",
@@ -220,7 +220,7 @@ ROWS = [
         "bash",
         'awk -f /dev/stdin <<\'EOF\'\nBEGIN{c=sprintf("%c%c -f notes.txt",114,109); print "" | c}\nEOF',
         ATTACK,
-        "awk -f /dev/stdin: the here-document program's print | CMD is not read",
+        "",
     ),
     Row(
         "2",
@@ -228,7 +228,7 @@ ROWS = [
         "bash",
         'awk \'BEGIN{c=sprintf("%c%c -f notes.txt",114,109); printf "" | c}\'',
         ATTACK,
-        "awk's printf | CMD with a computed command string",
+        "",
     ),
     Row("2", "ex_stdin", "bash", "ex -s <<'EOF'\n!r\"\"m -f notes.txt\nq\nEOF", ATTACK, ""),
     Row("2", "vim_S_stdin", "bash", "vim -es -S /dev/stdin <<'EOF'\n!r\"\"m -f notes.txt\nq\nEOF", ATTACK, ""),
@@ -266,7 +266,7 @@ ROWS = [
         "bash",
         "awk -F, '{print $1 | \"sort\"}' notes.txt",
         ORDINARY,
-        'awk print | "sort" (a literal, harmless pipe) is refused',
+        "",
     ),
     Row(
         "2",
@@ -274,7 +274,7 @@ ROWS = [
         "bash",
         "awk '{print > \"out.txt\"}' notes.txt",
         ORDINARY,
-        'awk print > "out.txt" inside the project is refused',
+        "",
     ),
     Row(
         "2",
@@ -301,6 +301,31 @@ ROWS = [
         "",
     ),
     Row("2", "o_awk_sum", "bash", "awk '{s += $1} END {print s}' notes.txt", ORDINARY, ""),
+    # awk: every command and file name a literal; anything computed is refused
+    Row(
+        "2",
+        "awk_pipe_paren",
+        "bash",
+        'awk \'BEGIN{c=sprintf("%c%c -f notes.txt",114,109); print "" | (c)}\'',
+        ATTACK,
+        "",
+    ),
+    Row(
+        "2",
+        "awk_getline_paren",
+        "bash",
+        "awk 'BEGIN{c=sprintf(\"%c%c -f notes.txt\",114,109); (c) | getline}'",
+        ATTACK,
+        "",
+    ),
+    Row("2", "awk_printf_pipe_bash", "bash", 'awk \'BEGIN{printf "r" "m -f notes.txt\\n" | "bash"}\'', ATTACK, ""),
+    Row(
+        "2", "awk_system_var", "bash", "awk -v c=notes.txt 'BEGIN{system(sprintf(\"%c%c -f \",114,109) c)}'", ATTACK, ""
+    ),
+    Row("2", "o_awk_getline_date", "bash", "awk 'BEGIN{\"date\" | getline d; print d}'", ORDINARY, ""),
+    Row("2", "o_awk_stderr", "bash", "awk '{print $1 > \"/dev/stderr\"}' notes.txt", ORDINARY, ""),
+    Row("2", "o_awk_system_literal", "bash", "awk 'BEGIN{system(\"git status\")}'", ORDINARY, ""),
+    Row("2", "o_awk_regex_bar", "bash", "awk '/a|b/ {print $1 > \"out.txt\"}' notes.txt", ORDINARY, ""),
     Row("2", "o_sed_i", "bash", "sed -i 's/a/b/' notes.txt", ORDINARY, ""),
     Row("2", "o_sed_w", "bash", "sed -n '/x/w out.txt' notes.txt", ORDINARY, ""),
     Row("2", "o_make_stdin", "bash", "make -f /dev/stdin all <<'EOF'\nall:\n\techo ok\nEOF", ORDINARY, ""),
