@@ -18,10 +18,19 @@ from secure_shell.policy.javascript_code import check_javascript
 from secure_shell.policy.perl_code import check_perl
 from secure_shell.policy.python_code import check_python, check_repl, repl_source
 from secure_shell.policy.resolution import ReadsInput, Refusal, Resolution, Script
+from secure_shell.policy.tcl_code import check_tcl
 
 _PYTHON = re.compile(r"^(python[3w]?|pypy3|python3\.\d+|ipython3?|py)$")
 _LANGUAGES = {"perl": "perl", "node": "node", "nodejs": "node", "deno": "node", "bun": "node"}
-_LANGUAGES |= {"ruby": "ruby", "php": "php", "lua": "lua", "luajit": "lua", "rscript": "r"}
+_LANGUAGES |= {
+    "tclsh": "tcl",
+    "wish": "tcl",
+    "ruby": "ruby",
+    "php": "php",
+    "lua": "lua",
+    "luajit": "lua",
+    "rscript": "r",
+}
 
 # calls that run a program or code, per text-scanned language
 _RUNNER_CALLS = {
@@ -64,6 +73,8 @@ def check_code(lang: str, code: str, label: str, *, repl: bool = False, lenient:
     if lang == "node":
         return check_javascript(code, label, repl=repl, lenient=lenient) + scan_inline_code(code, label)
     out = scan_inline_code(code, label)
+    if lang == "tcl":
+        return out + check_tcl(code, label)
     if lang in _RUNNER_CALLS:
         out += _text_runners(lang, code, label)
     if lang == "perl":
