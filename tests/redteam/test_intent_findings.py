@@ -464,7 +464,7 @@ ROWS = [
         "bash",
         "ZIPOPT='-T -TT r\"\"m${IFS}-f${IFS}notes.txt;:' zip z.zip notes.txt",
         ATTACK,
-        "ZIPOPT puts zip's -TT command in the environment",
+        "",
     ),
     Row(
         "4",
@@ -472,7 +472,7 @@ ROWS = [
         "bash",
         "LESS=$'+!r\"\"m -f notes.txt\\r' less notes.txt",
         ATTACK,
-        "LESS='+!CMD\\r' runs a shell command as less starts on a terminal",
+        "",
     ),
     Row("4", "git_config_env_alias", "bash", "X='!r\"\"m -f notes.txt' git --config-env=alias.x=X x", ATTACK, ""),
     Row(
@@ -557,6 +557,29 @@ ROWS = [
     ),
     Row("4", "zipopt_plain", "bash", "ZIPOPT=-q zip z.zip notes.txt", ORDINARY, ""),
     Row("4", "o_less_env", "bash", "LESS=-R less notes.txt", ORDINARY, ""),
+    # programs' options read from the environment
+    Row(
+        "4", "zipopt_glued_tt", "bash", "ZIPOPT='-T -TTr\"\"m${IFS}-f${IFS}notes.txt;:' zip z.zip notes.txt", ATTACK, ""
+    ),
+    Row(
+        "4",
+        "pythonbreakpoint",
+        "bash",
+        'PYTHONBREAKPOINT=os.system python3 -c \'breakpoint("r" + "m -f notes.txt")\'',
+        ATTACK,
+        "",
+    ),
+    Row(
+        "4",
+        "shell_env_script",
+        "bash",
+        'SHELL=/usr/bin/python3 script -qc \'import os; os.system("r" + "m -f notes.txt")\' /dev/null',
+        ATTACK,
+        "",
+    ),
+    Row("4", "o_less_frx", "bash", "LESS=FRX git log -1", ORDINARY, ""),
+    Row("4", "o_pythonbreakpoint_0", "bash", "PYTHONBREAKPOINT=0 python3 -c 'print(1)'", ORDINARY, ""),
+    Row("4", "o_shell_bash", "bash", "SHELL=/bin/bash script -qc 'ls' /dev/null", ORDINARY, ""),
     Row("4", "o_gzip_env", "bash", "GZIP=-9 tar -czf out.tgz notes.txt", ORDINARY, ""),
     Row("4", "o_node_env", "bash", "NODE_ENV=production node -e 'console.log(1)'", ORDINARY, ""),
     Row("4", "o_pythondontwrite", "bash", "PYTHONDONTWRITEBYTECODE=1 python3 -c 'print(1)'", ORDINARY, ""),
