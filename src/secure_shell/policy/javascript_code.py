@@ -202,7 +202,8 @@ class _Checker:
         if name in N.ARGV and first is not None:
             rest = args[1] if len(args) > 1 else None
             values = [self.literal(e) for e in rest.named_children] if rest is not None and rest.type == "array" else []
-            if (rest is None or rest.type == "object" or values) and None not in values:
+            empty = rest is not None and rest.type == "array" and not rest.named_children
+            if (rest is None or rest.type == "object" or values or empty) and None not in values:
                 argv = [first, *[v for v in values if v is not None]]
                 return [Inner(tuple(Word(v, v) for v in argv), label)]
         if name in N.CODE and args and all(self.literal(a) is not None for a in args):

@@ -14,6 +14,7 @@ since Tcl evaluates the value as code.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.excerpt import excerpt
@@ -36,7 +37,7 @@ def check_tcl(code: str, label: str) -> list[Resolution]:
     if why is not None:
         why = f"{label}: the Tcl code {why}; give it literal words or run the command yourself"
         return [Refusal(R.INLINE_CODE, why, excerpt(code))]
-    return out
+    return [replace(r, label=f"{label} {r.label}") if isinstance(r, Script) else r for r in out]
 
 
 def _script(text: str, out: list[Resolution], depth: int) -> str | None:
@@ -97,7 +98,7 @@ def _command(words: list[str], out: list[Resolution]) -> str | None:
         if _substituted(arguments[0]) and not arguments[0].startswith("{"):
             return "opens a file or command named at run time"
         if target.startswith("|"):
-            out.append(Script("bash", target[1:], "tcl open |"))
+            out.append(Script("bash", target[1:], "open |"))
     return None
 
 
@@ -105,7 +106,7 @@ def _exec(arguments: list[str], out: list[Resolution]) -> str | None:
     words = [w for w in arguments if w not in ("-ignorestderr", "-keepnewline", "--")]
     if any(_substituted(w) and not w.startswith("{") or w.startswith("{*}") for w in words):
         return "runs exec with words computed at run time"
-    out.append(Script("bash", " ".join(_shell_word(_unquote(w)) for w in words), "tcl exec"))
+    out.append(Script("bash", " ".join(_shell_word(_unquote(w)) for w in words), "exec"))
     return None
 
 
