@@ -96,10 +96,10 @@ def awk_program(text: str) -> list[Resolution]:
             return [_refusal("runs system() with a command computed at run time", text)]
         out.append(Script("bash", strings[int(found.group(1))], "awk system()"))
     for match in re.finditer(r"(?<!\|)\|(?!\|)", masked):
-        found = _pipe(masked, match.start(), match.end(), strings)
-        if isinstance(found, str):
-            return [_refusal(found, text)]
-        out.append(found)
+        piped = _pipe(masked, match.start(), match.end(), strings)
+        if isinstance(piped, str):
+            return [_refusal(piped, text)]
+        out.append(piped)
     for match in re.finditer(r"\bprintf?\b", masked):
         end = _statement_end(masked, match.end())
         redirect = re.search(r">>?", masked[match.end() : end]) if end is not None else None

@@ -46,8 +46,9 @@ def check_perl(code: str, label: str) -> list[Resolution]:
     out: list[Resolution] = []
     for check in (_backticks, _heredocs, _substitutions, _opens, _files, _modules, _environment):
         found = check(code, label)
-        if any(isinstance(r, Refusal) for r in found):
-            return [r for r in found if isinstance(r, Refusal)][:1]
+        refusals: list[Resolution] = [r for r in found if isinstance(r, Refusal)]
+        if refusals:
+            return refusals[:1]
         out += found
     return out
 
