@@ -132,7 +132,7 @@ def test_an_awk_command_or_file_named_at_run_time_is_refused(attack: str, twin: 
 
 def test_awk_literals_are_read_as_commands_and_paths() -> None:
     assert Script("bash", ": | sort", "awk print |") in awk_program('{print | "sort"}')
-    assert Script("bash", "date", "awk | getline") in awk_program('BEGIN{"date" | getline d}')
+    assert Script("bash", ": | date", "awk | getline") in awk_program('BEGIN{"date" | getline d}')
     assert PathUse(Word("out.txt", "out.txt"), "awk print >") in awk_program('{print > "out.txt"}')
 
 

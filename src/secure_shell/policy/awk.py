@@ -94,7 +94,7 @@ def awk_program(text: str) -> list[Resolution]:
         found = _ONE_STRING.fullmatch(argument or "")
         if found is None:
             return [_refusal("runs system() with a command computed at run time", text)]
-        out.append(Script("bash", strings[int(found.group(1))], "awk system()"))
+        out.append(Script("bash", _fed(strings[int(found.group(1))]), "awk system()"))
     for match in re.finditer(r"(?<!\|)\|(?!\|)", masked):
         piped = _pipe(masked, match.start(), match.end(), strings)
         if isinstance(piped, str):
@@ -125,13 +125,18 @@ def _pipe(masked: str, start: int, end: int, strings: list[str]) -> Resolution |
         found = _ONE_STRING.fullmatch(before)
         if found is None:
             return "reads from a command computed at run time (CMD | getline)"
-        return Script("bash", strings[int(found.group(1))], "awk | getline")
+        return Script("bash", _fed(strings[int(found.group(1))]), "awk | getline")
     stop = _statement_end(masked, end)
     found = _ONE_STRING.fullmatch(masked[end:stop]) if stop is not None else None
     if found is None:
         return "prints into a command computed at run time (print | CMD)"
-    # the command reads what awk prints: given a pipe, so a shell or interpreter there reads unknown text
-    return Script("bash", f": | {strings[int(found.group(1))]}", "awk print |")
+    return Script("bash", _fed(strings[int(found.group(1))]), "awk print |")
+
+
+def _fed(command: str) -> str:
+    """The command as the engine checks it: fed by a pipe, as it reads awk's output or awk's own
+    stdin (a shell or interpreter there reads text the engine does not know)."""
+    return f": | {command}"
 
 
 def _statement_end(masked: str, start: int) -> int | None:

@@ -16,6 +16,7 @@ from tree_sitter import Language, Node, Parser
 
 from secure_shell.policy import javascript_names as N
 from secure_shell.policy import verdict as R
+from secure_shell.policy.dangerous_variables import dangerous_variable
 from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
@@ -121,7 +122,7 @@ class _Checker:
 
     def _loader(self, function: Node) -> bool:
         """`require`, `import()`, or a name `require` was given to."""
-        return function.type == "import" or self.qualified(function) in ("require", "module.require")
+        return function.type == "import" or self.qualified(function) in N.LOADERS
 
     def _bind_declarator(self, node: Node) -> None:
         if node.type == "assignment_expression":  # `cp = require('child_process')`, bound wherever it stands
@@ -271,7 +272,37 @@ class _Checker:
         if not (used or bound):
             self.out.append(_refusal(self.label, f"keeps the module {module} where the policy cannot follow it"))
 
+    def _environment(self, node: Node) -> None:
+        """process.env given a variable that makes a program run code (BASH_ENV, NODE_OPTIONS,
+        LD_PRELOAD, ...), a computed name, or replaced whole: the runners' children inherit it."""
+        if node.type in ("assignment_expression", "augmented_assignment_expression"):
+            left = node.child_by_field_name("left")
+            if left is None or self.qualified(left) == "process.env":
+                self.out.append(_refusal(self.label, "replaces process.env", self.text(node)))
+            elif left.type in ("member_expression", "subscript_expression"):
+                target = left.child_by_field_name("object")
+                if target is not None and self.qualified(target) == "process.env":
+                    key_node = left.child_by_field_name("property" if left.type == "member_expression" else "index")
+                    key = (
+                        (self.text(key_node) if left.type == "member_expression" else self.literal(key_node))
+                        if key_node
+                        else None
+                    )
+                    if key is None or dangerous_variable(key):
+                        self.out.append(
+                            _refusal(
+                                self.label, f"sets the variable {key or '(computed)'} in process.env", self.text(node)
+                            )
+                        )
+        elif node.type == "member_expression" and self.qualified(node) == "process.env":
+            parent = node.parent
+            call = parent.parent if parent is not None and parent.type == "arguments" else None
+            function = call.child_by_field_name("function") if call is not None else None
+            if function is not None and self.text(function).startswith(("Object.", "Reflect.")):
+                self.out.append(_refusal(self.label, "changes process.env through Object or Reflect", self.text(call)))
+
     def _reach(self, node: Node) -> None:
+        self._environment(node)
         if node.type in ("member_expression", "subscript_expression"):
             self._reach_member(node)
         if node.type == "call_expression":
@@ -327,7 +358,7 @@ class _Checker:
             parent.type in ("member_expression", "subscript_expression")
             and parent.child_by_field_name("object") == child
         ):
-            return None if is_module or name in N.LOADERS else f"reads a member of {name} (.call, .bind, ...)"
+            return None if is_module or name == "require" else f"reads a member of {name} (.call, .bind, ...)"
         if (parent.type == "unary_expression" and self.text(parent).startswith("typeof")) or self._compared(child):
             return None
         if parent.type in ("variable_declarator", "assignment_expression"):

@@ -22,7 +22,7 @@ NEVER = frozenset(
     | {"module._load", "module.createRequire", "module.Module", "module.runMain", "process.execve"}
 )
 RUNNERS = SHELL | ARGV | CODE | PATH | NEVER
-LOADERS = frozenset({"require", "module.require"})
+LOADERS = frozenset({"require", "module.require", "process.getBuiltinModule"})
 
 # Modules whose use is a runner's: only the members listed (runners, checked at their call, or
 # inert) may be read from them. Packages that run programs count as such modules with no member.

@@ -17,6 +17,7 @@ import re
 from dataclasses import replace
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.dangerous_variables import dangerous_variable
 from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.resolution import Refusal, Resolution, Script
 
@@ -27,20 +28,34 @@ _REFUSED = frozenset(
 # commands whose arguments (all, or the last) Tcl evaluates as a script or an expression
 _SCRIPT_ALL = frozenset("if while for expr catch try time timerate".split())
 _SCRIPT_LAST = frozenset("foreach lmap proc switch".split())
+# Tcl's own commands; any other name that is not a proc of the code may be a program, which an
+# interactive tclsh (tcl_interactive, set by the code or by a terminal) runs through `unknown`
+_BUILTINS = frozenset(
+    "after append apply array binary break catch cd chan clock close concat continue coroutine dict encoding eof "
+    "error eval exec exit expr fblocked fconfigure fcopy file fileevent flush for foreach format gets glob global "
+    "if incr info interp join lappend lassign lindex linsert list llength lmap load lrange lrepeat lreplace "
+    "lreverse lsearch lset lsort namespace open package pid proc puts pwd read regexp regsub rename return scan "
+    "seek set socket source split string subst switch tailcall tell throw time timerate trace try unload unset "
+    "update uplevel upvar variable vwait while yield yieldto zlib lpop ledit lseq parray my self next oo::class "
+    "oo::define oo::object oo::objdefine oo::copy lmap".split()
+)
+_SCRIPT_LAST_OF = {"dict": frozenset({"for", "map", "update", "with", "filter"})}
+_ENV = re.compile(r"^(?:::)?env\((.*)\)$")
 _PACKAGES = frozenset("Tcl json cmdline struct math textutil msgcat http tcltest".split())
 _MAX_DEPTH = 32
 
 
 def check_tcl(code: str, label: str) -> list[Resolution]:
     out: list[Resolution] = []
-    why = _script(code, out, 0)
+    procs = set(re.findall(r"\bproc\s+(?:::)?([^\s{}\[\]$]+)", code))
+    why = _script(code, out, 0, procs)
     if why is not None:
         why = f"{label}: the Tcl code {why}; give it literal words or run the command yourself"
         return [Refusal(R.INLINE_CODE, why, excerpt(code))]
     return [replace(r, label=f"{label} {r.label}") if isinstance(r, Script) else r for r in out]
 
 
-def _script(text: str, out: list[Resolution], depth: int) -> str | None:
+def _script(text: str, out: list[Resolution], depth: int, procs: set[str]) -> str | None:
     if depth > _MAX_DEPTH:
         return f"nests scripts more than {_MAX_DEPTH} deep"
     commands = _commands(text)
@@ -51,10 +66,10 @@ def _script(text: str, out: list[Resolution], depth: int) -> str | None:
         for index, word in enumerate(words):  # substitutions and braced words run (or may run) as scripts
             body = word[1:-1] if index in expressions and word.startswith("{") else None
             for inner in _inner_scripts(word) if body is None else _inner_scripts(body):
-                why = _script(inner, out, depth + 1)
+                why = _script(inner, out, depth + 1, procs)
                 if why is not None:
                     return why
-        why = _command(words, out)
+        why = _command(words, out, procs)
         if why is not None:
             return why
     return None
@@ -70,12 +85,24 @@ def _expressions(words: list[str]) -> set[int]:
     return {1} if name == "while" else {2} if name == "for" else set()
 
 
-def _command(words: list[str], out: list[Resolution]) -> str | None:
+def _command(words: list[str], out: list[Resolution], procs: set[str]) -> str | None:
     name = words[0].removeprefix("::").removeprefix("tcl::")
     if name.startswith("{*}") or _substituted(name):
         return f"runs a command whose name is computed at run time ({words[0]})"
-    if name in _REFUSED or (name == "namespace" and len(words) > 1 and words[1] in ("eval", "inscope", "code")):
+    if name in _REFUSED or "unsupported" in name or name == "history":
         return f"uses {name}, which runs code the policy cannot read"
+    if name == "namespace" and len(words) > 1 and words[1] in ("eval", "inscope", "code", "upvar"):
+        return f"uses namespace {words[1]}, which runs code the policy cannot read"
+    why = _environment(name, words)
+    if why is not None:
+        return why
+    if any(w in ("-command", "-cmd") and _substituted(v) for w, v in zip(words, words[1:], strict=False)):
+        return f"gives {name} a command computed at run time (-command)"
+    if name not in _BUILTINS and name not in procs and "::" not in name:
+        if any(_substituted(w) for w in words):
+            return f"runs {name}, which is no Tcl command (a program, in an interactive tclsh), with computed words"
+        out.append(Script("bash", " ".join(_shell_word(_unquote(w)) for w in words), "program"))
+        return None
     if name == "after" and not all(re.fullmatch(r"\d+|idle|cancel|info", w) for w in words[1:]):
         return "schedules a script with after"
     if name == "package" and len(words) > 2 and words[1] == "require":
@@ -85,8 +112,11 @@ def _command(words: list[str], out: list[Resolution]) -> str | None:
     arguments = words[1:]
     if name in _SCRIPT_ALL:
         scripts = [w for w in arguments if w not in ("then", "else", "elseif")]
-    elif name in _SCRIPT_LAST:
+    elif name in _SCRIPT_LAST or (arguments and arguments[0] in _SCRIPT_LAST_OF.get(name, ())):
         scripts = arguments[-1:]
+    elif name == "switch":
+        options = [i for i, w in enumerate(arguments) if not w.startswith("-")]
+        scripts = arguments[options[0] + 1 :] if options else []
     else:
         scripts = []
     if any(_substituted(w) and not w.startswith("{") for w in scripts):
@@ -99,6 +129,19 @@ def _command(words: list[str], out: list[Resolution]) -> str | None:
             return "opens a file or command named at run time"
         if target.startswith("|"):
             out.append(Script("bash", target[1:], "open |"))
+    return None
+
+
+def _environment(name: str, words: list[str]) -> str | None:
+    """env(NAME) set to a variable that makes a program run code, a computed name, or env replaced."""
+    if name in ("set", "append", "lappend", "incr", "unset") and len(words) > 1:
+        match = _ENV.match(words[1])
+        if match is not None and (_substituted(match.group(1)) or dangerous_variable(match.group(1))):
+            return f"sets the environment variable {match.group(1)}"
+    if name in ("array", "upvar", "global", "variable", "dict") and any(
+        re.fullmatch(r"(?:::)?env", w) for w in words[2:] + words[1:2]
+    ):
+        return "changes the environment array env as a whole or under another name"
     return None
 
 
@@ -117,8 +160,8 @@ def _shell_word(word: str) -> str:
 
 
 def _substituted(word: str) -> bool:
-    body = word[1:-1] if word.startswith("{") else word
-    return bool(re.search(r"(?<!\\)[$\[]", body)) if not word.startswith("{") else False
+    """Whether Tcl changes the word before use: a variable, a command or a backslash substitution."""
+    return not word.startswith("{") and bool(re.search(r"[$\[\\]", word))
 
 
 def _unquote(word: str) -> str:
