@@ -298,7 +298,7 @@ class _Checker:
             parent = node.parent
             call = parent.parent if parent is not None and parent.type == "arguments" else None
             function = call.child_by_field_name("function") if call is not None else None
-            if function is not None and self.text(function).startswith(("Object.", "Reflect.")):
+            if call is not None and function is not None and self.text(function).startswith(("Object.", "Reflect.")):
                 self.out.append(_refusal(self.label, "changes process.env through Object or Reflect", self.text(call)))
 
     def _reach(self, node: Node) -> None:
