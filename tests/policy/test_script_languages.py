@@ -93,6 +93,24 @@ PAIRS = [
     ("tcl", "package require Expect", "package require json"),
     ("tcl", "set a [list rm x]; exec {*}$a", "foreach x {1 2} { puts $x }"),
     ("tcl", "proc f {} {exec [string cat r m] x}", "proc f {} {exec git status}"),
+    ("tcl", "set tcl_interactive 1\nr\\x6d -f x", "set tcl_interactive 1\nls -l"),
+    ("tcl", "exec r\\x6d x", "exec ls -l"),
+    ("tcl", "set env(BASH_ENV) e.sh", "set env(LC_ALL) C"),
+    ("tcl", "array set env {BASH_ENV e.sh}", "array set a {k v}"),
+    ("tcl", "lsort -command $c {a b}", "lsort -command {string compare} {a b}"),
+    ("tcl", "switch $x a $body", "switch $x {a {puts 1}}"),
+    ("tcl", "dict for {k v} $d $body", "dict get $d $k"),
+    ("tcl", "history add {exec ls} exec", "puts [info commands]"),
+    ("tcl", "tcl::unsupported::assemble {push 1}", "string length abc"),
+    ("tcl", "myprogram $x", "proc myproc {a} {return $a}\nmyproc $x"),
+    (
+        "node",
+        'process.getBuiltinModule("child_process").execSync("x" + "y")',
+        'process.getBuiltinModule("fs").existsSync("x")',
+    ),
+    ("node", 'process.env.BASH_ENV = "e.sh"', 'process.env.NODE_ENV = "test"'),
+    ("node", 'process.env["NODE_" + "OPTIONS"] = "x"', 'console.log(process.env["HOME"])'),
+    ("node", 'Object.assign(process.env, {LD_PRELOAD: "x"})', "Object.assign({}, {a: 1})"),
 ]
 
 
