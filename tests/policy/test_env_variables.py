@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from secure_shell.policy.env_variables import FINDS, LOADS, PATHS, RUNS, TABLE, variable
+from secure_shell.policy.env_variables import FINDS, LOADS, OPTIONS, PATHS, RUNS, TABLE, variable
 from tests.helpers.policy import P, V, check
 
 # (allowed, refused twin, the twin's rule)
@@ -33,6 +33,18 @@ ROWS = [
     ('export PATH="$HOME/.local/bin:$PATH"', 'export PATH="$PWD/bin:$PATH"', V),
     ("export PATH=/opt/tool/bin:/usr/bin:/bin", 'export PATH="bin:$PATH"', V),
     ("TMPDIR=tmp", "TMPDIR=/etc/x; export TMPDIR", V),
+    # options read from the environment: only inert ones pass
+    ("LESS=-R less notes.txt", "LESS='+!rm -f notes.txt' less notes.txt", V),
+    ("LESS=FRX git log", "LESS='-Olog.txt' less notes.txt", V),
+    ("export LESS='-R --quit-if-one-screen'", 'export LESS="$X"', V),
+    ("SYSTEMD_LESS=FRSXMK journalctl", "SYSTEMD_LESS='+!x' journalctl", V),
+    ("ZIPOPT=-q zip z.zip notes.txt", "ZIPOPT='-T -TT x' zip z.zip notes.txt", V),
+    ("MANOPT=-a man ls", "MANOPT='-Pcat' man ls", V),
+    ("PYTHONBREAKPOINT=0 python3 x.py", "PYTHONBREAKPOINT=os.system python3 x.py", V),
+    ("SHELL=/bin/bash script -qc ls /dev/null", "SHELL=/usr/bin/python3 script -qc x /dev/null", V),
+    ("LESSKEY= less notes.txt", "LESSKEY_CONTENT='#env\nLESSOPEN=|x %s' less notes.txt", V),
+    ("RSYNC_RSH= git status", "RSYNC_RSH='sh -c x' git status", V),
+    ("AWS_PAGER= aws s3 ls", "AWS_PAGER='sh -c x' aws s3 ls", V),
 ]
 
 
@@ -47,7 +59,7 @@ def test_a_program_variable_passes_with_a_harmless_value_and_its_twin_is_refused
 
 
 def test_the_table_names_each_kind_and_is_read_case_folded() -> None:
-    assert {rule.kind for rule in TABLE.values()} == {RUNS, PATHS, LOADS, FINDS}
+    assert {rule.kind for rule in TABLE.values()} == {RUNS, PATHS, LOADS, FINDS, OPTIONS}
     assert variable("npm_config_cache") is TABLE["NPM_CONFIG_CACHE"]
     assert variable("GIT_TRACE_SETUP") is TABLE["GIT_TRACE*"]
     assert variable("HOME") is None

@@ -195,7 +195,8 @@ TWINS = [
     ("python3 <(echo 'print(1)')", "nested-script-unreadable", "python3 x.py"),
     ("echo 'system(\"rm x\")' | perl /dev/stdin", B, "echo 'print 1' | perl /dev/stdin"),
     ("cat x.tcl | tclsh /dev/stdin", "nested-script-unreadable", "tclsh x.tcl"),
-    ("echo 'exec rm x' | tclsh", "may-run-blocked-command", "echo 'puts hi' | tclsh"),
+    ("echo 'exec rm x' | tclsh", B, "echo 'puts hi' | tclsh"),
+    ("echo 'exec [string cat r m] x' | tclsh", I, "echo 'puts [exec git status]' | tclsh"),
 ]
 
 

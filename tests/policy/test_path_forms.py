@@ -60,8 +60,10 @@ TWINS = [
     ("bash", "ed -s f <<< 'g/x/!id'", I, "ed -s f <<< 'g/x/d'"),
     ("bash", "echo w | ed f", I, "ed f < /dev/null"),
     # awk: files named inside the program
-    ("bash", "awk '{print > \"/etc/x\"}' f", I, "awk '$3 > 100' f"),
-    ("bash", "awk 'BEGIN { getline line < \"/etc/shadow\" }'", I, "awk '/foo/ {print $2}' f"),
+    ("bash", "awk '{print > \"/etc/x\"}' f", P, "awk '$3 > 100' f"),
+    ("bash", "awk 'BEGIN { getline line < \"/etc/shadow\" }'", P, "awk '/foo/ {print $2}' f"),
+    ("bash", "awk '{print > $2}' f", I, "awk '{print > \"out.txt\"}' f"),
+    ("bash", "awk 'BEGIN { getline line < ARGV[1] }' f", I, "awk 'BEGIN { getline line < \"f\" }'"),
 ]
 
 

@@ -49,7 +49,7 @@ TWINS = [
     ("numactl --cpunodebind=0 r''m x", M, "numactl --hardware"),
     ("sort --compress-program=r\\m f", M, "sort -u f"),
     # 2. a program's script from stdin, a pipe, -, /dev/stdin, /dev/fd/N or <(...)
-    ("echo 'BEGIN{system(\"rm -f notes.txt\")}' | awk -f /dev/stdin", I, "echo 'BEGIN{print 1}' | awk -f /dev/stdin"),
+    ("echo 'BEGIN{system(\"rm -f notes.txt\")}' | awk -f /dev/stdin", B, "echo 'BEGIN{print 1}' | awk -f /dev/stdin"),
     ("awk -f <(echo x) f", N, "awk -f prog.awk f"),
     ("cat prog | awk -f - f", N, "awk -f - f <<< '{print $1}'"),
     ("echo 's/x/y/e' | sed -f /dev/stdin f", I, "echo 's/x/y/' | sed -f /dev/stdin f"),

@@ -227,10 +227,7 @@ def test_a_blocked_program_does_not_run(attack: Attack, who: str) -> None:
 
 
 # Open findings, kept as strict xfails so they flip loudly once closed.
-STILL_OPEN = {
-    "awk --source='BEGIN{system(\"rm victim.txt\")}'": "awk's glued --source=PROGRAM is not read as awk code",
-    "gawk --source='BEGIN{system(\"rm victim.txt\")}'": "awk's glued --source=PROGRAM is not read as awk code",
-}
+STILL_OPEN: dict[str, str] = {}
 
 
 def open_rows(rows: list, name) -> list:  # type: ignore[type-arg, no-untyped-def]

@@ -48,6 +48,8 @@ DANGEROUS_VARIABLES = frozenset(
         "BROWSER",
         "OLDPWD",
         "DIRSTACK",
+        "BASH_CMDS",  # bash's command hash (as hash -p): a name runs another program
+        "BASH_ALIASES",  # aliases, expanded where the engine reads a plain command
         "SSH_ASKPASS",
         "SUDO_ASKPASS",
         "LESSOPEN",

@@ -11,6 +11,9 @@ is checked for what it is.
   the kernel's where it holds the shell, refused elsewhere.
 - LOADS: a search path the program loads code from (PYTHONPATH): each entry is checked against the
   reach like a path that is read (code inside the reach is code the agent could run anyway).
+- OPTIONS: the program reads the value as more of its own options (LESS, ZIPOPT, MANOPT): it passes
+  only when it matches the entry's pattern of inert options (`flags`); `LESS='+!CMD'` or
+  `ZIPOPT='-TT CMD'`, or a value known only at run time, is refused.
 - FINDS: where commands are found (PATH): each entry must be a literal absolute directory that
   commands cannot write, or a program written there would run under an allowed name.
 
@@ -24,7 +27,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
-RUNS, PATHS, LOADS, FINDS = "runs", "paths", "loads", "finds"
+RUNS, PATHS, LOADS, FINDS, OPTIONS = "runs", "paths", "loads", "finds", "options"
 HARMLESS = frozenset({"true", "false", ":", "cat", ""})
 
 
@@ -33,11 +36,20 @@ class Variable:
     kind: str
     programs: str  # who reads it, for messages
     separator: str = ""  # a list of entries (":"), or one value
-    flags: str = ""  # a regex of values that are settings, not paths (GIT_TRACE=1)
+    flags: str = ""  # a regex of values that are settings, not paths (GIT_TRACE=1); OPTIONS: the inert values
 
 
 _EDITOR = "git, and programs that open an editor"
 _TRACE_SETTING = r"|[0-9]|true|false|yes|no|on|off"
+# less's options without +CMD (commands run at start, `!` runs a shell), -k/-o/-O/-t/-T (files it
+# reads or writes), -P (prompts); the long ones listed by name
+_LESS_LONG = (
+    "RAW-CONTROL-CHARS|raw-control-chars|quit-if-one-screen|no-init|chop-long-lines|ignore-case|IGNORE-CASE|"
+    r"LONG-PROMPT|line-numbers|LINE-NUMBERS|quit-at-eof|QUIT-AT-EOF|mouse|incsearch|use-color|squeeze-blank-lines|"
+    r"silent|quiet|tabs=\d+|shift=\d+|jump-target=[\d.]+|window=-?\d+"
+)
+_LESS_SAFE = rf"(?:\s*(?:-?[aAbBcCdeEfFgGhiIjJKLmMnNqQrRsSuUVwWxXyYz~#0-9.]+|--(?:{_LESS_LONG})))*\s*"
+_SHELLS = r"(?:/usr)?/bin/(?:ba|da|z|k|mk|)sh"
 TABLE: dict[str, Variable] = {
     "EDITOR": Variable(RUNS, _EDITOR),
     "VISUAL": Variable(RUNS, _EDITOR),
@@ -58,6 +70,23 @@ TABLE: dict[str, Variable] = {
     "LESSOPEN": Variable(RUNS, "less"),
     "LESSCLOSE": Variable(RUNS, "less"),
     "NPM_CONFIG_SCRIPT_SHELL": Variable(RUNS, "npm"),
+    "RSYNC_RSH": Variable(RUNS, "rsync (its remote shell)"),
+    "RSYNC_CONNECT_PROG": Variable(RUNS, "rsync (to reach a daemon)"),
+    "FCEDIT": Variable(RUNS, "bash fc"),
+    "SUDO_EDITOR": Variable(RUNS, "sudoedit"),
+    "SYSTEMD_EDITOR": Variable(RUNS, "systemctl edit"),
+    "LESSEDIT": Variable(RUNS, "less (its v command)"),
+    **{name: Variable(RUNS, name.split("_")[0].lower()) for name in ("BAT_PAGER", "DELTA_PAGER", "PSQL_PAGER")},
+    **{name: Variable(RUNS, name.split("_")[0].lower()) for name in ("GH_PAGER", "AWS_PAGER", "GH_BROWSER")},
+    "LESS": Variable(OPTIONS, "less", flags=_LESS_SAFE),
+    "SYSTEMD_LESS": Variable(OPTIONS, "systemctl, journalctl (as less's LESS)", flags=_LESS_SAFE),
+    # lesskey files and text bind keys and set less's environment (LESSOPEN among it)
+    **{name: Variable(OPTIONS, "less", flags="") for name in ("LESSKEY", "LESSKEYIN", "LESSKEY_CONTENT")},
+    **{name: Variable(OPTIONS, "less", flags="") for name in ("LESSKEY_SYSTEM", "LESSKEYIN_SYSTEM")},
+    "ZIPOPT": Variable(OPTIONS, "zip (-TT names a command)", flags=r"(?:\s*-[0-9qvrjyDXlLoFSgmuwzAeJ@$]+)*\s*"),
+    "MANOPT": Variable(OPTIONS, "man (-P, -H name programs)", flags=r"(?:\s*-[aiIw]+)*\s*"),
+    "PYTHONBREAKPOINT": Variable(OPTIONS, "python's breakpoint()", flags=r"|0|pdb\.set_trace"),
+    "SHELL": Variable(OPTIONS, "programs that start a shell (script, vi, less !)", flags=_SHELLS),
     "TMPDIR": Variable(PATHS, "every program that makes temporary files"),
     "TMP": Variable(PATHS, "programs that make temporary files"),
     "TEMP": Variable(PATHS, "programs that make temporary files"),
@@ -77,6 +106,8 @@ TABLE: dict[str, Variable] = {
     "NODE_PATH": Variable(LOADS, "node", ":"),
     "PERL5LIB": Variable(LOADS, "perl", ":"),
     "RUBYLIB": Variable(LOADS, "ruby", ":"),
+    "PERLLIB": Variable(LOADS, "perl", ":"),
+    "NODE_REPL_EXTERNAL_MODULE": Variable(LOADS, "node (run instead of its REPL)"),
     "PATH": Variable(FINDS, "the shell and every program that starts another", ":"),
 }
 _PATTERNS = [(name, rule) for name, rule in TABLE.items() if "*" in name]
@@ -101,6 +132,14 @@ def value_problem(name: str, rule: Variable, value: str | None) -> str | None:
             f"{name} is run as a command (by {rule.programs}), and {shown} would be a command no rule sees; "
             f"set it to true or cat (or leave it unset), or run the program directly"
         )
+    if rule.kind == OPTIONS:
+        if value is not None and re.fullmatch(rule.flags, value):
+            return None
+        shown = "a value known only at run time" if value is None else repr(value)
+        return (
+            f"{name} is read as options (by {rule.programs}), and {shown} holds one that runs a command or names "
+            "a file; give the program those options on its command line, where they are checked"
+        )
     if rule.kind == FINDS:
         if value is None:
             return f"{name}'s new value is only known at run time, so which program each name runs cannot be known"
@@ -116,7 +155,7 @@ def value_problem(name: str, rule: Variable, value: str | None) -> str | None:
 
 def entries(rule: Variable, value: str) -> list[str]:
     """The paths `value` names (none for a setting such as GIT_TRACE=1)."""
-    if rule.flags and re.fullmatch(rule.flags, value.strip(), re.IGNORECASE):
+    if rule.kind == OPTIONS or (rule.flags and re.fullmatch(rule.flags, value.strip(), re.IGNORECASE)):
         return []
     parts = value.split(rule.separator) if rule.separator else [value]
     return [part for part in parts if part]

@@ -15,16 +15,26 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.inline_code import scan_inline_code
 from secure_shell.policy.javascript_code import check_javascript
+from secure_shell.policy.perl_code import check_perl
 from secure_shell.policy.python_code import check_python, check_repl, repl_source
 from secure_shell.policy.resolution import ReadsInput, Refusal, Resolution, Script
+from secure_shell.policy.tcl_code import check_tcl
 
 _PYTHON = re.compile(r"^(python[3w]?|pypy3|python3\.\d+|ipython3?|py)$")
 _LANGUAGES = {"perl": "perl", "node": "node", "nodejs": "node", "deno": "node", "bun": "node"}
-_LANGUAGES |= {"ruby": "ruby", "php": "php", "lua": "lua", "luajit": "lua", "rscript": "r"}
+_LANGUAGES |= {
+    "tclsh": "tcl",
+    "wish": "tcl",
+    "ruby": "ruby",
+    "php": "php",
+    "lua": "lua",
+    "luajit": "lua",
+    "rscript": "r",
+}
 
 # calls that run a program or code, per text-scanned language
 _RUNNER_CALLS = {
-    "perl": r"system|exec|eval|readpipe|open|do|require",
+    "perl": r"system|exec|eval|readpipe",  # open, do, require, modules: perl_code.py
     "ruby": r"system|exec|spawn|eval|instance_eval|class_eval|popen|popen2|popen3|capture2|capture2e|capture3|"
     r"send|public_send|__send__|require|load|syscall|fork",
     "lua": r"os\.execute|io\.popen|loadstring|load|dofile|loadfile|require",
@@ -63,10 +73,12 @@ def check_code(lang: str, code: str, label: str, *, repl: bool = False, lenient:
     if lang == "node":
         return check_javascript(code, label, repl=repl, lenient=lenient) + scan_inline_code(code, label)
     out = scan_inline_code(code, label)
+    if lang == "tcl":
+        return out + check_tcl(code, label)
     if lang in _RUNNER_CALLS:
         out += _text_runners(lang, code, label)
     if lang == "perl":
-        out += _perl_qx(code, label)
+        out += _perl_qx(code, label) + check_perl(code, label)
         indirect = _PERL_INDIRECT.search(code)
         if indirect is not None:
             why = "calls a function through a name or reference computed at run time"
@@ -88,15 +100,8 @@ def _text_runners(lang: str, code: str, label: str) -> list[Resolution]:
         rest = code[match.end() :]
         if match.start() > 0 and code[match.start() - 1] == ".":
             continue  # a method of the program's own objects
-        if lang == "perl" and name in ("open", "do", "require", "eval") and re.match(r"\s*[({]", rest):
-            if name == "eval" and re.match(r"\s*\{", rest):
-                continue  # eval BLOCK is code in the program itself
-            if name in ("open", "do", "require") and not re.match(r"\s*\(?\s*[$@]", rest):
-                if name != "open" or not re.search(r"\|", rest.split(";", 1)[0]):
-                    continue  # a file opened for reading or writing, or a module: checked as text
-        elif lang == "perl" and name in ("open", "do", "require") and not re.match(r"\s*[$@]", rest):
-            if name != "open" or not re.search(r"\|", rest.split(";", 1)[0]):
-                continue
+        if lang == "perl" and name == "eval" and re.match(r"\s*\{", rest):
+            continue  # eval BLOCK is code in the program itself
         if lang in ("ruby", "php") and name in ("require", "import", "include", "load", "include_once"):
             if re.match(r"\s*\(?\s*['\"][^'\"$]*['\"]\s*\)?", rest) or re.match(r"\s+[\w{*]", rest):
                 continue  # a module named by a literal (or an import statement)
@@ -159,8 +164,9 @@ def data_url(value: str) -> str | None:
 
 
 def perl_module_code(spec: str) -> str | None:
-    """The code `perl -MSPEC` runs (`use SPEC;`) when SPEC is more than a module name and imports."""
-    if re.fullmatch(r"-?[A-Za-z_][\w:]*(=[\w,:]*)?", spec):
-        return None
+    """The code `perl -MSPEC` runs (`use SPEC;`, `no SPEC;` for -M-SPEC), checked like any perl."""
+    plain = re.fullmatch(r"(-?)([A-Za-z_][\w:]*)(=[\w,:]*)?", spec)
+    if plain is not None:
+        return f"{'no' if plain.group(1) else 'use'} {plain.group(2)};"
     name, _, imports = spec.partition("=")
     return f"use {name} split(/,/, q\0{imports}\0);" if imports and "=" in spec else f"use {spec};"

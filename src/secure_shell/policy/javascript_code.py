@@ -14,33 +14,16 @@ from __future__ import annotations
 import tree_sitter_javascript
 from tree_sitter import Language, Node, Parser
 
+from secure_shell.policy import javascript_names as N
 from secure_shell.policy import verdict as R
+from secure_shell.policy.dangerous_variables import dangerous_variable
 from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
 from secure_shell.policy.syntax_tree import descendants
 
 _LANGUAGE = Language(tree_sitter_javascript.language())
-_SHELL = frozenset({"child_process.exec", "child_process.execSync"})
-_ARGV = frozenset(
-    {"child_process.spawn", "child_process.spawnSync", "child_process.execFile", "child_process.execFileSync"}
-)
-_CODE = frozenset(
-    {"eval", "Function", "vm.runInThisContext", "vm.runInNewContext", "vm.runInContext", "vm.compileFunction"}
-    | {"vm.Script", "vm.SourceTextModule", "globalThis.eval", "globalThis.Function"}
-)
-_PATH = frozenset({"child_process.fork", "worker_threads.Worker"})
-_NEVER = frozenset(
-    {"process.binding", "process.dlopen", "process._linkedBinding", "module.constructor", "Bun.$", "Deno.run"}
-    | {"Deno.Command", "Bun.spawn", "Bun.spawnSync", "process.mainModule", "module.require", "require.cache"}
-    | {"module._load", "module.createRequire", "module.Module", "module.runMain", "process.execve"}
-)
-RUNNERS = _SHELL | _ARGV | _CODE | _PATH | _NEVER
-_MODULES = frozenset(
-    {"child_process", "vm", "worker_threads", "module", "process", "globalThis", "global", "Deno", "Bun"}
-)
-_GLOBALS = frozenset({"eval", "Function", "process", "module", "globalThis", "global", "require", "Deno", "Bun"})
-_NATIVE = frozenset({"mainModule", "__proto__", "_linkedBinding", "dlopen", "binding"})
+_MODULES = frozenset({"process", "globalThis", "global", "Deno", "Bun"} | set(N.RUNNER_MODULES))
 _BINDING_SITES = frozenset(
     {"variable_declarator", "pair_pattern", "object_pattern", "array_pattern", "import_specifier", "import_clause"}
     | {"namespace_import"}
@@ -62,6 +45,13 @@ def check_javascript(code: str, label: str, *, repl: bool = False, lenient: bool
     if root.has_error:
         return [] if lenient else [_refusal(label, "does not parse as JavaScript")]
     return _Checker(code.encode(), label, 0).run(root)
+
+
+def _module_name(name: str) -> str:
+    """A module's key: `node:` dropped; node's `module` builtin is `Module`, apart from the global
+    `module` object of the running file."""
+    name = name.removeprefix("node:")
+    return "Module" if name == "module" else name
 
 
 def _parse(code: str) -> Node:
@@ -128,11 +118,11 @@ class _Checker:
         if function is None or arguments is None or not self._loader(function):
             return None
         name = self.literal(arguments.named_children[0]) if arguments.named_children else None
-        return name.removeprefix("node:") if name is not None else None
+        return _module_name(name) if name is not None else None
 
     def _loader(self, function: Node) -> bool:
         """`require`, `import()`, or a name `require` was given to."""
-        return function.type == "import" or self.qualified(function) in ("require", "module.require")
+        return function.type == "import" or self.qualified(function) in N.LOADERS
 
     def _bind_declarator(self, node: Node) -> None:
         if node.type == "assignment_expression":  # `cp = require('child_process')`, bound wherever it stands
@@ -160,7 +150,7 @@ class _Checker:
         module = self.literal(source)
         if module is None:
             return
-        module = module.removeprefix("node:")
+        module = _module_name(module)
         for child in descendants(node):
             if child.type == "namespace_import" or (
                 child.type == "identifier" and child.parent is not None and child.parent.type == "import_clause"
@@ -175,7 +165,7 @@ class _Checker:
     def qualified(self, node: Node) -> str | None:
         if node.type == "identifier":
             name = self.text(node)
-            return self.bindings.get(name, name if name in _GLOBALS else None)
+            return self.bindings.get(name, name if name in N.GLOBALS else None)
         if node.type == "parenthesized_expression" and node.named_children:
             return self.qualified(node.named_children[-1])
         if node.type in ("member_expression", "subscript_expression"):
@@ -184,7 +174,7 @@ class _Checker:
             base = (self._module_of(obj) or self.qualified(obj)) if obj is not None else None
             key = self.text(prop) if node.type == "member_expression" and prop is not None else self.literal(prop)
             if base in ("globalThis", "global") and key is not None:
-                return self.bindings.get(key, key if key in _GLOBALS else f"{base}.{key}")
+                return self.bindings.get(key, key if key in N.GLOBALS else f"{base}.{key}")
             return f"{base}.{key}" if base is not None and key is not None else None
         return None
 
@@ -198,7 +188,7 @@ class _Checker:
         if self._loader(function) and (not args or self.literal(args[0]) is None):
             self.out.append(_refusal(self.label, "loads a module named at run time", self.text(node)))
             return
-        if name is None or name not in RUNNERS:
+        if name is None or name not in N.RUNNERS:
             return
         self.called.add((function.start_byte, function.end_byte))
         self.out.extend(self._arguments(name, args, self.text(node)))
@@ -206,23 +196,39 @@ class _Checker:
     def _arguments(self, name: str, args: list[Node], text: str) -> list[Resolution]:
         first = self.literal(args[0]) if args else None
         label = f"{self.label} {name}"
-        if name in _SHELL and first is not None:
+        if name in N.SHELL | N.ARGV and not self._plain_options(args[1:]):
+            return [_refusal(self.label, f"calls {name} with options the policy does not read", text)]
+        if name in N.SHELL and first is not None:
             return [Script("bash", first, label)]
-        if name in _ARGV and first is not None:
+        if name in N.ARGV and first is not None:
             rest = args[1] if len(args) > 1 else None
-            shell = any("shell" in self.text(a) for a in args[1:] if a.type == "object")
             values = [self.literal(e) for e in rest.named_children] if rest is not None and rest.type == "array" else []
-            if (rest is None or rest.type == "object" or values) and None not in values and not shell:
+            empty = rest is not None and rest.type == "array" and not rest.named_children
+            if (rest is None or rest.type == "object" or values or empty) and None not in values:
                 argv = [first, *[v for v in values if v is not None]]
                 return [Inner(tuple(Word(v, v) for v in argv), label)]
-        if name in _CODE and args and all(self.literal(a) is not None for a in args):
+        if name in N.CODE and args and all(self.literal(a) is not None for a in args):
             texts = [self.literal(a) or "" for a in args]
             if name.endswith("Function"):  # new Function(p1, ..., body)
                 return self._nested(f"(function({', '.join(texts[:-1])}) {{\n{texts[-1]}\n}})", name)
             return self._nested("\n".join(texts), name)
-        if name in _PATH and first is not None and not any("eval" in self.text(a) for a in args[1:]):
+        if name in N.PATH and first is not None and not any("eval" in self.text(a) for a in args[1:]):
             return [PathUse(Word(first, first), label)]
         return [_refusal(self.label, f"calls {name} with what the policy cannot read", text)]
+
+    def _plain_options(self, args: list[Node]) -> bool:
+        """The arguments after a child_process call's command: an argv array, a callback, and an
+        options object whose keys are all in N.OPTION_KEYS (no env, shell, input, cwd, argv0)."""
+        for arg in args:
+            if arg.type in ("array", "arrow_function", "function_expression", "function"):
+                continue
+            if arg.type != "object":
+                return False
+            for pair in arg.named_children:
+                key = pair.child_by_field_name("key") if pair.type == "pair" else None
+                if key is None or self.text(key).strip("'\"") not in N.OPTION_KEYS:
+                    return False
+        return True
 
     def _nested(self, code: str, name: str) -> list[Resolution]:
         if self.depth >= _MAX_NESTED:
@@ -241,7 +247,7 @@ class _Checker:
         )
         parent = node.parent
         chained = parent is not None and parent.type in ("member_expression", "subscript_expression", "call_expression")
-        if key in _NATIVE or (
+        if key in N.NATIVE or (
             key == "constructor" and chained and parent is not None and parent.type != "member_expression"
         ):
             self.out.append(_refusal(self.label, f"reaches .{key}", self.text(node)))
@@ -266,7 +272,37 @@ class _Checker:
         if not (used or bound):
             self.out.append(_refusal(self.label, f"keeps the module {module} where the policy cannot follow it"))
 
+    def _environment(self, node: Node) -> None:
+        """process.env given a variable that makes a program run code (BASH_ENV, NODE_OPTIONS,
+        LD_PRELOAD, ...), a computed name, or replaced whole: the runners' children inherit it."""
+        if node.type in ("assignment_expression", "augmented_assignment_expression"):
+            left = node.child_by_field_name("left")
+            if left is None or self.qualified(left) == "process.env":
+                self.out.append(_refusal(self.label, "replaces process.env", self.text(node)))
+            elif left.type in ("member_expression", "subscript_expression"):
+                target = left.child_by_field_name("object")
+                if target is not None and self.qualified(target) == "process.env":
+                    key_node = left.child_by_field_name("property" if left.type == "member_expression" else "index")
+                    key = (
+                        (self.text(key_node) if left.type == "member_expression" else self.literal(key_node))
+                        if key_node
+                        else None
+                    )
+                    if key is None or dangerous_variable(key):
+                        self.out.append(
+                            _refusal(
+                                self.label, f"sets the variable {key or '(computed)'} in process.env", self.text(node)
+                            )
+                        )
+        elif node.type == "member_expression" and self.qualified(node) == "process.env":
+            parent = node.parent
+            call = parent.parent if parent is not None and parent.type == "arguments" else None
+            function = call.child_by_field_name("function") if call is not None else None
+            if call is not None and function is not None and self.text(function).startswith(("Object.", "Reflect.")):
+                self.out.append(_refusal(self.label, "changes process.env through Object or Reflect", self.text(call)))
+
     def _reach(self, node: Node) -> None:
+        self._environment(node)
         if node.type in ("member_expression", "subscript_expression"):
             self._reach_member(node)
         if node.type == "call_expression":
@@ -281,15 +317,62 @@ class _Checker:
                 )
         if node.type == "tagged_template_expression":
             tag = node.child_by_field_name("function")
-            if tag is not None and self.qualified(tag) in RUNNERS:
+            if tag is not None and self.qualified(tag) in N.RUNNERS:
                 self.out.append(_refusal(self.label, f"runs a template with {self.qualified(tag)}", self.text(node)))
-        if node.type not in ("identifier", "member_expression") or (node.start_byte, node.end_byte) in self.called:
-            return
+        if node.type in ("identifier", "shorthand_property_identifier", "member_expression"):
+            name = self.qualified(node) if node.type != "shorthand_property_identifier" else self._bound(node)
+            why = self._misuse(node, name) if name is not None else None
+            if why is not None:
+                self.out.append(_refusal(self.label, why, self.text(node.parent or node)))
+
+    def _bound(self, node: Node) -> str | None:
+        name = self.text(node)
+        return self.bindings.get(name, name if name in N.GLOBALS else None)
+
+    def _misuse(self, node: Node, name: str) -> str | None:
+        """Why this appearance of a runner, a loader or a runner module is not one the checker
+        reads (None when it is: a call, a member read, a binding, `typeof`)."""
+        head, _, member = name.partition(".")
+        if not N.module_member_allowed(name):
+            return f"reads {name}, not a member of {head} the policy knows"
+        allowed = N.GLOBAL_MEMBERS.get(head)
+        if node.type == "member_expression" and allowed is not None and member:
+            first = member.split(".", 1)[0]
+            if first not in allowed and not (name == "require.main" and self._compared(node)):
+                return f"reads {head}.{first}, which reaches code loading the policy does not follow"
+        is_module = name in _MODULES or name in N.GLOBAL_MEMBERS
+        if not (name in N.RUNNERS or name in N.LOADERS or is_module) or name in ("process", "globalThis", "global"):
+            return None
+        child, parent = node, node.parent
+        while parent is not None and parent.type == "parenthesized_expression":
+            child, parent = parent, parent.parent
+        if parent is None:
+            return None
+        if node.type == "shorthand_property_identifier":
+            return f"puts {name} in an object, where the policy cannot follow it"
+        if parent.type == "call_expression" and parent.child_by_field_name("function") == child:
+            return None
+        if parent.type == "new_expression" and parent.child_by_field_name("constructor") == child:
+            return None
+        if (
+            parent.type in ("member_expression", "subscript_expression")
+            and parent.child_by_field_name("object") == child
+        ):
+            return None if is_module or name == "require" else f"reads a member of {name} (.call, .bind, ...)"
+        if (parent.type == "unary_expression" and self.text(parent).startswith("typeof")) or self._compared(child):
+            return None
+        if parent.type in ("variable_declarator", "assignment_expression"):
+            target = parent.child_by_field_name("name" if parent.type == "variable_declarator" else "left")
+            if target == child:
+                return None  # the name being bound
+            if target is not None and (target.type == "identifier" or (is_module and target.type == "object_pattern")):
+                return None  # bound and followed where it is used
+        if parent.type in _BINDING_SITES and parent.type != "variable_declarator":
+            return None
+        return f"uses {name} as a value the policy cannot follow"
+
+    def _compared(self, node: Node) -> bool:
+        """`require.main === module`: compared, not used."""
         parent = node.parent
-        if parent is not None and parent.type == "member_expression" and parent.child_by_field_name("object") == node:
-            return  # `cp.execSync`: the member is judged, not the object
-        if parent is not None and parent.type in _BINDING_SITES:
-            return  # `const e = cp.execSync`, `{execSync: e}`: the name is bound and followed where it is used
-        name = self.qualified(node)
-        if name in RUNNERS or name in _MODULES - {"process", "globalThis", "global", "module"}:
-            self.out.append(_refusal(self.label, f"uses {name} as a value the policy cannot follow", name))
+        operator = parent.child_by_field_name("operator") if parent is not None else None
+        return operator is not None and self.text(operator) in ("===", "==", "!==", "!=")

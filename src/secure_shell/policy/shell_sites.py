@@ -15,12 +15,13 @@ import re
 from collections.abc import Callable
 
 from secure_shell.policy import verdict as R
+from secure_shell.policy.awk import awk_program
 from secure_shell.policy.excerpt import NEAR, SHORT, excerpt
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, known_stdin, stdin_program, stream_script
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
 from secure_shell.policy.sed import sed_effects
-from secure_shell.policy.wrapper_text_tools import awk_program, script_effects
+from secure_shell.policy.wrapper_text_tools import script_effects
 
 Site = Callable[[SimpleCommand], list[Resolution]]
 
@@ -260,7 +261,7 @@ def _ex(command: SimpleCommand) -> list[Resolution]:
 def _awk(command: SimpleCommand) -> list[Resolution]:
     """awk -f FILE: a program read from a stream is checked as the awk program it is."""
     out: list[Resolution] = []
-    for word in option_values(command.words, ("-f", "--file")):
+    for word in option_values(command.words, ("-f", "--file", "-E", "--exec", "-i", "--include")):
         out += stream_script(word, command, "awk -f", awk_program) or []
     return out
 

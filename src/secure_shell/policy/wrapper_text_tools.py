@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from secure_shell.policy import link_makers
 from secure_shell.policy import verdict as R
+from secure_shell.policy.awk import awk_command
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.parsed import SimpleCommand, Word
@@ -28,48 +29,6 @@ from secure_shell.policy.wrapper_spec import (
     source_text,
     word_value,
 )
-
-_AWK_EXEC = re.compile(r"\bsystem\s*\(|\|\s*getline|\|&|\bprint[f]?\b[^;{}]*\|\s*\"|close\s*\(")
-
-
-_AWK_FILES = re.compile(r"\bprintf?\b[^;{}]*>|\bgetline\b[^;{}]*<")
-
-
-def _awk(words: tuple[Word, ...]) -> list[Resolution]:
-    """awk runs shell commands through system(), `| getline` and `print | "cmd"`."""
-    i = 1
-    while i < len(words):
-        value = words[i].value
-        if value in ("-f", "--file"):
-            return []  # program from a file: opaque, like any script file
-        if value in ("-F", "-v", "--assign", "--field-separator"):
-            i += 2
-            continue
-        if value is not None and value.startswith("-") and value != "-":
-            i += 1
-            continue
-        break
-    if i >= len(words):
-        return []
-    program = words[i]
-    if program.value is None:
-        return [Refusal(R.INLINE_CODE, "awk program is not a literal", program.source)]
-    return awk_program(program.value) or [Text(program)]
-
-
-def awk_program(text: str) -> list[Resolution]:
-    """Refusals for an awk program that runs commands or names files; [] when it does neither."""
-    if _AWK_EXEC.search(text):
-        return [Refusal(R.INLINE_CODE, "awk program runs shell commands (system, getline or a pipe)", excerpt(text))]
-    if _AWK_FILES.search(text):
-        return [
-            Refusal(
-                R.INLINE_CODE,
-                "awk program writes or reads a file it names (print > file, getline < file)",
-                excerpt(text),
-            )
-        ]
-    return []
 
 
 def _sed(words: tuple[Word, ...]) -> list[Resolution]:
@@ -220,7 +179,7 @@ def _zip(words: tuple[Word, ...]) -> list[Resolution]:
 
 
 RESOLVERS: dict[str, Resolver] = {
-    **{name: on_words(_awk) for name in ("awk", "gawk", "mawk", "nawk", "busybox-awk")},
+    **{name: on_words(awk_command) for name in ("awk", "gawk", "mawk", "nawk", "busybox-awk")},
     "sed": on_words(_sed),
     "gsed": on_words(_sed),
     "ed": _ed_command,
