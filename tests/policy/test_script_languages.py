@@ -162,6 +162,8 @@ def test_awk_literals_are_read_as_commands_and_paths() -> None:
         ["gawk", "-e", "BEGIN{system(c)}"],
         ["gawk", "-l", "./evil.so", "BEGIN{}"],
         ["gawk", "--load=evil", "BEGIN{}"],
+        ["gawk", "-i", "inplace", "{print | c}", "notes.txt"],
+        ["gawk", "--include=inplace", "{print | c}", "notes.txt"],
     ],
 )
 def test_every_awk_program_option_is_read(words: list[str]) -> None:

@@ -1470,6 +1470,22 @@ ROWS = [
         ORDINARY,
         "",
     ),
+    Row(
+        "5",
+        "node_rebind_branch",
+        "bash",
+        'node -e \'let cp = require("child_process"); if (0) cp = require("fs"); cp.execSync("r"+"m -f notes.txt")\'',
+        ATTACK,
+        "",
+    ),
+    Row(
+        "5",
+        "o_node_rebind",
+        "bash",
+        'node -e \'let p = require("path"); p = require("fs"); console.log(p.existsSync("notes.txt"))\'',
+        ORDINARY,
+        "",
+    ),
     Row("5", "o_node_require_resolve", "bash", "node -e 'console.log(require.resolve(\"fs\"))'", ORDINARY, ""),
     Row(
         "5",

@@ -26,8 +26,9 @@ _ONE_STRING = re.compile(r"\s*\x01(\d+)\x02\s*")
 _END = re.compile(r"[;}\n]|$")
 
 
-_FILE_OPTIONS = ("-f", "--file", "-E", "--exec", "-i", "--include")
-_VALUE_OPTIONS = ("-F", "-v", "--assign", "--field-separator", "-W")
+_FILE_OPTIONS = ("-f", "--file", "-E", "--exec")
+# -i/--include loads a library beside the program, which still comes from the first operand
+_VALUE_OPTIONS = ("-F", "-v", "--assign", "--field-separator", "-W", "-i", "--include")
 
 
 def awk_command(words: tuple[Word, ...]) -> list[Resolution]:
@@ -51,7 +52,7 @@ def awk_command(words: tuple[Word, ...]) -> list[Resolution]:
             programs.append(Word(value, value[len("--source=") :]))
         elif value in ("-l", "--load") or value.startswith(("--load=", "-l")):
             return [_refusal("loads a compiled extension (-l, --load)", value)]
-        elif value in _FILE_OPTIONS or value.startswith(("--file=", "--exec=", "--include=", "-f", "-E", "-i")):
+        elif value in _FILE_OPTIONS or value.startswith(("--file=", "--exec=", "-f", "-E")):
             from_file = True
             i += 1 if "=" in value or len(value) > 2 and not value.startswith("--") else 2
             continue

@@ -54,6 +54,13 @@ def _module_name(name: str) -> str:
     return "Module" if name == "module" else name
 
 
+def _guarded(name: str | None) -> bool:
+    if name is None:
+        return False
+    head = name.split(".", 1)[0]
+    return name in N.RUNNERS or name in N.LOADERS or head in N.RUNNER_MODULES or name in N.GLOBAL_MEMBERS
+
+
 def _parse(code: str) -> Node:
     return Parser(_LANGUAGE).parse(code.encode()).root_node
 
@@ -135,15 +142,22 @@ class _Checker:
         if base is None:
             return
         if name.type == "identifier":
-            self.bindings[self.text(name)] = base
+            self._bind(self.text(name), base)
         elif name.type == "object_pattern":
             for part in name.named_children:
                 if part.type == "shorthand_property_identifier_pattern":
-                    self.bindings[self.text(part)] = f"{base}.{self.text(part)}"
+                    self._bind(self.text(part), f"{base}.{self.text(part)}")
                 elif part.type == "pair_pattern":
                     key, local = part.child_by_field_name("key"), part.child_by_field_name("value")
                     if key is not None and local is not None and local.type == "identifier":
-                        self.bindings[self.text(local)] = f"{base}.{self.text(key).strip(chr(39) + chr(34))}"
+                        self._bind(self.text(local), f"{base}.{self.text(key).strip(chr(39) + chr(34))}")
+
+    def _bind(self, name: str, target: str) -> None:
+        """Bind `name`; a binding to a runner, a loader or a runner module is kept when the name is
+        bound again (`let cp = require('child_process'); if (0) cp = require('fs')`): the walk does
+        not follow which assignment ran."""
+        if not _guarded(self.bindings.get(name)):
+            self.bindings[name] = target
 
     def _bind_import(self, node: Node) -> None:
         source = node.child_by_field_name("source")
@@ -156,11 +170,11 @@ class _Checker:
                 child.type == "identifier" and child.parent is not None and child.parent.type == "import_clause"
             ):
                 ident = child if child.type == "identifier" else child.named_children[-1]
-                self.bindings[self.text(ident)] = module
+                self._bind(self.text(ident), module)
             elif child.type == "import_specifier":
                 name, alias = child.child_by_field_name("name"), child.child_by_field_name("alias")
                 if name is not None:
-                    self.bindings[self.text(alias or name)] = f"{module}.{self.text(name)}"
+                    self._bind(self.text(alias or name), f"{module}.{self.text(name)}")
 
     def qualified(self, node: Node) -> str | None:
         if node.type == "identifier":
