@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from secure_shell.policy.env_variables import FINDS, LOADS, OPTIONS, PATHS, RUNS, TABLE, variable
+from secure_shell.policy.env_variables import CONFIGS, FINDS, LOADS, OPTIONS, PATHS, RUNS, TABLE, variable
 from tests.helpers.policy import P, V, check
 
 # (allowed, refused twin, the twin's rule)
@@ -45,6 +45,12 @@ ROWS = [
     ("LESSKEY= less notes.txt", "LESSKEY_CONTENT='#env\nLESSOPEN=|x %s' less notes.txt", V),
     ("RSYNC_RSH= git status", "RSYNC_RSH='sh -c x' git status", V),
     ("AWS_PAGER= aws s3 ls", "AWS_PAGER='sh -c x' aws s3 ls", V),
+    # where programs read configuration that can run a program: only a place commands cannot write
+    ("HOME=/usr/share git log", "HOME=. git log", V),
+    ("env HOME=/usr/share git status", "env HOME=/tmp/h git status", V),
+    ("XDG_CONFIG_HOME=/etc/xdg git log", 'export XDG_CONFIG_HOME="$PWD"; git log', V),
+    ("KUBECONFIG=/etc/kube/config kubectl get pods", "KUBECONFIG=./kubeconfig kubectl get pods", V),
+    ("unset HOME; git log", "HOME=$(mktemp -d) npm test", V),
 ]
 
 
@@ -59,10 +65,11 @@ def test_a_program_variable_passes_with_a_harmless_value_and_its_twin_is_refused
 
 
 def test_the_table_names_each_kind_and_is_read_case_folded() -> None:
-    assert {rule.kind for rule in TABLE.values()} == {RUNS, PATHS, LOADS, FINDS, OPTIONS}
+    assert {rule.kind for rule in TABLE.values()} == {RUNS, PATHS, LOADS, FINDS, OPTIONS, CONFIGS}
     assert variable("npm_config_cache") is TABLE["NPM_CONFIG_CACHE"]
     assert variable("GIT_TRACE_SETUP") is TABLE["GIT_TRACE*"]
-    assert variable("HOME") is None
+    assert variable("home") is TABLE["HOME"]
+    assert variable("USER") is None
 
 
 @pytest.mark.parametrize(

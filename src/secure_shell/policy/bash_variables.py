@@ -19,7 +19,7 @@ from secure_shell.policy.bash_assignments import (
 )
 from secure_shell.policy.bash_words import WordReader
 from secure_shell.policy.dangerous_variables import dangerous_variable
-from secure_shell.policy.env_variables import FINDS, RUNS, Variable, entries, value_problem, variable
+from secure_shell.policy.env_variables import CONFIGS, FINDS, RUNS, Variable, entries, value_problem, variable
 from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Finding, Limits, Word
 from secure_shell.policy.syntax_tree import enclosing_function, inside
@@ -326,7 +326,7 @@ class VariableTracker(WordReader):
         value_node = node.child_by_field_name("value") if node.type == "variable_assignment" else None
         value = self.word(value_node).value if value_node is not None else None
         problem = value_problem(name, rule, value)
-        if problem is None and rule.kind == FINDS:
+        if problem is None and rule.kind in (FINDS, CONFIGS):
             problem = f"a plain assignment of {name} is not checked; use export {name}=..., where each directory is"
         elif problem is None and rule.kind != RUNS:
             inside = value is not None and all(relative_value(entry) for entry in entries(rule, value))

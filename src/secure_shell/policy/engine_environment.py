@@ -8,7 +8,7 @@ from __future__ import annotations
 from secure_shell.policy import verdict as R
 from secure_shell.policy.engine_context import CheckContext
 from secure_shell.policy.engine_paths import PathChecker
-from secure_shell.policy.env_variables import FINDS, PATHS, RUNS, entries, value_problem, variable
+from secure_shell.policy.env_variables import CONFIGS, FINDS, PATHS, RUNS, entries, value_problem, variable
 from secure_shell.policy.flow import Directories
 from secure_shell.policy.parsed import Word
 
@@ -41,6 +41,8 @@ class EnvironmentChecker:
         for entry in entries(rule, value.value):
             if rule.kind == FINDS:
                 self._command_directory(name, entry, shown)
+            elif rule.kind == CONFIGS:
+                self._config_place(name, rule.programs, entry, shown)
             elif restricted:
                 self.paths.check_path(Word(entry, entry), role, bases)
 
@@ -51,6 +53,17 @@ class EnvironmentChecker:
                 R.DANGEROUS_VARIABLE,
                 f"{name} entry {entry!r} is a directory commands may write: a program written there would run "
                 "under the name of an allowed one; run such a program by its path instead",
+                shown,
+            )
+
+    def _config_place(self, name: str, programs: str, entry: str, shown: str) -> None:
+        resolved = self.context.space.resolve(entry, None)
+        if resolved is None or self._writable(resolved):
+            self.context.deny(
+                R.DANGEROUS_VARIABLE,
+                f"{name} {entry!r} is a place commands may write, and {programs} read configuration there that "
+                "can run a program (written by a command, it would run unchecked); leave it unset or use the "
+                "program's own option for what you need",
                 shown,
             )
 

@@ -16,6 +16,9 @@ is checked for what it is.
   `ZIPOPT='-TT CMD'`, or a value known only at run time, is refused.
 - FINDS: where commands are found (PATH): each entry must be a literal absolute directory that
   commands cannot write, or a program written there would run under an allowed name.
+- CONFIGS: where a program reads configuration that can name a program to run (HOME for git's
+  `core.pager` and aliases, KUBECONFIG's exec plugins, AWS's credential_process): like FINDS, a
+  literal absolute path commands cannot write, or the agent writes the configuration it then runs.
 
 cmd and PowerShell: windows_environment.py passes the values it can judge without a path check
 (cat, true, relative paths below the working directory); every other is refused by name (dangerous_variable()).
@@ -27,7 +30,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
-RUNS, PATHS, LOADS, FINDS, OPTIONS = "runs", "paths", "loads", "finds", "options"
+RUNS, PATHS, LOADS, FINDS, OPTIONS, CONFIGS = "runs", "paths", "loads", "finds", "options", "configs"
 HARMLESS = frozenset({"true", "false", ":", "cat", ""})
 
 
@@ -109,6 +112,20 @@ TABLE: dict[str, Variable] = {
     "PERLLIB": Variable(LOADS, "perl", ":"),
     "NODE_REPL_EXTERNAL_MODULE": Variable(LOADS, "node (run instead of its REPL)"),
     "PATH": Variable(FINDS, "the shell and every program that starts another", ":"),
+    "HOME": Variable(CONFIGS, "git, npm, cargo, ssh and every program that reads ~/.config files"),
+    "XDG_CONFIG_HOME": Variable(CONFIGS, "git and every program that reads ~/.config"),
+    "XDG_CONFIG_DIRS": Variable(CONFIGS, "programs that read system configuration", ":"),
+    "KUBECONFIG": Variable(CONFIGS, "kubectl (exec credential plugins)", ":"),
+    "AWS_CONFIG_FILE": Variable(CONFIGS, "aws (credential_process)"),
+    "RIPGREP_CONFIG_PATH": Variable(CONFIGS, "rg (--pre runs a program)"),
+    "NPM_CONFIG_USERCONFIG": Variable(CONFIGS, "npm (script-shell, git)"),
+    "NPM_CONFIG_GLOBALCONFIG": Variable(CONFIGS, "npm (script-shell, git)"),
+    "CARGO_HOME": Variable(CONFIGS, "cargo (target runners, aliases)"),
+    "PYTHONUSERBASE": Variable(CONFIGS, "python (.pth files and usercustomize run at start)"),
+    "MAKEFILES": Variable(CONFIGS, "make (read before the makefile)", " "),
+    "DOCKER_CONFIG": Variable(CONFIGS, "docker (credential helpers)"),
+    "GNUPGHOME": Variable(CONFIGS, "gpg (its agent and helper programs)"),
+    "ZDOTDIR": Variable(CONFIGS, "zsh (its start-up files)"),
 }
 _PATTERNS = [(name, rule) for name, rule in TABLE.items() if "*" in name]
 
@@ -140,6 +157,18 @@ def value_problem(name: str, rule: Variable, value: str | None) -> str | None:
             f"{name} is read as options (by {rule.programs}), and {shown} holds one that runs a command or names "
             "a file; give the program those options on its command line, where they are checked"
         )
+    if rule.kind == CONFIGS:
+        if value is None:
+            return (
+                f"{name}'s new value is only known at run time, and {rule.programs} read configuration there that "
+                "can run a program; give it a literal directory commands cannot write"
+            )
+        for entry in value.split(rule.separator) if rule.separator else [value]:
+            if not entry.startswith("/") or ".." in entry.split("/"):
+                return (
+                    f"{name} {entry!r} is not an absolute path, and {rule.programs} read configuration there that "
+                    "can run a program; give it a literal directory commands cannot write"
+                )
     if rule.kind == FINDS:
         if value is None:
             return f"{name}'s new value is only known at run time, so which program each name runs cannot be known"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from secure_shell.policy.dangerous_variables import dangerous_variable
-from secure_shell.policy.env_variables import FINDS, RUNS, value_problem, variable
+from secure_shell.policy.env_variables import CONFIGS, FINDS, RUNS, value_problem, variable
 from secure_shell.policy.python_calls import Reader, literal, refusal
 from secure_shell.policy.resolution import Resolution
 
@@ -107,7 +107,7 @@ class EnvironmentCheck:
             problem = value_problem(name, rule, literal(value))
             if problem is not None:
                 self._refuse(f"sets {problem}", name)
-        elif (rule is not None and rule.kind == FINDS) or (rule is None and dangerous_variable(name)):
+        elif (rule is not None and rule.kind in (FINDS, CONFIGS)) or (rule is None and dangerous_variable(name)):
             self._refuse(f"sets {name}, which decides which program runs or what code it loads", name)
 
     def _use(self, node: ast.AST, what: str) -> None:
