@@ -180,6 +180,16 @@ with open(".git/config.worktree", "w") as f:
     f.write(f"[core]\n\tfsmonitor = touch {mark}\n")
 """
 
+# `.git/config` made a symlink to a project file: the revert leaves it alone, git follows it.
+SYMLINKED_CONFIG = r"""
+import json, os
+mark = json.load(open("probe_info.json"))["marks"]["symlink"]
+with open("evil.cfg", "w") as f:
+    f.write(f"[core]\n\trepositoryformatversion = 0\n\tfsmonitor = touch {mark}\n")
+os.rename(".git/config", ".git/config.saved")
+os.symlink("../evil.cfg", ".git/config")
+"""
+
 # Keys whose values git runs (or lets run) later, outside the sandbox, that survive the revert.
 KEPT_KEYS = {
     "interactive.diffFilter": "touch /nonexistent/x",
@@ -325,7 +335,7 @@ def _layout(base: Path, kind: str, canary: dict[str, Any]) -> tuple[Path, Path]:
     subprocess.run(
         [*git, "-C", str(project), "commit", "-q", "--allow-empty", "-m", "start"], check=True, env=HOST_GIT_ENV
     )
-    marks = {name: str(base / f"pwned-{name}") for name in ("commondir", "worktree")}
+    marks = {name: str(base / f"pwned-{name}") for name in ("commondir", "worktree", "symlink")}
     info = {"base": str(base), "canary": canary, "marks": marks}
     (project / "probe_info.json").write_text(json.dumps(info))
     for name, text in (
@@ -333,6 +343,7 @@ def _layout(base: Path, kind: str, canary: dict[str, Any]) -> tuple[Path, Path]:
         ("commondir.py", COMMONDIR),
         ("worktree.py", WORKTREE_CONFIG),
         ("keys.py", KEYS),
+        ("symlink.py", SYMLINKED_CONFIG),
     ):
         (project / name).write_text(text)
     config = outside / "policy.yaml"
@@ -651,6 +662,16 @@ def test_git_commondir_does_not_run_code_outside(attacked: Any, kind: str, who: 
 )
 def test_git_config_worktree_does_not_run_code_outside(attacked: Any, kind: str, who: str) -> None:
     assert not attacked(kind, who).host["worktree"]
+
+
+@pytest.mark.parametrize("kind,who", HOSTS)
+@pytest.mark.xfail(
+    strict=True,
+    reason="`.git/config` replaced by a symlink to a project file is not checked after the command: a core.fsmonitor "
+    "there runs on the person's next `git status`",
+)
+def test_git_config_symlink_does_not_run_code_outside(attacked: Any, kind: str, who: str) -> None:
+    assert not attacked(kind, who).host["symlink"]
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
