@@ -219,6 +219,15 @@ os.rename(".git/config", ".git/config.saved")
 os.symlink("../evil.cfg", ".git/config")
 """
 
+# A submodule's config (`.git/modules/NAME/config`) is not checked: the top-level `git status`
+# runs `git status` in each submodule, and with it the submodule's core.fsmonitor.
+SUBMODULE_CONFIG = r"""
+import json
+mark = json.load(open("probe_info.json"))["marks"]["submodule"]
+with open(".git/modules/sub/config", "a") as f:
+    f.write(f"[core]\n\tfsmonitor = touch {mark}\n")
+"""
+
 # Keys whose values git runs (or lets run) later, outside the sandbox, that survive the revert.
 KEPT_KEYS = {
     "interactive.diffFilter": "touch /nonexistent/x",
@@ -361,10 +370,13 @@ def _layout(base: Path, kind: str, canary: dict[str, Any]) -> tuple[Path, Path]:
     (home / ".cargo" / "config.toml").write_text("[net]\n")
     git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
     subprocess.run(["git", "init", "-q", str(project)], check=True, env=HOST_GIT_ENV)
-    subprocess.run(
-        [*git, "-C", str(project), "commit", "-q", "--allow-empty", "-m", "start"], check=True, env=HOST_GIT_ENV
-    )
-    marks = {name: str(base / f"pwned-{name}") for name in ("commondir", "worktree", "symlink")}
+    source = base / "subsource"
+    subprocess.run(["git", "init", "-q", str(source)], check=True, env=HOST_GIT_ENV)
+    subprocess.run([*git, "-C", str(source), "commit", "-q", "--allow-empty", "-m", "s"], check=True, env=HOST_GIT_ENV)
+    submodule = [*git, "-c", "protocol.file.allow=always", "-C", str(project), "submodule", "add", "-q", str(source)]
+    subprocess.run([*submodule, "sub"], check=True, env=HOST_GIT_ENV)
+    subprocess.run([*git, "-C", str(project), "commit", "-q", "-m", "start"], check=True, env=HOST_GIT_ENV)
+    marks = {name: str(base / f"pwned-{name}") for name in ("commondir", "worktree", "symlink", "submodule")}
     info = {"base": str(base), "canary": canary, "marks": marks, "leak_key": canary["leak_key"]}
     (project / "probe_info.json").write_text(json.dumps(info))
     for name, text in (
@@ -374,6 +386,7 @@ def _layout(base: Path, kind: str, canary: dict[str, Any]) -> tuple[Path, Path]:
         ("keys.py", KEYS),
         ("symlink.py", SYMLINKED_CONFIG),
         ("memory.py", MEMORY),
+        ("submodule.py", SUBMODULE_CONFIG),
     ):
         (project / name).write_text(text)
     config = outside / "policy.yaml"
@@ -493,12 +506,15 @@ async def _attack(
     record.host["symlink"] = Path(base / "pwned-symlink").exists()
     (project / ".git" / "config").unlink()
     (project / ".git" / "config.saved").rename(project / ".git" / "config")
+    await run("submodule config", "python3 submodule.py")
+    _host_git_status(project, owner)
+    record.host["submodule"] = Path(base / "pwned-submodule").exists()
     for how in ("private", "shared", "memfd", "sysv"):
         await run(f"memory {how}", f"python3 memory.py {how}")
     await run(
         "nested hooks",
-        "git init -q sub && printf '#!/bin/sh\\necho hook\\n' > sub/.git/hooks/pre-commit"
-        " && chmod +x sub/.git/hooks/pre-commit && echo planted",
+        "git init -q nested && printf '#!/bin/sh\\necho hook\\n' > nested/.git/hooks/pre-commit"
+        " && chmod +x nested/.git/hooks/pre-commit && echo planted",
     )
     await run("commondir", "python3 commondir.py")
     _host_git_status(project, owner)
@@ -733,6 +749,17 @@ def test_git_config_worktree_does_not_run_code_outside(attacked: Any, kind: str,
 )
 def test_git_config_symlink_does_not_run_code_outside(attacked: Any, kind: str, who: str) -> None:
     assert not attacked(kind, who).host["symlink"]
+
+
+@pytest.mark.parametrize("kind,who", HOSTS)
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="a submodule's .git/modules/NAME/config is not checked: a core.fsmonitor added there runs on the "
+    "person's next top-level `git status`",
+)
+def test_git_submodule_config_does_not_run_code_outside(attacked: Any, kind: str, who: str) -> None:
+    assert not attacked(kind, who).host["submodule"]
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
