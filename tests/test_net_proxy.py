@@ -267,3 +267,20 @@ def test_the_person_is_asked_once_per_host_and_a_no_is_kept(proxy: NetworkProxy,
         assert answer.startswith(b"HTTP/1.0 200"), answer
         assert exchange(port, b"CONNECT example.net:443 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403")
     assert asked == [("127.0.0.1", upstream), ("example.net", 443)]
+
+
+def test_the_audit_listing_names_a_network_decision() -> None:
+    from secure_shell.audit import describe
+
+    line = describe(
+        {
+            "time": "t",
+            "event": "network",
+            "shell": "bash",
+            "host": "pypi.org",
+            "port": 443,
+            "allowed": False,
+            "reason": "pypi.org is not listed in sandbox.network",
+        }
+    )
+    assert "denied" in line and "network pypi.org:443" in line and "[pypi.org is not listed in sandbox.network]" in line
