@@ -90,6 +90,9 @@ def test_config_errors_name_each_bad_entry_and_its_place() -> None:
         ("fe80::1", False),
         ("fc00::1", False),
         ("::ffff:127.0.0.1", False),  # IPv4-mapped: judged as its IPv4 address
+        ("64:ff9b::a00:1", False),  # NAT64 of 10.0.0.1
+        ("2002:c0a8:101::1", False),  # 6to4 of 192.168.1.1
+        ("64:ff9b::5db8:d70e", True),  # NAT64 of a public address
         ("::", False),
     ],
 )
