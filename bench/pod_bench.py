@@ -3,7 +3,8 @@
 Run: .venv/bin/python bench/pod_bench.py [--pods 200] [--sessions 1000]
 Part 1 makes and ends pods through a launcher of its own (the server's code path: the launcher
 forks the outer process, which unshares and forks the init, which mounts and reports), for a
-project directory with the default credential list, and prints the median and p90 of each.
+project directory with the default credential list, and prints the median and p90 of each; with the
+network proxy's socket and forwarder as the server makes them, and without (interleaved).
 Target: making a pod at most 30 ms.
 Part 2 runs a real server over HTTP and opens `--sessions` sessions one after another (the 2025
 protocol's Mcp-Session-Id), runs `echo hi` twice in each (the first call makes the pod) and ends
@@ -41,20 +42,32 @@ INIT = {
 
 
 def pods(count: int, project: Path) -> None:
+    """Pods with the network denied, as the server makes them: with the proxy's socket bound in and
+    its forwarder started (`make a pod`), and without (`... no proxy`), interleaved."""
     launcher = Launcher()
-    spec = pod_spec([str(project)], os.path.expanduser("~"), CREDENTIAL_PATHS, 1 << 30, True)
-    made, ended = [], []
+    proxy = socket.socket(socket.AF_UNIX)
+    proxy_path = str(project / "proxy.sock")
+    proxy.bind(proxy_path)
+    proxy.listen(8)
+    plain = pod_spec([str(project)], os.path.expanduser("~"), CREDENTIAL_PATHS, 1 << 30, True)
+    spec = pod_spec([str(project)], os.path.expanduser("~"), CREDENTIAL_PATHS, 1 << 30, True, proxy_socket=proxy_path)
+    made, ended, bare = [], [], []
     try:
         for number in range(1, count + 1):
             started = time.perf_counter()
-            pod = make_pod(launcher, spec, number)
+            pod = make_pod(launcher, spec, 2 * number)
             made.append((time.perf_counter() - started) * 1000)
             started = time.perf_counter()
             pod.close()
             ended.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            pod = make_pod(launcher, plain, 2 * number + 1)
+            bare.append((time.perf_counter() - started) * 1000)
+            pod.close()
     finally:
         launcher.shutdown()
-    for name, times in (("make a pod", made), ("end a pod", ended)):
+        proxy.close()
+    for name, times in (("make a pod", made), ("end a pod", ended), ("... no proxy", bare)):
         ordered = sorted(times)
         print(
             f"{name:<12} median {statistics.median(ordered):6.2f} ms   p90 {ordered[int(len(ordered) * 0.9)]:6.2f} ms"

@@ -90,6 +90,9 @@ def test_config_errors_name_each_bad_entry_and_its_place() -> None:
         ("fe80::1", False),
         ("fc00::1", False),
         ("::ffff:127.0.0.1", False),  # IPv4-mapped: judged as its IPv4 address
+        ("64:ff9b::a00:1", False),  # NAT64 of 10.0.0.1
+        ("2002:c0a8:101::1", False),  # 6to4 of 192.168.1.1
+        ("64:ff9b::5db8:d70e", True),  # NAT64 of a public address
         ("::", False),
     ],
 )
@@ -267,3 +270,20 @@ def test_the_person_is_asked_once_per_host_and_a_no_is_kept(proxy: NetworkProxy,
         assert answer.startswith(b"HTTP/1.0 200"), answer
         assert exchange(port, b"CONNECT example.net:443 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403")
     assert asked == [("127.0.0.1", upstream), ("example.net", 443)]
+
+
+def test_the_audit_listing_names_a_network_decision() -> None:
+    from secure_shell.audit import describe
+
+    line = describe(
+        {
+            "time": "t",
+            "event": "network",
+            "shell": "bash",
+            "host": "pypi.org",
+            "port": 443,
+            "allowed": False,
+            "reason": "pypi.org is not listed in sandbox.network",
+        }
+    )
+    assert "denied" in line and "network pypi.org:443" in line and "[pypi.org is not listed in sandbox.network]" in line

@@ -145,11 +145,19 @@ def test_with_the_network_off_a_failed_command_says_so_and_names_the_key(layer: 
         [
             "curl -sS --max-time 20 https://pypi.org/simple/",
             "python3 -c \"import urllib.request; urllib.request.urlopen('http://files.example.org/x', timeout=20)\"",
+            "python3 -m pip download --no-deps --retries 0 --timeout 20 -d pip-out --index-url "
+            "https://pypi.example.com/simple/ requests",
+            "git ls-remote https://git.example.com/project.git",
             "true",
         ],
     )
-    curl, python, fine = replies
-    for reply, host in ((curl, "pypi.org:443"), (python, "files.example.org:80")):
+    curl, python, pip, git, fine = replies
+    for reply, host in (
+        (curl, "pypi.org:443"),
+        (python, "files.example.org:80"),
+        (pip, "pypi.example.com:443"),
+        (git, "git.example.com:443"),
+    ):
         assert not reply.startswith("exit code 0"), reply
         assert f"refused this command's network access to {host}" in reply, reply
         assert "sandbox.network: deny" in reply and "sandbox.network: [" in reply, reply

@@ -156,7 +156,11 @@ def describe(record: dict[str, Any]) -> str:
     tail = f"  [{rules}]" if allowed is False and rules else ""
     if record.get("exitCode") is not None:
         tail += f"  exit {record['exitCode']}"
+    what = record.get("command", "")
+    if event == "network":  # a proxy decision (sandbox.network): the host it was about
+        what = f"network {record.get('host', '?')}:{record.get('port', '?')}"
+        tail = f"  [{record['reason']}]" if record.get("reason") else ""
     return (
         f"{record.get('time', '?')}  {outcome:<10} {record.get('shell', '?'):<10} {record.get('cwd') or '-'}  "
-        f"{record.get('command', '')}{tail}"
+        f"{what}{tail}"
     )

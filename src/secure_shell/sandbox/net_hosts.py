@@ -119,8 +119,13 @@ def entry_for(entries: tuple[HostEntry, ...], host: str, port: int) -> HostEntry
 def public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     """Whether an address is an ordinary one on the internet: not loopback, private, link-local,
     multicast, unspecified or reserved (an IPv4-mapped IPv6 address is judged as its IPv4 one)."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        # an IPv4 address carried in IPv6 (mapped, NAT64, 6to4) is judged as that IPv4 address
+        embedded = address.ipv4_mapped or address.sixtofour
+        if embedded is None and address in _NAT64:
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if embedded is not None:
+            address = embedded
     return not (
         address.is_loopback
         or address.is_private
@@ -133,6 +138,7 @@ def public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
 
 
 _SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT: private in practice
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 
 
 def address_named(

@@ -199,11 +199,23 @@ class NetworkProxy:
                 pass
 
     def close(self) -> None:
+        """Stop listening, end every open connection, stop the loop and its thread."""
         for name in list(self._servers):
             self.close_listener(name)
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return
+
+        async def end_connections() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        try:
+            asyncio.run_coroutine_threadsafe(end_connections(), loop).result(5)
+        except Exception:  # what is left ends with the loop
+            pass
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
         if not thread.is_alive():

@@ -31,9 +31,10 @@ the server's exit and a SIGKILL of the server all end the pod and everything in 
 
 The network proxy (networks.py) connects here: `PodSpec.proxy_socket` names the server's unix
 socket; the init binds it at PROXY_SOCKET inside the pod (a mount point: commands cannot remove or
-replace it), covers /etc/resolv.conf with one naming 127.0.0.1, and right after `_loopback_up()`
-forks the forwarder (pod_forward.py): a loopback listener copying to that socket, and a DNS
-responder that refuses each name and tells the proxy, which counts it.
+replace it) and covers /etc/resolv.conf with one naming 127.0.0.1; the outer process brings `lo`
+up, binds the forwarder's sockets before the init exists and, instead of only waiting for the init,
+serves them (pod_forward.py): a loopback listener copying to that socket, and a DNS responder that
+refuses each name and tells the proxy, which counts it.
 """
 
 from __future__ import annotations
@@ -224,18 +225,34 @@ def _outer_main(
             _write("/proc/self/gid_map", f"{gid} {gid} 1")
         finally:
             _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        forwarder = None
+        if spec.own_network:
+            step[0] = "loopback"
+            _loopback_up()
+            if spec.proxy_socket:
+                step[0] = "proxy listener"
+                forwarder = pod_forward.bind()
         alive_read, alive_write = os.pipe2(os.O_CLOEXEC)  # the init's check that this process lives
         step[0] = "init"
         init = os.fork()
         if init == 0:
             os.close(alive_write)
+            if forwarder is not None:
+                for bound in forwarder:
+                    bound.close()
             _init_main(spec, sock, report, alive_read, serve)
         os.close(alive_read)
         sock.close()
+        init_fd = os.pidfd_open(init)
     except BaseException as exc:  # anything: report it, never return into the launcher
         _report(report, exc, step[0])
         os._exit(127)
     os.close(report)  # the init reports success itself, with its host pid
+    if forwarder is not None:
+        try:  # until the init has ended; the mounts it makes are this process's too (one mount namespace)
+            pod_forward.serve(PROXY_SOCKET, *forwarder, stop=init_fd)
+        except BaseException:  # the forwarding stops; the pod does not (its init dies with this process)
+            pass
     _, status = os.waitpid(init, 0)
     os._exit(0)
 
@@ -250,12 +267,6 @@ def _init_main(
             os._exit(0)  # end of file: the outer process died before the signal was armed
         host_pid = int(os.readlink("/proc/self"))  # still the host's /proc here
         _mounts(spec, step)
-        if spec.own_network:
-            step[0] = "loopback"
-            _loopback_up()
-            if spec.proxy_socket:
-                step[0] = "proxy listener"
-                pod_forward.start(PROXY_SOCKET)  # its own process: this init's loop never waits on it
         step[0] = "serve"
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_IGN)

@@ -1,9 +1,11 @@
 """Inside a pod: the loopback listener commands use as their HTTP(S) proxy, and a DNS responder.
 
 The pod's network namespace has only `lo`, and `HTTP_PROXY` cannot name a unix socket, so the
-pod's init forks this forwarder (its own process: the init stays single-threaded and its reaping
-never waits on a connection). It listens on 127.0.0.1:POD_PROXY_PORT and copies each connection to
-the server's proxy through the unix socket bound at PROXY_SOCKET. It also answers DNS on
+pod's outer process, which otherwise only waits for the init, serves this forwarder (the init stays
+single-threaded and its reaping never waits on a connection; the outer process is in the pod's
+network and mount namespaces but outside its PID namespace, so no command can signal it). It
+listens on 127.0.0.1:POD_PROXY_PORT and copies each connection to the server's proxy through the
+unix socket bound at PROXY_SOCKET. It also answers DNS on
 127.0.0.1:53 (the pod's resolv.conf names it) with REFUSED, telling the proxy each name asked, so a
 program that ignores the proxy variables and looks a name up is counted with that name too.
 
@@ -18,6 +20,7 @@ import os
 import select
 import socket
 import struct
+from typing import Callable
 
 POD_PROXY_PORT = 3128  # in the pod's own network namespace: nothing else listens there
 DNS_PORT = 53
@@ -42,27 +45,42 @@ class _Pair:
             sock.close()
 
 
-def serve(proxy_path: str, listener: socket.socket, dns: socket.socket) -> None:
-    """Run forever on the bound sockets (the pod's end kills this process with the rest of its PID
-    namespace)."""
+def serve(proxy_path: str, listener: socket.socket, dns: socket.socket, stop: int) -> None:
+    """Serve the bound sockets until `stop` (the init's pidfd) is readable: the pod has ended. A
+    failure in one connection drops that connection, never the loop."""
     listener.setblocking(False)
     dns.setblocking(False)
     pairs: dict[socket.socket, _Pair] = {}
     while True:
         readable = [listener, dns] + [s for s, p in pairs.items() if not p.pending[p.peer(s)] and s not in p.ended]
         writable = [s for s, p in pairs.items() if p.pending[s]]
-        ready_read, ready_write, _ = select.select(readable, writable, [])
+        ready: tuple[list[object], list[socket.socket], list[object]] = select.select([stop, *readable], writable, [])
+        if stop in ready[0]:
+            return
+        ready_read, ready_write = [s for s in ready[0] if isinstance(s, socket.socket)], ready[1]
         for sock in ready_write:
             pair = pairs.get(sock)
             if pair is not None:
-                _flush(sock, pair, pairs)
+                _guarded(_flush, sock, pair, pairs)
         for sock in ready_read:
             if sock is listener:
                 _accept(listener, proxy_path, pairs)
             elif sock is dns:
                 _answer_dns(dns, proxy_path)
             elif sock in pairs:
-                _read(sock, pairs[sock], pairs)
+                _guarded(_read, sock, pairs[sock], pairs)
+
+
+def _guarded(
+    step: Callable[[socket.socket, _Pair, dict[socket.socket, _Pair]], None],
+    sock: socket.socket,
+    pair: _Pair,
+    pairs: dict[socket.socket, _Pair],
+) -> None:
+    try:
+        step(sock, pair, pairs)
+    except Exception:  # one connection's trouble: it is dropped, the loop goes on
+        _drop(pair, pairs)
 
 
 def _accept(listener: socket.socket, proxy_path: str, pairs: dict[socket.socket, _Pair]) -> None:
@@ -187,9 +205,9 @@ def _tell(proxy_path: str, name: str) -> None:
         sock.close()
 
 
-def start(proxy_path: str) -> int:
-    """Bind the listeners here (in the pod's init, in its network namespace: before any command
-    runs, so none finds the port free), then fork the forwarder that serves them; its pid."""
+def bind() -> tuple[socket.socket, socket.socket]:
+    """The proxy listener and the DNS socket, bound on the pod's loopback (in its network namespace,
+    before any command runs, so none finds the ports free)."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     dns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
@@ -197,20 +215,11 @@ def start(proxy_path: str) -> int:
         listener.bind(("127.0.0.1", POD_PROXY_PORT))
         listener.listen(64)
         dns.bind(("127.0.0.1", DNS_PORT))
-        pid = os.fork()
-        if pid == 0:
-            try:
-                keep = sorted((listener.fileno(), dns.fileno()))
-                os.closerange(3, keep[0])  # nothing of the init's: its request socket, its report pipe
-                os.closerange(keep[0] + 1, keep[1])
-                os.closerange(keep[1] + 1, 1 << 16)
-                serve(proxy_path, listener, dns)
-            finally:
-                os._exit(0)
-        return pid
-    finally:
+    except BaseException:
         listener.close()
         dns.close()
+        raise
+    return listener, dns
 
 
 CONNECT_WAIT = 1.0  # a loopback connect completes at once; a full backlog is not waited on longer
