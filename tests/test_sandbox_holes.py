@@ -16,6 +16,7 @@ import os
 import pwd
 import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -96,6 +97,13 @@ def terminal():
     return "opened"
 attempt("terminal", terminal)
 attempt("chmod outside", lambda: os.chmod(targets["meta"], 0o640))  # file attributes: not contained
+def service():
+    if not targets["service"]:
+        raise OSError(2, "no service socket planted")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.connect(targets["service"])
+    return sock.recv(64).decode()
+attempt("host service socket", service)
 """
 
 # Opens its own terminal by name (granted), then types into it: the filter refuses TIOCSTI on any terminal.
@@ -260,6 +268,35 @@ class OutsideTerminal:
         self._reader.join(5)
 
 
+class HostService:
+    """A host service on a unix socket under /run (where docker.sock, the D-Bus buses and systemd's
+    user manager listen), open to every user, greeting each client."""
+
+    def __init__(self) -> None:
+        self.path = f"/run/secure-shell-service-{secrets.token_hex(4)}.sock"
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.bind(self.path)
+        os.chmod(self.path, 0o666)
+        self.sock.listen(8)
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return
+            with client:
+                client.sendall(b"HOST-SERVICE-ANSWERED")
+
+    def close(self) -> None:
+        self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+        os.unlink(self.path)
+        self._thread.join(5)
+
+
 @dataclass
 class Measurement:
     attacks: dict[str, dict[str, Any]]
@@ -296,7 +333,9 @@ def measure(who_name: str, mode: str) -> Measurement:
     (metadata / "meta.txt").write_text("mode and times\n")
     os.chown(metadata / "meta.txt", who.uid, who.gid)
     os.chmod(metadata, 0o755)
+    service = HostService() if ROOT else None  # a socket under /run, as docker's and D-Bus's are
     targets = {
+        "service": service.path if service is not None else "",
         "canary_pid": canary.pid,
         "canary_mark": canary_mark,
         "server_mark": server_mark,
@@ -342,6 +381,8 @@ def measure(who_name: str, mode: str) -> Measurement:
         canary.kill()
         canary.wait()
         terminal.close()
+        if service is not None:
+            service.close()
         shutil.rmtree(where.base, ignore_errors=True)
         shutil.rmtree(metadata, ignore_errors=True)
     attacks = {}
@@ -455,6 +496,18 @@ def test_in_the_pod_a_listener_is_in_a_network_namespace_of_its_own(who: str) ->
 def test_the_kernel_keyring_is_out_of_reach(who: str, layer: str) -> None:
     assert measure(who, layer).attacks["keyctl"]["detail"] == "Operation not permitted"
     assert got_through(who, "off", "keyctl")
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_in_the_pod_host_services_under_run_are_out_of_reach(who: str) -> None:
+    """docker.sock, the D-Bus buses and systemd's user manager listen on unix sockets under /run, which
+    no network namespace separates: the pod covers /run. The Landlock-only layer cannot refuse a
+    connect to a unix socket by its path (SECURITY.md)."""
+    if not ROOT:
+        pytest.skip("planting a socket under /run needs root")
+    assert "HOST-SERVICE-ANSWERED" not in measure(who, "pod").attacks["host service socket"]["detail"]
+    assert not got_through(who, "pod", "host service socket")
+    assert measure(who, "off").attacks["host service socket"]["detail"] == "HOST-SERVICE-ANSWERED"
 
 
 @pytest.mark.parametrize("layer", LAYERS)

@@ -12,6 +12,10 @@ Mounts, in order (`/` keeps the host's tree, so tools, PATH and the project are 
   xattrs outside the writable paths fail with EROFS, as root too;
 - a tmpfs on `/tmp` and one on `/dev/shm` (sizes from resources.memoryBytes: their pages are
   charged to the server's memory), shared by the session's commands, gone with the pod;
+- an empty read-only tmpfs on `/run`: the host's services listen there on unix sockets that no
+  network namespace separates (docker.sock, the D-Bus buses, systemd's user manager, which would
+  start a command outside the pod); only the file /etc/resolv.conf points to, if it lies there,
+  is bound back;
 - each writable path bound onto itself and made writable again (bound from a descriptor opened
   before /tmp was covered, so a project beneath /tmp stays reachable);
 - a new devpts instance on `/dev/pts` with its own `ptmx` over `/dev/ptmx`: commands make and open
@@ -70,6 +74,8 @@ PR_SET_DUMPABLE = 4
 REAP_EVERY = 1.0  # the init reaps orphans that exited on their own this often, at most
 PROXY_SOCKET = "/tmp/.secure-shell-proxy.sock"
 RESOLV_CONF = "/etc/resolv.conf"
+# The host services' sockets (docker, D-Bus, systemd, nscd): covered in the pod.
+RUN = "/run"
 MAX_MESSAGE = 4 << 20
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -304,12 +310,29 @@ def _mounts(spec: PodSpec, step: list[str]) -> None:
     ]
     # the server's proxy socket too: it lies beneath the host's /tmp as a rule
     proxy = os.open(spec.proxy_socket, os.O_PATH | os.O_CLOEXEC) if spec.proxy_socket else None
+    resolv_target = os.path.realpath(RESOLV_CONF)
+    kept_run_file = (
+        os.open(resolv_target, os.O_PATH | os.O_CLOEXEC)
+        if resolv_target.startswith(RUN + "/") and os.path.isfile(resolv_target)
+        else None
+    )
     step[0] = "mount: read-only root"
     _set_read_only("/", True, recursive=True)
     step[0] = "mount: /tmp"
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={spec.tmp_bytes},mode=1777")
     step[0] = "mount: /dev/shm"
     _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={spec.shm_bytes},mode=1777")
+    covered_run = os.path.isdir(RUN) and not os.path.islink(RUN)
+    if covered_run:
+        step[0] = "mount: /run"
+        _mount("tmpfs", RUN, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=256,mode=0755")
+        if kept_run_file is not None:  # the host's resolver file (systemd-resolved's stub), read-only
+            os.makedirs(os.path.dirname(resolv_target), exist_ok=True)
+            os.close(os.open(resolv_target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o644))
+            _mount(f"/proc/self/fd/{kept_run_file}", resolv_target, None, MS_BIND)
+            _set_read_only(resolv_target, True, recursive=False)
+    if kept_run_file is not None:
+        os.close(kept_run_file)
     for path, writable, fd in opened:
         step[0] = f"mount: {'writable' if writable else 'readable'} {path}"
         if not os.path.exists(path):  # beneath the new /tmp: a mount point is needed there
@@ -359,6 +382,8 @@ def _mounts(spec: PodSpec, step: list[str]) -> None:
             _mount(cover, path, None, MS_BIND)
             _set_read_only(path, True, recursive=False)
     os.unlink(cover)
+    if covered_run:  # after the binds beneath it (an allowed path under /run) got their mount points
+        _set_read_only(RUN, True, recursive=False)
 
 
 def _loopback_up() -> None:
