@@ -77,6 +77,10 @@ ROWS = [
     ('export VERSION=$(git describe --tags) && echo "$VERSION"', "export GIT_PAGER=$(which less)", V, ANY),
     ('readonly -a dirs=(src tests); ls "${dirs[@]}"', 'readonly -a dirs=(src /); ls "${dirs[@]}"', U, ANY),
     ('declare -A n=([a]=1 [b]=2); for k in "${!n[@]}"; do echo "${n[$k]}"; done', 'n=([a]=1); echo "${n[$k]}"', X, ANY),
+    # an associative array's keys are strings only where `declare -A` surely ran first (else arithmetic)
+    ('f() { local -A m=([a]=1); echo "${m[$k]}"; }; f', 'if false; then declare -A m; fi; echo "${m[$k]}"', X, ANY),
+    ('declare -A m=([a]=1); f() { echo "${m[$k]}"; }; f', 'declare -A m; unset m; echo "${m[$k]}"', X, ANY),
+    ("declare -A seen; seen[$k]=1", 'f() { declare -A m; }; g() { echo "${m[$k]}"; }; g', X, ANY),
     # loops over an array or the positional parameters: the loop variable is one of their words
     ('x=(a b); for f in "${x[@]}"; do cat "$f"; done', 'x=(a ../x); for f in "${x[@]}"; do cat "$f"; done', U, ANY),
     ('set -- a b; for f in "$@"; do cat "$f"; done', 'set -- a ../x; for f in "$@"; do cat "$f"; done', U, ANY),

@@ -35,7 +35,7 @@ class ArithmeticChecks(VariableTracker):
         self._arithmetic_text(index)
         array = node.child_by_field_name("name")
         name = self.text(array) if array is not None else ""
-        if name in self.associative or self.text(index) in ("@", "*") or self._in_arithmetic(node):
+        if self.is_associative(name, node) or self.text(index) in ("@", "*") or self._in_arithmetic(node):
             return  # an associative array's key is a string; arithmetic checks its own subscripts
         self._unknown_operand(
             index,

@@ -54,7 +54,9 @@ class VariableTracker(WordReader):
         super().__init__(data, limits, assignments)
         self.sites: dict[str, list[Site]] = {}
         self.anything = False  # a same-shell code runner or a run-time name may set any variable
-        self.associative: set[str] = set()
+        # names declared associative (-A), each with the function it is local to (None: the main shell)
+        self.associative: dict[str, str | None] = {}
+        self.maybe_associative: set[str] = set()  # every name any `declare -A` may make associative
         self.findings: list[Finding] = []
         self.functions: set[str] = set()  # names the script defines as functions
         self.all_functions: set[str] = set()  # every name the text defines as a function (Walker.walk)
@@ -177,12 +179,12 @@ class VariableTracker(WordReader):
                 if not assigned_to:
                     self.anything = True
                 elif "A" in options:  # `declare -A m=([k]=v)`: followed by _assignment, keyed by strings
-                    self.associative.add(assigned_to.group(0).rstrip("+=").split("[", 1)[0])
+                    self._declare_associative(node, assigned_to.group(0).rstrip("+=").split("[", 1)[0])
                 continue  # `declare f=$(c)` is followed by _assignment
             name, equals, assigned = value.partition("=")
             name = name.rstrip("+").split("[", 1)[0]
             if "A" in options:
-                self.associative.add(name)
+                self._declare_associative(node, name)
             if equals and not word.source.startswith(name):  # `declare "f=/x"`: a quoted assignment
                 numeric = re.fullmatch(r"-?\d+", assigned) is not None
                 safe = relative_value(assigned)
@@ -245,6 +247,34 @@ class VariableTracker(WordReader):
     ) -> None:
         self.sites.setdefault(name, []).append(Site(straight, numeric, safe, filled))
 
+    def _declare_associative(self, node: Node, name: str) -> None:
+        """`declare -A m`: later subscripts of m are strings, not arithmetic, only where the declaration
+        surely ran first: once, in text order, in the main shell or in the function it is local to,
+        and never undone (`unset`: m is then an indexed array again, its subscripts arithmetic)."""
+        self.maybe_associative.add(name)
+        if self._straight_in_scope(node) and not re.search(rb"\bunset\b", self.data):
+            self.associative.setdefault(name, enclosing_function(node))
+
+    def is_associative(self, name: str, use: Node) -> bool:
+        """`name` was declared associative where `use` sees it: in the main shell, or in use's function."""
+        return name in self.associative and self.associative[name] in (None, enclosing_function(use))
+
+    def _straight_in_scope(self, node: Node) -> bool:
+        """True when `node` runs once, in text order, in the main shell or its function's body."""
+        current, parent = node, node.parent
+        while parent is not None:
+            if parent.type == "function_definition":
+                return True
+            if parent.type not in _STRAIGHT_KINDS:
+                return False
+            if parent.type == "list" and parent.named_children and current != parent.named_children[0]:
+                return False  # after `&&` or `||`
+            following = current.next_sibling
+            if following is not None and following.type == "&":
+                return False
+            current, parent = parent, parent.parent
+        return True
+
     def _straight(self, node: Node) -> bool:
         """True when `node` runs once, in text order, in the main shell."""
         current, parent = node, node.parent
@@ -273,7 +303,7 @@ class VariableTracker(WordReader):
         indices = [_INDICES.fullmatch(w.source) for w in values]
         numeric = bool(values) and all(
             (w.value is not None and re.fullmatch(r"-?\d+", w.value))
-            or (index is not None and index.group(1) not in self.associative)  # "${!arr[@]}"
+            or (index is not None and index.group(1) not in self.maybe_associative)  # "${!arr[@]}"
             for w, index in zip(values, indices, strict=True)
         )
         safe = bool(values) and all((w.value is not None and relative_value(w.value)) or w.path_safe for w in values)
