@@ -18,12 +18,15 @@ import threading
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+import anyio
+
 from secure_shell import process_tree
 from secure_shell.sandbox.kernel import Ruleset
 
 MAX_MESSAGE = 4 << 20
 START_SECONDS = 10.0
 SHUTDOWN_SECONDS = 5.0
+LOCK_POLL = 0.0005  # while another thread's request holds the channel
 
 
 class LauncherError(OSError):
@@ -122,23 +125,35 @@ class Launcher:
         requests.settimeout(None)
 
     def request(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
-        data = json.dumps(message).encode()
-        if len(data) > MAX_MESSAGE:
-            raise LauncherError(7, "the command and its environment are too large to start")  # E2BIG
+        data = _encode(message)
         with self._lock:
-            ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())] if fds else []
-            self._requests.sendmsg([data], ancillary)
+            self._send(data, fds)
             reply, passed = _receive(self._requests)
-        if not reply:
-            raise LauncherError(0, "the launcher has exited")
-        answer: dict[str, Any] = json.loads(reply)
-        if "error" in answer:
-            for fd in passed:
-                os.close(fd)
-            raise LauncherError(int(answer.get("errno") or 0), str(answer["error"]), str(answer.get("step", "")))
-        if passed:
-            answer["fds"] = passed  # a pod's socket, a pod command's pidfd: the caller owns them
-        return answer
+        return _answer(reply, passed)
+
+    async def request_async(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
+        """request() without blocking the event loop: the reply is awaited, not read in a blocking
+        call. Once sent, the request is answered whatever happens to the caller (the launcher answers
+        in order, so a reply left unread would answer the next request)."""
+        data = _encode(message)
+        await _acquire(self._lock)
+        try:
+            with anyio.CancelScope(shield=True):
+                self._send(data, fds)
+                while True:
+                    await anyio.wait_readable(self._requests)
+                    try:
+                        reply, passed = _receive(self._requests, socket.MSG_DONTWAIT)
+                    except BlockingIOError:
+                        continue
+                    break
+        finally:
+            self._lock.release()
+        return _answer(reply, passed)
+
+    def _send(self, data: bytes, fds: tuple[int, ...]) -> None:
+        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())] if fds else []
+        self._requests.sendmsg([data], ancillary)
 
     def spawn(
         self,
@@ -154,32 +169,28 @@ class Launcher:
         pseudo-terminal that becomes its controlling terminal and its stdout and stderr too, and the
         returned process has no output pipes (the caller reads the terminal)."""
         ruleset_id = self._ruleset_id(confinement.ruleset, confinement.abi) if confinement.ruleset else None
-        message = {
-            "op": "spawn",
-            "argv": argv,
-            "env": env,
-            "cwd": cwd,
-            "limits": limits,
-            **confinement.to_message(ruleset_id),
-            **self._spawn_message(),
-        }
-        if terminal:
-            if stdin is None:
-                raise ValueError("a terminal needs its descriptor")
-            answer = self.request({**message, "terminal": True}, (stdin, stdin, stdin))
-            return self._launched(answer, None, None)
-        out_read, out_write = os.pipe2(os.O_CLOEXEC)
-        err_read, err_write = os.pipe2(os.O_CLOEXEC)
-        try:
-            answer = self.request(message, (out_write, err_write) + ((stdin,) if stdin is not None else ()))
-        except BaseException:
-            for fd in (out_read, err_read):
-                os.close(fd)
-            raise
-        finally:
-            os.close(out_write)
-            os.close(err_write)
-        return self._launched(answer, os.fdopen(out_read, "rb", 0), os.fdopen(err_read, "rb", 0))
+        with _SpawnRequest(self, argv, env, cwd, limits, confinement, ruleset_id, stdin, terminal) as spawning:
+            return spawning.launched(self.request(spawning.message, spawning.fds))
+
+    async def spawn_async(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        limits: list[tuple[str, int]],
+        confinement: Confinement,
+        stdin: int | None = None,
+        terminal: bool = False,
+    ) -> LaunchedProcess:
+        """spawn() without blocking the event loop while the launcher forks and the command execs."""
+        ruleset_id = None
+        if confinement.ruleset is not None:
+            ruleset_id = await self._ruleset_id_async(confinement.ruleset, confinement.abi)
+        with _SpawnRequest(self, argv, env, cwd, limits, confinement, ruleset_id, stdin, terminal) as spawning:
+            return spawning.launched(await self.request_async(spawning.message, spawning.fds))
+
+    def _spawn_env(self, env: dict[str, str]) -> dict[str, str]:
+        return env
 
     def _spawn_message(self) -> dict[str, Any]:
         return {}
@@ -197,20 +208,32 @@ class Launcher:
             found = self._ruleset_ids.get(key)
             if found is None:
                 found = len(self._ruleset_ids) + 1
-                self.request(
-                    {
-                        "op": "define",
-                        "id": found,
-                        "abi": abi,
-                        "ruleset": ruleset.to_wire(),
-                    }
-                )
+                self.request(_define(found, ruleset, abi))
                 self._ruleset_ids[key] = found
+        return found
+
+    async def _ruleset_id_async(self, ruleset: Ruleset, abi: int) -> int:
+        key = (ruleset, abi)
+        found = self._ruleset_ids.get(key)
+        if found is not None:
+            return found
+        await _acquire(self._defining)
+        try:
+            found = self._ruleset_ids.get(key)
+            if found is None:
+                found = len(self._ruleset_ids) + 1
+                await self.request_async(_define(found, ruleset, abi))
+                self._ruleset_ids[key] = found
+        finally:
+            self._defining.release()
         return found
 
     def reap(self, pid: int) -> int:
         """The exit status of a command that has exited (`pid` as this launcher knows it)."""
         return int(self.request({"op": "reap", "pid": pid})["status"])
+
+    async def reap_async(self, pid: int) -> int:
+        return int((await self.request_async({"op": "reap", "pid": pid}))["status"])
 
     def sweep(self, tag: str | None) -> int:
         return int(self.request({"op": "sweep", "tag": tag})["found"])
@@ -243,10 +266,99 @@ class Launcher:
             self.process.wait()
 
 
-def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
+def _encode(message: dict[str, Any]) -> bytes:
+    data = json.dumps(message).encode()
+    if len(data) > MAX_MESSAGE:
+        raise LauncherError(7, "the command and its environment are too large to start")  # E2BIG
+    return data
+
+
+def _answer(reply: bytes, passed: list[int]) -> dict[str, Any]:
+    """A reply as data; LauncherError for a refusal or a launcher that has exited."""
+    if not reply:
+        raise LauncherError(0, "the launcher has exited")
+    answer: dict[str, Any] = json.loads(reply)
+    if "error" in answer:
+        for fd in passed:
+            os.close(fd)
+        raise LauncherError(int(answer.get("errno") or 0), str(answer["error"]), str(answer.get("step", "")))
+    if passed:
+        answer["fds"] = passed  # a pod's socket, a pod command's pidfd: the caller owns them
+    return answer
+
+
+def _define(ruleset_id: int, ruleset: Ruleset, abi: int) -> dict[str, Any]:
+    return {"op": "define", "id": ruleset_id, "abi": abi, "ruleset": ruleset.to_wire()}
+
+
+async def _acquire(lock: threading.Lock) -> None:
+    """Take a lock another thread or task may hold without blocking the event loop meanwhile."""
+    while not lock.acquire(blocking=False):
+        await anyio.sleep(LOCK_POLL)
+
+
+class _SpawnRequest:
+    """A spawn's message and the command's output pipes: the server's ends are kept for the
+    launched process, the command's ends closed once the request has passed them."""
+
+    def __init__(
+        self,
+        launcher: Launcher,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        limits: list[tuple[str, int]],
+        confinement: Confinement,
+        ruleset_id: int | None,
+        stdin: int | None,
+        terminal: bool,
+    ) -> None:
+        self.launcher = launcher
+        self.message: dict[str, Any] = {
+            "op": "spawn",
+            "argv": argv,
+            "env": launcher._spawn_env(env),
+            "cwd": cwd,
+            "limits": limits,
+            **confinement.to_message(ruleset_id),
+            **launcher._spawn_message(),
+        }
+        self.reads: tuple[int, int] | None = None
+        self.writes: tuple[int, ...] = ()
+        if terminal:
+            if stdin is None:
+                raise ValueError("a terminal needs its descriptor")
+            self.message["terminal"] = True
+            self.fds: tuple[int, ...] = (stdin, stdin, stdin)
+            return
+        out_read, out_write = os.pipe2(os.O_CLOEXEC)
+        err_read, err_write = os.pipe2(os.O_CLOEXEC)
+        self.reads, self.writes = (out_read, err_read), (out_write, err_write)
+        self.fds = self.writes + ((stdin,) if stdin is not None else ())
+
+    def launched(self, answer: dict[str, Any]) -> LaunchedProcess:
+        if self.reads is None:
+            return self.launcher._launched(answer, None, None)
+        out_read, err_read = self.reads
+        self.reads = None
+        return self.launcher._launched(answer, os.fdopen(out_read, "rb", 0), os.fdopen(err_read, "rb", 0))
+
+    def __enter__(self) -> _SpawnRequest:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for fd in self.writes:
+            os.close(fd)
+        for fd in self.reads or ():  # the spawn failed: nobody reads the command's output
+            os.close(fd)
+
+
+def _receive(sock: socket.socket, flags: int = 0) -> tuple[bytes, list[int]]:
     """One reply and the descriptors passed with it (close-on-exec here)."""
     fds = array.array("i")
-    data, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(4 * fds.itemsize), socket.MSG_CMSG_CLOEXEC)
+    data, ancillary, _, _ = sock.recvmsg(
+        MAX_MESSAGE, socket.CMSG_SPACE(4 * fds.itemsize), socket.MSG_CMSG_CLOEXEC | flags
+    )
     for level, kind, payload in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
@@ -285,6 +397,15 @@ class LaunchedProcess:
         """Its exit status once it has exited: the launcher reaps it now."""
         if self.returncode is None:
             self.returncode = self.launcher.reap(self._reap_pid)
+            if self._pidfd is not None:
+                os.close(self._pidfd)
+                self._pidfd = None
+        return self.returncode
+
+    async def wait_async(self) -> int:
+        """wait() without blocking the event loop."""
+        if self.returncode is None:
+            self.returncode = await self.launcher.reap_async(self._reap_pid)
             if self._pidfd is not None:
                 os.close(self._pidfd)
                 self._pidfd = None

@@ -45,18 +45,8 @@ class PodClient(Launcher):
         self.pod_pids: set[int] = set()
         self.on_close: Callable[[], None] | None = None  # gives back what the pod held (its cgroup)
 
-    def spawn(
-        self,
-        argv: list[str],
-        env: dict[str, str],
-        cwd: str | None,
-        limits: list[tuple[str, int]],
-        confinement: Any,
-        stdin: int | None = None,
-        terminal: bool = False,
-    ) -> LaunchedProcess:
-        env = {**env, "TMPDIR": POD_TMP, "TMP": POD_TMP, "TEMP": POD_TMP}  # the server's own TMPDIR is not here
-        return super().spawn(argv, env, cwd, limits, confinement, stdin, terminal)
+    def _spawn_env(self, env: dict[str, str]) -> dict[str, str]:
+        return {**env, "TMPDIR": POD_TMP, "TMP": POD_TMP, "TEMP": POD_TMP}  # the server's own TMPDIR is not here
 
     def openpty(self) -> tuple[int, int]:
         """A new terminal of the pod's devpts: (primary, secondary), both the caller's to close."""
@@ -85,6 +75,14 @@ class PodClient(Launcher):
         except (LauncherError, OSError):
             if self.closed:
                 return -signal.SIGKILL  # the pod ended with its session: the kernel killed the command
+            raise
+
+    async def reap_async(self, pid: int) -> int:
+        try:
+            return await super().reap_async(pid)
+        except (LauncherError, OSError):
+            if self.closed:
+                return -signal.SIGKILL
             raise
 
     def shutdown(self) -> int:
