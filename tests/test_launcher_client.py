@@ -14,11 +14,11 @@ import pytest
 from secure_shell.errors import SpawnError
 from secure_shell.executor import RunSpec, execute_async, use_launcher
 from secure_shell.sandbox import kernel
-from secure_shell.sandbox.launcher_client import Confinement, LaunchedProcess, Launcher
+from secure_shell.sandbox.launcher_client import Confinement, LaunchedProcess, Launcher, zombie_status
 from secure_shell.sandbox.pod_client import make_pod, pod_spec
 from secure_shell.sandbox.reach import CREDENTIAL_PATHS
 from secure_shell.shells import Invocation
-from tests.waiting import PATIENCE
+from tests.waiting import PATIENCE, eventually
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the launcher serves Linux only")
 
@@ -111,3 +111,32 @@ def test_the_event_loop_path_reports_the_launchers_failures_by_name(launcher: La
         assert outcome.exit_code == 3 and b"".join(output) == b"hi\n"
     finally:
         use_launcher(None)
+
+
+def test_an_exited_leaders_status_comes_from_the_kernel_and_its_reap_is_not_waited_for(launcher: Launcher) -> None:
+    """The run reads the status of its exited leader from /proc and posts the reap; the reply to that
+    reap is read before the next request's, so every later request still gets its own answer."""
+
+    async def run(script: str) -> tuple[int, int, dict[str, object]]:
+        process = await launcher.spawn_async(["/bin/sh", "-c", script], ENV, None, [], Confinement(no_new_privs=False))
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+        assert process._pidfd is not None
+        with anyio.fail_after(PATIENCE):
+            await anyio.wait_readable(process._pidfd)
+        status = await process.wait_async()
+        assert launcher._unanswered == 1  # the reap was posted (the spawn read every earlier answer)
+        return process.pid, status, await launcher.request_async({"op": "ping"})
+
+    pid, status, answer = anyio.run(run, "exit 3")
+    assert status == 3 and answer == {"pid": launcher.pid}
+    assert finishes_reaped(pid)
+    pid, status, answer = anyio.run(run, "kill -9 $$")
+    assert status == -signal.SIGKILL and answer == {"pid": launcher.pid}
+    assert finishes_reaped(pid)
+    assert launcher.request({"op": "ping"}) == {"pid": launcher.pid}  # a blocking request settles them too
+
+
+def finishes_reaped(pid: int) -> bool:
+    return eventually(lambda: zombie_status(pid) is None)

@@ -112,6 +112,7 @@ class Launcher:
         self._requests = requests
         self._control = control
         self._lock = threading.Lock()
+        self._unanswered = 0  # replies to posted requests not read yet (read before the next request's)
         self._ruleset_ids: dict[tuple[Ruleset, int], int] = {}
         self._defining = threading.Lock()
         self.pid = self.process.pid
@@ -127,6 +128,8 @@ class Launcher:
     def request(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
         data = _encode(message)
         with self._lock:
+            while self._unanswered:
+                self._settle(*_receive(self._requests))
             self._send(data, fds)
             reply, passed = _receive(self._requests)
         return _answer(reply, passed)
@@ -139,17 +142,40 @@ class Launcher:
         await _acquire(self._lock)
         try:
             with anyio.CancelScope(shield=True):
+                while self._unanswered:
+                    self._settle(*await self._reply())
                 self._send(data, fds)
-                while True:
-                    await anyio.wait_readable(self._requests)
-                    try:
-                        reply, passed = _receive(self._requests, socket.MSG_DONTWAIT)
-                    except BlockingIOError:
-                        continue
-                    break
+                reply, passed = await self._reply()
         finally:
             self._lock.release()
         return _answer(reply, passed)
+
+    async def post_async(self, message: dict[str, Any]) -> None:
+        """Send a request whose answer nobody waits for (its reply is read before the next request's
+        and only reported when it is a refusal)."""
+        data = _encode(message)
+        await _acquire(self._lock)
+        try:
+            self._send(data, ())
+            self._unanswered += 1
+        finally:
+            self._lock.release()
+
+    async def _reply(self) -> tuple[bytes, list[int]]:
+        while True:
+            await anyio.wait_readable(self._requests)
+            try:
+                return _receive(self._requests, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                continue
+
+    def _settle(self, reply: bytes, passed: list[int]) -> None:
+        """A posted request's reply, read at last."""
+        self._unanswered -= 1
+        try:
+            _answer(reply, passed)
+        except (LauncherError, ValueError) as exc:
+            print(f"secure-shell: the launcher refused a request nobody waited for: {exc}", file=sys.stderr, flush=True)
 
     def _send(self, data: bytes, fds: tuple[int, ...]) -> None:
         ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())] if fds else []
@@ -403,9 +429,19 @@ class LaunchedProcess:
         return self.returncode
 
     async def wait_async(self) -> int:
-        """wait() without blocking the event loop."""
+        """wait() without blocking the event loop. Once it has exited, its status is read from the
+        kernel (/proc, while it is a zombie) and the launcher reaps it without the run waiting for the
+        answer: the run's group has been killed, so nothing needs the group id reserved any longer."""
         if self.returncode is None:
-            self.returncode = await self.launcher.reap_async(self._reap_pid)
+            status = zombie_status(self.pid) if not self.running() else None
+            if status is None:
+                self.returncode = await self.launcher.reap_async(self._reap_pid)
+            else:
+                try:
+                    await self.launcher.post_async({"op": "reap", "pid": self._reap_pid})
+                except OSError:
+                    pass  # the pod has ended with its session: its init, and every child of it, is gone
+                self.returncode = status
             if self._pidfd is not None:
                 os.close(self._pidfd)
                 self._pidfd = None
@@ -413,3 +449,19 @@ class LaunchedProcess:
 
     def poll(self) -> int | None:
         return None if self.running() else self.wait()
+
+
+EXIT_CODE_FIELD = 49  # /proc/<pid>/stat after the command name: field 52, the wait status (Linux 3.5+)
+
+
+def zombie_status(pid: int) -> int | None:
+    """The exit status (as Popen.returncode) of a process that has exited and is not reaped yet, read
+    from /proc; None when it cannot be read so (then the launcher's reap answers)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        if fields[0] != b"Z":
+            return None
+        return os.waitstatus_to_exitcode(int(fields[EXIT_CODE_FIELD]))
+    except (OSError, IndexError, ValueError):
+        return None

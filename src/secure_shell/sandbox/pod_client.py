@@ -40,6 +40,7 @@ class PodClient(Launcher):
         self.closed = False
         self._requests = socket.socket(fileno=sock_fd)
         self._lock = threading.Lock()
+        self._unanswered = 0
         self._ruleset_ids = {}
         self._defining = threading.Lock()
         self.pod_pids: set[int] = set()
