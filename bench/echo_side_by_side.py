@@ -9,7 +9,9 @@ command line), from --work (default: a temporary directory), and spoken to in ra
 Then the calls go round-robin in blocks of --block, so that noise from other work hits every server
 alike. A server with an `execute_command` tool gets {shell: bash, command}; any other gets
 `run_command` {command} (cli-mcp-server's). With --stress N, `stress-ng --cpu N` runs during the
-calls (started here, stopped by its pid). Prints the median, p90 and p99 per server.
+calls (started here, stopped by its pid). Prints the median, p90 and p99 per server, and the CPU time
+per call of the server's process tree (the server, its launcher, pods and workers: utime + stime, read
+from /proc before and after; the commands' own CPU is not in it), which load does not lengthen.
 
 Example (the tree before a change checked out with `git archive` into /tmp/before, the peer from PyPI):
   P=.venv/bin/python
@@ -52,6 +54,7 @@ class Server:
         self.times: list[float] = []
         for _ in range(10):
             self.round_trip()
+        self.cpu = 0.0
 
     def send(self, message: dict[str, Any]) -> None:
         assert self.process.stdin is not None
@@ -76,6 +79,20 @@ class Server:
         if "result" not in reply or reply["result"].get("isError"):
             raise SystemExit(f"{self.name}: the call failed: {json.dumps(reply)[:500]}")
         return elapsed
+
+    def tree_cpu(self) -> float:
+        """Seconds of CPU the server's live process tree has used."""
+        total, stack = 0.0, [self.process.pid]
+        while stack:
+            pid = stack.pop()
+            try:
+                fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+                children = open(f"/proc/{pid}/task/{pid}/children").read().split()
+            except OSError:
+                continue
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            stack.extend(int(child) for child in children)
+        return total
 
     def close(self) -> None:
         assert self.process.stdin is not None
@@ -119,8 +136,10 @@ def main() -> None:
             done = 0
             while done < args.calls:
                 for server in servers:
+                    before = server.tree_cpu()
                     for _ in range(min(args.block, args.calls - done)):
                         server.times.append(server.round_trip())
+                    server.cpu += server.tree_cpu() - before
                 done += args.block
         finally:
             if stress is not None:
@@ -132,11 +151,12 @@ def main() -> None:
         f"{args.command!r}: {args.calls} calls each, blocks of {args.block}, stress-ng --cpu {args.stress}, "
         f"load average {load:.1f} -> {os.getloadavg()[0]:.1f}"
     )
-    print(f"{'server':<22}{'median ms':>10}{'p90':>8}{'p99':>8}")
+    print(f"{'server':<22}{'median ms':>10}{'p90':>8}{'p99':>8}{'CPU ms/call':>13}")
     for server in servers:
         ordered = sorted(server.times)
         p90, p99 = ordered[int(len(ordered) * 0.9) - 1], ordered[int(len(ordered) * 0.99) - 1]
-        print(f"{server.name:<22}{statistics.median(ordered):>10.2f}{p90:>8.2f}{p99:>8.2f}")
+        cpu = server.cpu * 1000 / len(ordered)
+        print(f"{server.name:<22}{statistics.median(ordered):>10.2f}{p90:>8.2f}{p99:>8.2f}{cpu:>13.2f}")
 
 
 if __name__ == "__main__":
