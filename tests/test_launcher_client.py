@@ -140,3 +140,34 @@ def test_an_exited_leaders_status_comes_from_the_kernel_and_its_reap_is_not_wait
 
 def finishes_reaped(pid: int) -> bool:
     return eventually(lambda: zombie_status(pid) is None)
+
+
+@pytest.mark.skipif(kernel.landlock_abi() < 6, reason="a pod needs Landlock ABI 6")
+def test_a_reply_awaited_from_a_pod_that_ends_meanwhile_ends_the_wait(launcher: Launcher, tmp_path: Path) -> None:
+    """The session ends (another thread closes its pod) while a run waits on the loop for the pod's
+    answer: the wait ends, and the command counts as killed with its pod."""
+    try:
+        pod = make_pod(launcher, pod_spec([str(tmp_path)], os.path.expanduser("~"), CREDENTIAL_PATHS, 1 << 30, True), 2)
+    except OSError as exc:
+        pytest.skip(f"no session pod on this host: {exc}")
+
+    async def reap_while_the_pod_ends() -> int:
+        process = await pod.spawn_async(["/bin/sleep", "300"], ENV, None, [], Confinement(no_new_privs=False))
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+        async def end_the_pod() -> None:
+            await anyio.sleep(0.05)
+            await anyio.to_thread.run_sync(pod.close)
+
+        with anyio.fail_after(PATIENCE):
+            async with anyio.create_task_group() as group:
+                group.start_soon(end_the_pod)
+                status = await pod.reap_async(process._reap_pid)
+        return status
+
+    try:
+        assert anyio.run(reap_while_the_pod_ends) == -signal.SIGKILL
+    finally:
+        pod.close()

@@ -27,6 +27,7 @@ MAX_MESSAGE = 4 << 20
 START_SECONDS = 10.0
 SHUTDOWN_SECONDS = 5.0
 LOCK_POLL = 0.0005  # while another thread's request holds the channel
+REPLY_POLL = 0.5  # a reply's wait is renewed this often (see Launcher._reply)
 
 
 class LauncherError(OSError):
@@ -162,8 +163,17 @@ class Launcher:
             self._lock.release()
 
     async def _reply(self) -> tuple[bytes, list[int]]:
+        """The next reply, awaited. A pod whose session ends meanwhile has its socket shut down and
+        closed by another thread, which a wait on it might not see: the wait is renewed every
+        REPLY_POLL and ends with the socket."""
         while True:
-            await anyio.wait_readable(self._requests)
+            try:
+                with anyio.move_on_after(REPLY_POLL):
+                    await anyio.wait_readable(self._requests)
+            except (ValueError, OSError, anyio.ClosedResourceError):
+                raise LauncherError(0, "the launcher's channel was closed (its pod has ended)") from None
+            if self._requests.fileno() < 0:
+                raise LauncherError(0, "the launcher's channel was closed (its pod has ended)")
             try:
                 return _receive(self._requests, socket.MSG_DONTWAIT)
             except BlockingIOError:
