@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -171,3 +172,49 @@ def test_a_reply_awaited_from_a_pod_that_ends_meanwhile_ends_the_wait(launcher: 
         assert anyio.run(reap_while_the_pod_ends) == -signal.SIGKILL
     finally:
         pod.close()
+
+
+@pytest.mark.anyio
+async def test_a_sessions_first_command_has_its_pod_made_in_a_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Making a pod (namespaces, mounts, its init) happens off the event loop, once per session."""
+    from secure_shell import tools
+    from secure_shell.checker import Checker
+    from secure_shell.command_containment import start_containment
+    from secure_shell.config.loader import load_text
+    from secure_shell.config.resolve import resolve
+    from secure_shell.runner import CommandRequest, Runner
+    from secure_shell.shells import ShellKind
+
+    config = resolve(
+        load_text(f"global:\n  paths:\n    allowedPaths: [{tmp_path}]\n", "t.yaml"), "t.yaml", str(tmp_path)
+    )
+    host = start_containment()
+    handed_off: list[str] = []
+    real = tools.anyio.to_thread.run_sync
+
+    async def recording(function: Any, *args: Any, **kwargs: Any) -> Any:
+        handed_off.append(function.__name__)
+        return await real(function, *args, **kwargs)
+
+    with Checker(config) as checker:
+        runner = Runner(config, checker, host=host)
+        try:
+            if not runner.enforcement(ShellKind.BASH).pod:
+                pytest.skip(f"no session pod on this host: {host.pod_error}")
+            shell_tools = tools.ShellTools(config, runner, [ShellKind.BASH], {})
+            checked = await shell_tools._prepare(ShellKind.BASH, "echo hi", str(tmp_path), None)
+            request = CommandRequest(ShellKind.BASH, "echo hi", str(tmp_path), 30, "mcp:one")
+            monkeypatch.setattr(tools.anyio.to_thread, "run_sync", recording)
+            await shell_tools._pod_ready(checked, request)
+            assert runner.containment.pods.pods.live(("mcp:one", ShellKind.BASH))
+            await shell_tools._pod_ready(checked, request)  # it has one now
+            with anyio.fail_after(PATIENCE):
+                result = await runner.run(request, prepared=checked, hold=True)
+            assert result.execution is not None and result.outcome is not None and result.outcome.exit_code == 0
+            assert result.confinement is not None and result.confinement.pod is not None
+            runner.store.release(result.execution)
+        finally:
+            runner.shutdown()
+    assert handed_off == ["pod_for"]

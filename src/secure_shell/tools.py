@@ -156,6 +156,7 @@ class ShellTools:
             confirmed = True
             checked = await self._prepare(kind, command, cwd, profile, True)
         request = CommandRequest(kind, command, cwd, seconds, origin_of(ctx), profile, confirmed)
+        await self._pod_ready(checked, request)
         if background or interactive:
             stdin = ("terminal" if pty else "pipe") if interactive else None
             return self._start_background(request, checked, stdin)
@@ -214,6 +215,18 @@ class ShellTools:
             return prepared
         message = f"the policy check did not finish within {CHECK_DEADLINE:g} s; nothing ran"
         return Prepared(Verdict.of([Reason(R.PARSE_TIMEOUT, message, command[:60], Decision.DENY)]))
+
+    async def _pod_ready(self, checked: Prepared, request: CommandRequest) -> None:
+        """Make the session's pod in a worker thread when this is its first command: making one
+        (namespaces, mounts, its init) takes milliseconds that every other call would otherwise wait.
+        A pod that cannot be made is left to the run, which refuses the command and says why."""
+        containment, origin = self.runner.containment, request.origin
+        if checked.invocation is None or not containment.pod_missing(checked.confinement, origin, request.shell):
+            return
+        try:
+            await anyio.to_thread.run_sync(containment.pods.pod_for, origin, request.shell)
+        except OSError:
+            pass
 
     def _limit_note(self, kind: ShellKind, execution: Execution, outcome: Outcome) -> Optional[str]:
         """Names the configured limit a failed command ran into (sandbox/limits.py)."""

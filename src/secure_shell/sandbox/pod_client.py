@@ -156,6 +156,12 @@ class Pods:
             pod.close()
         return made
 
+    def live(self, key: Any) -> bool:
+        """Whether the pod for `key` exists and has not ended."""
+        with self._lock:
+            found = self._pods.get(key)
+            return found is not None and not found.closed
+
     def close(self, match: Callable[[Any], bool]) -> int:
         """End the pods whose key `match`es; how many."""
         with self._lock:
