@@ -141,6 +141,10 @@ class Checker:
             return DirectoryCheck(path, None, False, problem)
         return check_directory(path, policy, realpath=_realpath_for(policy))
 
+    def start_worker(self) -> None:
+        """Start the bashlex worker ahead of the first text that needs it (BashlexWorker.start)."""
+        self._worker.start()
+
     def close(self) -> None:
         self._worker.close()
 

@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -119,6 +120,7 @@ class ShellTools:
     sessions: Sessions = field(init=False)
     # the shells (and profiles) whose one-time check work is done: short commands are checked inline
     _warm: set[tuple[ShellKind, Optional[str]]] = field(init=False, default_factory=set)
+    _worker_started: bool = field(init=False, default=False)
 
     def __post_init__(self) -> None:
         first = self.config.shells[self.shells[0]] if self.shells else None
@@ -142,6 +144,12 @@ class ShellTools:
         if pty and not interactive:
             raise ToolError("pty: true is for interactive commands; pass interactive: true too")
         kind = ShellKind(shell)
+        if not self._worker_started and kind not in (ShellKind.CMD, ShellKind.POWERSHELL):
+            # the bash grammars' cross-check runs in a worker that takes about 0.3 s to start: started
+            # now, in the background, it is ready before a later command needs it (not at start-up,
+            # where a server that runs nothing would carry it)
+            self._worker_started = True
+            threading.Thread(target=self.runner.checker.start_worker, daemon=True, name="bashlex-start").start()
         policy = self.config.shells[kind]
         session = self.sessions.of(ctx)
         cwd = working_dir if working_dir is not None else (session.cwd or policy.initial_dir)
