@@ -1,6 +1,7 @@
 """CPU time of one policy check as the input grows: pipelines of 100, 200, 400 and 1 000 stages
-(`a|a|...`, the last 1 999 characters), 500 `;`-separated commands, and substitutions the shell
-runs beside `$(` that are only data (single quotes, a quoted here-document).
+(`a|a|...`, the last 1 999 characters), 500 `;`-separated commands, substitutions the shell
+runs beside `$(` that are only data (single quotes, a quoted here-document), and the worst shapes
+found within the default length limit (assignments, chains of wrappers, redirections).
 
 Run: .venv/bin/python bench/policy_scaling.py [--rounds N]
 It calls decide() in this process on the embedded default policy with /home/u/proj allowed, without
@@ -37,6 +38,12 @@ CASES = [
     ("400 $(a) (1 999 chars)", " ".join(["$(a)"] * 400)[:1999]),
     ("40 '$(x)' in single quotes", "echo " + " ".join(["'$(x)'"] * 40)),
     ("40 $(x) in a quoted here-document", "cat <<'EOF'\n" + " ".join(["$(x)"] * 40) + "\nEOF"),
+    # the worst shapes found within the default length limit (2 000 characters)
+    ("333 commands a=b c (1 997 chars)", ";".join(["a=b c"] * 333)),
+    ("496 wrappers env env ... a (1 989 chars)", "env " * 496 + "a"),
+    ("331 wrappers xargs xargs ... a", "xargs " * 331 + "a"),
+    ("250 commands cat<a>b (1 999 chars)", ";".join(["cat<a>b"] * 250)),
+    ("lists of 16 wrappers (env x16 a b c;)", ";".join(["env " * 16 + "a b c"] * 28)),
 ]
 
 

@@ -120,3 +120,15 @@ def test_cross_check_agrees_on_ordinary_idioms(worker: BashlexWorker, text: str)
 def test_cross_checked_idioms_still_find_what_they_run(worker: BashlexWorker, text: str, rule: str) -> None:
     verdict = decide(text, policy_for("bash"), cwd_for("bash"), ENV, cross_check=worker)
     assert rule in verdict.rules, (text, verdict.rules)
+
+
+def test_the_worker_can_be_started_ahead_of_the_first_text_and_not_once_closed() -> None:
+    worker = BashlexWorker()
+    worker.start()
+    process = worker._process
+    assert process is not None and process.poll() is None
+    assert worker("echo $(ls)").names == ("echo", "ls")  # the started worker answers
+    assert worker._process is process
+    worker.close()
+    worker.start()  # a server shutting down does not get a new worker from a late start
+    assert worker._process is None and process.poll() is not None

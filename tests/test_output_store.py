@@ -460,3 +460,45 @@ def test_readers_never_see_their_execution_evicted_under_churn(tmp_path: Path) -
     assert problems == []
     assert reads[0] > 0 and len(store.list()) <= 3
     store.close()
+
+
+def test_the_age_cap_goes_by_when_each_execution_finished_not_when_it_started(tmp_path: Path) -> None:
+    store = OutputStore(StoreLimits(retention_seconds=0.2), tmp_path)
+    long_running = store.start("bash", "sleep", None)
+    quick = filled(store, 10)
+    time.sleep(0.3)
+    store.finish(long_running, "completed", 0)  # started first, finished just now: young
+    filled(store, 10)
+    assert quick.id not in ids(store) and long_running.id in ids(store)
+    store.close()
+
+
+def test_the_count_cap_evicts_only_as_many_as_it_must_oldest_started_first(tmp_path: Path) -> None:
+    store = OutputStore(StoreLimits(max_executions=4), tmp_path)
+    running = store.start("bash", "sleep", None)
+    done = [filled(store, 10) for _ in range(3)]
+    assert ids(store) == {running.id, *(e.id for e in done)}
+    newest = filled(store, 10)  # one over: the oldest finished goes, the running one stays
+    assert ids(store) == {running.id, done[1].id, done[2].id, newest.id}
+    store.finish(running, "completed", 0)
+    last = filled(store, 10)  # now the first started, finished last, is the oldest candidate
+    assert ids(store) == {done[1].id, done[2].id, newest.id, last.id}
+    store.close()
+
+
+def test_the_size_cap_counts_running_output_and_evicts_the_oldest_unheld_until_under_it(tmp_path: Path) -> None:
+    size = len("".join(f"{n}\n" for n in range(1, 1001)))  # 3 893 bytes stored per filled(1000)
+    store = OutputStore(StoreLimits(max_total_bytes=3 * size + 10), tmp_path)
+    held = filled(store, 1000, held=True)
+    older, old = filled(store, 1000), filled(store, 1000)
+    assert ids(store) == {held.id, older.id, old.id}
+    running = store.start("bash", "seq", None)
+    running.buffer.feed("stdout", b"x" * size + b"\n")  # the running output counts toward the cap
+    small = store.start("bash", "echo", None)  # over by less than one: `held` passed over, `older` goes
+    assert ids(store) == {held.id, old.id, running.id, small.id}
+    small.buffer.feed("stdout", b"y" * 20 + b"\n")
+    store.finish(small, "completed", 0)  # over again by a few bytes: the next oldest unheld goes, no more
+    assert ids(store) == {held.id, running.id, small.id}
+    store.release(held)  # under the cap now: nothing to evict
+    assert ids(store) == {held.id, running.id, small.id}
+    store.close()

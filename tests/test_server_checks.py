@@ -63,10 +63,50 @@ async def test_a_check_past_its_deadline_refuses_the_call(tmp_path: Path, monkey
             shell_tools = tools.ShellTools(config, runner, [ShellKind.BASH], {})
             assert (await shell_tools._prepare(ShellKind.BASH, "echo hi", str(tmp_path), None)).verdict.allowed
             monkeypatch.setattr(tools, "CHECK_DEADLINE", 0.0)
-            prepared = await shell_tools._prepare(ShellKind.BASH, "echo hi", str(tmp_path), None)
+            longer = "echo " + "a " * tools.INLINE_CHECK_CHARS  # past what is checked on the event loop
+            prepared = await shell_tools._prepare(ShellKind.BASH, longer, str(tmp_path), None)
         finally:
             runner.shutdown()
     assert prepared.invocation is None and not prepared.verdict.allowed
     assert [(r.rule, r.message) for r in prepared.verdict.reasons] == [
         ("parse-timeout", "the policy check did not finish within 0 s; nothing ran")
     ]
+
+
+@pytest.mark.anyio
+async def test_short_simple_commands_are_checked_on_the_loop_and_the_rest_in_a_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the shell's one-time work is done, a short command with few separators is checked without
+    a hand-off to a thread; one that needs the bashlex worker, or a longer or busier text, is not."""
+    config = resolve(
+        load_text(f"global:\n  paths:\n    allowedPaths: [{tmp_path}]\n", "t.yaml"), "t.yaml", str(tmp_path)
+    )
+    handed_off: list[str] = []
+    real = tools.anyio.to_thread.run_sync
+
+    async def recording(function: Any, *args: Any, **kwargs: Any) -> Any:
+        handed_off.append(args[1])
+        return await real(function, *args, **kwargs)
+
+    monkeypatch.setattr(tools.anyio.to_thread, "run_sync", recording)
+    with Checker(config) as checker:
+        runner = Runner(config, checker, host=HostSupport(linux=False, landlock_abi=0, seccomp=False))
+        try:
+            shell_tools = tools.ShellTools(config, runner, [ShellKind.BASH], {})
+            verdicts = {}
+            for command in (
+                "echo first",  # the shell's first check: in a thread (its reach and executable are made)
+                "echo hi",
+                "ls -la | wc -l",
+                "echo $(rm -rf /x)",  # needs the bashlex worker
+                "a; a; a; a; a; a",  # five separators
+                "echo " + "a" * tools.INLINE_CHECK_CHARS,
+            ):
+                verdicts[command] = (await shell_tools._prepare(ShellKind.BASH, command, str(tmp_path), None)).verdict
+        finally:
+            runner.shutdown()
+    assert handed_off == ["echo first", "echo $(rm -rf /x)", "a; a; a; a; a; a", "echo " + "a" * 64]
+    assert verdicts["echo hi"].allowed  # the same verdicts as ever, wherever the check ran
+    assert [r.rule for r in verdicts["ls -la | wc -l"].reasons] == ["blocked-operator"]
+    assert not verdicts["echo $(rm -rf /x)"].allowed

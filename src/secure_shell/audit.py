@@ -26,6 +26,9 @@ from secure_shell.errors import AuditError
 from secure_shell.redaction import Redactor
 
 MAX_FIELD = 8192
+# Values the server makes itself, which hold no secret: not masked (a new execution id each record
+# would otherwise cost a pass of every masking rule, since no earlier masking can be reused)
+SERVER_MADE = frozenset({"executionId", "status"})
 
 
 def default_path() -> Path:
@@ -53,7 +56,7 @@ class AuditLog:
             "event": event,
             "server": _server_identity(),
         }
-        record.update({key: self._clean(value) for key, value in fields.items()})
+        record.update({key: value if key in SERVER_MADE else self._clean(value) for key, value in fields.items()})
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
         with self._lock:
             try:

@@ -33,6 +33,7 @@ class BashlexWorker:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._replies: queue.Queue[bytes | None] = queue.Queue()
+        self._closed = False
 
     def __call__(self, text: str) -> CrossCheckResult:
         from secure_shell.policy.bashlex_names import would_loop
@@ -44,8 +45,16 @@ class BashlexWorker:
         with self._lock:
             return self._request(text)
 
+    def start(self) -> None:
+        """Start the worker now, ahead of the first text that needs it (it spends a few hundred
+        milliseconds importing bashlex); nothing once closed."""
+        with self._lock:
+            if not self._closed:
+                self._ensure()
+
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._stop()
 
     def _request(self, text: str) -> CrossCheckResult:

@@ -20,6 +20,7 @@ from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.policy import verdict as R
 from secure_shell.policy.cmd_search import with_shadowing
 from secure_shell.policy.decide import DirectoryCheck, check_directory, decide
+from secure_shell.policy.parsed import CrossCheckResult
 from secure_shell.policy.path_reach import Reach
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import Decision, Reason, Verdict
@@ -29,6 +30,15 @@ from secure_shell.shells import SHELL_FACTS, EnvironmentPassing, PathDialect, Sh
 from secure_shell.working_directory import text_problem
 
 MAX_REACHES = 64  # cached per shell, PATH and TMPDIR
+
+
+class WouldWait(BaseException):
+    """A check asked not to wait (made on the event loop) needs the bashlex worker: check it where
+    waiting is allowed. A BaseException, so that no guard of the engine turns it into a verdict."""
+
+
+def _no_waiting(_text: str) -> CrossCheckResult:
+    raise WouldWait
 
 
 class Checker:
@@ -50,8 +60,10 @@ class Checker:
         env: Mapping[str, str] | None = None,
         confirmed: bool = False,
         session_input: str | None = None,
+        may_wait: bool = True,
     ) -> Verdict:
-        """`session_input`: all the text written so far to the running command's stdin (decide())."""
+        """`session_input`: all the text written so far to the running command's stdin (decide()).
+        Without `may_wait`, a text that needs the bashlex worker raises WouldWait instead."""
         policy = self.policy(shell)
         problem = text_problem(cwd, shell is ShellKind.CMD) if cwd is not None else None
         if problem is not None:
@@ -65,7 +77,7 @@ class Checker:
             policy,
             cwd,
             env,
-            cross_check=self._worker,
+            cross_check=self._worker if may_wait else _no_waiting,
             realpath=_realpath_for(policy),
             confirmed=confirmed,
             session_input=session_input,
@@ -128,6 +140,10 @@ class Checker:
         if problem is not None:
             return DirectoryCheck(path, None, False, problem)
         return check_directory(path, policy, realpath=_realpath_for(policy))
+
+    def start_worker(self) -> None:
+        """Start the bashlex worker ahead of the first text that needs it (BashlexWorker.start)."""
+        self._worker.start()
 
     def close(self) -> None:
         self._worker.close()

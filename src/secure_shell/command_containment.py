@@ -164,6 +164,10 @@ class Containments:
             return dataclasses.replace(confinement or Confinement(no_new_privs=False), cgroup=cgroup)
         return confinement
 
+    def pod_missing(self, confinement: Confinement | None, origin: str, shell: ShellKind) -> bool:
+        """Whether a command with `confinement` would start in a pod of session `origin` not made yet."""
+        return confinement is not None and self.enforcement(shell).pod and not self.pods.pods.live((origin, shell))
+
     def pod_terminal(self, confined: bool, origin: str, shell: ShellKind, stdin: str) -> tuple[int, int] | None:
         """A pty command in a pod gets a terminal of the pod's own devpts (its name resolves there)."""
         if stdin != "terminal" or not confined or not self.enforcement(shell).pod:

@@ -272,7 +272,7 @@ async def _execute_posix(
     started = time.monotonic()
     tag = secrets.token_hex(8)
     invocation, env = spec.invocation, spec.env
-    process, _ = _spawn(replace(spec, env=tagged(env, tag, invocation)), registration)
+    process = await _spawn_async(replace(spec, env=tagged(env, tag, invocation)), registration)
     child = _Child(process, tag, any(_MAY_BACKGROUND.search(arg) for arg in invocation.argv))
     ended = EXITED
     try:
@@ -410,7 +410,8 @@ class _Child:
             with anyio.move_on_after(KILL_WAIT):
                 await self.exited()
         if not _leader_running(process):
-            process.wait()  # the leader has exited: this only collects its status
+            # the leader has exited: this only collects its status
+            await process.wait_async() if isinstance(process, LaunchedProcess) else process.wait()
         escaped = await sweep_escapees(self.tag, process.launcher if isinstance(process, LaunchedProcess) else None)
         if not graceful:
             self.left_running += escaped
@@ -663,6 +664,19 @@ def _spawn(spec: RunSpec, registration: _Running | None) -> tuple[Process, Job |
     return process, job
 
 
+async def _spawn_async(spec: RunSpec, registration: _Running | None) -> Process:
+    """_spawn() on the event loop: through the launcher, the request is awaited (the launcher forks and
+    the command execs meanwhile) rather than read in a blocking call."""
+    confinement = spec.confinement
+    if _LAUNCHER is None or os.name == "nt" or spec.stdin is not None:
+        return _spawn(spec, registration)[0]  # Popen returns once the command has exec'd (vfork)
+    starter = confinement.pod if confinement is not None and confinement.pod is not None else _LAUNCHER
+    launched = await _launch_async(starter, spec.invocation, spec.env, spec.limits, confinement)
+    if registration is not None:
+        registration.register(launched)
+    return launched
+
+
 def _popen_arguments(
     invocation: Invocation, env: Mapping[str, str], limits: Limits | None, stdin: InputChannel | None
 ) -> tuple[object, dict[str, object]]:
@@ -746,16 +760,37 @@ def _launch(
             stdin.child_end if stdin is not None else None,
             stdin is not None and stdin.terminal,
         )
-    except LauncherError as exc:
-        if exc.step == "exec" and exc.errno == errno.ENOENT:
-            raise SpawnError(f"cannot start {invocation.argv[0]!r}: no such executable") from None
-        if exc.step == "cwd":
-            raise SpawnError(f"working directory {invocation.cwd!r}: {exc.strerror}") from None
-        if exc.step in ("landlock", "seccomp", "cgroup", "limits"):
-            raise SpawnError(f"cannot contain the command ({exc.step}): {exc.strerror}; it was not started") from None
-        raise SpawnError(f"cannot start {invocation.argv[0]!r}: {exc.strerror or exc}") from None
     except OSError as exc:
-        raise SpawnError(f"cannot start {invocation.argv[0]!r}: the launcher failed ({exc})") from None
+        raise _launch_error(invocation, exc) from None
+
+
+async def _launch_async(
+    launcher: Launcher,
+    invocation: Invocation,
+    env: Mapping[str, str],
+    limits: Limits | None,
+    confinement: Confinement | None,
+) -> LaunchedProcess:
+    values = limits.values() if limits is not None else []
+    try:
+        return await launcher.spawn_async(
+            list(invocation.argv), dict(env), invocation.cwd, values, confinement or Confinement(no_new_privs=False)
+        )
+    except OSError as exc:
+        raise _launch_error(invocation, exc) from None
+
+
+def _launch_error(invocation: Invocation, exc: OSError) -> SpawnError:
+    """A launcher's failure as a SpawnError that names the program, the directory or the step."""
+    if isinstance(exc, LauncherError):
+        if exc.step == "exec" and exc.errno == errno.ENOENT:
+            return SpawnError(f"cannot start {invocation.argv[0]!r}: no such executable")
+        if exc.step == "cwd":
+            return SpawnError(f"working directory {invocation.cwd!r}: {exc.strerror}")
+        if exc.step in ("landlock", "seccomp", "cgroup", "limits"):
+            return SpawnError(f"cannot contain the command ({exc.step}): {exc.strerror}; it was not started")
+        return SpawnError(f"cannot start {invocation.argv[0]!r}: {exc.strerror or exc}")
+    return SpawnError(f"cannot start {invocation.argv[0]!r}: the launcher failed ({exc})")
 
 
 def _read_blocking(stream: Any, name: str, sink: Sink) -> None:

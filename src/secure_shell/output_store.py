@@ -455,8 +455,14 @@ class OutputStore:
         except OSError as exc:
             where = directory if directory is not None else tempfile.gettempdir()
             raise StorageError(f"cannot store command output in {where}: {exc.strerror or exc}") from None
-        self._executions: dict[str, Execution] = {}
+        self._executions: dict[str, Execution] = {}  # in the order they started: the eviction order
         self._holds: dict[str, int] = {}  # executions being read, by id: never evicted meanwhile
+        # The eviction candidates' bookkeeping, so a start or release costs no scan of the store:
+        # the running ones (few: the concurrency caps), the finished ones in the order they finished
+        # (the oldest first, for the age cap) with their stored size, which no longer changes.
+        self._running: dict[str, Execution] = {}
+        self._finished: OrderedDict[str, tuple[float, int]] = OrderedDict()
+        self._finished_bytes = 0
         # ids evicted lately, so that an evicted id and one this server never issued read differently
         self._evicted: OrderedDict[str, None] = OrderedDict()
         self._evicted_forgotten = False
@@ -490,6 +496,7 @@ class OutputStore:
             buffer = OutputBuffer(self.directory / f"{execution_id}.log", self.limits, encoding, decoders)
             execution = Execution(execution_id, shell, command, cwd, time.time(), buffer)
             self._executions[execution_id] = execution
+            self._running[execution_id] = execution
             if held:
                 self._holds[execution_id] = 1
             return execution
@@ -512,8 +519,18 @@ class OutputStore:
         try:
             self._finish(execution, status, exit_code, timed_out)
         finally:
+            with self._lock:
+                self._count_finished(execution)
             self.release(execution)
         return execution.status
+
+    def _count_finished(self, execution: Execution) -> None:
+        """An execution that has ended becomes a candidate for eviction (under the lock; once)."""
+        if self._running.pop(execution.id, None) is None:
+            return  # discarded, or already counted
+        size = execution.buffer.stored_bytes
+        self._finished[execution.id] = (execution.finished or time.time(), size)
+        self._finished_bytes += size
 
     def _finish(self, execution: Execution, status: str, exit_code: int | None, timed_out: bool) -> None:
         buffer = execution.buffer
@@ -541,6 +558,7 @@ class OutputStore:
         """Forget an execution that never ran (its start could not be recorded)."""
         with self._lock:
             self._executions.pop(execution.id, None)
+            self._running.pop(execution.id, None)
             self._holds.pop(execution.id, None)
         execution.buffer.finish()
         execution.buffer.delete()
@@ -615,23 +633,44 @@ class OutputStore:
                 shutil.rmtree(self.directory, ignore_errors=True)
 
     def _evict(self, incoming: int) -> None:
+        """Evict, under the lock, what the caps no longer allow: finished executions nobody holds, past
+        the age cap, then the oldest started past the count and size caps. The work is the number
+        evicted plus the running and held executions passed over, never the size of the store."""
+        limits = self.limits
         now = time.time()
-        total = sum(e.buffer.stored_bytes for e in self._executions.values())
-        # Oldest first: executions are kept in the order they started (restored ones sorted first).
-        # A running one or one somebody reads is never a candidate.
-        candidates = [e for e in self._executions.values() if e.finished is not None and e.id not in self._holds]
-        for execution in candidates:
-            too_many = len(self._executions) + incoming > self.limits.max_executions
-            too_big = total > self.limits.max_total_bytes
-            too_old = now - (execution.finished or now) > self.limits.retention_seconds
-            if not (too_many or too_big or too_old):
-                continue
-            total -= execution.buffer.stored_bytes
-            del self._executions[execution.id]
-            self._remember_evicted(execution.id)
-            execution.buffer.delete()
-            if not self._owned_directory:  # only a logDirectory keeps metadata files
-                (self.directory / f"{execution.id}.json").unlink(missing_ok=True)
+        expired = []
+        for execution_id, (finished, _) in self._finished.items():
+            if now - finished <= limits.retention_seconds:
+                break  # finish order: every later one is younger
+            if execution_id not in self._holds:
+                expired.append(execution_id)
+        for execution_id in expired:
+            self._drop(execution_id)
+        excess = len(self._executions) + incoming - limits.max_executions
+        running_bytes = sum(e.buffer.stored_bytes for e in self._running.values())
+        over = self._finished_bytes + running_bytes - limits.max_total_bytes
+        if excess <= 0 and over <= 0:
+            return
+        victims = []
+        for execution_id in self._executions:  # start order: the oldest first
+            if excess <= 0 and over <= 0:
+                break
+            counted = self._finished.get(execution_id)
+            if counted is None or execution_id in self._holds:
+                continue  # running, or being read
+            victims.append(execution_id)
+            excess -= 1
+            over -= counted[1]
+        for execution_id in victims:
+            self._drop(execution_id)
+
+    def _drop(self, execution_id: str) -> None:
+        execution = self._executions.pop(execution_id)
+        self._finished_bytes -= self._finished.pop(execution_id)[1]
+        self._remember_evicted(execution_id)
+        execution.buffer.delete()
+        if not self._owned_directory:  # only a logDirectory keeps metadata files
+            (self.directory / f"{execution_id}.json").unlink(missing_ok=True)
 
     def _reindex(self) -> None:
         """Executions kept in logDirectory by an earlier run, readable again after a restart."""
@@ -661,6 +700,10 @@ class OutputStore:
             restored.append(execution)
         for execution in sorted(restored, key=lambda e: e.started):  # eviction relies on start order
             self._executions[execution.id] = execution
+        for execution in sorted(restored, key=lambda e: e.finished or e.started):  # and on finish order
+            size = execution.buffer.stored_bytes
+            self._finished[execution.id] = (execution.finished or execution.started, size)
+            self._finished_bytes += size
 
 
 def _probe_writable(directory: Path) -> None:

@@ -268,14 +268,21 @@ class Runner:
         return self.containment.enforcement(shell)
 
     def prepare(
-        self, shell: ShellKind, command: str, cwd: str | None, profile: str | None = None, confirmed: bool = False
+        self,
+        shell: ShellKind,
+        command: str,
+        cwd: str | None,
+        profile: str | None = None,
+        confirmed: bool = False,
+        may_wait: bool = True,
     ) -> Prepared:
-        """Check the command; when allowed, the exact process that runs it."""
+        """Check the command; when allowed, the exact process that runs it. Without `may_wait`, a
+        command whose check would wait for the bashlex worker raises checker.WouldWait."""
         policy = self.config.shells[shell]
         if not policy.enabled:
             raise SpawnError(f"shell {shell.value!r} is disabled")
         env = self.environment(profile, shell)
-        verdict = self.checker.check(shell, command, cwd, env, confirmed)
+        verdict = self.checker.check(shell, command, cwd, env, confirmed, may_wait=may_wait)
         if not verdict.allowed:
             return Prepared(verdict)
         executable = self._executable(policy.executable)

@@ -238,3 +238,20 @@ def test_bash_takes_what_linux_passes_in_one_argument() -> None:
     assert decide(too_long, policy, cwd_for("bash"), ENV).rules == ("command-too-long",)
     with pytest.raises(OSError):
         subprocess.run(["bash", "-c", too_long])
+
+
+def test_a_chain_of_hundreds_of_wrappers_is_refused_as_too_complex_and_a_real_chain_is_read() -> None:
+    """Each wrapper's command is read again from its words (`env env ... a` cost the square of its
+    length, 0.8 s for 496 of them): past MAX_WRAPPED_WORDS re-read words the decision is a refusal."""
+    from secure_shell.policy.engine_walk import MAX_WRAPPED_WORDS
+    from secure_shell.shells import ShellKind
+
+    policy = build_config(security__maxCommandLength=2000).shells[ShellKind.BASH]
+    chain = decide("env " * 496 + "ls", policy, "/home/u/proj", ENV)
+    assert not chain.allowed and chain.rules[0] == "too-complex"
+    assert f"more than {MAX_WRAPPED_WORDS} words" in chain.reasons[0].message
+    hidden = decide("env " * 496 + "shutdown", policy, "/home/u/proj", ENV)
+    assert not hidden.allowed  # refused either way: never an allow for what was not read
+    real = "nice -n 5 timeout 10 env A=1 nohup stdbuf -oL time ls " + " ".join(["-l"] * 120)
+    assert decide(real, policy, "/home/u/proj", ENV).allowed
+    assert decide("nice timeout 10 env shutdown", policy, "/home/u/proj", ENV).rules[0] == "blocked-command"

@@ -86,6 +86,33 @@ def compile_rules(entries: tuple[str, ...], key: Key) -> tuple[CommandRule, ...]
     return tuple(rules)
 
 
+@lru_cache(maxsize=256)
+def _by_program(
+    entries: tuple[str, ...], key: Key
+) -> tuple[dict[str, tuple[tuple[int, CommandRule], ...]], tuple[tuple[int, CommandRule], ...]]:
+    """One list's rules by the program they name (each with its place in the list), and the
+    wildcard ones, which may name any program."""
+    exact: dict[str, list[tuple[int, CommandRule]]] = {}
+    wildcards = []
+    for place, rule in enumerate(compile_rules(entries, key)):
+        if rule.wildcard:
+            wildcards.append((place, rule))
+        else:
+            exact.setdefault(rule.program, []).append((place, rule))
+    return {program: tuple(rules) for program, rules in exact.items()}, tuple(wildcards)
+
+
+@lru_cache(maxsize=4096)
+def rules_naming(entries: tuple[str, ...], key: Key, keys: tuple[str, ...]) -> tuple[CommandRule, ...]:
+    """The rules of one list whose program is one of `keys`, in the list's order: what
+    `[r for r in compile_rules(entries, key) if names_program(r, keys)]` gives, without a pass over
+    the whole list for every command (a policy lists hundreds, a text may hold hundreds of commands)."""
+    exact, wildcards = _by_program(entries, key)
+    found = {place: rule for k in keys for place, rule in exact.get(k, ())}
+    found.update((place, rule) for place, rule in wildcards if names_program(rule, keys))
+    return tuple(found[place] for place in sorted(found))
+
+
 def names_program(rule: CommandRule, keys: tuple[str, ...]) -> bool:
     """Whether the program of `rule` is one of `keys` (a command's comparison keys)."""
     return any(fnmatch.fnmatchcase(key, rule.program) if rule.wildcard else key == rule.program for key in keys)

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.arguments import argument_blocked, argument_matchers
-from secure_shell.policy.command_rules import allows, catches, compile_rules, names_program
+from secure_shell.policy.command_rules import allows, catches, compile_rules, rules_naming
 from secure_shell.policy.dialect import dialect_name
 from secure_shell.policy.engine_context import MAX_NESTED_SCRIPTS, STARTING_DIRECTORY, CheckContext, Scope
 from secure_shell.policy.engine_environment import EnvironmentChecker
@@ -40,6 +40,10 @@ from secure_shell.shells import command_line_problem
 
 # Strings in inline code read as possible commands (probes), per decision: each is cheap, but not free.
 MAX_PROBES = 512
+# Words read again as the command a wrapper runs (`nice env timeout 1 cmd ...`: each level re-reads
+# the words after it), per decision: a chain of hundreds of wrappers would cost the square of its
+# length. Far above any real chain (seven wrappers over a 140-word command is 980).
+MAX_WRAPPED_WORDS = 1024
 _STDIN_REDIRECTS = frozenset({"<", "0<", "<<", "<<-", "<<<", "<&", "0<&", "<>", "0<>"})
 # The words a program may take as a command name inside one argument: split where a shell, an
 # option value or a script would split them.
@@ -59,6 +63,7 @@ class Walker:
         self.reading_input = 0  # > 0 while the session input itself is being checked as a script
         self.scripts = 0
         self.probes = 0
+        self.wrapped_words = 0
         self.blocked_tokens = blocked_operator_tokens(self.policy.blocked_operators)
 
     # --- entry -------------------------------------------------------------------------------
@@ -149,6 +154,21 @@ class Walker:
         for index, simple in enumerate(commands):
             self.command(simple, replace(scope, via=scope.via + simple.via, bases=starts[index]))
 
+    def _may_read_wrapped(self, words: tuple[Word, ...], scope: Scope) -> bool:
+        """Whether the command a wrapper runs is within MAX_WRAPPED_WORDS; past it the decision is a
+        refusal (once), made in time proportional to the input."""
+        self.wrapped_words += len(words)
+        if self.wrapped_words <= MAX_WRAPPED_WORDS:
+            return True
+        if self.wrapped_words - len(words) <= MAX_WRAPPED_WORDS:
+            self.deny(
+                R.TOO_COMPLEX,
+                f"commands are wrapped in too many wrappers to analyse (more than {MAX_WRAPPED_WORDS} words "
+                "read again as the command a wrapper runs)",
+                " > ".join(scope.via) or excerpt(" ".join(w.source for w in words), SHORT),
+            )
+        return False
+
     def _beyond_limits(self, text: str, scope: Scope) -> bool:
         """Whether the script is one too many, too deep or too long to read (refused, unless a probe)."""
         if scope.probe:
@@ -216,7 +236,7 @@ class Walker:
         resolutions = self.context.resolutions(simple, scope.dialect)
         if scope.probe:
             for item in resolutions:
-                if isinstance(item, Inner):
+                if isinstance(item, Inner) and self._may_read_wrapped(item.words, scope):
                     self.command(SimpleCommand(item.words, via=scope.via), scope.inside(item.label))
             return
         self._check_arguments(simple.words[1:])
@@ -293,6 +313,8 @@ class Walker:
             if item.shell and restricted and target is not None:
                 self.paths.check_word(target, item.role, scope.bases, scope.dialect)
         elif isinstance(item, Inner):
+            if not self._may_read_wrapped(item.words, scope):
+                return
             inner = _inner_command(item, simple, scope.via)
             inner_bases = program
             if item.repeats and restricted:
@@ -362,7 +384,8 @@ class Walker:
             for token in _RUNNABLE_TOKEN.findall(value) + _RUNNABLE_TOKEN.findall(dequoted(value)):
                 token = token.lstrip("@+!~")
                 keys = (module.command_key(token), module.raw_key(token))
-                rule = next((rule for rule in rules if names_program(rule, keys)), None) if token else None
+                named = rules_naming(self.policy.blocked_commands, module.raw_key, keys) if token else ()
+                rule = named[0] if named else None
                 if rule is not None:
                     blocked = (
                         f"{token!r} is a blocked command"
@@ -383,7 +406,9 @@ class Walker:
         where = scope.where()
         name = words[0].value or words[0].source
         key = dialect_module(scope.dialect).raw_key
-        blocked = next((r for r in compile_rules(self.policy.blocked_commands, key) if catches(r, keys, words)), None)
+        blocked = next(
+            (r for r in rules_naming(self.policy.blocked_commands, key, keys) if catches(r, keys, words)), None
+        )
         if blocked is not None:
             shown = name if not blocked.words else excerpt(" ".join(w.shown() for w in words))
             also = f" (blockedCommands entry {blocked.entry!r})" if blocked.words else ""
@@ -392,7 +417,7 @@ class Walker:
         ask = (
             None
             if scope.probe or self.context.confirmed
-            else next((r for r in compile_rules(self.policy.ask_commands, key) if catches(r, keys, words)), None)
+            else next((r for r in rules_naming(self.policy.ask_commands, key, keys) if catches(r, keys, words)), None)
         )
         if ask is not None:
             shown = name if not ask.words else excerpt(" ".join(w.shown() for w in words))
@@ -400,10 +425,10 @@ class Walker:
             self.deny(R.ASK_COMMAND, f"{shown!r} runs only after the user confirms{also}{where}", name, Decision.ASK)
         if scope.probe or self.policy.allowed_commands is None:
             return
-        rules = compile_rules(self.policy.allowed_commands, key)
+        rules = rules_naming(self.policy.allowed_commands, key, keys)
         if any(allows(r, keys, words) for r in rules):
             return
-        forms = [r.entry for r in rules if r.words and names_program(r, keys)]
+        forms = [r.entry for r in rules if r.words]
         if forms:
             shown = excerpt(" ".join(w.shown() for w in words))
             self.deny(

@@ -18,12 +18,16 @@ import threading
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+import anyio
+
 from secure_shell import process_tree
 from secure_shell.sandbox.kernel import Ruleset
 
 MAX_MESSAGE = 4 << 20
 START_SECONDS = 10.0
 SHUTDOWN_SECONDS = 5.0
+LOCK_POLL = 0.0005  # while another thread's request holds the channel
+REPLY_POLL = 0.5  # a reply's wait is renewed this often (see Launcher._reply)
 
 
 class LauncherError(OSError):
@@ -109,6 +113,7 @@ class Launcher:
         self._requests = requests
         self._control = control
         self._lock = threading.Lock()
+        self._unanswered = 0  # replies to posted requests not read yet (read before the next request's)
         self._ruleset_ids: dict[tuple[Ruleset, int], int] = {}
         self._defining = threading.Lock()
         self.pid = self.process.pid
@@ -122,23 +127,69 @@ class Launcher:
         requests.settimeout(None)
 
     def request(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
-        data = json.dumps(message).encode()
-        if len(data) > MAX_MESSAGE:
-            raise LauncherError(7, "the command and its environment are too large to start")  # E2BIG
+        data = _encode(message)
         with self._lock:
-            ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())] if fds else []
-            self._requests.sendmsg([data], ancillary)
+            while self._unanswered:
+                self._settle(*_receive(self._requests))
+            self._send(data, fds)
             reply, passed = _receive(self._requests)
-        if not reply:
-            raise LauncherError(0, "the launcher has exited")
-        answer: dict[str, Any] = json.loads(reply)
-        if "error" in answer:
-            for fd in passed:
-                os.close(fd)
-            raise LauncherError(int(answer.get("errno") or 0), str(answer["error"]), str(answer.get("step", "")))
-        if passed:
-            answer["fds"] = passed  # a pod's socket, a pod command's pidfd: the caller owns them
-        return answer
+        return _answer(reply, passed)
+
+    async def request_async(self, message: dict[str, Any], fds: tuple[int, ...] = ()) -> dict[str, Any]:
+        """request() without blocking the event loop: the reply is awaited, not read in a blocking
+        call. Once sent, the request is answered whatever happens to the caller (the launcher answers
+        in order, so a reply left unread would answer the next request)."""
+        data = _encode(message)
+        await _acquire(self._lock)
+        try:
+            with anyio.CancelScope(shield=True):
+                while self._unanswered:
+                    self._settle(*await self._reply())
+                self._send(data, fds)
+                reply, passed = await self._reply()
+        finally:
+            self._lock.release()
+        return _answer(reply, passed)
+
+    async def post_async(self, message: dict[str, Any]) -> None:
+        """Send a request whose answer nobody waits for (its reply is read before the next request's
+        and only reported when it is a refusal)."""
+        data = _encode(message)
+        await _acquire(self._lock)
+        try:
+            self._send(data, ())
+            self._unanswered += 1
+        finally:
+            self._lock.release()
+
+    async def _reply(self) -> tuple[bytes, list[int]]:
+        """The next reply, awaited. A pod whose session ends meanwhile has its socket shut down and
+        closed by another thread, which a wait on it might not see: the wait is renewed every
+        REPLY_POLL and ends with the socket."""
+        while True:
+            try:
+                with anyio.move_on_after(REPLY_POLL):
+                    await anyio.wait_readable(self._requests)
+            except (ValueError, OSError, anyio.ClosedResourceError):
+                raise LauncherError(0, "the launcher's channel was closed (its pod has ended)") from None
+            if self._requests.fileno() < 0:
+                raise LauncherError(0, "the launcher's channel was closed (its pod has ended)")
+            try:
+                return _receive(self._requests, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                continue
+
+    def _settle(self, reply: bytes, passed: list[int]) -> None:
+        """A posted request's reply, read at last."""
+        self._unanswered -= 1
+        try:
+            _answer(reply, passed)
+        except (LauncherError, ValueError) as exc:
+            print(f"secure-shell: the launcher refused a request nobody waited for: {exc}", file=sys.stderr, flush=True)
+
+    def _send(self, data: bytes, fds: tuple[int, ...]) -> None:
+        ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds).tobytes())] if fds else []
+        self._requests.sendmsg([data], ancillary)
 
     def spawn(
         self,
@@ -154,32 +205,28 @@ class Launcher:
         pseudo-terminal that becomes its controlling terminal and its stdout and stderr too, and the
         returned process has no output pipes (the caller reads the terminal)."""
         ruleset_id = self._ruleset_id(confinement.ruleset, confinement.abi) if confinement.ruleset else None
-        message = {
-            "op": "spawn",
-            "argv": argv,
-            "env": env,
-            "cwd": cwd,
-            "limits": limits,
-            **confinement.to_message(ruleset_id),
-            **self._spawn_message(),
-        }
-        if terminal:
-            if stdin is None:
-                raise ValueError("a terminal needs its descriptor")
-            answer = self.request({**message, "terminal": True}, (stdin, stdin, stdin))
-            return self._launched(answer, None, None)
-        out_read, out_write = os.pipe2(os.O_CLOEXEC)
-        err_read, err_write = os.pipe2(os.O_CLOEXEC)
-        try:
-            answer = self.request(message, (out_write, err_write) + ((stdin,) if stdin is not None else ()))
-        except BaseException:
-            for fd in (out_read, err_read):
-                os.close(fd)
-            raise
-        finally:
-            os.close(out_write)
-            os.close(err_write)
-        return self._launched(answer, os.fdopen(out_read, "rb", 0), os.fdopen(err_read, "rb", 0))
+        with _SpawnRequest(self, argv, env, cwd, limits, confinement, ruleset_id, stdin, terminal) as spawning:
+            return spawning.launched(self.request(spawning.message, spawning.fds))
+
+    async def spawn_async(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        limits: list[tuple[str, int]],
+        confinement: Confinement,
+        stdin: int | None = None,
+        terminal: bool = False,
+    ) -> LaunchedProcess:
+        """spawn() without blocking the event loop while the launcher forks and the command execs."""
+        ruleset_id = None
+        if confinement.ruleset is not None:
+            ruleset_id = await self._ruleset_id_async(confinement.ruleset, confinement.abi)
+        with _SpawnRequest(self, argv, env, cwd, limits, confinement, ruleset_id, stdin, terminal) as spawning:
+            return spawning.launched(await self.request_async(spawning.message, spawning.fds))
+
+    def _spawn_env(self, env: dict[str, str]) -> dict[str, str]:
+        return env
 
     def _spawn_message(self) -> dict[str, Any]:
         return {}
@@ -197,20 +244,32 @@ class Launcher:
             found = self._ruleset_ids.get(key)
             if found is None:
                 found = len(self._ruleset_ids) + 1
-                self.request(
-                    {
-                        "op": "define",
-                        "id": found,
-                        "abi": abi,
-                        "ruleset": ruleset.to_wire(),
-                    }
-                )
+                self.request(_define(found, ruleset, abi))
                 self._ruleset_ids[key] = found
+        return found
+
+    async def _ruleset_id_async(self, ruleset: Ruleset, abi: int) -> int:
+        key = (ruleset, abi)
+        found = self._ruleset_ids.get(key)
+        if found is not None:
+            return found
+        await _acquire(self._defining)
+        try:
+            found = self._ruleset_ids.get(key)
+            if found is None:
+                found = len(self._ruleset_ids) + 1
+                await self.request_async(_define(found, ruleset, abi))
+                self._ruleset_ids[key] = found
+        finally:
+            self._defining.release()
         return found
 
     def reap(self, pid: int) -> int:
         """The exit status of a command that has exited (`pid` as this launcher knows it)."""
         return int(self.request({"op": "reap", "pid": pid})["status"])
+
+    async def reap_async(self, pid: int) -> int:
+        return int((await self.request_async({"op": "reap", "pid": pid}))["status"])
 
     def sweep(self, tag: str | None) -> int:
         return int(self.request({"op": "sweep", "tag": tag})["found"])
@@ -243,10 +302,99 @@ class Launcher:
             self.process.wait()
 
 
-def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
+def _encode(message: dict[str, Any]) -> bytes:
+    data = json.dumps(message).encode()
+    if len(data) > MAX_MESSAGE:
+        raise LauncherError(7, "the command and its environment are too large to start")  # E2BIG
+    return data
+
+
+def _answer(reply: bytes, passed: list[int]) -> dict[str, Any]:
+    """A reply as data; LauncherError for a refusal or a launcher that has exited."""
+    if not reply:
+        raise LauncherError(0, "the launcher has exited")
+    answer: dict[str, Any] = json.loads(reply)
+    if "error" in answer:
+        for fd in passed:
+            os.close(fd)
+        raise LauncherError(int(answer.get("errno") or 0), str(answer["error"]), str(answer.get("step", "")))
+    if passed:
+        answer["fds"] = passed  # a pod's socket, a pod command's pidfd: the caller owns them
+    return answer
+
+
+def _define(ruleset_id: int, ruleset: Ruleset, abi: int) -> dict[str, Any]:
+    return {"op": "define", "id": ruleset_id, "abi": abi, "ruleset": ruleset.to_wire()}
+
+
+async def _acquire(lock: threading.Lock) -> None:
+    """Take a lock another thread or task may hold without blocking the event loop meanwhile."""
+    while not lock.acquire(blocking=False):
+        await anyio.sleep(LOCK_POLL)
+
+
+class _SpawnRequest:
+    """A spawn's message and the command's output pipes: the server's ends are kept for the
+    launched process, the command's ends closed once the request has passed them."""
+
+    def __init__(
+        self,
+        launcher: Launcher,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str | None,
+        limits: list[tuple[str, int]],
+        confinement: Confinement,
+        ruleset_id: int | None,
+        stdin: int | None,
+        terminal: bool,
+    ) -> None:
+        self.launcher = launcher
+        self.message: dict[str, Any] = {
+            "op": "spawn",
+            "argv": argv,
+            "env": launcher._spawn_env(env),
+            "cwd": cwd,
+            "limits": limits,
+            **confinement.to_message(ruleset_id),
+            **launcher._spawn_message(),
+        }
+        self.reads: tuple[int, int] | None = None
+        self.writes: tuple[int, ...] = ()
+        if terminal:
+            if stdin is None:
+                raise ValueError("a terminal needs its descriptor")
+            self.message["terminal"] = True
+            self.fds: tuple[int, ...] = (stdin, stdin, stdin)
+            return
+        out_read, out_write = os.pipe2(os.O_CLOEXEC)
+        err_read, err_write = os.pipe2(os.O_CLOEXEC)
+        self.reads, self.writes = (out_read, err_read), (out_write, err_write)
+        self.fds = self.writes + ((stdin,) if stdin is not None else ())
+
+    def launched(self, answer: dict[str, Any]) -> LaunchedProcess:
+        if self.reads is None:
+            return self.launcher._launched(answer, None, None)
+        out_read, err_read = self.reads
+        self.reads = None
+        return self.launcher._launched(answer, os.fdopen(out_read, "rb", 0), os.fdopen(err_read, "rb", 0))
+
+    def __enter__(self) -> _SpawnRequest:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for fd in self.writes:
+            os.close(fd)
+        for fd in self.reads or ():  # the spawn failed: nobody reads the command's output
+            os.close(fd)
+
+
+def _receive(sock: socket.socket, flags: int = 0) -> tuple[bytes, list[int]]:
     """One reply and the descriptors passed with it (close-on-exec here)."""
     fds = array.array("i")
-    data, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(4 * fds.itemsize), socket.MSG_CMSG_CLOEXEC)
+    data, ancillary, _, _ = sock.recvmsg(
+        MAX_MESSAGE, socket.CMSG_SPACE(4 * fds.itemsize), socket.MSG_CMSG_CLOEXEC | flags
+    )
     for level, kind, payload in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
@@ -290,5 +438,40 @@ class LaunchedProcess:
                 self._pidfd = None
         return self.returncode
 
+    async def wait_async(self) -> int:
+        """wait() without blocking the event loop. Once it has exited, its status is read from the
+        kernel (/proc, while it is a zombie) and the launcher reaps it without the run waiting for the
+        answer: the run's group has been killed, so nothing needs the group id reserved any longer."""
+        if self.returncode is None:
+            status = zombie_status(self.pid) if not self.running() else None
+            if status is None:
+                self.returncode = await self.launcher.reap_async(self._reap_pid)
+            else:
+                try:
+                    await self.launcher.post_async({"op": "reap", "pid": self._reap_pid})
+                except OSError:
+                    pass  # the pod has ended with its session: its init, and every child of it, is gone
+                self.returncode = status
+            if self._pidfd is not None:
+                os.close(self._pidfd)
+                self._pidfd = None
+        return self.returncode
+
     def poll(self) -> int | None:
         return None if self.running() else self.wait()
+
+
+EXIT_CODE_FIELD = 49  # /proc/<pid>/stat after the command name: field 52, the wait status (Linux 3.5+)
+
+
+def zombie_status(pid: int) -> int | None:
+    """The exit status (as Popen.returncode) of a process that has exited and is not reaped yet, read
+    from /proc; None when it cannot be read so (then the launcher's reap answers)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        if fields[0] != b"Z":
+            return None
+        return os.waitstatus_to_exitcode(int(fields[EXIT_CODE_FIELD]))
+    except (OSError, IndexError, ValueError):
+        return None

@@ -40,24 +40,15 @@ class PodClient(Launcher):
         self.closed = False
         self._requests = socket.socket(fileno=sock_fd)
         self._lock = threading.Lock()
+        self._unanswered = 0
         self._ruleset_ids = {}
         self._defining = threading.Lock()
         self.pod_pids: set[int] = set()
         self.on_close: Callable[[], None] | None = None  # gives back what the pod held (its cgroup)
         self.network: Any = None  # the proxy access its commands reach (net_access.Access), if any
 
-    def spawn(
-        self,
-        argv: list[str],
-        env: dict[str, str],
-        cwd: str | None,
-        limits: list[tuple[str, int]],
-        confinement: Any,
-        stdin: int | None = None,
-        terminal: bool = False,
-    ) -> LaunchedProcess:
-        env = {**env, "TMPDIR": POD_TMP, "TMP": POD_TMP, "TEMP": POD_TMP}  # the server's own TMPDIR is not here
-        return super().spawn(argv, env, cwd, limits, confinement, stdin, terminal)
+    def _spawn_env(self, env: dict[str, str]) -> dict[str, str]:
+        return {**env, "TMPDIR": POD_TMP, "TMP": POD_TMP, "TEMP": POD_TMP}  # the server's own TMPDIR is not here
 
     def openpty(self) -> tuple[int, int]:
         """A new terminal of the pod's devpts: (primary, secondary), both the caller's to close."""
@@ -95,6 +86,14 @@ class PodClient(Launcher):
         except (LauncherError, OSError):
             if self.closed:
                 return -signal.SIGKILL  # the pod ended with its session: the kernel killed the command
+            raise
+
+    async def reap_async(self, pid: int) -> int:
+        try:
+            return await super().reap_async(pid)
+        except (LauncherError, OSError):
+            if self.closed:
+                return -signal.SIGKILL
             raise
 
     def shutdown(self) -> int:
@@ -166,6 +165,12 @@ class Pods:
         for pod in evicted:
             pod.close()
         return made
+
+    def live(self, key: Any) -> bool:
+        """Whether the pod for `key` exists and has not ended."""
+        with self._lock:
+            found = self._pods.get(key)
+            return found is not None and not found.closed
 
     def close(self, match: Callable[[Any], bool]) -> int:
         """End the pods whose key `match`es; how many."""
