@@ -129,14 +129,14 @@ _LISTING_KEYS = {"jsonrpc", "id", "method", "params"}
 
 class EarlyInitialize:
     """Reads the wire (fd 0) in a thread until `finish()`, answering a first `initialize`, and the
-    listings that follow it, on fd 1. `listing()` gives each listing method's result."""
+    listings that follow it (offer_listings), on fd 1."""
 
-    def __init__(self, shells: list[str], listing: Callable[[], dict[str, dict[str, Any]]] | None = None) -> None:
+    def __init__(self, shells: list[str]) -> None:
         self.shells = shells
         self.read = bytearray()
         self.answered: dict[RequestId, bytes] = {}  # each reply sent, by request id
-        self._listing = listing
-        self._results: dict[str, dict[str, Any]] | None = None
+        self._results: dict[str, dict[str, Any]] | None = None  # each listing's result, once offered
+        self._offered = threading.Event()  # offer_listings() has run: _results, or None to leave them
         self._scanned = 0  # bytes of `read` already taken as lines
         self._initialized = False  # an initialize was answered here
         self._first_seen = False
@@ -145,15 +145,23 @@ class EarlyInitialize:
         self._thread = threading.Thread(target=self._run, name="early-initialize", daemon=True)
 
     @classmethod
-    def start(
-        cls, shells: list[str], listing: Callable[[], dict[str, dict[str, Any]]] | None = None
-    ) -> EarlyInitialize | None:
+    def start(cls, shells: list[str]) -> EarlyInitialize | None:
         """Reading the wire now, where the event loop will serve it (POSIX, fd 0 and 1 pollable)."""
         if os.name != "posix" or not (pollable(0) and pollable(1)):
             return None
-        early = cls(shells, listing)
+        early = cls(shells)
         early._thread.start()
         return early
+
+    def offer_listings(self, compute: Callable[[], dict[str, dict[str, Any]]]) -> None:
+        """Compute each listing method's result here (the caller's thread, before it goes on to the
+        heavy imports, which would compete for the interpreter); a listing request waits for it."""
+        try:
+            self._results = compute()
+        except Exception as exc:  # the SDK answers instead; the cause is worth a line
+            print(f"secure-shell: listings not answered early: {exc!r}", file=sys.stderr, flush=True)
+        finally:
+            self._offered.set()
 
     def finish(self) -> tuple[bytes, dict[RequestId, bytes]]:
         """Stop reading; what was read and the replies already sent, for the SDK's session."""
@@ -200,15 +208,11 @@ class EarlyInitialize:
 
     def _listing_reply(self, message: Any) -> dict[str, Any] | None:
         request = listing_request(message) if self._initialized else None
-        if request is None or request[0] in self.answered or self._listing is None:
+        if request is None or request[0] in self.answered:
             return None
+        self._offered.wait()
         if self._results is None:
-            try:
-                self._results = self._listing()
-            except Exception as exc:  # the SDK answers instead; the cause is worth a line
-                print(f"secure-shell: listings not answered early: {exc!r}", file=sys.stderr, flush=True)
-                self._listing = None
-                return None
+            return None
         return {"jsonrpc": "2.0", "id": request[0], "result": self._results[request[1]]}
 
     def _send(self, reply: dict[str, Any]) -> None:
