@@ -5,12 +5,13 @@ e.g. bench/startup_rss.py "after=.venv/bin/secure-shell serve --config P" "befor
 
 Each round starts every server fresh (the environment an MCP host gives: PATH and HOME only), sends
 `initialize` (protocol 2025-06-18) and, once answered, `notifications/initialized` and `tools/list`,
-and records when each reply arrived from the spawn. Then the resident memory of the server's whole
-process tree (the sum of VmRSS, as the peer bench counts it, and the sum of Pss, which counts shared
-pages once): 0.2 s after tools/list (the peer bench's moment), once the tree has used no CPU for 0.5
-s (idle: whatever loads after tools/list has loaded), and after `--calls` `execute_command {shell:
-bash, command: "echo hi"}` calls. With `--saturate N`, N busy interpreters run beside the whole
-measurement (started here, stopped by pid at the end).
+and records when each reply arrived from the spawn, and the CPU time the server had used when
+`initialize` was answered (what a saturated machine stretches). Then the resident memory of the
+server's whole process tree (the sum of VmRSS, as the peer bench counts it, and the sum of Pss,
+which counts shared pages once): 0.2 s after tools/list (the peer bench's moment), once the tree has
+used no CPU for 0.5 s (idle: whatever loads after tools/list has loaded), and after `--calls`
+`execute_command {shell: bash, command: "echo hi"}` calls. With `--saturate N`, N busy interpreters
+run beside the whole measurement (started here, stopped by pid at the end).
 """
 
 from __future__ import annotations
@@ -137,6 +138,7 @@ def once(command: list[str], calls: int) -> dict[str, float]:
         wire.send(INITIALIZE)
         wire.reply(1)
         result: dict[str, float] = {"initialize_ms": (time.perf_counter() - started) * 1000}
+        result["initialize_cpu_ms"] = cpu_ticks([server.pid]) * 1000 / os.sysconf("SC_CLK_TCK")
         wire.send(INITIALIZED, TOOLS_LIST)
         tools = wire.reply(2)
         result["tools_list_ms"] = (time.perf_counter() - started) * 1000
@@ -192,6 +194,7 @@ def show(label: str, runs: list[dict[str, float]]) -> None:
 
     print(f"{label}:")
     print(f"  initialize ms        {stat('initialize_ms')}")
+    print(f"  CPU to initialize ms {stat('initialize_cpu_ms')}")
     print(f"  tools/list ms        {stat('tools_list_ms')}")
     print(f"  RSS 0.2 s after, MB  {stat('rss_02_mb', 1)}")
     print(f"  RSS idle, MB         {stat('rss_idle_mb', 1)}   Pss {stat('pss_idle_mb', 1)}")

@@ -169,6 +169,7 @@ class EarlyInitialize:
         self._thread.join()
         os.close(self._wake_read)
         os.close(self._wake_write)
+        self._results = None  # the SDK answers from here on: the listings need not stay resident
         return bytes(self.read), self.answered
 
     def _run(self) -> None:
