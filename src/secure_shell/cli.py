@@ -299,12 +299,22 @@ def run_serve(args: argparse.Namespace) -> int:
     early: list[EarlyInitialize | None] = [None]
 
     def answer_early(config: ResolvedConfig) -> None:
-        """A stdio client's initialize is answered from here on, while the rest starts (early_initialize)."""
+        """A stdio client's initialize and listings are answered from here on, while the rest starts
+        (early_initialize); the listings are computed first, before anything heavy is imported."""
         if (getattr(args, "transport", None) or config.transport.mode) == "stdio":
             from secure_shell.early_initialize import EarlyInitialize
             from secure_shell.executables import available_shells
 
-            early[0] = EarlyInitialize.start([kind.value for kind in available_shells(config)[0]])
+            shells = available_shells(config)[0]
+            early[0] = EarlyInitialize.start([kind.value for kind in shells])
+            if early[0] is not None:
+
+                def listings() -> dict[str, dict[str, Any]]:
+                    from secure_shell.early_lists import list_results
+
+                    return list_results(config, shells)
+
+                early[0].offer_listings(listings)
 
     location, config, host = load_for_running(args, answer_early)
     transport = getattr(args, "transport", None) or config.transport.mode

@@ -1,13 +1,17 @@
-"""The answer to a stdio client's `initialize`, given while the MCP SDK is still being imported.
+"""The answers to a stdio client's `initialize` and first listings, given while the MCP SDK is still
+being imported.
 
 Importing the SDK (both protocol versions' types, its HTTP stack) is most of the server's start-up:
 on a saturated machine a client waiting for `initialize` would time out. The answer depends only on
-the configuration (server name and version, capabilities, the instructions naming the shells), so
-a thread reads the wire from the start and answers a well-formed `initialize` of a handshake
-protocol version at once. Everything it read is handed to the SDK's session when it is ready: the
-SDK then handles that `initialize` too (its session state is its own), and its reply, which the
-client already has, is held back (stdio_wire.LineWriter) and compared with the one sent. Anything
-else (another first message, a version or a shape this module does not know) is left to the SDK.
+the configuration (server name and version, capabilities, the instructions naming the shells), and
+so do `tools/list`, `resources/list`, `resources/templates/list` and `prompts/list` (early_lists.py
+computes them from tool_catalog, the definitions the SDK's server is built from). So a thread reads
+the wire from the start, answers a well-formed `initialize` of a handshake protocol version at once,
+and after it each plain listing request. Everything it read is handed to the SDK's session when it
+is ready: the SDK then handles those requests too (its session state is its own), and its replies,
+which the client already has, are held back (stdio_wire.LineWriter) and compared with the ones sent,
+byte for byte. Anything else (another first message, a version, a shape or a method this module
+does not know) is left to the SDK.
 
 This module imports nothing heavy: it runs before the SDK exists in the process.
 """
@@ -20,7 +24,7 @@ import select
 import stat
 import sys
 import threading
-from typing import Any
+from typing import Any, Callable, Union
 
 from secure_shell import __version__
 
@@ -35,6 +39,7 @@ CAPABILITIES: dict[str, Any] = {
     "tools": {"listChanged": False},
 }
 MAX_EARLY_BYTES = 1 << 20  # read ahead at most this much before the SDK takes over the wire
+LISTINGS = ("tools/list", "resources/list", "resources/templates/list", "prompts/list")
 _PARAMS = {"protocolVersion", "capabilities", "clientInfo"}
 _CLIENT_INFO = {"name", "version", "title"}
 
@@ -99,14 +104,43 @@ def _plain_capabilities(capabilities: Any) -> bool:
     return True
 
 
+RequestId = Union[int, str]
+
+
+def wire_line(reply: dict[str, Any]) -> bytes:
+    """A reply as the SDK writes it: compact JSON, non-ASCII as UTF-8, without the newline."""
+    return json.dumps(reply, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def listing_request(message: Any) -> tuple[RequestId, str] | None:
+    """The id and method of a listing request without params (or with empty ones), else None."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or not set(message) <= _LISTING_KEYS:
+        return None
+    ident, method = message.get("id"), message.get("method")
+    if isinstance(ident, bool) or not isinstance(ident, (int, str)) or method not in LISTINGS:
+        return None
+    if "params" in message and message["params"] != {}:
+        return None
+    return ident, method
+
+
+_LISTING_KEYS = {"jsonrpc", "id", "method", "params"}
+
+
 class EarlyInitialize:
-    """Reads the wire (fd 0) in a thread until `finish()`, answering a first `initialize` on fd 1."""
+    """Reads the wire (fd 0) in a thread until `finish()`, answering a first `initialize`, and the
+    listings that follow it (offer_listings), on fd 1."""
 
     def __init__(self, shells: list[str]) -> None:
         self.shells = shells
         self.read = bytearray()
-        self.answered: dict[str, Any] | None = None  # the reply sent, when one was
+        self.answered: dict[RequestId, bytes] = {}  # each reply sent, by request id
+        self._results: dict[str, dict[str, Any]] | None = None  # each listing's result, once offered
+        self._offered = threading.Event()  # offer_listings() has run: _results, or None to leave them
+        self._scanned = 0  # bytes of `read` already taken as lines
+        self._initialized = False  # an initialize was answered here
         self._first_seen = False
+        self._broken = False  # a write failed: nothing more is sent from here
         self._wake_read, self._wake_write = os.pipe2(os.O_CLOEXEC)
         self._thread = threading.Thread(target=self._run, name="early-initialize", daemon=True)
 
@@ -119,12 +153,23 @@ class EarlyInitialize:
         early._thread.start()
         return early
 
-    def finish(self) -> tuple[bytes, dict[str, Any] | None]:
-        """Stop reading; what was read and the reply already sent, for the SDK's session."""
+    def offer_listings(self, compute: Callable[[], dict[str, dict[str, Any]]]) -> None:
+        """Compute each listing method's result here (the caller's thread, before it goes on to the
+        heavy imports, which would compete for the interpreter); a listing request waits for it."""
+        try:
+            self._results = compute()
+        except Exception as exc:  # the SDK answers instead; the cause is worth a line
+            print(f"secure-shell: listings not answered early: {exc!r}", file=sys.stderr, flush=True)
+        finally:
+            self._offered.set()
+
+    def finish(self) -> tuple[bytes, dict[RequestId, bytes]]:
+        """Stop reading; what was read and the replies already sent, for the SDK's session."""
         os.write(self._wake_write, b"x")
         self._thread.join()
         os.close(self._wake_read)
         os.close(self._wake_write)
+        self._results = None  # the SDK answers from here on: the listings need not stay resident
         return bytes(self.read), self.answered
 
     def _run(self) -> None:
@@ -141,34 +186,47 @@ class EarlyInitialize:
             if not data:
                 return  # the SDK's reader sees the end of the wire again
             self.read += data
-            if not self._first_seen and b"\n" in self.read:
-                self._first_seen = True
-                self._answer(bytes(self.read[: self.read.index(b"\n")]))
+            self._take_lines()
 
-    def _answer(self, line: bytes) -> None:
+    def _take_lines(self) -> None:
+        while not self._broken:
+            end = self.read.find(b"\n", self._scanned)
+            if end == -1:
+                return
+            line = bytes(self.read[self._scanned : end])
+            self._scanned = end + 1
+            if not line.strip():
+                continue  # the SDK's reader skips blank lines too
+            first, self._first_seen = not self._first_seen, True
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            reply = initialize_result(message, self.shells) if first else self._listing_reply(message)
+            if reply is not None:
+                self._send(reply)
+                self._initialized = self._initialized or first
+
+    def _listing_reply(self, message: Any) -> dict[str, Any] | None:
+        request = listing_request(message) if self._initialized else None
+        if request is None or request[0] in self.answered:
+            return None
+        self._offered.wait()
+        if self._results is None:
+            return None
+        return {"jsonrpc": "2.0", "id": request[0], "result": self._results[request[1]]}
+
+    def _send(self, reply: dict[str, Any]) -> None:
+        data = wire_line(reply)
+        out = data + b"\n"
+        sent = 0
         try:
-            reply = initialize_result(json.loads(line), self.shells)
-        except ValueError:
-            return
-        if reply is None:
-            return
-        data = (json.dumps(reply, separators=(",", ":")) + "\n").encode()
-        try:
-            sent = 0
-            while sent < len(data):
+            while sent < len(out):
                 select.select([], [1], [])
-                sent += os.write(1, data[sent:])
+                sent += os.write(1, out[sent:])
         except OSError as exc:
             print(f"secure-shell: cannot write to the client: {exc}", file=sys.stderr, flush=True)
-            if sent:
-                self.answered = reply  # part of it went: the SDK's reply would only add to the damage
-            return
-        self.answered = reply
-
-
-def same_reply(sent: dict[str, Any], sdk_line: str) -> bool:
-    """Whether the SDK's reply to the replayed `initialize` says what the early one said."""
-    try:
-        return bool(json.loads(sdk_line) == sent)
-    except ValueError:
-        return False
+            self._broken = True
+            if not sent:
+                return
+        self.answered[reply["id"]] = data  # sent, or partly: the SDK's reply would only add to the damage

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from mcp.types import CallToolResult, TextContent
-from pydantic import BaseModel
 
 from secure_shell.errors import OutputQueryError, SecureShellError
 from secure_shell.executor import Outcome
 from secure_shell.output_store import SEARCH_SECONDS, Execution, Line, compile_pattern
 from secure_shell.policy.verdict import Verdict
+from secure_shell.tool_catalog import ExecuteResult, InputResult
 
 _CONTROLS = [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]
 _BIDI = [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
@@ -172,46 +172,6 @@ def dropped_note(dropped: tuple[int, int], head_lines: int, consequence: str = "
         f"; lines {first}-{last} ({last - first + 1} lines) were dropped to keep memory bounded{consequence} "
         f"(the first {head_lines} and the latest lines are kept)"
     )
-
-
-class ExecuteResult(BaseModel):
-    exitCode: Optional[int]
-    durationMs: int
-    executionId: Optional[str]
-    status: str
-    totalLines: int
-    returnedLines: int
-    truncated: bool
-    timedOut: bool
-    allowed: bool = True
-    reasons: list[dict[str, Any]] = []
-    error: Optional[str] = None  # what failed once it had started (storage, the server, the client)
-
-
-class OutputResult(BaseModel):
-    executionId: str
-    status: str
-    totalLines: int
-    returnedLines: int
-    lines: list[dict[str, Any]]
-    totalMatches: Optional[int] = None
-    truncated: bool = False
-    droppedLines: Optional[list[int]] = None
-    pending: Optional[str] = None  # a running command's unfinished last line (a prompt)
-
-
-class InputResult(BaseModel):
-    executionId: str
-    status: str
-    allowed: bool
-    writtenBytes: int
-    stdinOpen: bool
-    totalLines: int
-    returnedLines: int
-    lines: list[dict[str, Any]]
-    pending: Optional[str] = None
-    truncated: bool = False
-    reasons: list[dict[str, Any]] = []
 
 
 def input_reply(execution: Execution, written: str, since: int, max_lines: int, max_bytes: int) -> CallToolResult:

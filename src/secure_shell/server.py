@@ -1,8 +1,9 @@
 """The MCP server: declares the tools and resources to the SDK; what each one does is tools.py's.
 
-No policy logic lives here. Tool descriptions and the shell enum are built from the policy at
-start-up. This module has no `from __future__ import annotations` because the SDK evaluates tool
-annotations (including the runtime-built enums) at registration.
+No policy logic lives here. The tools and resources are tool_catalog's (descriptions and enums built
+from the policy at start-up); each handler here is registered under its catalog signature, which the
+SDK reads for the argument and result schemas, so a reply answered before the SDK was loaded
+(early_lists.py) says the same.
 
 Tools that only read memory are coroutines, run on the event loop; those that can block (a
 search of up to a second, the file system, waiting for a stopped command) are plain functions,
@@ -11,28 +12,26 @@ which the SDK runs in a worker thread.
 
 import inspect
 import logging
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Callable, Optional
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedResourceError, UnexpectedToolError
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field, StrictBool, StrictInt, ValidationError
+from pydantic import ValidationError
 
 from secure_shell import __version__
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.early_initialize import SERVER_NAME, instructions
 from secure_shell.executables import available_shells
 from secure_shell.jsonrpc_errors import SpecErrorCodes
-from secure_shell.replies import ExecuteResult, InputResult, OutputResult
 from secure_shell.runner import Runner
-from secure_shell.shells import SHELL_FACTS, ShellKind
+from secure_shell.shells import ShellKind
 from secure_shell.tool_arguments import checked_arguments, invalid_message
+from secure_shell.tool_catalog import RESOURCES, ToolSpec, tool_specs
 from secure_shell.tools import ShellTools, agent_message, deliberate
 
 log = logging.getLogger(__name__)
-
-READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
 
 class CheckedArgumentsServer(SpecErrorCodes):
@@ -75,31 +74,9 @@ def _readable(wrapper: Exception) -> str:
     return f"{wrapper}: {agent_message(cause)}"
 
 
-# Argument types shared by several tools.
-ExecutionId = Annotated[str, Field(description="The id execute_command returned.", max_length=64)]
-Timeout = Annotated[
-    Optional[StrictInt], Field(ge=1, le=3600, description="Seconds, 1..3600 (default: the shell's commandTimeout).")
-]
-MaxLines = Annotated[Optional[StrictInt], Field(ge=1, le=10000, description="Lines of output in the reply, 1..10000.")]
-WorkingDir = Annotated[
-    Optional[str], Field(description="Working directory (default: the session's current directory).", max_length=4096)
-]
-Command = Annotated[
-    str, Field(description="The command text, exactly as the shell will run it.", min_length=1, max_length=65536)
-]
-BackgroundFlag = Annotated[StrictBool, Field(description="Start it and return at once; poll with get_command_output.")]
-InteractiveFlag = Annotated[
-    StrictBool, Field(description="Keep its stdin open for send_input (runs in the background).")
-]
-PtyFlag = Annotated[
-    StrictBool, Field(description="With interactive: give it a pseudo-terminal (POSIX) for programs that need one.")
-]
-Status = Literal["running", "completed", "failed", "timed out", "stopped"]
-
-
 def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind] | None = None) -> MCPServer:
     """An MCPServer whose tools serve `config`'s shells that this host can run (executables.available_shells);
-    descriptions and enums come from the policy."""
+    the tools are tool_catalog's, each registered under its catalog signature."""
     found, missing = available_shells(config)
     shells = found if shells is None else shells
     tools = ShellTools(config, runner, shells, missing)
@@ -110,229 +87,120 @@ def build_server(config: ResolvedConfig, runner: Runner, shells: list[ShellKind]
         instructions=instructions(names),
         log_level="WARNING",
     )
-    if shells:
-        _add_command_tools(server, tools, config, shells)
-    _add_output_tools(server, tools)
-    _add_policy_tools(server, tools, names)
+    bodies = _bodies(tools)
+    for spec in tool_specs(config, shells):
+        _add_tool(server, spec, bodies[spec.name])
     _add_resources(server, tools)
     log.debug("server built with shells %s", names)
     return server
 
 
-def _add_command_tools(
-    server: CheckedArgumentsServer, tools: ShellTools, config: ResolvedConfig, shells: list[ShellKind]
-) -> None:
-    """execute_command and send_input, offered when some shell can run here."""
-    names = [kind.value for kind in shells]
-    ShellName = Literal[tuple(names)] if names else str
-    ProfileName = Literal[tuple(config.profiles)] if config.profiles else str
+def _add_tool(server: CheckedArgumentsServer, spec: ToolSpec, body: Callable[..., Any]) -> None:
+    """Register `body` under the catalog's signature for `spec`: the SDK derives the argument schema,
+    validation and result schema from it, as it would from a written-out function."""
+    if inspect.iscoroutinefunction(body) == spec.blocking:
+        raise TypeError(f"tool {spec.name}: its body must be {'a plain function' if spec.blocking else 'a coroutine'}")
+    parameters = list(spec.parameters)
+    if spec.context:
+        parameters.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context))
+    returns: Any = CallToolResult
+    if spec.result is dict:
+        returns = dict[str, Any]
+    elif spec.result is not None:
+        returns = Annotated[CallToolResult, spec.result]
+    body.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
+    body.__annotations__ = {**{p.name: p.annotation for p in parameters}, "return": returns}
+    server.add_tool(
+        body,
+        name=spec.name,
+        description=spec.description,
+        annotations=ToolAnnotations.model_validate(spec.annotations),
+    )
+
+
+def _bodies(tools: ShellTools) -> dict[str, Callable[..., Any]]:
+    """What each tool does with its validated arguments (by name; `ctx` where its spec asks)."""
 
     async def execute_command(
-        shell: Annotated[ShellName, Field(description="Which shell runs the command.")],  # type: ignore[valid-type]
-        command: Command,
         ctx: Context,
-        workingDir: WorkingDir = None,
-        timeout: Timeout = None,
-        maxOutputLines: MaxLines = None,
-        background: BackgroundFlag = False,
-        profile: Annotated[Optional[ProfileName], Field(description="Environment profile.")] = None,  # type: ignore[valid-type]
-        interactive: InteractiveFlag = False,
-        pty: PtyFlag = False,
-    ) -> Annotated[CallToolResult, ExecuteResult]:
+        shell: str,
+        command: str,
+        workingDir: Optional[str] = None,
+        timeout: Optional[int] = None,
+        maxOutputLines: Optional[int] = None,
+        background: bool = False,
+        profile: Optional[str] = None,
+        interactive: bool = False,
+        pty: bool = False,
+    ) -> CallToolResult:
         return await tools.execute_command(
             ctx, shell, command, workingDir, timeout, maxOutputLines, background, profile, interactive, pty
         )
 
-    if not config.profiles:  # no profile to choose: the argument is not offered at all
-        signature = inspect.signature(execute_command)
-        execute_command.__signature__ = signature.replace(  # type: ignore[attr-defined]
-            parameters=[p for p in signature.parameters.values() if p.name != "profile"]
-        )
-
-    server.add_tool(
-        execute_command,
-        name="execute_command",
-        description=execute_description(config, shells),
-        annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True),
-    )
-
     async def send_input(
-        executionId: ExecutionId,
-        ctx: Context,
-        input: Annotated[
-            str,
-            Field(description="Text for its stdin; a newline is added unless it ends with one.", max_length=1 << 20),
-        ] = "",
-        closeStdin: Annotated[
-            StrictBool, Field(description="Close stdin after the input (a terminal gets EOF).")
-        ] = False,
-        waitMs: Annotated[
-            StrictInt, Field(ge=0, le=30000, description="Wait up to this long for output, 0..30000.")
-        ] = 1000,
-    ) -> Annotated[CallToolResult, InputResult]:
+        ctx: Context, executionId: str, input: str = "", closeStdin: bool = False, waitMs: int = 1000
+    ) -> CallToolResult:
         return await tools.send_input(ctx, executionId, input, closeStdin, waitMs)
 
-    server.add_tool(
-        send_input,
-        name="send_input",
-        description="Write input to an interactive command (execute_command with interactive: true), "
-        "after the policy checks it as that program would read it: a shell's input as "
-        "commands, an interpreter's as code. Returns the output that followed, with line "
-        "numbers, and the line it is waiting after (a prompt).",
-        annotations=ToolAnnotations(destructive_hint=True, open_world_hint=True),
-    )
-
-
-def _add_output_tools(server: CheckedArgumentsServer, tools: ShellTools) -> None:
-    """Reading, listing and stopping stored and running commands."""
-
     def get_command_output(
-        executionId: ExecutionId,
-        startLine: Annotated[
-            Optional[StrictInt], Field(description="First line, 1-based; negative counts from the end.")
-        ] = None,
-        endLine: Annotated[
-            Optional[StrictInt], Field(description="Last line, inclusive; negative counts from the end.")
-        ] = None,
-        search: Annotated[
-            Optional[str], Field(description="Regular expression (case-insensitive) to find lines.", max_length=1000)
-        ] = None,
-        context: Annotated[StrictInt, Field(ge=0, le=50, description="Lines of context around each match.")] = 0,
-        maxLines: Annotated[Optional[StrictInt], Field(ge=1, le=10000, description="Most lines returned.")] = None,
-        since: Annotated[
-            Optional[StrictInt],
-            Field(ge=0, description="Only the lines after this line number (the last one you saw)."),
-        ] = None,
-    ) -> Annotated[CallToolResult, OutputResult]:
+        executionId: str,
+        startLine: Optional[int] = None,
+        endLine: Optional[int] = None,
+        search: Optional[str] = None,
+        context: int = 0,
+        maxLines: Optional[int] = None,
+        since: Optional[int] = None,
+    ) -> CallToolResult:
         return tools.get_command_output(executionId, startLine, endLine, search, context, maxLines, since)
 
-    server.add_tool(
-        get_command_output,
-        name="get_command_output",
-        description="Read stored output of a command: a line range (negative counts from the end), the "
-        "lines after one you saw (since), or a regex search with context and the total number "
-        "of matches. Works while a background command is still running.",
-        annotations=READ_ONLY,
-    )
-
-    async def list_commands(
-        status: Annotated[Optional[Status], Field(description="Only commands in this state.")] = None,
-    ) -> dict[str, Any]:
+    async def list_commands(status: Optional[str] = None) -> dict[str, Any]:
         return tools.list_commands(status)
 
-    server.add_tool(
-        list_commands,
-        name="list_commands",
-        description="Stored and background commands with their status, runtime, exit code, and for "
-        "interactive ones whether stdin is open.",
-        annotations=READ_ONLY,
-    )
-
-    def stop_command(
-        executionId: Annotated[str, Field(description="A running background command.", max_length=64)],
-        ctx: Context,
-    ) -> dict[str, Any]:
+    def stop_command(ctx: Context, executionId: str) -> dict[str, Any]:
         return tools.stop_command(ctx, executionId)
 
-    server.add_tool(
-        stop_command,
-        name="stop_command",
-        description="Stop a background command this session started: its whole process tree is killed.",
-        annotations=ToolAnnotations(destructive_hint=True, open_world_hint=False),
-    )
-
-
-def _add_policy_tools(server: CheckedArgumentsServer, tools: ShellTools, names: list[str]) -> None:
-    """The policy, the directories it allows, and the session's current directory."""
-    Shells = Literal[tuple(names)] if names else str
-
-    async def get_config(
-        shell: Annotated[Optional[Shells], Field(description="Only this shell's effective policy.")] = None,  # type: ignore[valid-type]
-    ) -> CallToolResult:
+    async def get_config(shell: Optional[str] = None) -> CallToolResult:
         return tools.get_config(shell)
 
-    server.add_tool(
-        get_config,
-        name="get_config",
-        description="The effective policy (global settings and each enabled shell's merged rules) and the "
-        "file it came from. Read-only: no tool can change the policy.",
-        annotations=READ_ONLY,
-    )
-
-    def validate_directories(
-        directories: Annotated[list[Annotated[str, Field(max_length=4096)]], Field(min_length=1, max_length=100)],
-        shell: Annotated[Optional[Shells], Field(description="Check for this shell (default: all enabled).")] = None,  # type: ignore[valid-type]
-    ) -> dict[str, Any]:
+    def validate_directories(directories: list[str], shell: Optional[str] = None) -> dict[str, Any]:
         return tools.validate_directories(directories, shell)
-
-    server.add_tool(
-        validate_directories,
-        name="validate_directories",
-        description="Whether each directory may be a working directory, per shell, and why.",
-        annotations=READ_ONLY,
-    )
 
     async def get_current_directory(ctx: Context) -> dict[str, Any]:
         return tools.get_current_directory(ctx)
 
-    server.add_tool(
-        get_current_directory,
-        name="get_current_directory",
-        description="This session's current directory (used when execute_command gets no workingDir).",
-        annotations=READ_ONLY,
-    )
-
-    def set_current_directory(
-        path: Annotated[str, Field(min_length=1, max_length=4096, description="An allowed directory.")],
-        ctx: Context,
-    ) -> dict[str, Any]:
+    def set_current_directory(ctx: Context, path: str) -> dict[str, Any]:
         return tools.set_current_directory(path, ctx)
 
-    server.add_tool(
+    bodies: list[Callable[..., Any]] = [
+        execute_command,
+        send_input,
+        get_command_output,
+        list_commands,
+        stop_command,
+        get_config,
+        validate_directories,
+        get_current_directory,
         set_current_directory,
-        name="set_current_directory",
-        description="Change this session's current directory; it must be allowed by the policy.",
-        annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False),
-    )
+    ]
+    return {body.__name__: body for body in bodies}
 
 
 def _add_resources(server: CheckedArgumentsServer, tools: ShellTools) -> None:
-    server.resource("cli://config", mime_type="application/json", description="The effective policy")(
-        tools.config_resource
-    )
+    """tool_catalog's resources, each read by its ShellTools method."""
 
-    @server.resource("cli://config/shells/{name}", mime_type="application/json", description="One shell's policy")
     def shell_resource(name: str) -> str:
         return tools.shell_resource(name)
 
-    server.resource("cli://logs/list", mime_type="application/json", description="Stored executions")(
-        tools.logs_resource
-    )
-
-    @server.resource(
-        "cli://logs/commands/{id}{?startLine,endLine,search}",
-        mime_type="text/plain",
-        description="One execution's output: a line range or a search",
-    )
     def log_resource(id: str, startLine: str = "1", endLine: str = "-1", search: str = "") -> str:
         return tools.log_resource(id, startLine, endLine, search)
 
-
-def execute_description(config: ResolvedConfig, shells: list[ShellKind]) -> str:
-    """execute_command's description: each shell's path format, timeout and directories."""
-    shell_lines = "\n".join(
-        f"- {k.value}: paths like {SHELL_FACTS[k].path_format}; timeout {config.shells[k].command_timeout} s"
-        + (
-            f"; working directories in {', '.join(config.shells[k].allowed_paths)}"
-            if config.shells[k].restrict_working_directory
-            else ""
+    readers: dict[str, Callable[..., str]] = {
+        "config_resource": tools.config_resource,
+        "shell_resource": shell_resource,
+        "logs_resource": tools.logs_resource,
+        "log_resource": log_resource,
+    }
+    for spec in RESOURCES:
+        server.resource(spec.uri, name=spec.name, mime_type=spec.mime_type, description=spec.description)(
+            readers[spec.name]
         )
-        for k in shells
-    )
-    return (
-        "Run a command in one of the enabled shells, after the policy checks every command it would run "
-        "(blocked programs, arguments, operators, directories; anything it cannot read is refused).\n"
-        f"{shell_lines}\nReturns the exit code and the last lines of output; the rest stays retrievable "
-        "with get_command_output. Set background=true for long-running processes, interactive=true to "
-        "send it input with send_input."
-    )

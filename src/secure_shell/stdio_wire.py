@@ -24,7 +24,7 @@ import anyio
 from mcp.server import MCPServer
 from mcp.server.stdio import stdio_server
 
-from secure_shell.early_initialize import EarlyInitialize, pollable, same_reply
+from secure_shell.early_initialize import EarlyInitialize, RequestId, pollable
 from secure_shell.jsonrpc_errors import INVALID_REQUEST, error_reply, reject
 
 MAX_MESSAGE_BYTES = 64 << 20
@@ -124,32 +124,34 @@ class LineWriter:
     queued as whole byte strings and one flush at a time sends them: lines never interleave.
     """
 
-    def __init__(self, fd: int, already_sent: dict[str, Any] | None = None) -> None:
+    def __init__(self, fd: int, already_sent: dict[RequestId, bytes] | None = None) -> None:
         self.fd = fd
         self._pending: list[bytes] = []
         self._sending = anyio.Lock()
-        self._already_sent = already_sent  # the early initialize reply: the SDK's own is held back
+        # the replies answered early, by id: the SDK's own reply to each is held back
+        self._already_sent = dict(already_sent or {})
 
     async def write(self, text: str) -> None:
-        if self._already_sent is not None and self._held_back(text):
+        if self._already_sent and self._held_back(text):
             return
         self._pending.append(text.encode("utf-8"))
 
     def _held_back(self, text: str) -> bool:
-        """Whether `text` is the SDK's reply to the initialize answered early (the first reply it writes
-        with that id); a reply that differs from the one sent is reported on stderr."""
-        sent = self._already_sent
-        assert sent is not None
+        """Whether `text` is the SDK's reply to a request answered early (the first reply it writes with
+        that id); a reply that differs from the one sent, byte for byte, is reported on stderr."""
         try:
             message = json.loads(text)
         except ValueError:
             return False
-        if not isinstance(message, dict) or message.get("id") != sent["id"] or "method" in message:
+        if not isinstance(message, dict) or "method" in message:
             return False
-        self._already_sent = None
-        if not same_reply(sent, text):
+        ident = message.get("id")
+        if isinstance(ident, bool) or not isinstance(ident, (int, str)) or ident not in self._already_sent:
+            return False
+        sent = self._already_sent.pop(ident)
+        if text.rstrip("\n").encode("utf-8") != sent:
             print(
-                f"secure-shell: the early initialize reply differed from the SDK's: {text.strip()[:2000]}",
+                f"secure-shell: the early reply to request {ident!r} differed from the SDK's: {text.strip()[:2000]}",
                 file=sys.stderr,
                 flush=True,
             )
@@ -191,7 +193,7 @@ def restore_blocking() -> None:
 def claimed_stdio(early: EarlyInitialize | None = None) -> Iterator[tuple[LineReader, LineWriter]]:
     """The wire on private descriptors; fd 0 and 1 diverted while serving, restored after. What
     `early` read and answered goes to the SDK's session first."""
-    read_before, already_sent = early.finish() if early is not None else (b"", None)
+    read_before, already_sent = early.finish() if early is not None else (b"", {})
     wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
     wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
     blocking = (os.get_blocking(wire_in), os.get_blocking(wire_out))

@@ -39,8 +39,6 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.excerpt import LONG, excerpt
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
 from secure_shell.replies import (
-    ExecuteResult,
-    OutputResult,
     background_note,
     denial_reply,
     execution_reply,
@@ -57,6 +55,7 @@ from secure_shell.runner import CommandRequest, Prepared, Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.sandbox.limits import LimitSettings, limit_note
 from secure_shell.shells import ShellKind
+from secure_shell.tool_catalog import ExecuteResult, OutputResult
 from secure_shell.working_directory import missing_on_host
 
 if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
