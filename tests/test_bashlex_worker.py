@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+
 import pytest
 
 from secure_shell.bashlex_worker import BashlexWorker
@@ -39,7 +43,7 @@ def test_worker_reports_parse_errors(worker: BashlexWorker) -> None:
 def test_known_loops_are_answered_without_waiting(worker: BashlexWorker, text: str) -> None:
     assert would_loop(text)
     result = worker(text)
-    # The static screen's answer, not the worker's "no answer within 1.0 s" after its deadline.
+    # The static screen's answer, not the worker's after it spent its CPU time.
     assert (result.status, result.message) == ("timeout", "bashlex does not terminate on `${` without `}` in a word")
 
 
@@ -47,7 +51,7 @@ def test_a_hang_is_killed_at_the_deadline_and_the_next_request_works(worker: Bas
     text = "echo $'${${a'"  # loops in bashlex but is not caught by the static screen
     assert not would_loop(text)
     result = finishes(lambda: worker(text))  # bashlex itself never returns on this text
-    assert (result.status, result.message) == ("timeout", "no answer within 1.0 s")
+    assert (result.status, result.message) == ("timeout", "bashlex used its 1.0 s of CPU time")
     assert worker("ls").names == ("ls",)
 
 
@@ -132,3 +136,33 @@ def test_the_worker_can_be_started_ahead_of_the_first_text_and_not_once_closed()
     worker.close()
     worker.start()  # a server shutting down does not get a new worker from a late start
     assert worker._process is None and process.poll() is not None
+
+
+def test_a_stopped_worker_is_killed_at_the_wall_clock_backstop_and_replaced() -> None:
+    """A worker that neither answers nor spends CPU (stopped, starved) cannot hold a check forever."""
+    worker = BashlexWorker(deadline=1.0, wall_backstop=2.0)
+    try:
+        assert worker("ls").names == ("ls",)
+        process = worker._process
+        assert process is not None
+        os.kill(process.pid, signal.SIGSTOP)
+        result = finishes(lambda: worker("echo hi"))
+        assert (result.status, result.message) == ("timeout", "no answer within 2 s")
+        assert worker("ls").names == ("ls",)  # a fresh worker
+        assert process.poll() is not None
+    finally:
+        worker.close()
+
+
+def test_a_busy_machine_slows_a_parse_but_the_cpu_budget_is_what_counts() -> None:
+    """The budget is CPU time: a worker kept off the CPU for longer than its budget still answers."""
+    worker = BashlexWorker(deadline=0.5)
+    try:
+        assert worker("ls").names == ("ls",)
+        process = worker._process
+        assert process is not None
+        os.kill(process.pid, signal.SIGSTOP)
+        threading.Timer(1.5, os.kill, (process.pid, signal.SIGCONT)).start()  # off the CPU three budgets long
+        assert finishes(lambda: worker("echo ${v:+is set $v}")).status == "ok"
+    finally:
+        worker.close()
