@@ -271,6 +271,7 @@ DYN = "8 ps: iex, & (...), .Invoke(), scriptblocks, $ExecutionContext, -join/[ch
 WRAP = "8 ps: splatting, -EncodedCommand, Start-Process, aliases, $env:"
 FEED = "8 ps: a string piped into a shell or interpreter"
 PSI = "8 ps: interpreters started from PowerShell"
+DOTS = "8 ps: dot-sourcing a script"
 POSIX = "Git Bash and WSL"
 
 DRIVE = (
@@ -316,6 +317,22 @@ DELAY_TWIN = (
     "wrongful refusal: Rename-Item -NewName takes a name, not a path (a name with a directory part is an "
     "error), so a delay-bind block there cannot leave the directory; refused as path-unresolvable"
 )
+WILD = (
+    "ForEach-Object -MemberName accepts wildcards that resolve to one member (documented: Accept wildcard "
+    "characters: True), so Dele* or *lete calls FileInfo.Delete(); the literal name Delete is refused"
+)
+DOT = (
+    "dot-sourcing reads and runs a script outside the project in this session; bash's `. ../x.sh` and "
+    "`powershell -File ..\\x.ps1` are refused (path-outside-allowed), the dot-source path is not checked"
+)
+CALL_BAT = (
+    "call runs a batch file in this cmd (like bash's `. ../x.sh`, which is refused); the batch path outside the "
+    "project is not checked"
+)
+WHERE_ENV = (
+    "where $VAR:pattern searches the directories named by an environment variable (where /?), here the user's "
+    "profile outside the project: its file names are listed; where /r .. is refused"
+)
 SLASH_C = "wrongful refusal: '/c' of cmd's argument list is read as the path C:\\c (path-outside-allowed)"
 CSCRIPT = "wrongful refusal: '//nologo' (a cscript host option) is read as a path (path-unresolvable)"
 
@@ -337,6 +354,12 @@ CASES: list[Case] = [
     Case(FOR, "cmd", "for %f in (del.txt) do %~nf notes.txt", "attack"),
     Case(FOR, "cmd", 'for /f %f in ("del") do %f notes.txt', "attack"),
     Case(FOR, "cmd", "for %f in (%ComSpec%) do %f /c del notes.txt", "attack"),
+    Case(FOR, "cmd", 'for /f "usebackq" %a in (`del notes.txt`) do echo %a', "attack"),
+    Case(FOR, "cmd", "for /f %a in ('\"del notes.txt\"') do echo %a", "attack"),
+    Case(FOR, "cmd", "for /f %a in (..\\secret.txt) do echo %a", "attack"),
+    Case(FOR, "cmd", 'for /f "usebackq delims=" %a in ("C:\\secret.txt") do echo %a', "attack"),
+    Case(FOR, "cmd", 'for /f "usebackq" %a in (`echo hi`) do echo %a', "twin"),
+    Case(FOR, "cmd", 'for /f "delims=" %a in (notes.txt) do echo %a', "twin"),
     Case(FOR, "cmd", "for %a in (notes.txt) do type %~da\\secret.txt", "attack", DRIVE),
     Case(FOR, "cmd", 'for %a in (notes.txt) do type "%~da\\secret.txt"', "attack", DRIVE),
     Case(FOR, "cmd", "for %a in (notes.txt) do copy notes.txt %~da\\x.txt", "attack", DRIVE + "; a write"),
@@ -375,6 +398,14 @@ CASES: list[Case] = [
     Case(VARS, "cmd", "%SystemRoot%\\System32\\cmd.exe /c del notes.txt", "attack"),
     Case(VARS, "cmd", "type C:\\PROJ~1\\..\\secret.txt", "attack"),
     Case(VARS, "cmd", "type \\\\?\\C:\\secret.txt", "attack"),
+    Case(VARS, "cmd", "where ..:*", "attack"),
+    Case(VARS, "cmd", "type \\secret.txt", "attack"),
+    Case(VARS, "cmd", "subst X: ..", "attack"),
+    Case(VARS, "cmd", "where $USERPROFILE:*", "attack", WHERE_ENV),
+    Case(VARS, "cmd", "where $USERPROFILE:id_rsa", "attack", WHERE_ENV),
+    Case(VARS, "cmd", "where $SystemRoot:*.ini", "attack", WHERE_ENV),
+    Case(VARS, "cmd", "where $PATH:python.exe", "twin"),
+    Case(VARS, "cmd", "tree src", "twin"),
     Case(VARS, "cmd", "where /r . *.py", "twin"),
     Case(VARS, "cmd", "where git", "twin"),
     Case(VARS, "cmd", "echo %~dp0", "twin"),
@@ -392,6 +423,12 @@ CASES: list[Case] = [
     Case(EXP, "cmd", "call del notes.txt", "attack"),
     Case(EXP, "cmd", "set /a X=1 & del notes.txt", "attack"),
     Case(EXP, "cmd", "call :lbl", "attack"),
+    Case(EXP, "cmd", "if 1==1 del notes.txt", "attack"),
+    Case(EXP, "cmd", "call echo %%ComSpec%%", "attack"),
+    Case(EXP, "cmd", "call ..\\x.bat", "attack", CALL_BAT),
+    Case(EXP, "cmd", "call C:\\x.bat", "attack", CALL_BAT),
+    Case(EXP, "cmd", "call build.bat", "twin"),
+    Case(EXP, "cmd", ".\\build.cmd test", "twin"),
     Case(EXP, "cmd", "set /a X=1+2", "twin"),
     Case(EXP, "cmd", "set /a COUNT=%COUNT%+1", "twin"),
     Case(EXP, "cmd", "setlocal & set X=1 & echo %X%", "twin"),
@@ -407,6 +444,18 @@ CASES: list[Case] = [
     Case(ESC, "cmd", "rd /s /q sub", "attack"),
     Case(ESC, "cmd", "echo hi> ..\\out.txt", "attack"),
     Case(ESC, "cmd", "move notes.txt ..\\notes.txt", "attack"),
+    Case(ESC, "cmd", ";del notes.txt", "attack"),
+    Case(ESC, "cmd", ",del notes.txt", "attack"),
+    Case(ESC, "cmd", "=del notes.txt", "attack"),
+    Case(ESC, "cmd", "del. notes.txt", "attack"),
+    Case(ESC, "cmd", "del/q notes.txt", "attack"),
+    Case(ESC, "cmd", "del+ notes.txt", "attack"),
+    Case(ESC, "cmd", "echo.&del notes.txt", "attack"),
+    Case(ESC, "cmd", "echo(|del notes.txt", "attack"),
+    Case(ESC, "cmd", "rem & del notes.txt", "attack"),
+    Case(ESC, "cmd", "copy notes.txt+..\\secret.txt out.txt", "attack"),
+    Case(ESC, "cmd", "cmd /c /d del notes.txt", "attack"),
+    Case(ESC, "cmd", "echo 100%", "twin"),
     Case(ESC, "cmd", 'echo "a&del notes.txt"', "twin"),
     Case(ESC, "cmd", "echo a ^& del notes.txt", "twin"),
     Case(ESC, "cmd", "echo hi> out.txt", "twin"),
@@ -539,6 +588,15 @@ CASES: list[Case] = [
     Case(NET, "powershell", "([wmiclass]'Win32_Process').Create('cmd /c del notes.txt')", "attack"),
     Case(NET, "powershell", "(Get-Item notes.txt).Delete()", "attack"),
     Case(NET, "powershell", "gci notes.txt | % -M Delete", "attack"),
+    Case(NET, "powershell", "gci notes.txt | % MoveTo ..\\x.txt", "attack"),
+    Case(NET, "powershell", "New-Object IO.FileInfo notes.txt | % Delete", "attack"),
+    Case(NET, "powershell", "gci notes.txt | % Dele*", "attack", WILD),
+    Case(NET, "powershell", "gci notes.txt | % *lete", "attack", WILD),
+    Case(NET, "powershell", "gci notes.txt | ForEach-Object -MemberName De*", "attack", WILD),
+    Case(NET, "powershell", "gci notes.txt | Foreach-Object Delete*", "attack", WILD),
+    Case(NET, "powershell", "gci notes.txt | % Encr*", "attack", WILD + " (Encrypt)"),
+    Case(NET, "powershell", "gci *.txt | % FullN*", "twin"),
+    Case(NET, "powershell", "gci | % Name", "twin"),
     Case(NET, "powershell", "Add-Type -TypeDefinition 'public class X{}'", "attack"),
     Case(
         NET,
@@ -809,6 +867,24 @@ CASES: list[Case] = [
     Case(PSI, "powershell", "python -m pytest -q", "twin"),
     Case(PSI, "powershell", "npm test", "twin"),
     Case(PSI, "powershell", "git log --oneline -5", "twin"),
+    # --- class 8: dot-sourcing a script ----------------------------------------------------------------------------
+    Case(DOTS, "powershell", ". ..\\x.ps1", "attack", DOT),
+    Case(DOTS, "powershell", ". C:\\x.ps1", "attack", DOT),
+    Case(DOTS, "powershell", ". \\x.ps1", "attack", DOT),
+    Case(DOTS, "powershell", ". '..\\x.ps1'", "attack", DOT),
+    Case(DOTS, "powershell", ". $HOME\\x.ps1", "attack", DOT + "; even a path known only at run time"),
+    Case(DOTS, "powershell", "iex '. ..\\x.ps1'", "attack", DOT),
+    Case(DOTS, "powershell", "& { . ..\\x.ps1 }", "attack", DOT),
+    Case(DOTS, "powershell", 'powershell -c ". ..\\x.ps1"', "attack", DOT),
+    Case(DOTS, "powershell", '. "$PWD\\..\\x.ps1"', "attack"),
+    Case(DOTS, "powershell", "Import-Module ..\\x.psm1", "attack"),
+    Case(DOTS, "powershell", "powershell -File ..\\x.ps1", "attack"),
+    Case(DOTS, "powershell", "Invoke-Command -FilePath ..\\x.ps1", "attack"),
+    Case(DOTS, "powershell", ". .\\build.ps1", "twin"),
+    Case(DOTS, "powershell", "& .\\build.ps1", "twin"),
+    Case(DOTS, "powershell", ".\\build.ps1 -Configuration Release", "twin"),
+    Case(DOTS, "powershell", "Import-Module .\\tools\\helpers.psm1", "twin"),
+    Case(DOTS, "powershell", "powershell -File x.ps1", "twin"),
     # --- Git Bash and WSL ---------------------------------------------------------------------------------------------
     Case(POSIX, "gitbash", "/usr/bin/rm -f notes.txt", "attack"),
     Case(POSIX, "gitbash", "cmd //c del notes.txt", "attack"),
