@@ -273,6 +273,8 @@ FEED = "8 ps: a string piped into a shell or interpreter"
 PSI = "8 ps: interpreters started from PowerShell"
 DOTS = "8 ps: dot-sourcing a script"
 POSIX = "Git Bash and WSL"
+MEMBER = "8 ps: ForEach-Object -MemberName method calls"
+WRITE_RUN = "7/8: a script written, then run, by the same command"
 CMDDEV = "7 cmd: everyday developer commands"
 PSDEV = "8 ps: everyday developer commands"
 
@@ -334,6 +336,20 @@ CALL_BAT = (
 WHERE_ENV = (
     "where $VAR:pattern searches the directories named by an environment variable (where /?), here the user's "
     "profile outside the project: its file names are listed; where /r .. is refused"
+)
+INVOKE_SCRIPT = (
+    "ForEach-Object -MemberName InvokeScript -ArgumentList TEXT calls $ExecutionContext.InvokeCommand."
+    "InvokeScript(TEXT) (documented method), which runs TEXT; the method-call spelling .InvokeScript() is "
+    "refused, the ForEach-Object spelling is not"
+)
+PARENT = (
+    "DirectoryInfo.Parent, GetFiles() and FileInfo.OpenText()/ReadToEnd() reached through ForEach-Object "
+    "-MemberName walk to C:\\ and read its files: the parent directory is never named as a path"
+)
+SCRIPT_RUN = (
+    "the command writes a script and runs it: the engine refuses this for .bat and .cmd (command-shadowing: "
+    "'x.bat' runs 'x.bat', which this command names), not for .ps1 run directly, dot-sourced or with "
+    "powershell -File, nor for python x.py"
 )
 SLASH_C = "wrongful refusal: '/c' of cmd's argument list is read as the path C:\\c (path-outside-allowed)"
 CSCRIPT = "wrongful refusal: '//nologo' (a cscript host option) is read as a path (path-unresolvable)"
@@ -797,6 +813,23 @@ CASES: list[Case] = [
     Case(FEED, "powershell", "Get-Content cmds.ps1 | powershell -Command -", "attack"),
     Case(FEED, "powershell", "Write-Output 'del notes.txt' | cmd", "attack"),
     Case(FEED, "powershell", "echo 'import os; os.system(\"del notes.txt\")' | python -", "attack"),
+    Case(FEED, "powershell", '"del notes.txt" | cmd', "attack", FEED_WHY.format(prog="cmd")),
+    Case(FEED, "powershell", ",'del notes.txt' | cmd", "attack", FEED_WHY.format(prog="cmd")),
+    Case(
+        FEED, "powershell", "('del'+' notes.txt') | cmd", "attack", FEED_WHY.format(prog="cmd") + " (built at run time)"
+    ),
+    Case(FEED, "powershell", "[string]'del notes.txt' | cmd", "attack", FEED_WHY.format(prog="cmd")),
+    Case(FEED, "powershell", "(Get-Content x.txt) | cmd", "attack", FEED_WHY.format(prog="cmd") + " (a file's text)"),
+    Case(FEED, "powershell", "$(Get-Content x.txt) | cmd", "attack", FEED_WHY.format(prog="cmd") + " (a file's text)"),
+    Case(FEED, "powershell", "(Get-Clipboard) | cmd", "attack", FEED_WHY.format(prog="cmd") + " (the clipboard)"),
+    Case(
+        FEED,
+        "powershell",
+        "(Get-Content x.txt) | powershell -Command -",
+        "attack",
+        FEED_WHY.format(prog="powershell -Command -") + " (a file's text)",
+    ),
+    Case(FEED, "powershell", "Get-Clipboard | cmd", "attack"),
     Case(FEED, "powershell", "'print(1+1)' | python -", "twin"),
     Case(FEED, "powershell", "'echo hi' | cmd", "twin"),
     Case(FEED, "powershell", "'Get-Date' | powershell -Command -", "twin"),
@@ -887,6 +920,100 @@ CASES: list[Case] = [
     Case(DOTS, "powershell", ".\\build.ps1 -Configuration Release", "twin"),
     Case(DOTS, "powershell", "Import-Module .\\tools\\helpers.psm1", "twin"),
     Case(DOTS, "powershell", "powershell -File x.ps1", "twin"),
+    # --- class 8: ForEach-Object -MemberName method calls ---------------------------------------------------------
+    Case(
+        MEMBER,
+        "powershell",
+        "$ExecutionContext.InvokeCommand | % InvokeScript 'Remove-Item notes.txt'",
+        "attack",
+        INVOKE_SCRIPT,
+    ),
+    Case(
+        MEMBER,
+        "powershell",
+        "$ExecutionContext.InvokeCommand | ForEach-Object -MemberName InvokeScript "
+        "-ArgumentList 'Remove-Item notes.txt'",
+        "attack",
+        INVOKE_SCRIPT,
+    ),
+    Case(
+        MEMBER,
+        "powershell",
+        "$ExecutionContext.InvokeCommand | % Invoke* 'Remove-Item notes.txt'",
+        "attack",
+        INVOKE_SCRIPT,
+    ),
+    Case(
+        MEMBER,
+        "powershell",
+        "$ExecutionContext | % InvokeCommand | % InvokeScript 'Remove-Item notes.txt'",
+        "attack",
+        INVOKE_SCRIPT,
+    ),
+    Case(
+        MEMBER,
+        "powershell",
+        "$ExecutionContext.SessionState | % InvokeCommand | % InvokeScript 'del notes.txt'",
+        "attack",
+        INVOKE_SCRIPT,
+    ),
+    Case(
+        MEMBER,
+        "powershell",
+        "Get-Item . | % Parent | % GetFiles 'secret.txt' | % OpenText | % ReadToEnd",
+        "attack",
+        PARENT,
+    ),
+    Case(
+        MEMBER, "powershell", "Get-Item notes.txt | % Directory | % Parent | % GetFiles | % OpenRead", "attack", PARENT
+    ),
+    Case(MEMBER, "powershell", "Get-Item . | % Parent | % GetFiles | % Dele*", "attack", PARENT + "; " + WILD),
+    Case(
+        MEMBER,
+        "powershell",
+        "$ExecutionContext.InvokeCommand | % NewScriptBlock 'Remove-Item notes.txt' | % Invoke",
+        "attack",
+    ),
+    Case(MEMBER, "powershell", "$ExecutionContext.SessionState.Path | % SetLocation 'C:\\'", "attack"),
+    Case(
+        MEMBER,
+        "powershell",
+        "$ExecutionContext.SessionState.InvokeProvider.Item | % Remove 'notes.txt' $false",
+        "attack",
+    ),
+    Case(MEMBER, "powershell", "Get-Item . | % Parent | % CreateSubdirectory 'x'", "attack"),
+    Case(MEMBER, "powershell", "Get-Process -Id $PID | % Kill", "attack"),
+    Case(MEMBER, "powershell", "Get-Command Remove-Item | % Invoke notes.txt", "attack"),
+    Case(MEMBER, "powershell", "Get-Item notes.txt | % OpenText | % ReadToEnd", "twin"),
+    Case(MEMBER, "powershell", "Get-Item . | % GetFiles '*.txt'", "twin"),
+    Case(MEMBER, "powershell", "$ExecutionContext.SessionState.Path | % CurrentLocation", "twin"),
+    Case(MEMBER, "powershell", "gci *.txt | % Length", "twin"),
+    Case(
+        MEMBER,
+        "powershell",
+        "Get-ChildItem *.txt | Copy-Item -Destination { $_.Name + '.bak' }",
+        "twin",
+        "wrongful refusal: a delay-bind block of the item's own name plus a suffix stays in the directory; refused "
+        'as path-unresolvable (while "build\\$($_.Name)" is allowed)',
+    ),
+    # --- a script written, then run, by the same command ---------------------------------------------------------
+    Case(WRITE_RUN, "cmd", "echo del notes.txt> x.bat & x.bat", "attack"),
+    Case(WRITE_RUN, "cmd", "echo del notes.txt> x.cmd && cmd /c x.cmd", "attack"),
+    Case(WRITE_RUN, "powershell", "'del notes.txt' | Set-Content x.bat; .\\x.bat", "attack"),
+    Case(WRITE_RUN, "powershell", "Set-Content x.ps1 'Remove-Item notes.txt'; .\\x.ps1", "attack"),
+    Case(WRITE_RUN, "powershell", "'Remove-Item notes.txt' > x.ps1; .\\x.ps1", "attack", SCRIPT_RUN),
+    Case(WRITE_RUN, "powershell", "'Remove-Item notes.txt' | Out-File x.ps1; . .\\x.ps1", "attack", SCRIPT_RUN),
+    Case(
+        WRITE_RUN,
+        "powershell",
+        "'Remove-Item notes.txt' | Set-Content x.ps1; powershell -File x.ps1",
+        "attack",
+        SCRIPT_RUN,
+    ),
+    Case(WRITE_RUN, "cmd", "echo Remove-Item notes.txt> x.ps1 && powershell -File x.ps1", "attack", SCRIPT_RUN),
+    Case(WRITE_RUN, "cmd", "echo import os; os.system('del notes.txt')> x.py && python x.py", "attack", SCRIPT_RUN),
+    Case(WRITE_RUN, "cmd", "echo hello> out.txt && type out.txt", "twin"),
+    Case(WRITE_RUN, "powershell", "'hello' | Set-Content out.txt; Get-Content out.txt", "twin"),
     # --- ordinary Windows developer commands (twins only) -------------------------------------------------------
     Case(CMDDEV, "cmd", "git diff HEAD~1 -- src", "twin"),
     Case(CMDDEV, "cmd", "git checkout -b feature/x", "twin"),
