@@ -159,7 +159,7 @@ class ShellTools:
         if checked.verdict.decision is Decision.ASK:
             refusal = await ask_user(ctx, kind, command, checked.verdict, policy.ask_timeout)
             if refusal is not None:
-                self.runner.record_denial(origin_of(ctx), kind, command, cwd, refusal)
+                self.runner.records.record_denial(origin_of(ctx), kind, command, cwd, refusal)
                 return self._denial(refusal, kind)
             confirmed = True
             checked = await self._prepare(kind, command, cwd, profile, True)
@@ -303,7 +303,7 @@ class ShellTools:
     def _start_background(self, request: CommandRequest, prepared: Prepared, stdin: Optional[str]) -> CallToolResult:
         kind, command, cwd = request.shell, request.command, request.cwd
         if prepared.invocation is None:
-            self.runner.record_denial(request.origin, kind, command, cwd, prepared.verdict)
+            self.runner.records.record_denial(request.origin, kind, command, cwd, prepared.verdict)
             return self._denial(prepared.verdict, kind)
         execution = self.runner.start_background(prepared, request, stdin).execution
         if stdin is not None:
@@ -355,7 +355,7 @@ class ShellTools:
                     self.runner.send_input, execution.id, text, close_stdin, origin, True
                 )
             else:
-                self.runner.record_denial(origin, shell, execution.command, execution.cwd, refusal)
+                self.runner.records.record_denial(origin, shell, execution.command, execution.cwd, refusal)
                 verdict = refusal
         if not verdict.allowed:
             return input_denial_reply(execution, verdict, self.config.shells[ShellKind(execution.shell)].allowed_paths)
