@@ -33,7 +33,7 @@ import anyio.to_thread
 from secure_shell import process_tree
 from secure_shell.errors import SpawnError
 from secure_shell.process_limits import Limits
-from secure_shell.process_spawn import Process, RunSpec, launcher_in_use, spawn, spawn_async
+from secure_shell.process_spawn import OnStarted, Process, RunSpec, launcher_in_use, spawn, spawn_async
 from secure_shell.remote_tree import kill_remote_tree, tagged
 from secure_shell.sandbox.launcher_client import LaunchedProcess, Launcher
 from secure_shell.shells import Invocation
@@ -224,7 +224,7 @@ def claim_slot(max_running: int | None) -> Slot:
     return Slot(max_running)
 
 
-def _on_started(registration: _Running | None) -> Callable[[Process], None] | None:
+def _on_started(registration: _Running | None) -> OnStarted | None:
     return registration.register if registration is not None else None
 
 
