@@ -15,8 +15,9 @@ import time
 
 import anyio
 
-from secure_shell.executor import RunSpec, execute, execute_async
+from secure_shell.executor import execute, execute_async
 from secure_shell.output_store import SEARCH_SECONDS, OutputStore, StoreLimits, compile_pattern
+from secure_shell.process_spawn import RunSpec
 from secure_shell.shells import ShellKind, build_invocation
 
 BASH = ("--noprofile", "--norc", "-c")

@@ -14,10 +14,11 @@ from pathlib import Path
 import anyio
 import pytest
 
-from secure_shell import executor, remote_tree, windows_job
+from secure_shell import executor, process_spawn, remote_tree, windows_job
 from secure_shell.errors import SpawnError
-from secure_shell.executor import RunSpec, execute, execute_async, running_count, stop_all
+from secure_shell.executor import execute, execute_async, running_count, stop_all
 from secure_shell.process_limits import Limits
+from secure_shell.process_spawn import RunSpec
 from secure_shell.shells import Invocation, PathDialect, ShellKind, build_invocation, host_directory
 from tests.helpers.processes import gone, processes_named
 from tests.waiting import PATIENCE, eventually, finishes
@@ -162,10 +163,10 @@ def test_limits_are_set_through_prlimit_and_never_raised() -> None:
 def test_limits_reach_the_command_with_or_without_prlimit(
     monkeypatch: pytest.MonkeyPatch, through_prlimit: bool
 ) -> None:
-    if through_prlimit and executor._PRLIMIT is None:
+    if through_prlimit and process_spawn._PRLIMIT is None:
         pytest.skip("this host has no prlimit")
     if not through_prlimit:
-        monkeypatch.setattr(executor, "_PRLIMIT", None)  # the preexec_fn path other POSIX hosts take
+        monkeypatch.setattr(process_spawn, "_PRLIMIT", None)  # the preexec_fn path other POSIX hosts take
     out = Collected()
     outcome = execute(
         bash("ulimit -Ht; ulimit -St; ulimit -n"), os.environ, 10, out, limits=Limits(cpu_seconds=42, open_files=99)

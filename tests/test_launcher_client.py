@@ -13,7 +13,8 @@ import anyio
 import pytest
 
 from secure_shell.errors import SpawnError
-from secure_shell.executor import RunSpec, execute_async, use_launcher
+from secure_shell.executor import execute_async
+from secure_shell.process_spawn import RunSpec, use_launcher
 from secure_shell.sandbox import kernel
 from secure_shell.sandbox.launcher_client import Confinement, LaunchedProcess, Launcher, zombie_status
 from secure_shell.sandbox.pod_client import make_pod, pod_spec

@@ -11,8 +11,8 @@ from typing import Callable, Mapping
 from secure_shell.command_environment import command_environment
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import SpawnError
-from secure_shell.executor import launcher_in_use, use_launcher
 from secure_shell.policy.shell_policy import ShellPolicy
+from secure_shell.process_spawn import launcher_in_use, use_launcher
 from secure_shell.sandbox import confine, git_config, kernel
 from secure_shell.sandbox.containment import pod_ruleset_for, pod_writable, ruleset_for
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement

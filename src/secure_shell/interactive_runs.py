@@ -56,7 +56,7 @@ def send_input(
             raise InputError(f"{execution_id} has already ended ({started.execution.status})")
         if not text and close_stdin:  # only the end of input: nothing for the policy to read
             closed = Verdict.of([Reason(R.ALLOWED, "stdin closed", "", Decision.ALLOW)])
-            runner.record(
+            runner.records.record(
                 "input",
                 origin,
                 started.shell,
@@ -76,7 +76,7 @@ def send_input(
         if verdict.decision is Decision.ASK:
             return verdict, written
         try:
-            runner.record(
+            runner.records.record(
                 "input" if verdict.allowed else "input-denied",
                 origin,
                 started.shell,

@@ -17,17 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
-from secure_shell.audit import AuditLog, default_path
 from secure_shell.checker import Checker
 from secure_shell.command_containment import Containments, stop_containment
 from secure_shell.command_environment import command_environment
+from secure_shell.command_records import CommandRecords
 from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.console_output import output_decoders
 from secure_shell.errors import AuditError, SecureShellError, SpawnError, StorageError, StoreFull
 from secure_shell.executables import find_executable, writable_places
 from secure_shell.executor import (
     Outcome,
-    RunSpec,
     Slot,
     TooManyCommands,
     claim_slot,
@@ -42,8 +41,9 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.verdict import Decision, Reason, Verdict
 from secure_shell.process_limits import Limits
+from secure_shell.process_spawn import RunSpec
 from secure_shell.recovery import release_registration
-from secure_shell.redaction import Redactor, output_masking
+from secure_shell.redaction import output_masking
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect
 from secure_shell.sandbox.launcher_client import Confinement, LauncherError
 from secure_shell.sandbox.net_access import Access
@@ -153,72 +153,19 @@ class Runner:
         self.host = host if host is not None else detect()
         checker.use_host(self.host)
         self.store = store or OutputStore(StoreLimits.from_logging(config.logging), _log_directory(config))
-        self.audit = open_audit(config)
+        self.records = CommandRecords(config)
         self.tmpdir = tempfile.mkdtemp(prefix="secure-shell-tmp-")  # the commands' private TMPDIR
         self.containment = Containments(
             config,
             self.host,
             self.tmpdir,
             lambda origin: any(s.origin == origin for s in list(self._open.values())),
-            Networks(self._record_network, self._running),
+            Networks(self.records.record_network, self._running),
         )
         self._executables: dict[str, str] = {}
         self._open: dict[str, Started] = {}  # a plain dict: the shutdown handler reads it, no lock to deadlock on
         self.background: dict[str, BackgroundRun] = {}
         self.shutting_down = False
-
-    # --- the audit trail -------------------------------------------------------------------
-
-    def record(
-        self,
-        event: str,
-        origin: str,
-        shell: ShellKind,
-        command: str,
-        cwd: str | None,
-        verdict: Verdict,
-        execution: Execution | None = None,
-        outcome: Outcome | None = None,
-        **extra: object,
-    ) -> None:
-        """One audit line; raises AuditError when it cannot be written."""
-        if self.audit is None:
-            return
-        fields: dict[str, object] = {
-            "session": origin,
-            "shell": shell.value,
-            "cwd": cwd,
-            "command": command,
-            "allowed": verdict.allowed,
-            "reasons": [r.to_dict() for r in verdict.reasons if not verdict.allowed],
-            # which policy and project the record belongs to: one trail may serve several
-            "config": self.config.source,
-            "allowedPaths": list(self.config.shells[shell].allowed_paths),
-        }
-        if execution is not None:
-            fields["executionId"] = execution.id
-            if event != "started":
-                fields.update(
-                    outputBytes=execution.buffer.total_bytes,
-                    outputLines=execution.buffer.total_lines,
-                    status=execution.status,
-                )
-                if execution.error:
-                    fields["error"] = execution.error
-        if outcome is not None:
-            fields.update(
-                exitCode=outcome.exit_code,
-                durationMs=int(outcome.duration * 1000),
-                timedOut=outcome.timed_out,
-                stopped=outcome.cancelled,
-            )
-        fields.update(extra)
-        self.audit.record(event, **fields)
-
-    def _record_network(self, event: str, **fields: object) -> None:
-        """A proxy decision (net_access.py) in the audit trail."""
-        if self.audit is not None:
-            self.audit.record(event, config=self.config.source, **fields)
 
     def _running(self, origin: str | None, shell: str) -> list[str]:
         """The executions of session `origin` (None: any) and `shell` running now."""
@@ -227,13 +174,6 @@ class Runner:
             for s in list(self._open.values())
             if s.shell.value == shell and (origin is None or s.origin == origin)
         ]
-
-    def record_denial(self, origin: str, shell: ShellKind, command: str, cwd: str | None, verdict: Verdict) -> None:
-        """A denial runs nothing, so a trail that cannot be written is reported, not fatal to the reply."""
-        try:
-            self.record("denied", origin, shell, command, cwd, verdict)
-        except AuditError as exc:
-            print(f"secure-shell: {exc}", file=sys.stderr, flush=True)
 
     def _executable(self, name: str) -> str | None:
         """The shell's full path, looked up once per server (a PATH search costs a stat per entry)."""
@@ -316,7 +256,9 @@ class Runner:
         try:
             slot = claim_slot(self.config.resources.max_concurrent_commands)
         except TooManyCommands as exc:
-            self._record_refusal(origin, shell, command, prepared, R.MAX_CONCURRENT_COMMANDS, str(exc))
+            self.records.record_refusal(
+                origin, shell, command, prepared.directory, prepared.verdict, R.MAX_CONCURRENT_COMMANDS, str(exc)
+            )
             raise
         cgroup = None
         try:
@@ -326,13 +268,15 @@ class Runner:
             try:
                 confinement = self.containment.attach(prepared.confinement, origin, shell, prepared.max_processes)
                 cgroup = confinement.cgroup if confinement is not None else None
-                self.record("started", origin, shell, command, prepared.directory, prepared.verdict, execution)
+                self.records.record("started", origin, shell, command, prepared.directory, prepared.verdict, execution)
             except BaseException:
                 self.store.discard(execution)
                 raise
         except StoreFull as exc:
             slot.release()
-            self._record_refusal(origin, shell, command, prepared, R.MAX_STORED_LOGS, str(exc))
+            self.records.record_refusal(
+                origin, shell, command, prepared.directory, prepared.verdict, R.MAX_STORED_LOGS, str(exc)
+            )
             raise
         except LauncherError as exc:
             slot.release()
@@ -362,13 +306,6 @@ class Runner:
         self._open[execution.id] = started
         return started
 
-    def _record_refusal(
-        self, origin: str, shell: ShellKind, command: str, prepared: Prepared, reason: str, message: str
-    ) -> None:
-        self.record(
-            "refused", origin, shell, command, prepared.directory, prepared.verdict, reason=reason, message=message
-        )
-
     def _release_cgroup(self, path: str | None, max_processes: int | None) -> None:
         if path is not None and self.host.pids is not None:
             self.host.pids.release(path, max_processes)
@@ -394,7 +331,7 @@ class Runner:
         self.store.finish(started.execution, status, exit_code, outcome is not None and outcome.timed_out)
         started.slot.release()
         try:
-            self.record(
+            self.records.record(
                 "finished",
                 started.origin,
                 started.shell,
@@ -429,7 +366,7 @@ class Runner:
             prepared = self.prepare(shell, request.command, request.cwd, request.profile, request.confirmed)
         if prepared.invocation is None or prepared.env is None:
             if prepared.verdict.decision is not Decision.ASK:
-                self.record_denial(request.origin, shell, request.command, request.cwd, prepared.verdict)
+                self.records.record_denial(request.origin, shell, request.command, request.cwd, prepared.verdict)
             return RunResult(prepared.verdict)
         timeout = request.timeout if request.timeout is not None else self.config.shells[shell].command_timeout
         started = self.begin(prepared, request, hold)
@@ -463,16 +400,7 @@ class Runner:
         timeout = request.timeout if request.timeout is not None else self.config.shells[shell].command_timeout
         refusal = _background_refusal(self, stdin)
         if refusal is not None:
-            self.record(
-                "refused",
-                origin,
-                shell,
-                command,
-                prepared.directory,
-                prepared.verdict,
-                reason=refusal[0],
-                message=refusal[1],
-            )
+            self.records.record_refusal(origin, shell, command, prepared.directory, prepared.verdict, *refusal)
             raise TooManyCommands(refusal[1])
         if prepared.invocation is None or prepared.env is None:
             raise ValueError("start_background takes an allowed command")
@@ -600,14 +528,6 @@ def _tee(first: Callable[[str, bytes], None], second: Callable[[str, bytes], Non
         second(stream, data)
 
     return both
-
-
-def open_audit(config: ResolvedConfig) -> AuditLog | None:
-    settings = config.audit
-    if not settings.enabled:
-        return None
-    path = Path(settings.path) if settings.path else default_path()
-    return AuditLog(path, settings.max_bytes, settings.backups, Redactor(settings.redact_patterns))
 
 
 def _log_directory(config: ResolvedConfig) -> Path | None:

@@ -151,10 +151,10 @@ def _bodies(tools: ShellTools) -> dict[str, Callable[..., Any]]:
         maxLines: Optional[int] = None,
         since: Optional[int] = None,
     ) -> CallToolResult:
-        return tools.get_command_output(executionId, startLine, endLine, search, context, maxLines, since)
+        return tools.output.get_command_output(executionId, startLine, endLine, search, context, maxLines, since)
 
     async def list_commands(status: Optional[str] = None) -> dict[str, Any]:
-        return tools.list_commands(status)
+        return tools.output.list_commands(status)
 
     def stop_command(ctx: Context, executionId: str) -> dict[str, Any]:
         return tools.stop_command(ctx, executionId)
@@ -186,18 +186,18 @@ def _bodies(tools: ShellTools) -> dict[str, Callable[..., Any]]:
 
 
 def _add_resources(server: CheckedArgumentsServer, tools: ShellTools) -> None:
-    """tool_catalog's resources, each read by its ShellTools method."""
+    """tool_catalog's resources, each read by its ShellTools (or its OutputTools) method."""
 
     def shell_resource(name: str) -> str:
         return tools.shell_resource(name)
 
     def log_resource(id: str, startLine: str = "1", endLine: str = "-1", search: str = "") -> str:
-        return tools.log_resource(id, startLine, endLine, search)
+        return tools.output.log_resource(id, startLine, endLine, search)
 
     readers: dict[str, Callable[..., str]] = {
         "config_resource": tools.config_resource,
         "shell_resource": shell_resource,
-        "logs_resource": tools.logs_resource,
+        "logs_resource": tools.output.logs_resource,
         "log_resource": log_resource,
     }
     for spec in RESOURCES:

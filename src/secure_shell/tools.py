@@ -2,9 +2,10 @@
 
 server.py declares the tools to the SDK (names, argument schemas, descriptions) and calls these;
 the policy, the runs and the store are the core's (Runner, Checker, OutputStore); the replies'
-wording is replies.py's. Errors the agent should read are ToolError or the core's SecureShellError,
-one sentence each; `agent_message` is the one place that reads them, however an exception group
-(an anyio task group over HTTP) wrapped them.
+wording is replies.py's; the tools and resources that read stored output are output_tools.py's.
+Errors the agent should read are ToolError or the core's SecureShellError, one sentence each;
+`agent_message` is the one place that reads them, however an exception group (an anyio task group
+over HTTP) wrapped them.
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ from pydantic import BaseModel, Field
 
 from secure_shell.checker import WouldWait
 from secure_shell.config.resolve import ResolvedConfig
-from secure_shell.errors import ExecutionNotFound, SecureShellError
+from secure_shell.errors import SecureShellError
 from secure_shell.executor import Outcome
 from secure_shell.http import client_gone
 from secure_shell.interactive import OutputMark, await_answer
 from secure_shell.network_questions import can_ask, network_asker
 from secure_shell.output_store import Execution
+from secure_shell.output_tools import OutputTools
 from secure_shell.policy import verdict as R
 from secure_shell.policy.excerpt import LONG, excerpt
 from secure_shell.policy.verdict import ASK_COMMAND, Decision, Reason, Verdict
@@ -45,17 +47,14 @@ from secure_shell.replies import (
     failure_reply,
     input_denial_reply,
     input_reply,
-    line_dict,
     policy_summary,
-    query_output,
-    visible,
     visible_fields,
 )
 from secure_shell.runner import CommandRequest, Prepared, Runner, RunResult
 from secure_shell.sandbox.launcher_client import Confinement
 from secure_shell.sandbox.limits import LimitSettings, limit_note
 from secure_shell.shells import ShellKind
-from secure_shell.tool_catalog import ExecuteResult, OutputResult
+from secure_shell.tool_catalog import ExecuteResult
 from secure_shell.working_directory import missing_on_host
 
 if sys.version_info < (3, 11):  # pragma: no cover - Python 3.10
@@ -118,6 +117,7 @@ class ShellTools:
     shells: list[ShellKind]
     missing: dict[ShellKind, str]
     sessions: Sessions = field(init=False)
+    output: OutputTools = field(init=False)  # get_command_output, list_commands, the log resources
     # the shells (and profiles) whose one-time check work is done: short commands are checked inline
     _warm: set[tuple[ShellKind, Optional[str]]] = field(init=False, default_factory=set)
     _worker_started: bool = field(init=False, default=False)
@@ -125,6 +125,7 @@ class ShellTools:
     def __post_init__(self) -> None:
         first = self.config.shells[self.shells[0]] if self.shells else None
         self.sessions = Sessions(first.initial_dir if first is not None else None)
+        self.output = OutputTools(self.config, self.runner.store)
 
     # --- execute_command -------------------------------------------------------------------
 
@@ -159,7 +160,7 @@ class ShellTools:
         if checked.verdict.decision is Decision.ASK:
             refusal = await ask_user(ctx, kind, command, checked.verdict, policy.ask_timeout)
             if refusal is not None:
-                self.runner.record_denial(origin_of(ctx), kind, command, cwd, refusal)
+                self.runner.records.record_denial(origin_of(ctx), kind, command, cwd, refusal)
                 return self._denial(refusal, kind)
             confirmed = True
             checked = await self._prepare(kind, command, cwd, profile, True)
@@ -303,7 +304,7 @@ class ShellTools:
     def _start_background(self, request: CommandRequest, prepared: Prepared, stdin: Optional[str]) -> CallToolResult:
         kind, command, cwd = request.shell, request.command, request.cwd
         if prepared.invocation is None:
-            self.runner.record_denial(request.origin, kind, command, cwd, prepared.verdict)
+            self.runner.records.record_denial(request.origin, kind, command, cwd, prepared.verdict)
             return self._denial(prepared.verdict, kind)
         execution = self.runner.start_background(prepared, request, stdin).execution
         if stdin is not None:
@@ -355,7 +356,7 @@ class ShellTools:
                     self.runner.send_input, execution.id, text, close_stdin, origin, True
                 )
             else:
-                self.runner.record_denial(origin, shell, execution.command, execution.cwd, refusal)
+                self.runner.records.record_denial(origin, shell, execution.command, execution.cwd, refusal)
                 verdict = refusal
         if not verdict.allowed:
             return input_denial_reply(execution, verdict, self.config.shells[ShellKind(execution.shell)].allowed_paths)
@@ -366,68 +367,7 @@ class ShellTools:
             execution, written, mark.lines, self.config.logging.max_return_lines, self.config.logging.max_return_bytes
         )
 
-    # --- output ----------------------------------------------------------------------------
-
-    def get_command_output(
-        self,
-        execution_id: str,
-        start: Optional[int],
-        end: Optional[int],
-        search: Optional[str],
-        context: int,
-        max_lines: Optional[int],
-        since: Optional[int],
-    ) -> CallToolResult:
-        if since is not None:
-            if start is not None or search is not None:
-                raise ToolError(
-                    "get_command_output: 'since' reads the lines after a line number; "
-                    "leave out startLine and search with it"
-                )
-            start = since + 1
-        with self.runner.store.reading(execution_id) as execution:  # never evicted while it is read
-            return self._output(execution, start, end, search, context, max_lines, since)
-
-    def _output(
-        self,
-        execution: Execution,
-        start: Optional[int],
-        end: Optional[int],
-        search: Optional[str],
-        context: int,
-        max_lines: Optional[int],
-        since: Optional[int],
-    ) -> CallToolResult:
-        settings = self.config.logging
-        limit = min(max_lines or settings.max_return_lines, settings.max_return_lines)
-        if since is not None and since >= execution.buffer.total_lines:
-            view = None
-        else:
-            try:
-                view = query_output(execution, start, end, search, context, limit, settings.max_return_bytes)
-            except SecureShellError as exc:
-                raise ToolError(f"get_command_output: {exc}") from None
-        pending = execution.buffer.pending() if execution.status == "running" else ""
-        lines = view.lines if view is not None else []
-        text = view.text() if view is not None else (f"no lines after line {since} yet (status: {execution.status})")
-        if pending:
-            text += f"\n[waiting after: {visible(pending)}]"
-        data = OutputResult(
-            executionId=execution.id,
-            status=execution.status,
-            totalLines=execution.buffer.total_lines,
-            returnedLines=len(lines),
-            lines=[line_dict(line) for line in lines],
-            totalMatches=view.total_matches if view is not None else None,
-            truncated=view.truncated if view is not None else False,
-            droppedLines=list(view.dropped) if view is not None and view.dropped else None,
-            pending=visible(pending) or None,
-        )
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data.model_dump())
-
-    def list_commands(self, status: Optional[str]) -> dict[str, Any]:
-        items = [visible_fields(e.summary()) for e in self.runner.store.list() if status in (None, e.status)]
-        return {"commands": items, "count": len(items)}
+    # --- background commands ------------------------------------------------------------
 
     def stop_command(self, ctx: Context, execution_id: str) -> dict[str, Any]:
         entry = self.runner.background.get(execution_id)
@@ -491,32 +431,6 @@ class ShellTools:
         if name not in {k.value for k in self.shells}:
             raise ResourceNotFoundError(f"no enabled shell {name!r} that this host can run")
         return json.dumps(self.config.to_dict(ShellKind(name), usable=self.shells), indent=2)
-
-    def logs_resource(self) -> str:
-        return json.dumps([visible_fields(e.summary()) for e in self.runner.store.list()], indent=2)
-
-    def log_resource(self, execution_id: str, start_line: str, end_line: str, search: str) -> str:
-        try:
-            with self.runner.store.reading(execution_id) as execution:
-                return self._log_text(execution, start_line, end_line, search)
-        except ExecutionNotFound as exc:
-            raise ResourceNotFoundError(str(exc)) from None
-
-    def _log_text(self, execution: Execution, start_line: str, end_line: str, search: str) -> str:
-        try:
-            start, end = int(start_line), int(end_line)
-        except ValueError:
-            raise ResourceNotFoundError(
-                f"startLine and endLine must be integers (got {start_line!r}, {end_line!r})"
-            ) from None
-        settings = self.config.logging
-        try:
-            view = query_output(
-                execution, start, end, search or None, 0, settings.max_return_lines, settings.max_return_bytes
-            )
-        except SecureShellError as exc:
-            raise ResourceNotFoundError(str(exc)) from None
-        return view.lines_text()
 
 
 def agent_message(exc: BaseException) -> str:

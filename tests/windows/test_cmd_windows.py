@@ -98,8 +98,9 @@ def test_an_interactive_command_reads_what_is_written_and_ends_at_eof(tmp_path: 
     """send_input's path on Windows: a pipe on the command's stdin, written by the server, closed at the end."""
     import threading
 
-    from secure_shell.executor import RunSpec, execute_tracked
+    from secure_shell.executor import execute_tracked
     from secure_shell.process_input import InputChannel
+    from secure_shell.process_spawn import RunSpec
     from secure_shell.shells import SHELL_FACTS, build_invocation
 
     invocation = build_invocation(
