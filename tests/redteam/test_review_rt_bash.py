@@ -525,6 +525,52 @@ ROWS += [
 ]
 
 
+ALIAS = "a git alias `!sh` (or `!bash -s`, `!python3`) reads the command's stdin as its script; the here-string is not checked as that script"
+ROWS += [
+    Row(C2, ATTACK, "git -c alias.x='!sh' x <<< 'rm -f notes.txt'", bypass=ALIAS, proof=GONE),
+    Row(C2, ATTACK, "git -c alias.x='!bash -s' x <<< 'rm -f notes.txt'", bypass=ALIAS, proof=GONE),
+    Row(
+        C2,
+        ATTACK,
+        r"""git -c alias.x='!python3' x <<< 'import os; os.system("r"+"m -f notes.txt")'""",
+        bypass=ALIAS,
+        proof=GONE,
+    ),
+    Row(C2, ATTACK, "find . -maxdepth 0 -exec sh \\; <<< 'rm -f notes.txt'"),
+    Row(C2, ATTACK, "python3 -c \"import os; os.execvp('sh', ['sh'])\" <<< 'rm -f notes.txt'"),
+    Row(C2, ATTACK, "node -e \"require('child_process').spawnSync('sh', {stdio:'inherit'})\" <<< 'rm -f notes.txt'"),
+    Row(C2, TWIN, "git -c alias.l='log --oneline' l"),
+    Row(C2, TWIN, "grep -c rm <<< 'rm -f notes.txt'"),
+    Row(
+        C2,
+        TWIN,
+        "awk '{print $1}' <<< 'rm -f notes.txt'",
+        wrongful="may-run-blocked-command: 'awk' is not known to this policy and may run the programs its arguments or its "
+        "input name (awk is modelled, and this program has no system(), pipe or getline)",
+    ),
+    Row(
+        C11,
+        ATTACK,
+        "tar -cf x.tar --transform='s,^,../outside/,' notes.txt && tar -xPf x.tar",
+        bypass="tar --transform renames members to a path outside, and -P extracts it as named",
+        proof=OUTSIDE,
+        contained=False,
+    ),
+    Row(
+        C11,
+        ATTACK,
+        "tar -cf x.tar notes.txt && tar -xf x.tar --transform='s,^,../outside/,' -P",
+        bypass="tar --transform renames members to a path outside, and -P extracts it as named",
+        proof=OUTSIDE,
+        contained=False,
+    ),
+    Row(C11, ATTACK, "tar -xf x.tar -C ../outside", contained=False),
+    Row(C11, ATTACK, "uniq notes.txt ../outside/x", contained=False),
+    Row(C11, TWIN, "tar -cf x.tar --transform='s,^,src/,' notes.txt", contained=False),
+    Row(C11, TWIN, "tar -xzf release.tgz --strip-components=1", contained=False),
+]
+
+
 def _rid(row: Row) -> str:
     return f"{row.cls.split()[0]}-{row.kind}-{ROWS.index(row)}"
 
