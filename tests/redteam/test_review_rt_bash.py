@@ -571,6 +571,37 @@ ROWS += [
 ]
 
 
+ENVS = "env -S starts a shell or interpreter whose stdin, the command's here-string, is not checked as its script"
+ROWS += [
+    Row(C2, ATTACK, "env -S 'sh -s' <<< 'r\"\"m -f notes.txt'", bypass=ENVS, proof=GONE),
+    Row(C2, ATTACK, "env -S 'bash' <<< 'r\"\"m -f notes.txt'", bypass=ENVS, proof=GONE),
+    Row(C2, ATTACK, r"""env -S'python3 -' <<< 'import os; os.system("r"+"m -f notes.txt")'""", bypass=ENVS, proof=GONE),
+    Row(C2, ATTACK, "chrt -o 0 sh <<< 'r\\m -f notes.txt'"),
+    Row(C2, ATTACK, "stdbuf -o0 sh <<< 'r\"\"m -f notes.txt'"),
+    Row(C2, ATTACK, r"""python3 -m pdb -m this <<< '!import os; os.system("r"+"m -f notes.txt")'"""),
+    Row(C2, ATTACK, r"""node - <<< 'require("child_process").execSync("r"+"m -f notes.txt")'"""),
+    Row(C2, ATTACK, "gdb -q <<< 'shell r\"\"m -f notes.txt'"),
+    Row(C2, ATTACK, "less notes.txt <<< '!r\"\"m -f notes.txt'"),
+    Row(C2, TWIN, "env -S 'sh -s' <<< 'echo hi'"),
+    Row(C2, TWIN, "node -i <<< 'console.log(1)'"),
+    Row(C2, TWIN, "python3 -q -i <<< 'print(1)'"),
+    Row(
+        C10,
+        ATTACK,
+        "tee >(sh) <<< 'rm -f notes.txt'; sleep 1",
+        bypass=FED + " (a process substitution as tee's file)",
+        proof=GONE,
+    ),
+    Row(
+        C10,
+        ATTACK,
+        "cat <<< 'rm -f notes.txt' > >(sh); sleep 1",
+        bypass=FED + " (bash process substitution)",
+        proof=GONE,
+    ),
+]
+
+
 def _rid(row: Row) -> str:
     return f"{row.cls.split()[0]}-{row.kind}-{ROWS.index(row)}"
 
