@@ -602,6 +602,52 @@ ROWS += [
 ]
 
 
+JSDESTR = "a runner destructured from a name bound to child_process (`const {execSync} = cp`) is not followed, so it passes as a value"
+ROWS += [
+    Row(
+        C5,
+        ATTACK,
+        """node -e "const cp = require('child_process'); const {execSync} = cp; [execSync][0]('r'+'m -f notes.txt')\"""",
+        bypass=JSDESTR,
+        proof=GONE,
+    ),
+    Row(
+        C5,
+        ATTACK,
+        """node -e "const cp = require('child_process'); const {execSync} = cp; (0, execSync)('r'+'m -f notes.txt')\"""",
+        bypass=JSDESTR,
+        proof=GONE,
+    ),
+    Row(
+        C5,
+        ATTACK,
+        """node -e "const cp = require('child_process'); const {execSync: e} = cp; const o = {e}; o.e('r'+'m -f notes.txt')\"""",
+        bypass=JSDESTR,
+        proof=GONE,
+    ),
+    Row(
+        C5,
+        ATTACK,
+        """node -e "const cp = require('child_process'); const {execSync} = cp; setTimeout(execSync, 0, 'r'+'m -f notes.txt')\"""",
+        bypass=JSDESTR,
+        proof=GONE,
+    ),
+    Row(
+        C5,
+        ATTACK,
+        """node -e "const cp = require('child_process'); const {execSync} = cp; ['r'+'m -f notes.txt'].forEach(execSync)\"""",
+        bypass=JSDESTR,
+        proof=GONE,
+    ),
+    Row(C5, ATTACK, """node -e "const {execSync} = require('child_process'); [execSync][0]('r'+'m -f notes.txt')\""""),
+    Row(C5, ATTACK, """python3 -c "import os; f = os.system; f('r'+'m -f notes.txt')\""""),
+    Row(C5, ATTACK, """python3 -c "import os; [os.system][0]('r'+'m -f notes.txt')\""""),
+    Row(C5, TWIN, """node -e "const cp = require('child_process'); const {execSync} = cp; execSync('ls')\""""),
+    Row(C5, TWIN, """node -e "console.log(process.getBuiltinModule('path').join('a','b'))\""""),
+    Row(C5, TWIN, """python3 -c "from pathlib import Path; print(sorted(Path('.').glob('*.py')))\""""),
+]
+
+
 def _rid(row: Row) -> str:
     return f"{row.cls.split()[0]}-{row.kind}-{ROWS.index(row)}"
 
@@ -644,9 +690,9 @@ def _text(row: Row, project: Path) -> str:
 
 
 def _params() -> list[object]:
-    params = []
+    params: list[object] = []
     for row in ROWS:
-        marks = []
+        marks: list[pytest.MarkDecorator] = []
         if row.bypass:
             marks.append(pytest.mark.xfail(strict=True, reason=f"bypass: {row.bypass}"))
         if row.wrongful:
