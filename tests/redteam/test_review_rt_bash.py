@@ -648,6 +648,33 @@ ROWS += [
 ]
 
 
+ROWS += [
+    Row(C5, ATTACK, """perl -e 'CORE::system("r"."m -f notes.txt")'"""),
+    Row(
+        C5,
+        ATTACK,
+        """perl -e 'use if 1, "IPC::Open3"; IPC::Open3::open3(my $i, my $o, undef, "r"."m", "-f", "notes.txt"); wait'""",
+    ),
+    Row(
+        C5,
+        ATTACK,
+        """perl -e 'use base "IPC::Open3"; IPC::Open3::open3(my $i, my $o, undef, "r"."m", "-f", "notes.txt"); wait'""",
+    ),
+    Row(
+        C5,
+        ATTACK,
+        """perl -MModule::Load -e 'load "IPC::Open3"; IPC::Open3::open3(my $i, my $o, undef, "r"."m", "-f", "notes.txt"); wait'""",
+    ),
+    Row(
+        C5,
+        ATTACK,
+        """perl -e 'my $m = "IPC/Open3.pm"; require $m; IPC::Open3::open3(my $i, my $o, undef, "r"."m", "-f", "notes.txt"); wait'""",
+    ),
+    Row(C5, TWIN, "perl -MList::Util=sum -e 'print sum(1,2)'"),
+    Row(C5, TWIN, "perl -MData::Dumper -e 'print Dumper([1])'"),
+]
+
+
 def _rid(row: Row) -> str:
     return f"{row.cls.split()[0]}-{row.kind}-{ROWS.index(row)}"
 
