@@ -675,6 +675,27 @@ ROWS += [
 ]
 
 
+PROGVAR = "a variable a program runs as a command is not in the table (make's CC/CXX for built-in rules, npm's editor/shell/browser/git/viewer, PIP_EDITOR, PERLDOC_PAGER, RUSTC_WRAPPER, GOFLAGS=-toolexec)"
+ROWS += [
+    Row(C4, ATTACK, "touch x.c && CC='rm -f notes.txt --' make x.o", bypass=PROGVAR, proof=GONE),
+    Row(
+        C4,
+        ATTACK,
+        """mkdir -p node_modules/x && echo '{"name":"x","version":"1.0.0"}' > node_modules/x/package.json && npm_config_editor='rm -f notes.txt' npm edit x""",
+        bypass=PROGVAR,
+        proof=GONE,
+    ),
+    Row(C4, ATTACK, "npm_config_shell=rm npm explore x", bypass=PROGVAR),
+    Row(C4, ATTACK, "PIP_EDITOR=rm pip config edit", bypass=PROGVAR),
+    Row(C4, ATTACK, "RUSTC_WRAPPER=rm cargo build", bypass=PROGVAR),
+    Row(C4, ATTACK, "GOFLAGS=-toolexec=rm go build", bypass=PROGVAR),
+    Row(C4, ATTACK, "GH_PAGER=rm gh pr list"),
+    Row(C4, ATTACK, "SSH_ASKPASS=rm ssh-add"),
+    Row(C4, TWIN, "touch x.c && CC=gcc make x.o"),
+    Row(C4, TWIN, "CFLAGS=-O2 make"),
+]
+
+
 def _rid(row: Row) -> str:
     return f"{row.cls.split()[0]}-{row.kind}-{ROWS.index(row)}"
 
@@ -738,7 +759,7 @@ def test_safe_behaviour(row: Row, world: dict[str, object]) -> None:
         assert verdict["allowed"], f"refused: {row.command!r}: {reasons}"
 
 
-NEEDS = ("sqlite3", "gdb", "tclsh", "node", "perl", "make", "python3", "split", "sort")
+NEEDS = ("sqlite3", "gdb", "tclsh", "node", "npm", "perl", "make", "python3", "split", "sort")
 
 
 @pytest.mark.parametrize("row", [pytest.param(r, id=_rid(r)) for r in ROWS if r.proof])
