@@ -516,6 +516,7 @@ async def _attack(
         "git init -q nested && printf '#!/bin/sh\\necho hook\\n' > nested/.git/hooks/pre-commit"
         " && chmod +x nested/.git/hooks/pre-commit && echo planted",
     )
+    record.host["nested hook"] = (project / "nested" / ".git" / "hooks" / "pre-commit").exists()
     await run("commondir", "python3 commondir.py")
     _host_git_status(project, owner)
     record.host["commondir"] = Path(base / "pwned-commondir").exists()
@@ -719,71 +720,38 @@ def test_pod_sysv_memory_ends_with_the_pod(attacked: Any, kind: str, who: str) -
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="`.git/commondir` written by a command points git at a config and hooks "
-    "directory in the project: the person's next `git status` runs its core.fsmonitor unsandboxed",
-)
 def test_git_commondir_does_not_run_code_outside(attacked: Any, kind: str, who: str) -> None:
     assert not attacked(kind, who).host["commondir"]
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="extensions.worktreeConfig is not taken out and .git/config.worktree is not "
-    "checked: a core.fsmonitor there runs on the person's next `git status`",
-)
 def test_git_config_worktree_does_not_run_code_outside(attacked: Any, kind: str, who: str) -> None:
     assert not attacked(kind, who).host["worktree"]
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="`.git/config` replaced by a symlink to a project file is not checked after the command: a core.fsmonitor "
-    "there runs on the person's next `git status`",
-)
 def test_git_config_symlink_does_not_run_code_outside(attacked: Any, kind: str, who: str) -> None:
     assert not attacked(kind, who).host["symlink"]
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a submodule's .git/modules/NAME/config is not checked: a core.fsmonitor added there runs on the "
-    "person's next top-level `git status`",
-)
 def test_git_submodule_config_does_not_run_code_outside(attacked: Any, kind: str, who: str) -> None:
     assert not attacked(kind, who).host["submodule"]
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="keys whose values git runs later survive the revert: interactive.diffFilter, "
-    "gpg.ssh.defaultKeyCommand, submodule.*.update=!cmd, man.*.cmd, trailer.*.command, sendemail.toCmd, "
-    "protocol.ext.allow, remote.*.vcs, core.worktree",
-)
 def test_code_running_git_keys_are_taken_out(attacked: Any, kind: str, who: str) -> None:
     kept = {key: value for key, value in attacked(kind, who).host["kept"].items() if value}
     assert kept == {}
 
 
-@pytest.mark.parametrize("kind,who", POD)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="only .git/hooks at the top of a writable path is read-only: a repository "
-    "made below it (or at the top when none existed at pod start) gets writable hooks",
-)
-def test_pod_hooks_of_a_new_repository_are_read_only(attacked: Any, kind: str, who: str) -> None:
-    assert "planted" not in attacked(kind, who).replies["nested hooks"]
+@pytest.mark.parametrize("kind,who", HOSTS)
+def test_hooks_of_a_new_repository_are_disabled(attacked: Any, kind: str, who: str) -> None:
+    """A repository made by a command (beneath the project; read-only binds cover only those that
+    existed when the pod started) gets its new hook renamed aside after the command, and the reply says so."""
+    record = attacked(kind, who)
+    assert not record.host["nested hook"], record.replies["nested hooks"]
+    assert "nested/.git/hooks/pre-commit: hook disabled" in record.replies["nested hooks"]
 
 
 @pytest.mark.parametrize("kind,who", POD)

@@ -1,0 +1,313 @@
+"""What git reads later from the repositories a command could write, kept as it was before it ran.
+
+A person runs git in the project after the agent's session, outside any sandbox, and git then runs
+what a repository's files name: hooks, and programs named by config keys. So before each contained
+command the server notes, for each repository at the top of a writable path, in a directory right
+beneath one, and around the command's working directory, every file git reads for it that can make
+it run code, and after the command it puts back what the command changed there (git_config.py says
+which config entries may change):
+
+- pointer files (`.git` as a file, `commondir`): one that appeared, changed or became a link is
+  put back (or removed), unless it names a git directory already watched here (git submodule add,
+  git worktree add): a command cannot point git at a config or hooks of its own making;
+- config files (`config`, `config.worktree`, `worktrees/*/config.worktree`, and those of every
+  submodule's git directory under `modules/`, recursively): a file that became a link is put back;
+  an entry added or changed that is not on git_config's inert list is taken out;
+- hooks directories (`hooks` of each git directory, and core.hooksPath where the person set it): a
+  file that appeared or changed there is renamed aside (`NAME.disabled-by-secure-shell`), never
+  deleted; git's own `*.sample` files run nothing and are left.
+
+Repositories deeper than one level beneath a writable path (other than the working directory's)
+are not looked at. Bounded: at most MAX_ENTRIES entries per hooks directory, MAX_GITDIRS git
+directories per repository, config files of at most git_config.MAX_BYTES.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+
+from secure_shell.sandbox import git_config
+
+MAX_ENTRIES = 1000
+MAX_GITDIRS = 200
+MAX_CHILDREN = 2000  # directories looked at beneath one writable path
+DISABLED = ".disabled-by-secure-shell"
+SKIP = {".git", "node_modules", ".venv", "venv", "__pycache__", "target", "build", "dist"}
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    content: bytes | None  # None: absent, unreadable or too large
+    link: bool = False
+    exists: bool = False
+
+
+@dataclass
+class GitFiles:
+    """Where git reads code-running things for some repositories: the file states at one moment."""
+
+    pointers: dict[str, FileState] = field(default_factory=dict)
+    configs: dict[str, tuple[FileState, str]] = field(default_factory=dict)  # path -> (state, its git dir)
+    hooks: dict[str, dict[str, tuple[int, ...]]] = field(default_factory=dict)  # dir -> name -> identity
+    gitdirs: set[str] = field(default_factory=set)  # the git directories found (real paths)
+    tops: tuple[str, ...] = ()
+    writable: tuple[str, ...] = ()  # what the tops were found from: looked at again after the command
+    directory: str | None = None
+
+
+def tops_for(writable: list[str] | tuple[str, ...], directory: str | None) -> tuple[str, ...]:
+    """The directories where a repository may start: each writable path, each directory right
+    beneath one, and the working directory's nearest `.git` above it."""
+    found: list[str] = []
+    for path in writable:
+        real = os.path.realpath(path)
+        if not os.path.isdir(real):
+            continue
+        found.append(real)
+        try:
+            with os.scandir(real) as listing:
+                for count, entry in enumerate(listing):
+                    if count >= MAX_CHILDREN:
+                        break
+                    if entry.name not in SKIP and entry.is_dir(follow_symlinks=False):
+                        found.append(entry.path)
+        except OSError:
+            pass
+    if directory:
+        current = os.path.realpath(directory)
+        while True:
+            if os.path.lexists(os.path.join(current, ".git")):
+                found.append(current)
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+    return tuple(dict.fromkeys(found))
+
+
+def snapshot(writable: list[str] | tuple[str, ...], directory: str | None) -> GitFiles:
+    """The state of everything git would read for the repositories a command with these writable
+    paths, run in `directory`, can write."""
+    tops = tops_for(writable, directory)
+    files = GitFiles(tops=tops, writable=tuple(writable), directory=directory)
+    for top in tops:
+        _repository(top, files, tops)
+    return files
+
+
+def _repository(top: str, files: GitFiles, tops: tuple[str, ...]) -> None:
+    dotgit = os.path.join(top, ".git")
+    gitdir: str | None = dotgit if os.path.isdir(dotgit) else None
+    if os.path.islink(dotgit) or os.path.isfile(dotgit):
+        files.pointers[dotgit] = _state(dotgit)
+        target = _pointed(dotgit)
+        if target is not None and os.path.isdir(target):
+            gitdir = target
+    if gitdir is None:
+        return
+    pending = [gitdir]
+    while pending and len(files.gitdirs) < MAX_GITDIRS * len(tops):
+        current = pending.pop()
+        real = os.path.realpath(current)
+        if real in files.gitdirs:
+            continue
+        files.gitdirs.add(real)
+        common = _common(current, files)
+        for directory in dict.fromkeys((current, common)):
+            _gitdir(directory, top, files)
+            pending += _module_gitdirs(os.path.join(directory, "modules"))
+            worktrees = os.path.join(directory, "worktrees")
+            for name in _names(worktrees):
+                linked = os.path.join(worktrees, name)
+                files.pointers[os.path.join(linked, "commondir")] = _state(os.path.join(linked, "commondir"))
+                _config(os.path.join(linked, "config.worktree"), linked, files)
+
+
+def _common(gitdir: str, files: GitFiles) -> str:
+    """The git directory's common directory: `commondir` names it (relative to the git directory)."""
+    pointer = os.path.join(gitdir, "commondir")
+    files.pointers[pointer] = _state(pointer)
+    content = files.pointers[pointer].content
+    if content is None or files.pointers[pointer].link:
+        return gitdir
+    return os.path.normpath(os.path.join(gitdir, content.decode("utf-8", "replace").strip()))
+
+
+def _gitdir(directory: str, top: str, files: GitFiles) -> None:
+    for name in ("config", "config.worktree"):
+        _config(os.path.join(directory, name), directory, files)
+    hooks = [os.path.join(directory, "hooks")]
+    config = files.configs[os.path.join(directory, "config")][0].content
+    hooks_path = git_config.value_of(config.decode("utf-8", "replace"), "core.hookspath") if config else None
+    if hooks_path:  # the person's own (husky, pre-commit): relative to the work tree
+        hooks.append(os.path.join(top, os.path.expanduser(hooks_path)))
+    for hook_dir in hooks:
+        files.hooks.setdefault(os.path.normpath(hook_dir), _hooks(hook_dir))
+
+
+def _config(path: str, gitdir: str, files: GitFiles) -> None:
+    files.configs.setdefault(path, (_state(path), gitdir))
+
+
+def _module_gitdirs(modules: str, depth: int = 0) -> list[str]:
+    """The git directories beneath `modules` (a submodule named a/b lives at modules/a/b)."""
+    found = []
+    for name in _names(modules):
+        path = os.path.join(modules, name)
+        if os.path.lexists(os.path.join(path, "HEAD")) or os.path.lexists(os.path.join(path, "config")):
+            found.append(path)
+        elif depth < 8:
+            found += _module_gitdirs(path, depth + 1)
+    return found[:MAX_GITDIRS]
+
+
+def _names(directory: str) -> list[str]:
+    try:
+        with os.scandir(directory) as listing:
+            return sorted(e.name for e in listing if e.is_dir(follow_symlinks=False))[:MAX_GITDIRS]
+    except OSError:
+        return []
+
+
+def _hooks(directory: str) -> dict[str, tuple[int, ...]]:
+    found: dict[str, tuple[int, ...]] = {}
+    try:
+        with os.scandir(directory) as listing:
+            for count, entry in enumerate(listing):
+                if count >= MAX_ENTRIES:
+                    break
+                info = entry.stat(follow_symlinks=False)
+                found[entry.name] = (info.st_ino, info.st_dev, info.st_size, info.st_mtime_ns, info.st_mode)
+    except OSError:
+        pass
+    return found
+
+
+def _state(path: str) -> FileState:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return FileState(None)
+    link = stat.S_ISLNK(info.st_mode)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(git_config.MAX_BYTES + 1)
+    except OSError:
+        return FileState(None, link, True)
+    return FileState(data if len(data) <= git_config.MAX_BYTES else None, link, True)
+
+
+def _pointed(dotgit: str) -> str | None:
+    """The git directory a `.git` file names (`gitdir: PATH`, relative to its directory)."""
+    content = _state(dotgit).content
+    if content is None:
+        return None
+    text = content.decode("utf-8", "replace").strip()
+    if not text.startswith("gitdir:"):
+        return None
+    return os.path.normpath(os.path.join(os.path.dirname(dotgit), text.removeprefix("gitdir:").strip()))
+
+
+@dataclass(frozen=True, slots=True)
+class Reverted:
+    path: str
+    what: str  # the keys taken out, or what was done to the file
+
+    def describe(self) -> str:
+        return f"{self.path}: {self.what}"
+
+
+def restore(before: GitFiles) -> list[Reverted]:
+    """Put back what a command changed since `before` that would make git run code (the module's
+    docstring says what); what was done, file by file."""
+    done = _pointers(before, snapshot(before.writable, before.directory))
+    now = snapshot(before.writable, before.directory)  # after the pointers: the files git reads now
+    for path, (state, gitdir) in now.configs.items():
+        old = before.configs.get(path, (FileState(None), gitdir))[0]
+        if state == old or not state.exists:
+            continue
+        try:
+            if state.content is None or (state.link and not old.link):
+                done.append(Reverted(path, _put_back(path, old)))
+                continue
+            previous = (old.content or b"").decode("utf-8", "replace")
+            text, dropped = git_config.without_added(
+                state.content.decode("utf-8", "replace"), previous, gitdir, before.tops
+            )
+            if dropped:
+                _write(path, text.encode())
+                done.append(Reverted(path, ", ".join(dict.fromkeys(dropped))))
+        except OSError as exc:
+            done.append(Reverted(path, f"could not be put back ({exc.strerror or exc})"))
+    for directory, names in now.hooks.items():
+        old_names = before.hooks.get(directory, {})
+        for name, identity in names.items():
+            if name.endswith((".sample", DISABLED)) or old_names.get(name) == identity or stat.S_ISDIR(identity[-1]):
+                continue
+            done.append(Reverted(os.path.join(directory, name), _disable(directory, name)))
+    return done
+
+
+def _pointers(before: GitFiles, now: GitFiles) -> list[Reverted]:
+    done = []
+    for path in dict.fromkeys([*before.pointers, *now.pointers]):
+        old, new = before.pointers.get(path, FileState(None)), now.pointers.get(path, _state(path))
+        if new == old or not new.exists or (os.path.isdir(path) and not new.link):
+            continue  # unchanged, removed (git reads nothing there), or a new repository's own directory
+        if not new.link and _names_a_watched_gitdir(path, new.content, before.gitdirs):
+            continue
+        try:
+            done.append(Reverted(path, _put_back(path, old)))
+        except OSError as exc:
+            done.append(Reverted(path, f"could not be put back ({exc.strerror or exc})"))
+    return done
+
+
+def _names_a_watched_gitdir(path: str, content: bytes | None, gitdirs: set[str]) -> bool:
+    """Whether a pointer names a git directory watched before the command, or one of its
+    submodules' or linked worktrees' (which git submodule add and git worktree add make)."""
+    if content is None:
+        return False
+    text = content.decode("utf-8", "replace").strip()
+    if os.path.basename(path) == ".git":
+        if not text.startswith("gitdir:"):
+            return False
+        text = text.removeprefix("gitdir:").strip()
+    target = os.path.realpath(os.path.join(os.path.dirname(path), text))
+    return any(
+        target == gitdir or target.startswith((gitdir + "/modules/", gitdir + "/worktrees/")) for gitdir in gitdirs
+    )
+
+
+def _put_back(path: str, old: FileState) -> str:
+    if old.exists and old.content is not None and not old.link:
+        _write(path, old.content)
+        return "put back as it was before the command"
+    if old.exists:
+        raise OSError(0, "what it held before was not kept (a link, or too large)")
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise OSError(0, "a directory stands there")
+    os.unlink(path)
+    return "removed (the command made it)"
+
+
+def _write(path: str, data: bytes) -> None:
+    temporary = f"{path}.secure-shell-revert"
+    with open(temporary, "wb") as handle:
+        handle.write(data)
+    os.replace(temporary, path)  # over whatever the command left there, a link included
+
+
+def _disable(directory: str, name: str) -> str:
+    for number in range(100):
+        aside = f"{name}{DISABLED}" if number == 0 else f"{name}.{number}{DISABLED}"
+        if not os.path.lexists(os.path.join(directory, aside)):
+            try:
+                os.rename(os.path.join(directory, name), os.path.join(directory, aside))
+            except OSError as exc:
+                return f"hook could not be disabled ({exc.strerror or exc})"
+            return f"hook disabled (renamed to {aside})"
+    return "hook could not be disabled (no free name)"
