@@ -170,3 +170,27 @@ def test_the_working_directorys_repository_and_the_persons_hooks_path(tmp_path: 
     done = described(git_repos.restore(before))
     assert not (outer / ".githooks" / "pre-commit").exists(), done
     assert not (outer / ".git" / "hooks" / "post-checkout").exists(), done
+
+
+def test_a_file_behind_a_link_is_never_read_into_the_project(tmp_path: Path) -> None:
+    """A config made a link to a file the command may not read (by a process left running between
+    commands) is not read through: what is written back holds none of it."""
+    project = repository(tmp_path)
+    secret = tmp_path / "secret"
+    secret.write_text("[core]\n\tbare = false\nSECRET-LINE\n")
+    config = project / ".git" / "config"
+    config.unlink()
+    config.symlink_to(secret)
+    before = around(project)
+    config.unlink()
+    config.write_text("[core]\n\tfsmonitor = evil\n\tbare = false\n")
+    done = described(git_repos.restore(before))
+    assert "core.fsmonitor" in done and "SECRET" not in config.read_text() and not config.is_symlink()
+    config.unlink()
+    config.symlink_to(secret)
+    before = around(project)
+    (project / "other").write_text("[core]\n\tfsmonitor = evil\n")
+    config.unlink()
+    config.symlink_to(project / "other")
+    done = described(git_repos.restore(before))
+    assert config.is_symlink() and os.readlink(config) == str(secret), done  # the link as it was

@@ -25,6 +25,7 @@ directories per repository, config files of at most git_config.MAX_BYTES.
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 from dataclasses import dataclass, field
 
@@ -99,6 +100,8 @@ def snapshot(writable: list[str] | tuple[str, ...], directory: str | None) -> Gi
 
 
 def _repository(top: str, files: GitFiles, tops: tuple[str, ...]) -> None:
+    """Every path noted is a real path but for its last part: the changes are made through
+    descriptors opened without following links (_parent), so a link swapped in meanwhile is not followed."""
     dotgit = os.path.join(top, ".git")
     gitdir: str | None = dotgit if os.path.isdir(dotgit) else None
     if os.path.islink(dotgit) or os.path.isfile(dotgit):
@@ -110,11 +113,10 @@ def _repository(top: str, files: GitFiles, tops: tuple[str, ...]) -> None:
         return
     pending = [gitdir]
     while pending and len(files.gitdirs) < MAX_GITDIRS * len(tops):
-        current = pending.pop()
-        real = os.path.realpath(current)
-        if real in files.gitdirs:
+        current = os.path.realpath(pending.pop())
+        if current in files.gitdirs:
             continue
-        files.gitdirs.add(real)
+        files.gitdirs.add(current)
         common = _common(current, files)
         for directory in dict.fromkeys((current, common)):
             _gitdir(directory, top, files)
@@ -133,7 +135,7 @@ def _common(gitdir: str, files: GitFiles) -> str:
     content = files.pointers[pointer].content
     if content is None or files.pointers[pointer].link:
         return gitdir
-    return os.path.normpath(os.path.join(gitdir, content.decode("utf-8", "replace").strip()))
+    return os.path.realpath(os.path.join(gitdir, content.decode("utf-8", "replace").strip()))
 
 
 def _gitdir(directory: str, top: str, files: GitFiles) -> None:
@@ -145,7 +147,8 @@ def _gitdir(directory: str, top: str, files: GitFiles) -> None:
     if hooks_path:  # the person's own (husky, pre-commit): relative to the work tree
         hooks.append(os.path.join(top, os.path.expanduser(hooks_path)))
     for hook_dir in hooks:
-        files.hooks.setdefault(os.path.normpath(hook_dir), _hooks(hook_dir))
+        real = os.path.realpath(hook_dir)  # a hooks directory linked elsewhere (.githooks) is watched there
+        files.hooks.setdefault(real, _hooks(real))
 
 
 def _config(path: str, gitdir: str, files: GitFiles) -> None:
@@ -187,28 +190,37 @@ def _hooks(directory: str) -> dict[str, tuple[int, ...]]:
 
 
 def _state(path: str) -> FileState:
+    """A file's content, or a link's target: never read through a link (what the server reads could
+    otherwise be a file the command may not read, written back where it may)."""
     try:
         info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            return FileState(os.readlink(path).encode(), True, True)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
-        return FileState(None)
-    link = stat.S_ISLNK(info.st_mode)
+        return FileState(None, False, os.path.lexists(path))
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(git_config.MAX_BYTES + 1)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return FileState(None, False, True)
+        data = os.read(fd, git_config.MAX_BYTES + 1)
     except OSError:
-        return FileState(None, link, True)
-    return FileState(data if len(data) <= git_config.MAX_BYTES else None, link, True)
+        return FileState(None, False, True)
+    finally:
+        os.close(fd)
+    return FileState(data if len(data) <= git_config.MAX_BYTES else None, False, True)
 
 
 def _pointed(dotgit: str) -> str | None:
     """The git directory a `.git` file names (`gitdir: PATH`, relative to its directory)."""
+    if os.path.islink(dotgit):
+        return os.path.realpath(dotgit)
     content = _state(dotgit).content
     if content is None:
         return None
     text = content.decode("utf-8", "replace").strip()
     if not text.startswith("gitdir:"):
         return None
-    return os.path.normpath(os.path.join(os.path.dirname(dotgit), text.removeprefix("gitdir:").strip()))
+    return os.path.realpath(os.path.join(os.path.dirname(dotgit), text.removeprefix("gitdir:").strip()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,17 +235,19 @@ class Reverted:
 def restore(before: GitFiles) -> list[Reverted]:
     """Put back what a command changed since `before` that would make git run code (the module's
     docstring says what); what was done, file by file."""
-    done = _pointers(before, snapshot(before.writable, before.directory))
-    now = snapshot(before.writable, before.directory)  # after the pointers: the files git reads now
+    now = snapshot(before.writable, before.directory)
+    done = _pointers(before, now)
+    if done:
+        now = snapshot(before.writable, before.directory)  # after the pointers: the files git reads now
     for path, (state, gitdir) in now.configs.items():
         old = before.configs.get(path, (FileState(None), gitdir))[0]
         if state == old or not state.exists:
             continue
         try:
-            if state.content is None or (state.link and not old.link):
+            if state.content is None or state.link:
                 done.append(Reverted(path, _put_back(path, old)))
                 continue
-            previous = (old.content or b"").decode("utf-8", "replace")
+            previous = (old.content or b"").decode("utf-8", "replace") if not old.link else ""
             text, dropped = git_config.without_added(
                 state.content.decode("utf-8", "replace"), previous, gitdir, before.tops
             )
@@ -283,31 +297,76 @@ def _names_a_watched_gitdir(path: str, content: bytes | None, gitdirs: set[str])
 
 
 def _put_back(path: str, old: FileState) -> str:
-    if old.exists and old.content is not None and not old.link:
-        _write(path, old.content)
+    if old.exists and old.content is not None:
+        _write(path, old.content, link=old.link)
         return "put back as it was before the command"
     if old.exists:
-        raise OSError(0, "what it held before was not kept (a link, or too large)")
-    if os.path.isdir(path) and not os.path.islink(path):
-        raise OSError(0, "a directory stands there")
-    os.unlink(path)
+        raise OSError(0, "what it held before was too large to keep")
+    parent, name = _parent(path)
+    try:
+        if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+            raise OSError(0, "a directory stands there")
+        os.unlink(name, dir_fd=parent)
+    finally:
+        os.close(parent)
     return "removed (the command made it)"
 
 
-def _write(path: str, data: bytes) -> None:
-    temporary = f"{path}.secure-shell-revert"
-    with open(temporary, "wb") as handle:
-        handle.write(data)
-    os.replace(temporary, path)  # over whatever the command left there, a link included
+def _parent(path: str) -> tuple[int, str]:
+    """A descriptor of `path`'s directory, each part opened without following a link; and the name."""
+    directory, name = os.path.split(os.path.abspath(path))
+    fd = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in directory.split("/"):
+            if part:
+                following = os.open(part, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                os.close(fd)
+                fd = following
+    except OSError:
+        os.close(fd)
+        raise
+    return fd, name
+
+
+def _write(path: str, data: bytes, link: bool = False) -> None:
+    """Replace `path` with a file holding `data` (a link to `data` with `link`), over whatever the
+    command left there, a link included."""
+    parent, name = _parent(path)
+    temporary = f".{name}.secure-shell-{secrets.token_hex(6)}"
+    try:
+        if link:
+            os.symlink(data.decode(), temporary, dir_fd=parent)
+        else:
+            fd = os.open(
+                temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=parent
+            )
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+        os.replace(temporary, name, src_dir_fd=parent, dst_dir_fd=parent)
+    finally:
+        os.close(parent)
 
 
 def _disable(directory: str, name: str) -> str:
-    for number in range(100):
-        aside = f"{name}{DISABLED}" if number == 0 else f"{name}.{number}{DISABLED}"
-        if not os.path.lexists(os.path.join(directory, aside)):
+    try:
+        parent, _ = _parent(os.path.join(directory, name))
+    except OSError as exc:
+        return f"hook could not be disabled ({exc.strerror or exc})"
+    try:
+        for number in range(100):
+            aside = f"{name}{DISABLED}" if number == 0 else f"{name}.{number}{DISABLED}"
             try:
-                os.rename(os.path.join(directory, name), os.path.join(directory, aside))
+                os.stat(aside, dir_fd=parent, follow_symlinks=False)
+                continue
+            except FileNotFoundError:
+                pass
+            try:
+                os.rename(name, aside, src_dir_fd=parent, dst_dir_fd=parent)
             except OSError as exc:
                 return f"hook could not be disabled ({exc.strerror or exc})"
             return f"hook disabled (renamed to {aside})"
+    finally:
+        os.close(parent)
     return "hook could not be disabled (no free name)"
