@@ -123,6 +123,12 @@ def syscall(number, *args):
     if libc.syscall(number, *args) < 0:
         fail(f"syscall {number}")
 
+def listed_devshm():
+    names = os.listdir("/dev/shm")
+    if os.path.basename(C["devshm"]) not in names:
+        raise LookupError("the canary is not listed")
+    return names[:5]
+
 def other_process(path):
     return read(f"/proc/{C['holder_pid']}/{path}")
 
@@ -151,6 +157,7 @@ probe("AF_VSOCK socket", lambda: socket.socket(40, socket.SOCK_STREAM))
 probe("SysV shared memory of the host", sysv_shm)
 probe("SysV message queue of the host", sysv_msg)
 probe("host /dev/shm file", lambda: read(C["devshm"]))
+probe("list host /dev/shm", listed_devshm)
 probe("keyctl", lambda: syscall(250, 0, -3, 0))
 probe("bpf", lambda: syscall(321, 0, 0, 0))
 probe("perf_event_open", lambda: syscall(298, 0, 0, -1, -1, 0))
@@ -208,6 +215,22 @@ try:
     print(f"ALLOCATED {how} 600 MiB")
 except (MemoryError, OSError) as exc:
     print(f"REFUSED {how}: {exc!r}")
+"""
+
+# What ordinary tools need of /dev/shm: POSIX semaphores (multiprocessing locks) and shared memory.
+MULTIPROCESSING = r"""
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import shared_memory
+if __name__ == "__main__":
+    lock = multiprocessing.Lock()
+    with lock, ProcessPoolExecutor(2) as pool:
+        total = sum(pool.map(abs, range(-3, 3)))
+    block = shared_memory.SharedMemory(create=True, size=1 << 16)
+    block.buf[0] = 7
+    block.close()
+    block.unlink()
+    print(f"MULTIPROCESSING-OK {total}")
 """
 
 # `.git/config` made a symlink to a project file: the revert leaves it alone, git follows it.
@@ -393,6 +416,7 @@ def _layout(base: Path, kind: str, canary: dict[str, Any]) -> tuple[Path, Path]:
         ("symlink.py", SYMLINKED_CONFIG),
         ("memory.py", MEMORY),
         ("submodule.py", SUBMODULE_CONFIG),
+        ("multiprocessing_check.py", MULTIPROCESSING),
     ):
         (project / name).write_text(text)
     config = outside / "policy.yaml"
@@ -515,6 +539,7 @@ async def _attack(
     await run("submodule config", "python3 submodule.py")
     _host_git_status(project, owner)
     record.host["submodule"] = Path(base / "pwned-submodule").exists()
+    await run("multiprocessing", "python3 multiprocessing_check.py")
     for how in ("private", "shared", "memfd", "sysv"):
         await run(f"memory {how}", f"python3 memory.py {how}")
     await run(
@@ -655,6 +680,7 @@ HELD_EVERYWHERE = [
     "perf_event_open",
     "io_uring_setup",
     "AF_VSOCK socket",
+    "list host /dev/shm",
 ]
 
 
@@ -711,6 +737,13 @@ def test_pod_tmp_and_loopback_shared_by_later_commands(attacked: Any, kind: str,
 )
 def test_pod_hides_host_ipc_and_processes(attacked: Any, kind: str, who: str, attack: str) -> None:
     assert not _got(attacked(kind, who), attack)
+
+
+@pytest.mark.parametrize("kind,who", HOSTS)
+def test_multiprocessing_locks_and_shared_memory_work(attacked: Any, kind: str, who: str) -> None:
+    """What /dev/shm is left writable for, without a pod too (where it cannot be listed)."""
+    reply = attacked(kind, who).replies["multiprocessing"]
+    assert "MULTIPROCESSING-OK 9" in reply, reply
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
@@ -793,7 +826,7 @@ def test_landlock_sysv_memory_does_not_outlive_the_server(attacked: Any, kind: s
     raises=AssertionError,
     reason="the host's /dev/shm stays writable without a pod (glibc's sem_open, hence Python's multiprocessing "
     "locks, creates, writes and links files there) and Landlock grants by path, not by owner: other programs' files "
-    "of the same user there are read and written by name",
+    "of the same user there are read and written by name (it can no longer be listed)",
 )
 def test_landlock_host_dev_shm(attacked: Any, kind: str, who: str) -> None:
     assert not _got(attacked(kind, who), "host /dev/shm file")
