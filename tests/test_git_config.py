@@ -157,19 +157,24 @@ def test_new_and_changed_hooks_are_disabled_also_of_a_new_repository(tmp_path: P
 
 
 def test_the_working_directorys_repository_and_the_persons_hooks_path(tmp_path: Path) -> None:
-    outer = tmp_path / "outer"
-    outer.mkdir()
-    git("init", "-q", cwd=outer)
-    git("config", "core.hooksPath", ".githooks", cwd=outer)
-    deep = outer / "a" / "b" / "c"
-    deep.mkdir(parents=True)
-    (outer / ".githooks").mkdir()
-    before = around(deep, cwd=deep)
-    (outer / ".githooks" / "pre-commit").write_text("evil\n")
-    (outer / ".git" / "hooks" / "post-checkout").write_text("evil\n")
+    """A repository deeper than the scan, found from the working directory; its hooks and those of
+    the core.hooksPath the person set. A repository above the writable path is the person's: left."""
+    above = tmp_path / "above"
+    project = above / "project"
+    deep = project / "x" / "y" / "repo"
+    (deep / "sub").mkdir(parents=True)
+    git("init", "-q", cwd=above)
+    git("init", "-q", cwd=deep)
+    git("config", "core.hooksPath", ".githooks", cwd=deep)
+    (deep / ".githooks").mkdir()
+    before = git_repos.snapshot([str(project)], str(deep / "sub"))
+    (deep / ".githooks" / "pre-commit").write_text("evil\n")
+    (deep / ".git" / "hooks" / "post-checkout").write_text("evil\n")
+    (above / ".git" / "hooks" / "pre-push").write_text("the person's own\n")
     done = described(git_repos.restore(before))
-    assert not (outer / ".githooks" / "pre-commit").exists(), done
-    assert not (outer / ".git" / "hooks" / "post-checkout").exists(), done
+    assert not (deep / ".githooks" / "pre-commit").exists(), done
+    assert not (deep / ".git" / "hooks" / "post-checkout").exists(), done
+    assert (above / ".git" / "hooks" / "pre-push").exists(), done
 
 
 def test_a_file_behind_a_link_is_never_read_into_the_project(tmp_path: Path) -> None:
@@ -194,3 +199,14 @@ def test_a_file_behind_a_link_is_never_read_into_the_project(tmp_path: Path) -> 
     config.symlink_to(project / "other")
     done = described(git_repos.restore(before))
     assert config.is_symlink() and os.readlink(config) == str(secret), done  # the link as it was
+
+
+def test_a_file_the_persons_include_names_is_checked_too(tmp_path: Path) -> None:
+    project = repository(tmp_path)
+    git("config", "include.path", "../shared.gitconfig", cwd=project)
+    shared = project / "shared.gitconfig"
+    shared.write_text("[user]\n\tname = A\n")
+    before = around(project)
+    shared.write_text("[user]\n\tname = A\n[core]\n\tpager = evil\n")
+    done = described(git_repos.restore(before))
+    assert "core.pager" in done and "evil" not in shared.read_text() and "name = A" in shared.read_text()

@@ -10,15 +10,17 @@ which config entries may change):
 - pointer files (`.git` as a file, `commondir`): one that appeared, changed or became a link is
   put back (or removed), unless it names a git directory already watched here (git submodule add,
   git worktree add): a command cannot point git at a config or hooks of its own making;
-- config files (`config`, `config.worktree`, `worktrees/*/config.worktree`, and those of every
-  submodule's git directory under `modules/`, recursively): a file that became a link is put back;
-  an entry added or changed that is not on git_config's inert list is taken out;
+- config files (`config`, `config.worktree`, `worktrees/*/config.worktree`, those of every
+  submodule's git directory under `modules/`, recursively, and the files their includes name): a
+  file that became a link is put back; an entry added or changed that is not on git_config's inert
+  list is taken out;
 - hooks directories (`hooks` of each git directory, and core.hooksPath where the person set it): a
   file that appeared or changed there is renamed aside (`NAME.disabled-by-secure-shell`), never
   deleted; git's own `*.sample` files run nothing and are left.
 
-Repositories deeper than one level beneath a writable path (other than the working directory's)
-are not looked at. Bounded: at most MAX_ENTRIES entries per hooks directory, MAX_GITDIRS git
+Only what lies beneath a writable path is changed (a command could not have written elsewhere; a
+person's own edits there are left). Repositories deeper than one level beneath a writable path
+(other than the working directory's) are not looked at. Bounded: at most MAX_ENTRIES entries per hooks directory, MAX_GITDIRS git
 directories per repository, config files of at most git_config.MAX_BYTES.
 """
 
@@ -33,6 +35,7 @@ from secure_shell.sandbox import git_config
 
 MAX_ENTRIES = 1000
 MAX_GITDIRS = 200
+MAX_INCLUDE_DEPTH = 10
 MAX_CHILDREN = 2000  # directories looked at beneath one writable path
 DISABLED = ".disabled-by-secure-shell"
 SKIP = {".git", "node_modules", ".venv", "venv", "__pycache__", "target", "build", "dist"}
@@ -142,17 +145,29 @@ def _gitdir(directory: str, top: str, files: GitFiles) -> None:
     for name in ("config", "config.worktree"):
         _config(os.path.join(directory, name), directory, files)
     hooks = [os.path.join(directory, "hooks")]
-    config = files.configs[os.path.join(directory, "config")][0].content
-    hooks_path = git_config.value_of(config.decode("utf-8", "replace"), "core.hookspath") if config else None
-    if hooks_path:  # the person's own (husky, pre-commit): relative to the work tree
-        hooks.append(os.path.join(top, os.path.expanduser(hooks_path)))
+    for name in ("config", "config.worktree"):
+        config = files.configs[os.path.join(directory, name)][0].content
+        hooks_path = git_config.value_of(config.decode("utf-8", "replace"), "core.hookspath") if config else None
+        if hooks_path:  # the person's own (husky, pre-commit): relative to the work tree
+            hooks.append(os.path.join(top, os.path.expanduser(hooks_path)))
     for hook_dir in hooks:
         real = os.path.realpath(hook_dir)  # a hooks directory linked elsewhere (.githooks) is watched there
         files.hooks.setdefault(real, _hooks(real))
 
 
-def _config(path: str, gitdir: str, files: GitFiles) -> None:
-    files.configs.setdefault(path, (_state(path), gitdir))
+def _config(path: str, gitdir: str, files: GitFiles, depth: int = 0) -> None:
+    """A config file, and those its includes name (git follows them up to 10 deep): a file a
+    person's include names inside the project is one git reads, written or not by a command."""
+    if path in files.configs:
+        return
+    state = _state(path)
+    files.configs[path] = (state, gitdir)
+    if state.content is None or state.link or depth >= MAX_INCLUDE_DEPTH:
+        return
+    for entry, _ in git_config.entries(state.content.decode("utf-8", "replace")):
+        if entry is not None and entry[0].startswith(("include.", "includeif.")) and entry[0].endswith(".path"):
+            included = os.path.expanduser(entry[1].strip('"').strip())
+            _config(os.path.realpath(os.path.join(os.path.dirname(path), included)), gitdir, files, depth + 1)
 
 
 def _module_gitdirs(modules: str, depth: int = 0) -> list[str]:
@@ -235,13 +250,14 @@ class Reverted:
 def restore(before: GitFiles) -> list[Reverted]:
     """Put back what a command changed since `before` that would make git run code (the module's
     docstring says what); what was done, file by file."""
+    roots = [os.path.realpath(path) for path in before.writable]
     now = snapshot(before.writable, before.directory)
-    done = _pointers(before, now)
+    done = _pointers(before, now, roots)
     if done:
         now = snapshot(before.writable, before.directory)  # after the pointers: the files git reads now
     for path, (state, gitdir) in now.configs.items():
         old = before.configs.get(path, (FileState(None), gitdir))[0]
-        if state == old or not state.exists:
+        if state == old or not state.exists or not _beneath(os.path.dirname(path), roots):
             continue
         try:
             if state.content is None or state.link:
@@ -257,6 +273,8 @@ def restore(before: GitFiles) -> list[Reverted]:
         except OSError as exc:
             done.append(Reverted(path, f"could not be put back ({exc.strerror or exc})"))
     for directory, names in now.hooks.items():
+        if not _beneath(directory, roots):
+            continue
         old_names = before.hooks.get(directory, {})
         for name, identity in names.items():
             if name.endswith((".sample", DISABLED)) or old_names.get(name) == identity or stat.S_ISDIR(identity[-1]):
@@ -265,12 +283,20 @@ def restore(before: GitFiles) -> list[Reverted]:
     return done
 
 
-def _pointers(before: GitFiles, now: GitFiles) -> list[Reverted]:
+def _beneath(directory: str, roots: list[str]) -> bool:
+    """Whether a command could have written there: what lies elsewhere (the working directory's
+    repository above the project, a person's include in the home directory) is the person's own."""
+    return any(directory == root or directory.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def _pointers(before: GitFiles, now: GitFiles, roots: list[str]) -> list[Reverted]:
     done = []
     for path in dict.fromkeys([*before.pointers, *now.pointers]):
         old, new = before.pointers.get(path, FileState(None)), now.pointers.get(path, _state(path))
         if new == old or not new.exists or (os.path.isdir(path) and not new.link):
             continue  # unchanged, removed (git reads nothing there), or a new repository's own directory
+        if not _beneath(os.path.dirname(path), roots):
+            continue
         if not new.link and _names_a_watched_gitdir(path, new.content, before.gitdirs):
             continue
         try:
