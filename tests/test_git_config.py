@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from secure_shell.sandbox import git_config, git_repos
+from secure_shell.sandbox import git_config, git_repos, git_restore
 
 ENV = {"PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null", "HOME": "/nonexistent"}
 BEFORE = "[core]\n\tbare = false\n\tpager = less\n[alias]\n\tst = status\n"
@@ -28,7 +28,7 @@ def around(project: Path, cwd: Path | None = None) -> git_repos.GitFiles:
     return git_repos.snapshot([str(project)], str(cwd) if cwd else None)
 
 
-def described(reverted: list[git_repos.Reverted]) -> str:
+def described(reverted: list[git_restore.Reverted]) -> str:
     return "\n".join(r.describe() for r in reverted)
 
 
@@ -49,7 +49,7 @@ def test_added_entries_not_known_inert_are_taken_out_and_the_rest_kept(tmp_path:
         + '[branch "main"]\n\tremote = origin\n\tmerge = refs/heads/main\n[credential]\n\thelper = evil\n'
         + '[gpg "ssh"]\n\tdefaultKeyCommand = evil\n[man "x"]\n\tcmd = evil\n[sendemail]\n\ttoCmd = evil\n'
     )
-    text_reverted = described(git_repos.restore(before))
+    text_reverted = described(git_restore.restore(before))
     text = config.read_text()
     for key in (
         "core.fsmonitor",
@@ -84,12 +84,12 @@ def test_added_entries_not_known_inert_are_taken_out_and_the_rest_kept(tmp_path:
 
 def test_an_unchanged_repository_and_ordinary_keys_are_left_alone(tmp_path: Path) -> None:
     project = repository(tmp_path)
-    assert git_repos.restore(around(project)) == []
+    assert git_restore.restore(around(project)) == []
     before = around(project)
     git("remote", "add", "origin", "https://example.com/x.git", cwd=project)
     git("config", "user.email", "a@b", cwd=project)
     git("config", "alias.st", "status", cwd=project)
-    assert git_repos.restore(before) == []
+    assert git_restore.restore(before) == []
     assert "example.com" in (project / ".git" / "config").read_text()
 
 
@@ -110,7 +110,7 @@ def test_commondir_and_symlinked_config_and_worktree_config_are_put_back(tmp_pat
     (gitdir / "config").rename(gitdir / "config.saved")
     (gitdir / "config").symlink_to("../evil.cfg")
     (gitdir / "config.worktree").write_text("[core]\n\tfsmonitor = evil\n")
-    done = described(git_repos.restore(before))
+    done = described(git_restore.restore(before))
     assert not (gitdir / "commondir").exists(), done
     assert not (gitdir / "config").is_symlink() and (gitdir / "config").read_text() == original, done
     assert "fsmonitor" not in (gitdir / "config.worktree").read_text(), done
@@ -125,7 +125,7 @@ def test_submodule_config_and_pointer_checked_and_git_submodule_add_kept(tmp_pat
     project = repository(tmp_path)
     before = around(project)
     git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "sub", cwd=project)
-    done = described(git_repos.restore(before))
+    done = described(git_restore.restore(before))
     assert (project / "sub" / ".git").is_file(), done  # names .git/modules/sub: kept
     assert "sub/.git:" not in done, done
     git("status", cwd=project)  # the submodule still works for git
@@ -134,7 +134,7 @@ def test_submodule_config_and_pointer_checked_and_git_submodule_add_kept(tmp_pat
         handle.write("[core]\n\tfsmonitor = evil\n")
     (project / "elsewhere").mkdir()
     (project / "sub" / ".git").write_text(f"gitdir: {project / 'elsewhere'}\n")
-    done = described(git_repos.restore(before))
+    done = described(git_restore.restore(before))
     assert "fsmonitor" not in (project / ".git" / "modules" / "sub" / "config").read_text(), done
     assert "../.git/modules/sub" in (project / "sub" / ".git").read_text(), done
 
@@ -148,10 +148,10 @@ def test_new_and_changed_hooks_are_disabled_also_of_a_new_repository(tmp_path: P
     for hooks in (project / ".git" / "hooks", project / "nested" / ".git" / "hooks"):
         (hooks / "pre-commit").write_text("#!/bin/sh\nevil\n")
         os.chmod(hooks / "pre-commit", 0o755)
-    done = described(git_repos.restore(before))
+    done = described(git_restore.restore(before))
     for hooks in (project / ".git" / "hooks", project / "nested" / ".git" / "hooks"):
         assert not (hooks / "pre-commit").exists(), done
-        assert (hooks / f"pre-commit{git_repos.DISABLED}").exists(), done
+        assert (hooks / f"pre-commit{git_restore.DISABLED}").exists(), done
         assert (hooks / "pre-commit.sample").exists()  # git's own samples run nothing
     assert done.count("hook disabled") == 2, done
 
@@ -171,7 +171,7 @@ def test_the_working_directorys_repository_and_the_persons_hooks_path(tmp_path: 
     (deep / ".githooks" / "pre-commit").write_text("evil\n")
     (deep / ".git" / "hooks" / "post-checkout").write_text("evil\n")
     (above / ".git" / "hooks" / "pre-push").write_text("the person's own\n")
-    done = described(git_repos.restore(before))
+    done = described(git_restore.restore(before))
     assert not (deep / ".githooks" / "pre-commit").exists(), done
     assert not (deep / ".git" / "hooks" / "post-checkout").exists(), done
     assert (above / ".git" / "hooks" / "pre-push").exists(), done
@@ -189,7 +189,7 @@ def test_a_file_behind_a_link_is_never_read_into_the_project(tmp_path: Path) -> 
     before = around(project)
     config.unlink()
     config.write_text("[core]\n\tfsmonitor = evil\n\tbare = false\n")
-    done = described(git_repos.restore(before))
+    done = described(git_restore.restore(before))
     assert "core.fsmonitor" in done and "SECRET" not in config.read_text() and not config.is_symlink()
     config.unlink()
     config.symlink_to(secret)
@@ -197,7 +197,7 @@ def test_a_file_behind_a_link_is_never_read_into_the_project(tmp_path: Path) -> 
     (project / "other").write_text("[core]\n\tfsmonitor = evil\n")
     config.unlink()
     config.symlink_to(project / "other")
-    done = described(git_repos.restore(before))
+    done = described(git_restore.restore(before))
     assert config.is_symlink() and os.readlink(config) == str(secret), done  # the link as it was
 
 
@@ -208,5 +208,5 @@ def test_a_file_the_persons_include_names_is_checked_too(tmp_path: Path) -> None
     shared.write_text("[user]\n\tname = A\n")
     before = around(project)
     shared.write_text("[user]\n\tname = A\n[core]\n\tpager = evil\n")
-    done = described(git_repos.restore(before))
+    done = described(git_restore.restore(before))
     assert "core.pager" in done and "evil" not in shared.read_text() and "name = A" in shared.read_text()

@@ -13,7 +13,7 @@ from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import SpawnError
 from secure_shell.executor import launcher_in_use, use_launcher
 from secure_shell.policy.shell_policy import ShellPolicy
-from secure_shell.sandbox import confine, git_repos, kernel
+from secure_shell.sandbox import confine, git_repos, git_restore, kernel
 from secure_shell.sandbox.containment import pod_ruleset_for, pod_writable, ruleset_for
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
@@ -185,7 +185,7 @@ class Containments:
         if before is None:
             return []
         try:
-            reverted = git_repos.restore(before)
+            reverted = git_restore.restore(before)
         except OSError as exc:
             return [f"(could not check or revert: {exc})"]
         return [r.describe() for r in reverted]
