@@ -7,13 +7,18 @@ Always refused (EPERM):
   migrate_pages and move_pages with a pid other than 0 (the caller), and setpriority/ioprio_set
   for a whole user (`who` 0 there means every process of the user, the server's included);
 - the kernel keyring (keyctl, add_key, request_key), bpf, perf_event_open, ptrace, process_vm_*,
-  pidfd_getfd, kexec_*, *_module, reboot, swapon/swapoff, and mounts (mount, umount2,
-  pivot_root and the new mount API: open_tree, move_mount, fs*, mount_setattr).
+  pidfd_getfd, kexec_*, *_module, reboot, swapon/swapoff, mounts (mount, umount2, pivot_root and
+  the new mount API: open_tree, move_mount, fs*, mount_setattr), and io_uring (setup, enter,
+  register: its operations run in kernel workers, past this filter);
+- socket() of any family but unix, IPv4, IPv6 and netlink (EAFNOSUPPORT): AF_VSOCK (a hypervisor's
+  services), Bluetooth, CAN, TIPC, RDS, AF_ALG, packet... no network namespace confines them;
+- without a pod (`host_ipc`): System V IPC and POSIX message queues (SYSV_IPC), which no IPC
+  namespace of the command's own contains.
 
 With the network denied, also (EACCES / EAFNOSUPPORT): listen, accept and accept4 (listen()
 without bind() binds 0.0.0.0 without passing Landlock's bind check), sockets other than TCP and
-unix (UDP, raw, packet, netlink ...), io_uring (which could make sockets without socket()), and TCP
-Fast Open (sendto/sendmsg with MSG_FASTOPEN connects without passing Landlock's connect check).
+unix (UDP, raw, packet, netlink ...), and TCP Fast Open (sendto/sendmsg with MSG_FASTOPEN connects
+without passing Landlock's connect check).
 
 Another ABI (i386, x32) is refused as a whole, so a call cannot slip past under another number.
 Standard library only: the WSL confinement (confine.py) runs this module inside a distribution.
@@ -61,6 +66,12 @@ SYSCALLS = {
         "delete_module": 176,
         "sched_setaffinity": 203,
         "semtimedop": 220,
+        "mq_open": 240,
+        "mq_unlink": 241,
+        "mq_timedsend": 242,
+        "mq_timedreceive": 243,
+        "mq_notify": 244,
+        "mq_getsetattr": 245,
         "kexec_load": 246,
         "add_key": 248,
         "request_key": 249,
@@ -94,6 +105,12 @@ SYSCALLS = {
         "sched_setaffinity": 122,
         "setpriority": 140,
         "reboot": 142,
+        "mq_open": 180,
+        "mq_unlink": 181,
+        "mq_timedsend": 182,
+        "mq_timedreceive": 183,
+        "mq_notify": 184,
+        "mq_getsetattr": 185,
         "msgget": 186,
         "msgctl": 187,
         "msgrcv": 188,
@@ -178,9 +195,10 @@ REFUSED = (
     "io_uring_enter",
     "io_uring_register",
 )
-# System V IPC, where no IPC namespace of the command's own contains it (the Landlock-only layer):
-# the segments, queues and semaphores of the user's other programs, and segments that outlive
-# the command and the server (RLIMIT_DATA does not count them). shmdt only detaches: left.
+# System V IPC and POSIX message queues, where no IPC namespace of the command's own contains them
+# (the Landlock-only layer): the segments, queues and semaphores of the user's other programs, and
+# segments that outlive the command and the server (RLIMIT_DATA does not count them). shmdt only
+# detaches: left. POSIX shared memory and semaphores are files in /dev/shm, which Landlock governs.
 SYSV_IPC = (
     "shmget",
     "shmat",
@@ -193,6 +211,12 @@ SYSV_IPC = (
     "semop",
     "semtimedop",
     "semctl",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
 )
 # The first argument is a pid; 0 is the caller itself (a program's own setrlimit, nice, taskset).
 OWN_PROCESS_ONLY = (
