@@ -572,6 +572,7 @@ def test_the_sandbox_report_names_the_memory_mechanism_and_what_root_still_reach
         shutil.rmtree(where.base, ignore_errors=True)
     host = json.loads(result.stdout)["host"]
     assert "RLIMIT_DATA" in host["memoryLimit"] and "memory: 256 MiB per process (RLIMIT_DATA" in text
+    assert "MAP_SHARED" in host["memoryNotBounded"] and "memory not bounded: MAP_SHARED anonymous memory" in text
     if who == "root":
         assert host["rootStillReaches"] and "running as root: commands hold no capability" in text
         assert host["capabilities"].startswith("all dropped")

@@ -13,12 +13,14 @@ from secure_shell.sandbox.seccomp import (
     AUDIT_ARCH,
     BPF_RET_K,
     EACCES,
+    EAFNOSUPPORT,
     EPERM,
     MSG_FASTOPEN,
     REFUSED,
     SECCOMP_RET_ALLOW,
     SECCOMP_RET_ERRNO,
     SYSCALLS,
+    SYSV_IPC,
     TIOCLINUX,
     TIOCSTI,
     command_filter,
@@ -29,10 +31,15 @@ SOCK_STREAM, SOCK_DGRAM, SOCK_RAW, SOCK_NONBLOCK = 1, 2, 3, 0o4000
 
 
 def run_filter(
-    machine: str, nr: int, args: tuple[int, ...] = (), arch: int | None = None, deny_network: bool = True
+    machine: str,
+    nr: int,
+    args: tuple[int, ...] = (),
+    arch: int | None = None,
+    deny_network: bool = True,
+    host_ipc: bool = True,
 ) -> int:
     """Interpret the classic-BPF program on a seccomp_data record, as the kernel would."""
-    code = command_filter(machine, deny_network)
+    code = command_filter(machine, deny_network, host_ipc)
     program = [struct.unpack("=HBBI", code[i : i + 8]) for i in range(0, len(code), 8)]
     data = struct.pack(
         "=iIQ6Q", nr, AUDIT_ARCH[machine] if arch is None else arch, 0, *(list(args) + [0] * (6 - len(args)))
@@ -169,3 +176,39 @@ def test_the_syscall_numbers_match_the_system_headers(machine: str) -> None:
     for name, number in SYSCALLS[machine].items():
         found = re.search(rf"#define __NR(?:3264)?_{name}\s+(\d+)", text)
         assert found is not None and int(found.group(1)) == number, name
+
+
+@pytest.mark.parametrize("machine", list(AUDIT_ARCH))
+@pytest.mark.parametrize("call", SYSV_IPC)
+def test_sysv_ipc_is_refused_without_an_ipc_namespace_of_the_pods_own(machine: str, call: str) -> None:
+    for deny_network in (True, False):
+        number = SYSCALLS[machine][call]
+        assert run_filter(machine, number, (0, 0), deny_network=deny_network) == REFUSE
+        assert run_filter(machine, number, (0, 0), deny_network=deny_network, host_ipc=False) == SECCOMP_RET_ALLOW
+
+
+AF_NETLINK, AF_VSOCK, AF_BLUETOOTH, AF_CAN, AF_TIPC, AF_RDS, AF_ALG = 16, 40, 31, 29, 30, 21, 38
+
+
+@pytest.mark.parametrize("machine", list(AUDIT_ARCH))
+@pytest.mark.parametrize(
+    "family, allowed",
+    [
+        (AF_UNIX, True),
+        (AF_INET, True),
+        (AF_INET6, True),
+        (AF_NETLINK, True),
+        (AF_PACKET, False),
+        (AF_VSOCK, False),
+        (AF_BLUETOOTH, False),
+        (AF_CAN, False),
+        (AF_TIPC, False),
+        (AF_RDS, False),
+        (AF_ALG, False),
+    ],
+)
+def test_with_the_network_allowed_only_families_a_network_namespace_governs_are_made(
+    machine: str, family: int, allowed: bool
+) -> None:
+    result = run_filter(machine, SYSCALLS[machine]["socket"], (family, SOCK_DGRAM, 0), deny_network=False)
+    assert result == (SECCOMP_RET_ALLOW if allowed else SECCOMP_RET_ERRNO | EAFNOSUPPORT)

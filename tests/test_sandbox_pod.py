@@ -234,7 +234,7 @@ def test_git_hooks_are_read_only_and_code_running_config_keys_are_reverted(who: 
     finally:
         shutil.rmtree(where.base, ignore_errors=True)
     assert ("hook Read-only file system" if layer == "pod" else "hook written") in hook, hook
-    assert "reverted keys of .git/config" in keys and "core.fsmonitor" in keys and "alias.x" in keys, keys
+    assert "reverted git files and keys" in keys and "core.fsmonitor" in keys and "alias.x" in keys, keys
     assert "agent@example.com" in text and "st = status" in text
     assert "fsmonitor" not in text and "!touch" not in text
     assert '"revertedGitConfig"' in audit

@@ -217,3 +217,16 @@ def test_a_virtual_environment_on_path_reads_the_interpreter_it_links_to(home: P
     plain = tmp_path / "tools" / "bin"
     plain.mkdir(parents=True)
     assert str(base) not in rules(home, f"{plain}:/usr/bin").read  # no pyvenv.cfg: nothing beyond the entry
+
+
+def test_the_hosts_dev_shm_is_granted_for_files_only(home: Path) -> None:
+    """Files made, read, written, truncated and removed there (sem_open, shm_open); never listed,
+    executed, or a directory, link, socket or device made: see kernel.FS_SHARED."""
+    from secure_shell.sandbox import kernel
+
+    got = rules(home, "/usr/bin")
+    assert os.path.realpath("/dev/shm") in got.shared and os.path.realpath("/dev/shm") not in got.write
+    for right in (kernel.FS_READ_FILE, kernel.FS_WRITE_FILE, kernel.FS_MAKE_REG, kernel.FS_REMOVE_FILE):
+        assert kernel.FS_SHARED & right
+    for right in (kernel.FS_READ_DIR, kernel.FS_EXECUTE, kernel.FS_MAKE_DIR, kernel.FS_MAKE_SYM, kernel.FS_MAKE_SOCK):
+        assert not kernel.FS_SHARED & right

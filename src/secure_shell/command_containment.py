@@ -1,6 +1,6 @@
 """Containing the commands: the launcher every command goes through on Linux, and per shell the
 kernel's hold on its commands (in the session's pod, where the host allows one) or WSL's
-in-distribution confinement; the repositories' .git/config kept from running code outside it."""
+in-distribution confinement; the repositories' git files kept from running code outside it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.errors import SpawnError
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.process_spawn import launcher_in_use, use_launcher
-from secure_shell.sandbox import confine, git_config, kernel
+from secure_shell.sandbox import confine, git_repos, git_restore, kernel
 from secure_shell.sandbox.containment import pod_ruleset_for, pod_writable, ruleset_for
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect, enforcement
 from secure_shell.sandbox.launcher_client import Confinement, Launcher
@@ -21,7 +21,7 @@ from secure_shell.sandbox.net_access import Access
 from secure_shell.sandbox.networks import Networks, proxy_environment
 from secure_shell.sandbox.pod_client import probe as probe_pod
 from secure_shell.sandbox.session_pods import SessionPods
-from secure_shell.shells import ShellKind, contained_inside
+from secure_shell.shells import ShellKind, contained_inside, host_directory
 
 
 class Containments:
@@ -177,20 +177,19 @@ class Containments:
         except OSError as exc:
             raise SpawnError(f"cannot make a terminal in the session's sandbox pod: {exc.strerror or exc}") from None
 
-    def git_configs(self, shell: ShellKind) -> list[str]:
-        """The .git/config files at the top of the shell's writable paths (git_config.py)."""
-        return git_config.config_files(pod_writable(self.shells[shell], self.sandbox[shell]))
+    def snapshot_git(self, shell: ShellKind, directory: str | None) -> git_repos.GitFiles:
+        """What git would read later for the repositories a contained command of `shell` run in
+        `directory` can write, as it is before the command runs (git_repos.py)."""
+        policy = self.shells[shell]
+        cwd = host_directory(policy.path_dialect, directory) if directory is not None else None
+        return git_repos.snapshot(pod_writable(policy, self.sandbox[shell]), cwd)
 
-    def snapshot_git_configs(self, shell: ShellKind) -> dict[str, bytes | None]:
-        """The repositories' .git/config as they are before a contained command of `shell` runs."""
-        return git_config.snapshot(self.git_configs(shell))
-
-    def revert_git_configs(self, shell: ShellKind, before: dict[str, bytes | None] | None) -> list[str]:
-        """Take out the code-running keys a command added to a repository's config; what was taken."""
+    def revert_git(self, before: git_repos.GitFiles | None) -> list[str]:
+        """Put back what a command changed there that would run code outside; what was done."""
         if before is None:
             return []
         try:
-            reverted = git_config.revert_added(before, self.git_configs(shell))
+            reverted = git_restore.restore(before)
         except OSError as exc:
             return [f"(could not check or revert: {exc})"]
         return [r.describe() for r in reverted]

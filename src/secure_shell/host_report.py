@@ -110,6 +110,10 @@ def host_lines(config: ResolvedConfig, host: HostSupport) -> list[str]:
         if memory is not None
         else "memory: no limit (resources.memoryBytes: null)"
     ]
+    if memory is not None:
+        from secure_shell.sandbox.host import MEMORY_UNBOUNDED
+
+        lines.append(f"memory {MEMORY_UNBOUNDED}")
     from secure_shell.sandbox.host import POD_DESCRIPTION
 
     lines.append(

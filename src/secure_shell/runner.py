@@ -44,6 +44,7 @@ from secure_shell.process_limits import Limits
 from secure_shell.process_spawn import RunSpec
 from secure_shell.recovery import release_registration
 from secure_shell.redaction import output_masking
+from secure_shell.sandbox.git_repos import GitFiles
 from secure_shell.sandbox.host import Enforcement, HostSupport, detect
 from secure_shell.sandbox.launcher_client import Confinement, LauncherError
 from secure_shell.sandbox.net_access import Access
@@ -111,7 +112,7 @@ class Started:
     slot: Slot
     confinement: Confinement | None = None  # with its own cgroup, when it has one
     max_processes: int | None = None
-    git_configs: dict[str, bytes | None] | None = None  # the repositories' .git/config before it ran
+    git_files: GitFiles | None = None  # what git reads later in the repositories it can write, before it ran
     network: Access | None = None  # the proxy listener it reaches: its refusals are counted there
     network_mark: int = 0  # that listener's refusal count when it started
 
@@ -299,7 +300,7 @@ class Runner:
             slot,
             confinement,
             prepared.max_processes,
-            self.containment.snapshot_git_configs(shell) if confinement is not None else None,
+            self.containment.snapshot_git(shell, prepared.directory) if confinement is not None else None,
         )
         started.network = self.containment.network_access(confinement, shell)
         started.network_mark = started.network.denied if started.network is not None else 0
@@ -316,10 +317,10 @@ class Runner:
         if self._open.pop(started.execution.id, None) is None:
             return
         exit_code = outcome.exit_code if outcome is not None else None
-        reverted = self.containment.revert_git_configs(started.shell, started.git_configs)
+        reverted = self.containment.revert_git(started.git_files)
         if reverted:
             started.execution.note = (
-                "reverted keys of .git/config that would run code outside the sandbox the next time git runs "
+                "reverted git files and keys that would run code outside the sandbox the next time git runs "
                 f"there: {'; '.join(reverted)}"
             )
         refused_hosts = started.network.denials_since(started.network_mark) if started.network is not None else []

@@ -123,6 +123,12 @@ def syscall(number, *args):
     if libc.syscall(number, *args) < 0:
         fail(f"syscall {number}")
 
+def listed_devshm():
+    names = os.listdir("/dev/shm")
+    if os.path.basename(C["devshm"]) not in names:
+        raise LookupError("the canary is not listed")
+    return names[:5]
+
 def other_process(path):
     return read(f"/proc/{C['holder_pid']}/{path}")
 
@@ -151,9 +157,11 @@ probe("AF_VSOCK socket", lambda: socket.socket(40, socket.SOCK_STREAM))
 probe("SysV shared memory of the host", sysv_shm)
 probe("SysV message queue of the host", sysv_msg)
 probe("host /dev/shm file", lambda: read(C["devshm"]))
+probe("list host /dev/shm", listed_devshm)
 probe("keyctl", lambda: syscall(250, 0, -3, 0))
 probe("bpf", lambda: syscall(321, 0, 0, 0))
 probe("perf_event_open", lambda: syscall(298, 0, 0, -1, -1, 0))
+probe("io_uring_setup", lambda: syscall(425, 8, ctypes.byref((ctypes.c_char * 120)())))
 """
 
 # A second git directory: `.git/commondir` makes git take config and hooks from a writable place.
@@ -209,6 +217,22 @@ except (MemoryError, OSError) as exc:
     print(f"REFUSED {how}: {exc!r}")
 """
 
+# What ordinary tools need of /dev/shm: POSIX semaphores (multiprocessing locks) and shared memory.
+MULTIPROCESSING = r"""
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import shared_memory
+if __name__ == "__main__":
+    lock = multiprocessing.Lock()
+    with lock, ProcessPoolExecutor(2) as pool:
+        total = sum(pool.map(abs, range(-3, 3)))
+    block = shared_memory.SharedMemory(create=True, size=1 << 16)
+    block.buf[0] = 7
+    block.close()
+    block.unlink()
+    print(f"MULTIPROCESSING-OK {total}")
+"""
+
 # `.git/config` made a symlink to a project file: the revert leaves it alone, git follows it.
 SYMLINKED_CONFIG = r"""
 import json, os
@@ -239,6 +263,11 @@ KEPT_KEYS = {
     "protocol.ext.allow": "always",
     "remote.origin.vcs": "evil",
     "core.worktree": "/nonexistent",
+    "credential.helper": "!touch /nonexistent/x",
+    "remote.origin.uploadpack": "touch /nonexistent/x",
+    "url.ext::touch /nonexistent/x.insteadOf": "https://",
+    "sendemail.smtpServer": "/nonexistent/x",
+    "core.hooksPath": "/nonexistent",
 }
 KEYS = (
     "import subprocess\n"
@@ -387,6 +416,7 @@ def _layout(base: Path, kind: str, canary: dict[str, Any]) -> tuple[Path, Path]:
         ("symlink.py", SYMLINKED_CONFIG),
         ("memory.py", MEMORY),
         ("submodule.py", SUBMODULE_CONFIG),
+        ("multiprocessing_check.py", MULTIPROCESSING),
     ):
         (project / name).write_text(text)
     config = outside / "policy.yaml"
@@ -509,6 +539,7 @@ async def _attack(
     await run("submodule config", "python3 submodule.py")
     _host_git_status(project, owner)
     record.host["submodule"] = Path(base / "pwned-submodule").exists()
+    await run("multiprocessing", "python3 multiprocessing_check.py")
     for how in ("private", "shared", "memfd", "sysv"):
         await run(f"memory {how}", f"python3 memory.py {how}")
     await run(
@@ -516,6 +547,7 @@ async def _attack(
         "git init -q nested && printf '#!/bin/sh\\necho hook\\n' > nested/.git/hooks/pre-commit"
         " && chmod +x nested/.git/hooks/pre-commit && echo planted",
     )
+    record.host["nested hook"] = (project / "nested" / ".git" / "hooks" / "pre-commit").exists()
     await run("commondir", "python3 commondir.py")
     _host_git_status(project, owner)
     record.host["commondir"] = Path(base / "pwned-commondir").exists()
@@ -646,6 +678,9 @@ HELD_EVERYWHERE = [
     "keyctl",
     "bpf",
     "perf_event_open",
+    "io_uring_setup",
+    "AF_VSOCK socket",
+    "list host /dev/shm",
 ]
 
 
@@ -705,6 +740,13 @@ def test_pod_hides_host_ipc_and_processes(attacked: Any, kind: str, who: str, at
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
+def test_multiprocessing_locks_and_shared_memory_work(attacked: Any, kind: str, who: str) -> None:
+    """What /dev/shm is left writable for, without a pod too (where it cannot be listed)."""
+    reply = attacked(kind, who).replies["multiprocessing"]
+    assert "MULTIPROCESSING-OK 9" in reply, reply
+
+
+@pytest.mark.parametrize("kind,who", HOSTS)
 def test_private_memory_is_bounded(attacked: Any, kind: str, who: str) -> None:
     reply = attacked(kind, who).replies["memory private"]
     assert "REFUSED private" in reply, reply
@@ -715,114 +757,76 @@ def test_pod_sysv_memory_ends_with_the_pod(attacked: Any, kind: str, who: str) -
     assert attacked(kind, who).host["leaked shm"] == []
 
 
-# -- findings still open: each asserts the safe behaviour ------------------------------------------
+# -- findings closed since: guards now ----------------------------------------------------------
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="`.git/commondir` written by a command points git at a config and hooks "
-    "directory in the project: the person's next `git status` runs its core.fsmonitor unsandboxed",
-)
 def test_git_commondir_does_not_run_code_outside(attacked: Any, kind: str, who: str) -> None:
     assert not attacked(kind, who).host["commondir"]
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="extensions.worktreeConfig is not taken out and .git/config.worktree is not "
-    "checked: a core.fsmonitor there runs on the person's next `git status`",
-)
 def test_git_config_worktree_does_not_run_code_outside(attacked: Any, kind: str, who: str) -> None:
     assert not attacked(kind, who).host["worktree"]
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="`.git/config` replaced by a symlink to a project file is not checked after the command: a core.fsmonitor "
-    "there runs on the person's next `git status`",
-)
 def test_git_config_symlink_does_not_run_code_outside(attacked: Any, kind: str, who: str) -> None:
     assert not attacked(kind, who).host["symlink"]
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a submodule's .git/modules/NAME/config is not checked: a core.fsmonitor added there runs on the "
-    "person's next top-level `git status`",
-)
 def test_git_submodule_config_does_not_run_code_outside(attacked: Any, kind: str, who: str) -> None:
     assert not attacked(kind, who).host["submodule"]
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="keys whose values git runs later survive the revert: interactive.diffFilter, "
-    "gpg.ssh.defaultKeyCommand, submodule.*.update=!cmd, man.*.cmd, trailer.*.command, sendemail.toCmd, "
-    "protocol.ext.allow, remote.*.vcs, core.worktree",
-)
 def test_code_running_git_keys_are_taken_out(attacked: Any, kind: str, who: str) -> None:
     kept = {key: value for key, value in attacked(kind, who).host["kept"].items() if value}
     assert kept == {}
 
 
-@pytest.mark.parametrize("kind,who", POD)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="only .git/hooks at the top of a writable path is read-only: a repository "
-    "made below it (or at the top when none existed at pod start) gets writable hooks",
-)
-def test_pod_hooks_of_a_new_repository_are_read_only(attacked: Any, kind: str, who: str) -> None:
-    assert "planted" not in attacked(kind, who).replies["nested hooks"]
-
-
-@pytest.mark.parametrize("kind,who", POD)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="AF_VSOCK sockets are made in the pod with network: deny; vsock is not "
-    "confined by the network namespace (in a VM it reaches the hypervisor's services)",
-)
-def test_pod_refuses_vsock(attacked: Any, kind: str, who: str) -> None:
-    assert not _got(attacked(kind, who), "AF_VSOCK socket")
+@pytest.mark.parametrize("kind,who", HOSTS)
+def test_hooks_of_a_new_repository_are_disabled(attacked: Any, kind: str, who: str) -> None:
+    """A repository made by a command (beneath the project; read-only binds cover only those that
+    existed when the pod started) gets its new hook renamed aside after the command, and the reply says so."""
+    record = attacked(kind, who)
+    assert not record.host["nested hook"], record.replies["nested hooks"]
+    assert "nested/.git/hooks/pre-commit: hook disabled" in record.replies["nested hooks"]
 
 
 @pytest.mark.parametrize("kind,who", LANDLOCK)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="no IPC namespace and no seccomp rule: SysV shared memory of the user's other processes is read",
-)
 def test_landlock_sysv_shm_of_the_host(attacked: Any, kind: str, who: str) -> None:
     assert not _got(attacked(kind, who), "SysV shared memory of the host")
 
 
 @pytest.mark.parametrize("kind,who", LANDLOCK)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="no IPC namespace and no seccomp rule: SysV message queues of the user's "
-    "other processes are read (and can be emptied)",
-)
 def test_landlock_sysv_msg_of_the_host(attacked: Any, kind: str, who: str) -> None:
     assert not _got(attacked(kind, who), "SysV message queue of the host")
+
+
+@pytest.mark.parametrize("kind,who", HOSTS)
+def test_sysv_shared_memory_is_bounded(attacked: Any, kind: str, who: str) -> None:
+    """In the pod, its IPC namespace's shmmax/shmall are the /dev/shm budget; without one, refused."""
+    reply = attacked(kind, who).replies["memory sysv"]
+    assert "REFUSED sysv" in reply, reply
+
+
+@pytest.mark.parametrize("kind,who", LANDLOCK)
+def test_landlock_sysv_memory_does_not_outlive_the_server(attacked: Any, kind: str, who: str) -> None:
+    assert attacked(kind, who).host["leaked shm"] == []
+
+
+# -- findings still open: each asserts the safe behaviour ------------------------------------------
 
 
 @pytest.mark.parametrize("kind,who", LANDLOCK)
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
-    reason="the host's /dev/shm is granted whole: other programs' files there are read (and written)",
+    reason="the host's /dev/shm stays writable without a pod (glibc's sem_open, hence Python's multiprocessing "
+    "locks, creates, writes and links files there) and Landlock grants by path, not by owner: other programs' files "
+    "of the same user there are read and written by name (it can no longer be listed)",
 )
 def test_landlock_host_dev_shm(attacked: Any, kind: str, who: str) -> None:
     assert not _got(attacked(kind, who), "host /dev/shm file")
@@ -832,8 +836,9 @@ def test_landlock_host_dev_shm(attacked: Any, kind: str, who: str) -> None:
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
-    reason="/proc/<pid>/cmdline of every process is readable (issue 24 lists it beside "
-    "environ); secrets passed as arguments leak",
+    reason="/proc/<pid>/cmdline of every process is world-readable and Landlock governs /proc by path (it must stay "
+    "readable for ps, /proc/self, /proc/cpuinfo; its ptrace rule covers environ/mem/maps only); hidepid needs a mount "
+    "and hides only other users' processes: only the pod's PID namespace hides them",
 )
 def test_landlock_cmdline_of_other_processes(attacked: Any, kind: str, who: str) -> None:
     record = attacked(kind, who)
@@ -841,24 +846,14 @@ def test_landlock_cmdline_of_other_processes(attacked: Any, kind: str, who: str)
 
 
 @pytest.mark.parametrize("kind,who", HOSTS)
-@pytest.mark.parametrize("how", ["shared", "memfd", "sysv"])
+@pytest.mark.parametrize("how", ["shared", "memfd"])
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
-    reason="RLIMIT_DATA does not count shared memory: 600 MiB of MAP_SHARED anonymous memory, a memfd or a SysV "
-    "segment is allocated and touched under memoryBytes: 256 MiB",
+    reason="MAP_SHARED anonymous memory and memfds are shmem pages that no rlimit counts and no tmpfs size bounds "
+    "(the kernel's internal shm mount is unlimited); seccomp cannot bound a size, and refusing them breaks "
+    "Python's mmap, multiprocessing and JITs: only a memory cgroup would, and none is made (SECURITY.md)",
 )
 def test_shared_memory_is_bounded(attacked: Any, kind: str, who: str, how: str) -> None:
     reply = attacked(kind, who).replies[f"memory {how}"]
     assert "ALLOCATED" not in reply, reply
-
-
-@pytest.mark.parametrize("kind,who", LANDLOCK)
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a SysV segment a command made (600 MiB) stays in the host's IPC namespace after the command and the "
-    "server have ended",
-)
-def test_landlock_sysv_memory_does_not_outlive_the_server(attacked: Any, kind: str, who: str) -> None:
-    assert attacked(kind, who).host["leaked shm"] == []

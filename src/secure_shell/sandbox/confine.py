@@ -84,7 +84,9 @@ def confine_main(argv: Sequence[str]) -> None:  # pragma: no cover - runs inside
             credentials=spec.get("credentials", reach.CREDENTIAL_PATHS),
         )
         if abi < 6:
-            rules = kernel.Ruleset(rules.read, rules.write, rules.devices, rules.deny_network, False, rules.list_only)
+            rules = kernel.Ruleset(
+                rules.read, rules.write, rules.devices, rules.deny_network, False, rules.list_only, shared=rules.shared
+            )
     kernel.drop_capabilities()
     if rules is not None:
         kernel.restrict_self(rules, abi)

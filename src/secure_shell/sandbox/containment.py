@@ -1,6 +1,7 @@
 """The containment a shell's commands get: derived from its policy, pure (no I/O but realpath).
 
-Writable: the shell's allowed paths, sandbox.writablePaths, the server's private TMPDIR, /dev/shm.
+Writable: the shell's allowed paths, sandbox.writablePaths, the server's private TMPDIR; files (only)
+in /dev/shm, which cannot be listed (the pod's own /dev/shm is writable whole).
 Readable and executable: the system directories, the directories on the command's PATH (with their
 real locations, and a toolchain prefix such as ~/.cargo for a `bin` directory), git's configuration
 in the home directory, the allowed paths and sandbox.readablePaths; never a home directory or a
@@ -105,7 +106,7 @@ def path_reach(
     return Reach(
         read=(*rules.read, *rules.devices),
         listed=rules.list_only,
-        write=(*rules.write, *rules.devices),
+        write=(*rules.write, *rules.shared, *rules.devices),
         credentials=tuple(credential_patterns(settings.credential_paths, home, realpath)),
         contained=contained,
         holder=holder,
@@ -125,7 +126,7 @@ def pod_ruleset_for(policy: ShellPolicy, settings: SandboxSettings, path_env: st
     shared_network = not settings.network_denied
     return Ruleset(
         rules.read,
-        rules.write,
+        (*rules.write, *rules.shared),  # the pod's own /dev/shm: whole
         (*rules.devices, *POD_DEVICES),
         False,
         shared_network,

@@ -1,126 +1,127 @@
-"""A repository's `.git/config` keys that run code, reverted after a command that adds them.
+"""Which entries of a git config file a command may add: a closed list of keys that run nothing.
 
-`.git/config` must stay writable (`git config user.email`, `git remote add`, `git fetch` writing its
-own keys), but some of its keys name programs git runs later, outside any sandbox, when a person
-runs git in the project: core.fsmonitor, core.hooksPath, core.pager, core.editor, core.sshCommand,
-`alias.x = !...`, filter and diff drivers, and includes of files elsewhere. Each contained command's
-allowed paths are read before it runs (the config file of each repository at their top, at most
-MAX_BYTES); after it, each entry of such a key that the command added or changed is taken out again
-(every include counts: an included file may be one the command wrote), its other changes stay, and
-the reply and the audit name the keys. Standard library only; no git is run.
+A repository's config files must stay writable (`git config user.email`, `git remote add`, `git
+fetch` writing its own keys), but many keys name programs git runs later, outside any sandbox,
+when a person runs git in the project (core.fsmonitor, core.pager, `alias.x = !...`, filter and
+diff drivers, credential helpers, `submodule.x.update = !cmd`, `url.*.insteadOf ext::`, includes
+of other files...), and git keeps adding such keys. So the list is of what is known to be inert:
+an entry a command added or changed whose key is not on it is taken out (git_repos.py), its other
+changes stay. Standard library only; no git is run.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
 MAX_BYTES = 1 << 20
-# (section, key) pairs; "*" as the key: any key of the section; a subsection is matched by any name.
-CODE_KEYS = {
-    ("core", "fsmonitor"),
-    ("core", "hookspath"),
-    ("core", "pager"),
-    ("core", "editor"),
-    ("core", "sshcommand"),
-    ("core", "askpass"),
-    ("core", "gitproxy"),
-    ("core", "alternaterefscommand"),
-    ("sequence", "editor"),
-    ("pager", "*"),
-    ("filter", "*"),
-    ("diff", "command"),
-    ("diff", "textconv"),
-    ("diff", "external"),
-    ("merge", "driver"),
-    ("difftool", "cmd"),
-    ("mergetool", "cmd"),
-    ("credential", "helper"),
-    ("gpg", "program"),
-    ("uploadpack", "packobjectshook"),
-    ("remote", "uploadpack"),
-    ("remote", "receivepack"),
-    ("web", "browser"),
-    ("browser", "cmd"),
-    ("ssh", "variant"),
-    ("include", "path"),
-    ("includeif", "path"),
+ANY = "*"
+# section -> keys that run nothing (ANY: every key of the section); a subsection's name is free.
+INERT: dict[str, frozenset[str]] = {
+    name: frozenset(keys.split())
+    for name, keys in {
+        "user": ANY,
+        "author": ANY,
+        "committer": ANY,
+        "core": "repositoryformatversion filemode bare logallrefupdates ignorecase precomposeunicode autocrlf eol"
+        " safecrlf quotepath symlinks abbrev compression loosecompression bigfilethreshold whitespace commentchar"
+        " commentstring checkstat trustctime untrackedcache splitindex sparsecheckout sparsecheckoutcone"
+        " preloadindex multipackindex commitgraph deltabasecachelimit packedgitlimit packedgitwindowsize fsync"
+        " fsyncmethod warnambiguousrefs protectntfs protecthfs longpaths excludesfile attributesfile fscache"
+        " checkroundtripencoding autocrlf filesrefinitial",
+        "branch": "remote merge rebase description pushremote autosetupmerge autosetuprebase sort",
+        "remote": "url pushurl fetch push tagopt prune prunetags mirror skipdefaultupdate skipfetchall promisor"
+        " partialclonefilter followremotehead",
+        "init": ANY,
+        "color": ANY,
+        "advice": ANY,
+        "i18n": ANY,
+        "log": ANY,
+        "status": ANY,
+        "gc": ANY,
+        "feature": ANY,
+        "index": ANY,
+        "rerere": ANY,
+        "column": ANY,
+        "pull": "rebase ff",
+        "push": "default followtags autosetupremote recursesubmodules usebitmaps",
+        "fetch": "prune prunetags recursesubmodules parallel writecommitgraph showforcedupdates fsckobjects"
+        " output negotiationalgorithm",
+        "merge": "ff conflictstyle log renames renamelimit autostash stat",
+        "rebase": "autosquash autostash updaterefs abbreviatecommands missingcommitscheck stat instructionformat",
+        "diff": "algorithm renames renamelimit mnemonicprefix noprefix colormoved colormovedws context"
+        " indentheuristic submodule ignoresubmodules statgraphwidth relative suppressblankempty interhunkcontext"
+        " wordregex xfuncname funcname binary cachetextconv dirstat",
+        "commit": "verbose cleanup status template gpgsign",
+        "tag": "sort gpgsign forcesignannotated",
+        "pack": "threads windowmemory depth window usebitmaps writebitmaps",
+        "extensions": "worktreeconfig objectformat refstorage preciousobjects partialclone noop",
+        "submodule": "active recurse fetchjobs propagatebranches url branch fetchrecursesubmodules ignore shallow"
+        " update",
+        "help": "autocorrect format",
+        "apply": "whitespace ignorewhitespace",
+        "grep": "linenumber patterntype extendedregexp column fullname",
+        "maintenance": "auto strategy enabled schedule",
+        "lfs": "repositoryformatversion access",
+        "worktree": "guessremote",
+        "blame": "blankboundary showroot showemail date coloring",
+        "format": "pretty",
+    }.items()
 }
+SUBMODULE_UPDATES = {"checkout", "rebase", "merge", "none"}
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
 _KEY = re.compile(r"^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$")
 
-
-@dataclass(frozen=True, slots=True)
-class Reverted:
-    path: str  # the config file written back
-    keys: tuple[str, ...]  # the code-running keys the command had added or changed
-
-    def describe(self) -> str:
-        return f"{self.path}: {', '.join(self.keys)}"
+Entry = tuple[str, str]  # (section[.subsection].key, value)
 
 
-def config_files(paths: tuple[str, ...] | list[str]) -> list[str]:
-    """The `.git/config` of each repository at the top of `paths`."""
-    found = []
-    for path in paths:
-        candidate = os.path.join(path, ".git", "config")
-        if os.path.isfile(candidate) and not os.path.islink(candidate):
-            found.append(candidate)
-    return found
+def inert(section: str, key: str, value: str, gitdir: str, inside: tuple[str, ...]) -> bool:
+    """Whether git runs nothing for this entry (of a config file of `gitdir`); core.worktree only
+    when it names a directory within one of `inside` (git would write the person's checkouts there)."""
+    bare = value.strip('"').strip()
+    if section == "alias":
+        return not bare.startswith("!")
+    if section == "core" and key == "worktree":
+        target = os.path.realpath(os.path.join(gitdir, bare))
+        return any(target == top or target.startswith(top.rstrip("/") + "/") for top in inside)
+    if section in ("remote", "submodule") and key in ("url", "pushurl"):
+        return not _helper_transport(bare)
+    if section == "submodule" and key == "update":
+        return bare in SUBMODULE_UPDATES
+    allowed = INERT.get(section)
+    return allowed is not None and (ANY in allowed or key in allowed)
 
 
-def snapshot(files: list[str]) -> dict[str, bytes | None]:
-    """Each file's content now (None: absent or too large to keep)."""
-    return {path: _read(path) for path in files}
+def _helper_transport(url: str) -> bool:
+    """`ext::cmd` runs cmd; `<transport>::` and `fd::` hand the URL to another program."""
+    return "::" in url.split("/", 1)[0] or url.lower().startswith(("ext::", "fd::"))
 
 
-def revert_added(before: dict[str, bytes | None], files: list[str]) -> list[Reverted]:
-    """Take out of each of `files` the code-running entries it did not hold in `before` (a file
-    absent there held none); its other lines stay as the command left them."""
-    reverted = []
-    for path in files:
-        old, new = before.get(path), _read(path)
-        if new is None or new == old:
-            continue
-        kept = code_running(old.decode("utf-8", "replace")) if old is not None else set()
-        text, dropped = _without(new.decode("utf-8", "replace"), kept)
-        if not dropped:
-            continue
-        temporary = f"{path}.secure-shell-revert"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, path)  # over whatever the command left there, a link included
-        reverted.append(Reverted(path, tuple(dict.fromkeys(dropped))))
-    return reverted
-
-
-def code_running(text: str) -> set[tuple[str, str]]:
-    """(key, value) of each entry of a config text that runs code."""
-    return {entry for entry, _ in _entries(text) if entry is not None}
-
-
-def _without(text: str, kept: set[tuple[str, str]]) -> tuple[str, list[str]]:
-    """`text` without its code-running entries other than `kept`, and the keys taken out."""
+def without_added(text: str, before: str, gitdir: str, inside: tuple[str, ...]) -> tuple[str, list[str]]:
+    """`text` without each entry it holds that `before` did not (a changed value counts as added)
+    and that is not inert; and the keys taken out."""
+    kept = {entry for entry, _ in entries(before) if entry is not None}
     lines: list[str] = []
     dropped: list[str] = []
-    for entry, raw in _entries(text):
+    for entry, raw in entries(text):
         if entry is not None and entry not in kept:
-            dropped.append(entry[0])
-            header = _SECTION.match(_strip_comment(raw[0]))
-            if header and header.group(3).strip():  # `[core] fsmonitor = x`: the header stays
-                lines.append(raw[0][: raw[0].index("]") + 1] + "\n")
-            continue
+            full, value = entry
+            section, _, key = full.partition(".")
+            key = key.rpartition(".")[2]
+            if not inert(section, key, value, gitdir, inside):
+                dropped.append(full)
+                header = _SECTION.match(_strip_comment(raw[0]))
+                if header and header.group(3).strip():  # `[core] fsmonitor = x`: the header stays
+                    lines.append(raw[0][: raw[0].index("]") + 1] + "\n")
+                continue
         lines.extend(raw)
     return "".join(lines), dropped
 
 
-def _entries(text: str) -> list[tuple[tuple[str, str] | None, list[str]]]:
+def entries(text: str) -> list[tuple[Entry | None, list[str]]]:
     """Each logical line of a config text (a value continued with a trailing backslash spans
-    several), with its (key, value) when it is an entry that runs code: core.fsmonitor and the
-    other CODE_KEYS, an alias starting with `!`, and every include (an included file may be one
-    the command wrote)."""
-    result: list[tuple[tuple[str, str] | None, list[str]]] = []
+    several), with its (key, value) when it is an entry."""
+    result: list[tuple[Entry | None, list[str]]] = []
     section = subsection = ""
     physical = text.splitlines(keepends=True)
     index = 0
@@ -143,11 +144,17 @@ def _entries(text: str) -> list[tuple[tuple[str, str] | None, list[str]]]:
             continue
         key, value = entry.group(1).lower(), (entry.group(2) or "").strip()
         full = f"{section}.{subsection}.{key}" if subsection else f"{section}.{key}"
-        runs = (section == "alias" and value.strip('"').startswith("!")) or (
-            (section, key) in CODE_KEYS or (section, "*") in CODE_KEYS
-        )
-        result.append(((full, value) if runs else None, raw))
+        result.append(((full, value), raw))
     return result
+
+
+def value_of(text: str, wanted: str) -> str | None:
+    """The last value of `wanted` (section.key, lower case) in a config text, unquoted."""
+    found = None
+    for entry, _ in entries(text):
+        if entry is not None and entry[0] == wanted:
+            found = entry[1].strip('"').strip()
+    return found
 
 
 def _strip_comment(line: str) -> str:
@@ -159,12 +166,3 @@ def _strip_comment(line: str) -> str:
         elif char in "#;" and not quoted:
             return line[:index]
     return line
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
-    except OSError:
-        return None
-    return data if len(data) <= MAX_BYTES else None

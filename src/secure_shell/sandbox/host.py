@@ -29,6 +29,12 @@ MEMORY_MECHANISM = (
     "RLIMIT_DATA on every process of a command (resources.memoryBytes); no memory cgroup: none is made "
     "inside a memory cgroup this server did not create"
 )
+# What a command can still use beyond resources.memoryBytes without a memory cgroup.
+MEMORY_UNBOUNDED = (
+    "not bounded: MAP_SHARED anonymous memory and memfds (shmem pages no rlimit counts), in every mode; "
+    "files in the host's /dev/shm and TMPDIR without a session pod (the pod's own /tmp, /dev/shm and "
+    "SysV segments are bounded; without a pod SysV IPC is refused)"
+)
 # What a contained command still does as uid 0 without a capability, where no namespace pod holds it.
 ROOT_REACHES = (
     "reads files only root may read beneath the readable directories (system directories, PATH), "
@@ -89,6 +95,7 @@ class HostSupport:
             "launcher": self.launcher_error or "ok",
             "capabilities": (CAPABILITIES_ROOT if self.root else CAPABILITIES_USER) if self.linux else "not dropped",
             "memoryLimit": MEMORY_MECHANISM if self.linux else "none",
+            "memoryNotBounded": MEMORY_UNBOUNDED if self.linux else "all",
             "rootStillReaches": list(self.root_reaches()),
             "sessionPod": POD_DESCRIPTION if self.pod else f"not available: {self.pod_error or self.launcher_error}",
         }

@@ -14,6 +14,7 @@ mounts) is refused by the seccomp filter in seccomp.py.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 import struct
 from dataclasses import dataclass
@@ -52,6 +53,10 @@ SCOPE_SIGNAL = 1 << 1
 # The filesystem rights each ABI knows; a ruleset may only name those of the running kernel.
 FS_BY_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 5: (1 << 16) - 1}
 FS_READ = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
+# The host's /dev/shm without a pod: make, read, write, truncate and remove files there (sem_open,
+# shm_open, multiprocessing), never list it (other programs' segments are found only by name), nor
+# execute, nor make directories, links, sockets, fifos or devices there.
+FS_SHARED = FS_READ_FILE | FS_WRITE_FILE | FS_REMOVE_FILE | FS_MAKE_REG | FS_TRUNCATE
 FILE_ONLY = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV  # rights a rule on a file may hold
 
 PR_SET_NO_NEW_PRIVS = 38
@@ -103,6 +108,7 @@ class Ruleset:
     list_only: tuple[str, ...] = ()  # directories whose names may be listed, not read (a credential is inside)
     scope_signals: bool = True  # with `scope`: signals too (a pod leaves them to its PID namespace)
     connect_ports: tuple[int, ...] = ()  # with deny_network: TCP ports still connectable (the proxy's)
+    shared: tuple[str, ...] = ()  # FS_SHARED beneath these (the host's /dev/shm)
 
     def to_wire(self) -> dict[str, Any]:
         """As JSON for the launcher (from_wire() reads it back)."""
@@ -115,6 +121,7 @@ class Ruleset:
             "list_only": list(self.list_only),
             "scope_signals": self.scope_signals,
             "connect_ports": list(self.connect_ports),
+            "shared": list(self.shared),
         }
 
     @classmethod
@@ -128,19 +135,11 @@ class Ruleset:
             tuple(data.get("list_only", ())),
             bool(data.get("scope_signals", True)),
             tuple(int(p) for p in data.get("connect_ports", ())),
+            tuple(data.get("shared", ())),
         )
 
     def with_devices(self, *extra: str) -> Ruleset:
-        return Ruleset(
-            self.read,
-            self.write,
-            (*self.devices, *extra),
-            self.deny_network,
-            self.scope,
-            self.list_only,
-            self.scope_signals,
-            self.connect_ports,
-        )
+        return dataclasses.replace(self, devices=(*self.devices, *extra))
 
 
 def build_ruleset(ruleset: Ruleset, abi: int) -> int:
@@ -167,6 +166,8 @@ def build_ruleset(ruleset: Ruleset, abi: int) -> int:
             _add_path(fd, path, (FS_READ_FILE | FS_WRITE_FILE | FS_IOCTL_DEV | FS_TRUNCATE) & handled_fs)
         for path in ruleset.list_only:
             _add_path(fd, path, FS_READ_DIR & handled_fs)
+        for path in ruleset.shared:
+            _add_path(fd, path, FS_SHARED & handled_fs)
         for port in ruleset.connect_ports if handled_net else ():
             _add_port(fd, port, NET_CONNECT_TCP)
     except BaseException:

@@ -222,7 +222,7 @@ def _spawn(message: dict[str, Any], fds: list[int], rulesets: dict[int, int]) ->
         program = argv[0] if "/" in argv[0] else _which(argv[0], env.get("PATH", os.defpath))
     except OSError as exc:
         raise _SpawnFailure({"errno": exc.errno or 2, "error": exc.strerror or str(exc), "step": "exec"}) from None
-    network_filter = _command_filter(message.get("seccomp"))
+    network_filter = _command_filter(message.get("seccomp"), host_ipc=not message.get("in_pod"))
     errors_read, errors_write = os.pipe2(os.O_CLOEXEC)
     launcher = os.getpid()
     pid = os.fork()
@@ -322,18 +322,19 @@ def _become_command(
     os.execve(program, argv, env)
 
 
-_FILTERS: dict[bool, seccomp.CommandFilter] = {}
+_FILTERS: dict[tuple[bool, bool], seccomp.CommandFilter] = {}
 _DEFINED: dict[int, tuple[kernel.Ruleset, int]] = {}  # the rulesets by id, for a terminal's own domain
 
 
-def _command_filter(kind: object) -> seccomp.CommandFilter | None:
-    """The seccomp filter a spawn names: "network" (the network denied too), "base", or none."""
+def _command_filter(kind: object, host_ipc: bool) -> seccomp.CommandFilter | None:
+    """The seccomp filter a spawn names: "network" (the network denied too), "base", or none;
+    `host_ipc`: the command is not in a pod (no IPC namespace of its own)."""
     if not kind:
         return None
-    deny_network = kind != "base"
-    if deny_network not in _FILTERS:
-        _FILTERS[deny_network] = seccomp.CommandFilter(deny_network)
-    return _FILTERS[deny_network]
+    key = (kind != "base", host_ipc)
+    if key not in _FILTERS:
+        _FILTERS[key] = seccomp.CommandFilter(*key)
+    return _FILTERS[key]
 
 
 def _which(name: str, path: str) -> str:

@@ -1,17 +1,20 @@
 """The session pod: one set of namespaces per MCP session, made by the launcher with ctypes.
 
 The launcher (single-threaded: `unshare(CLONE_NEWUSER)` fails in a process with threads) forks an
-outer process, which joins the session's cgroup (if any), unshares user, mount, PID, IPC, UTS and,
-with the network denied, network namespaces, maps the server's uid and gid onto themselves, and
-forks the pod's init: pid 1 of the new PID namespace. The init makes the pod's mounts and then
-serves the launcher's own requests (define, spawn, reap, sweep) on a socket whose other end goes
-to the server, so each command is forked inside the namespaces with no second fork and no setns.
+outer process, which joins the session's cgroup (if any), unshares a user namespace (the server's
+uid as its root) with an IPC namespace and bounds its SysV memory, then a nested user namespace
+with mount, PID, UTS and, with the network denied, network namespaces, maps the server's uid and
+gid onto themselves there, and forks the pod's init: pid 1 of the new PID namespace. The init
+makes the pod's mounts and then serves the launcher's own requests (define, spawn, reap, sweep)
+on a socket whose other end goes to the server, so each command is forked inside the namespaces
+with no second fork and no setns.
 
 Mounts, in order (`/` keeps the host's tree, so tools, PATH and the project are where they were):
 - the whole tree made private, then read-only (mount_setattr, recursive): chmod, chown, utime and
   xattrs outside the writable paths fail with EROFS, as root too;
-- a tmpfs on `/tmp` and one on `/dev/shm` (sizes from resources.memoryBytes: their pages are
-  charged to the server's memory), shared by the session's commands, gone with the pod;
+- a tmpfs on `/tmp` and one on `/dev/shm` (sizes and inode counts from resources.memoryBytes:
+  their pages are charged to the server's memory), shared by the session's commands, gone with
+  the pod; the IPC namespace's SysV shared memory bounded to the /dev/shm size (`_ipc_limits`);
 - an empty read-only tmpfs on `/run`: the host's services listen there on unix sockets that no
   network namespace separates (docker.sock, the D-Bus buses, systemd's user manager, which would
   start a command outside the pod); only the file /etc/resolv.conf points to, if it lies there,
@@ -215,22 +218,19 @@ def _outer_main(
             procs = os.open(spec.cgroup + "/cgroup.procs", os.O_WRONLY | os.O_CLOEXEC)
             os.write(procs, b"0")
             os.close(procs)
-        step[0] = "unshare"
         uid, gid = os.geteuid(), os.getegid()
-        flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+        # First a user namespace whose root is the server's uid, owning the IPC namespace: only that
+        # root may set the IPC limits (the kernel compares euids, not capabilities). Then the pod's
+        # own user namespace inside it, where the server's uid is itself again.
+        step[0] = "unshare IPC"
+        _unshare_mapped(CLONE_NEWUSER | CLONE_NEWIPC, (0, uid), (0, gid))
+        step[0] = "IPC limits"
+        _ipc_limits(spec.shm_bytes)
+        step[0] = "unshare"
+        flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS
         if spec.own_network:
             flags |= CLONE_NEWNET
-        _check(_libc.unshare(flags), "unshare")
-        step[0] = "uid map"
-        # /proc/self of an undumpable process is root's: only dumpable can an ordinary user write
-        # its own maps. Undumpable again right after (the launcher's memory holds commands' environments).
-        _check(_libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
-        try:
-            _write("/proc/self/setgroups", "deny")
-            _write("/proc/self/uid_map", f"{uid} {uid} 1")
-            _write("/proc/self/gid_map", f"{gid} {gid} 1")
-        finally:
-            _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        _unshare_mapped(flags, (uid, 0), (gid, 0))
         forwarder = None
         if spec.own_network:
             step[0] = "loopback"
@@ -296,6 +296,46 @@ def _report(fd: int, exc: BaseException, step: str) -> None:
         pass
 
 
+def _unshare_mapped(flags: int, uid: tuple[int, int], gid: tuple[int, int]) -> None:
+    """unshare(2) with a new user namespace mapping one (inside, outside) uid and gid."""
+    _check(_libc.unshare(flags), "unshare")
+    # /proc/self of an undumpable process is root's: only dumpable can an ordinary user write
+    # its own maps. Undumpable again right after (the launcher's memory holds commands' environments).
+    _check(_libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
+    try:
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid[0]} {uid[1]} 1")
+        _write("/proc/self/gid_map", f"{gid[0]} {gid[1]} 1")
+    finally:
+        _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def _tmpfs_options(size: int) -> str:
+    """A tmpfs of `size` bytes whose inodes are bounded too (each costs kernel memory, about 1 KiB,
+    that the size does not count; the default is half of the machine's pages)."""
+    return f"size={size},nr_inodes={max(size // 1024, 1024)},mode=1777"
+
+
+def _ipc_limits(shm_bytes: int) -> None:
+    """The pod's own IPC namespace's SysV limits, set by the root of the user namespace that owns
+    it (Linux 5.19 on; before, the write fails and the kernel's defaults stay, SECURITY.md says so):
+    shared memory at most `shm_bytes` in all (RLIMIT_DATA does not count it), 64 segments, 64
+    message queues (16 KiB each by default) and a few semaphores. That root is the server's uid,
+    which the commands hold too: `/proc/sys` is bound read-only in the pod."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    for name, value in (
+        ("shmmax", shm_bytes),
+        ("shmall", max(shm_bytes // page, 1)),
+        ("shmmni", 64),
+        ("msgmni", 64),
+        ("sem", "250 8192 32 128"),
+    ):
+        try:
+            _write(f"/proc/sys/kernel/{name}", str(value))
+        except OSError:
+            pass
+
+
 def _mounts(spec: PodSpec, step: list[str]) -> None:
     step[0] = "mount: private"
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -319,11 +359,36 @@ def _mounts(spec: PodSpec, step: list[str]) -> None:
     step[0] = "mount: read-only root"
     _set_read_only("/", True, recursive=True)
     step[0] = "mount: /tmp"
-    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={spec.tmp_bytes},mode=1777")
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, _tmpfs_options(spec.tmp_bytes))
     step[0] = "mount: /dev/shm"
-    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"size={spec.shm_bytes},mode=1777")
-    covered_run = os.path.isdir(RUN) and not os.path.islink(RUN)
-    if covered_run:
+    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, _tmpfs_options(spec.shm_bytes))
+    covered_run = _cover_run(resolv_target, kept_run_file, step)
+    _bind_allowed(opened, step)
+    step[0] = "mount: devpts"
+    _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
+    _mount("/dev/pts/ptmx", "/dev/ptmx", None, MS_BIND)
+    if proxy is not None:
+        _bind_proxy(spec, proxy, step)
+    step[0] = "mount: /proc"
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # the IPC limits are writable by any process with the server's uid (see _ipc_limits)
+    _mount("/proc/sys", "/proc/sys", None, MS_BIND | MS_REC)
+    _set_read_only("/proc/sys", True, recursive=True)
+    for path in spec.read_only:
+        step[0] = f"mount: read-only {path}"
+        if os.path.exists(path):
+            _mount(path, path, None, MS_BIND | MS_REC)
+            _set_read_only(path, True, recursive=True)
+    _cover_hidden(spec.hidden, step)
+    if covered_run:  # after the binds beneath it (an allowed path under /run) got their mount points
+        _set_read_only(RUN, True, recursive=False)
+
+
+def _cover_run(resolv_target: str, kept_run_file: int | None, step: list[str]) -> bool:
+    """An empty tmpfs on /run (read-only once the binds beneath it are made), with the resolver file
+    /etc/resolv.conf points to bound back when it lies there; whether /run was covered."""
+    covered = os.path.isdir(RUN) and not os.path.islink(RUN)
+    if covered:
         step[0] = "mount: /run"
         _mount("tmpfs", RUN, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=64k,nr_inodes=256,mode=0755")
         if kept_run_file is not None:  # the host's resolver file (systemd-resolved's stub), read-only
@@ -333,6 +398,11 @@ def _mounts(spec: PodSpec, step: list[str]) -> None:
             _set_read_only(resolv_target, True, recursive=False)
     if kept_run_file is not None:
         os.close(kept_run_file)
+    return covered
+
+
+def _bind_allowed(opened: list[tuple[str, bool, int]], step: list[str]) -> None:
+    """Each allowed path bound onto itself from the descriptor opened before the covers, writable or not."""
     for path, writable, fd in opened:
         step[0] = f"mount: {'writable' if writable else 'readable'} {path}"
         if not os.path.exists(path):  # beneath the new /tmp: a mount point is needed there
@@ -344,36 +414,32 @@ def _mounts(spec: PodSpec, step: list[str]) -> None:
         _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
         _set_read_only(path, not writable, recursive=not writable)
         os.close(fd)
-    step[0] = "mount: devpts"
-    _mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
-    _mount("/dev/pts/ptmx", "/dev/ptmx", None, MS_BIND)
-    if proxy is not None:
-        step[0] = "mount: proxy socket"
-        os.close(os.open(PROXY_SOCKET, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
-        _mount(f"/proc/self/fd/{proxy}", PROXY_SOCKET, None, MS_BIND)
-        os.close(proxy)
-        _set_read_only(PROXY_SOCKET, True, recursive=False)
-        if spec.own_network and os.path.exists(RESOLV_CONF):
-            # names go to the pod's DNS responder, which refuses and counts them (pod_forward.py)
-            step[0] = "mount: resolv.conf"
-            resolv = "/tmp/.secure-shell-resolv.conf"
-            with open(resolv, "wb") as handle:
-                handle.write(pod_forward.RESOLV_CONF)
-            _mount(resolv, RESOLV_CONF, None, MS_BIND)
-            _set_read_only(RESOLV_CONF, True, recursive=False)
-            os.unlink(resolv)
-    step[0] = "mount: /proc"
-    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    for path in spec.read_only:
-        step[0] = f"mount: read-only {path}"
-        if os.path.exists(path):
-            _mount(path, path, None, MS_BIND | MS_REC)
-            _set_read_only(path, True, recursive=True)
-    # A file is covered by an empty file of mode 000 (no capability is left to read it anyway),
-    # made in the new /tmp and unlinked there once bound: only the mounts keep it.
+
+
+def _bind_proxy(spec: PodSpec, proxy: int, step: list[str]) -> None:
+    step[0] = "mount: proxy socket"
+    os.close(os.open(PROXY_SOCKET, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+    _mount(f"/proc/self/fd/{proxy}", PROXY_SOCKET, None, MS_BIND)
+    os.close(proxy)
+    _set_read_only(PROXY_SOCKET, True, recursive=False)
+    if spec.own_network and os.path.exists(RESOLV_CONF):
+        # names go to the pod's DNS responder, which refuses and counts them (pod_forward.py)
+        step[0] = "mount: resolv.conf"
+        resolv = "/tmp/.secure-shell-resolv.conf"
+        with open(resolv, "wb") as handle:
+            handle.write(pod_forward.RESOLV_CONF)
+        _mount(resolv, RESOLV_CONF, None, MS_BIND)
+        _set_read_only(RESOLV_CONF, True, recursive=False)
+        os.unlink(resolv)
+
+
+def _cover_hidden(hidden: tuple[str, ...], step: list[str]) -> None:
+    """A directory is covered by an empty read-only tmpfs of mode 000, a file by an empty file of mode
+    000 (no capability is left to read it anyway), made in the new /tmp and unlinked there once
+    bound: only the mounts keep it."""
     cover = "/tmp/.secure-shell-cover"
     os.close(os.open(cover, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0))
-    for path in spec.hidden:
+    for path in hidden:
         step[0] = f"mount: cover {path}"
         if os.path.isdir(path) and not os.path.islink(path):
             _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0")
@@ -382,8 +448,6 @@ def _mounts(spec: PodSpec, step: list[str]) -> None:
             _mount(cover, path, None, MS_BIND)
             _set_read_only(path, True, recursive=False)
     os.unlink(cover)
-    if covered_run:  # after the binds beneath it (an allowed path under /run) got their mount points
-        _set_read_only(RUN, True, recursive=False)
 
 
 def _loopback_up() -> None:

@@ -82,10 +82,11 @@ def reach(
     credentials: Sequence[str] = CREDENTIAL_PATHS,
     listdir: Callable[[str], list[str]] = os.listdir,
 ) -> Ruleset:
-    """Write beneath `writable`, TMPDIR (when given) and /dev/shm; read and execute the system directories, PATH's
-    directories, git's configuration in `home` and `readable`; the null devices and /dev/tty; never
-    a credential file (`credentials`)."""
-    write = _unique([*writable, *([tmpdir] if tmpdir else []), *SHARED_WRITABLE], realpath)
+    """Write beneath `writable` and TMPDIR (when given), make and use (not list) files in /dev/shm;
+    read and execute the system directories, PATH's directories, git's configuration in `home` and
+    `readable`; the null devices and /dev/tty; never a credential file (`credentials`)."""
+    write = _unique([*writable, *([tmpdir] if tmpdir else [])], realpath)
+    shared = [p for p in _unique(list(SHARED_WRITABLE), realpath) if p not in write]
     home_files = [os.path.join(home, name) for name in HOME_READABLE]
     read_candidates = [*SYSTEM_READ, *_path_directories(path_env, home, realpath), *home_files, *readable]
     read = _unique([p for p in read_candidates if not _too_broad(p, home, realpath)], realpath)
@@ -99,6 +100,7 @@ def reach(
         deny_network=deny_network,
         scope=True,
         list_only=tuple(listed),
+        shared=tuple(shared),
     )
 
 

@@ -7,13 +7,18 @@ Always refused (EPERM):
   migrate_pages and move_pages with a pid other than 0 (the caller), and setpriority/ioprio_set
   for a whole user (`who` 0 there means every process of the user, the server's included);
 - the kernel keyring (keyctl, add_key, request_key), bpf, perf_event_open, ptrace, process_vm_*,
-  pidfd_getfd, kexec_*, *_module, reboot, swapon/swapoff, and mounts (mount, umount2,
-  pivot_root and the new mount API: open_tree, move_mount, fs*, mount_setattr).
+  pidfd_getfd, kexec_*, *_module, reboot, swapon/swapoff, mounts (mount, umount2, pivot_root and
+  the new mount API: open_tree, move_mount, fs*, mount_setattr), and io_uring (setup, enter,
+  register: its operations run in kernel workers, past this filter);
+- socket() of any family but unix, IPv4, IPv6 and netlink (EAFNOSUPPORT): AF_VSOCK (a hypervisor's
+  services), Bluetooth, CAN, TIPC, RDS, AF_ALG, packet... no network namespace confines them;
+- without a pod (`host_ipc`): System V IPC and POSIX message queues (SYSV_IPC), which no IPC
+  namespace of the command's own contains.
 
 With the network denied, also (EACCES / EAFNOSUPPORT): listen, accept and accept4 (listen()
 without bind() binds 0.0.0.0 without passing Landlock's bind check), sockets other than TCP and
-unix (UDP, raw, packet, netlink ...), io_uring (which could make sockets without socket()), and TCP
-Fast Open (sendto/sendmsg with MSG_FASTOPEN connects without passing Landlock's connect check).
+unix (UDP, raw, packet, netlink ...), and TCP Fast Open (sendto/sendmsg with MSG_FASTOPEN connects
+without passing Landlock's connect check).
 
 Another ABI (i386, x32) is refused as a whole, so a call cannot slip past under another number.
 Standard library only: the WSL confinement (confine.py) runs this module inside a distribution.
@@ -32,11 +37,21 @@ AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 SYSCALLS = {
     "x86_64": {
         "ioctl": 16,
+        "shmget": 29,
+        "shmat": 30,
+        "shmctl": 31,
         "socket": 41,
         "accept": 43,
         "sendto": 44,
         "sendmsg": 46,
         "listen": 50,
+        "semget": 64,
+        "semop": 65,
+        "semctl": 66,
+        "msgget": 68,
+        "msgsnd": 69,
+        "msgrcv": 70,
+        "msgctl": 71,
         "ptrace": 101,
         "setpriority": 141,
         "sched_setparam": 142,
@@ -50,6 +65,13 @@ SYSCALLS = {
         "init_module": 175,
         "delete_module": 176,
         "sched_setaffinity": 203,
+        "semtimedop": 220,
+        "mq_open": 240,
+        "mq_unlink": 241,
+        "mq_timedsend": 242,
+        "mq_timedreceive": 243,
+        "mq_notify": 244,
+        "mq_getsetattr": 245,
         "kexec_load": 246,
         "add_key": 248,
         "request_key": 249,
@@ -83,6 +105,23 @@ SYSCALLS = {
         "sched_setaffinity": 122,
         "setpriority": 140,
         "reboot": 142,
+        "mq_open": 180,
+        "mq_unlink": 181,
+        "mq_timedsend": 182,
+        "mq_timedreceive": 183,
+        "mq_notify": 184,
+        "mq_getsetattr": 185,
+        "msgget": 186,
+        "msgctl": 187,
+        "msgrcv": 188,
+        "msgsnd": 189,
+        "semget": 190,
+        "semctl": 191,
+        "semtimedop": 192,
+        "semop": 193,
+        "shmget": 194,
+        "shmctl": 195,
+        "shmat": 196,
         "socket": 198,
         "listen": 201,
         "accept": 202,
@@ -111,6 +150,8 @@ SYSCALLS = {
 for _table in SYSCALLS.values():
     _table.update(
         io_uring_setup=425,
+        io_uring_enter=426,
+        io_uring_register=427,
         open_tree=428,
         move_mount=429,
         fsopen=430,
@@ -149,6 +190,33 @@ REFUSED = (
     "fsmount",
     "fspick",
     "mount_setattr",
+    # io_uring's operations (openat, connect, socket...) run in kernel workers, past this filter
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+)
+# System V IPC and POSIX message queues, where no IPC namespace of the command's own contains them
+# (the Landlock-only layer): the segments, queues and semaphores of the user's other programs, and
+# segments that outlive the command and the server (RLIMIT_DATA does not count them). shmdt only
+# detaches: left. POSIX shared memory and semaphores are files in /dev/shm, which Landlock governs.
+SYSV_IPC = (
+    "shmget",
+    "shmat",
+    "shmctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "semget",
+    "semop",
+    "semtimedop",
+    "semctl",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
 )
 # The first argument is a pid; 0 is the caller itself (a program's own setrlimit, nice, taskset).
 OWN_PROCESS_ONLY = (
@@ -166,7 +234,7 @@ TIOCLINUX = 0x541C
 PRIO_USER = 2
 IOPRIO_WHO_USER = 3
 MSG_FASTOPEN = 0x20000000
-AF_UNIX, AF_INET, AF_INET6 = 1, 2, 10
+AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
 SOCK_STREAM = 1
 SOCK_TYPE_MASK = 0xF  # without SOCK_NONBLOCK and SOCK_CLOEXEC
 IPPROTO_TCP = 6
@@ -199,8 +267,9 @@ def supported() -> bool:
     return platform.machine() in AUDIT_ARCH
 
 
-def command_filter(machine: str, deny_network: bool) -> bytes:
-    """The filter program for `machine` (see the module docstring)."""
+def command_filter(machine: str, deny_network: bool, host_ipc: bool = True) -> bytes:
+    """The filter program for `machine` (see the module docstring); `host_ipc`: the command shares
+    the host's IPC namespace (no pod), so System V IPC is refused."""
     numbers = SYSCALLS[machine]
     # (label, code, k, jump-if-true label, jump-if-false label); None falls through.
     program: list[Instruction] = [
@@ -213,15 +282,15 @@ def command_filter(machine: str, deny_network: bool) -> bytes:
         (None, BPF_JMP_JEQ_K, numbers["ioprio_set"], "ioprio_set", None),
         *[(None, BPF_JMP_JEQ_K, numbers[name], "own_pid", None) for name in OWN_PROCESS_ONLY],
         *[(None, BPF_JMP_JEQ_K, numbers[name], "refuse", None) for name in REFUSED],
+        *[(None, BPF_JMP_JEQ_K, numbers[name], "refuse", None) for name in (SYSV_IPC if host_ipc else ())],
+        (None, BPF_JMP_JEQ_K, numbers["socket"], "socket", None),
     ]
     if deny_network:
         program += [
             *[(None, BPF_JMP_JEQ_K, numbers[name], "deny", None) for name in NETWORK_SERVERS],
-            (None, BPF_JMP_JEQ_K, numbers["socket"], "socket", None),
             (None, BPF_JMP_JEQ_K, numbers["sendto"], "flags4", None),
             (None, BPF_JMP_JEQ_K, numbers["sendmmsg"], "flags4", None),
             (None, BPF_JMP_JEQ_K, numbers["sendmsg"], "flags3", None),
-            (None, BPF_JMP_JEQ_K, numbers["io_uring_setup"], "deny", None),
         ]
     program += [
         (None, BPF_RET_K, SECCOMP_RET_ALLOW, None, None),
@@ -237,7 +306,15 @@ def command_filter(machine: str, deny_network: bool) -> bytes:
         ("own_pid", BPF_LD_W_ABS, arg(0), None, None),
         (None, BPF_JMP_JEQ_K, 0, "allow", "refuse"),
     ]
-    if deny_network:
+    if not deny_network:  # the families a network namespace (or the host's firewall) governs
+        program += [
+            ("socket", BPF_LD_W_ABS, arg(0), None, None),  # domain
+            (None, BPF_JMP_JEQ_K, AF_UNIX, "allow", None),
+            (None, BPF_JMP_JEQ_K, AF_INET, "allow", None),
+            (None, BPF_JMP_JEQ_K, AF_INET6, "allow", None),
+            (None, BPF_JMP_JEQ_K, AF_NETLINK, "allow", "deny_family"),
+        ]
+    else:
         program += [
             ("socket", BPF_LD_W_ABS, arg(0), None, None),  # domain
             (None, BPF_JMP_JEQ_K, AF_UNIX, "allow", None),
@@ -254,9 +331,9 @@ def command_filter(machine: str, deny_network: bool) -> bytes:
             ("flags4", BPF_LD_W_ABS, arg(3), None, None),  # sendto's and sendmmsg's flags
             ("fastopen", BPF_ALU_AND_K, MSG_FASTOPEN, None, None),
             (None, BPF_JMP_JEQ_K, 0, "allow", "deny"),
-            ("deny_family", BPF_RET_K, SECCOMP_RET_ERRNO | EAFNOSUPPORT, None, None),
         ]
     program += [
+        ("deny_family", BPF_RET_K, SECCOMP_RET_ERRNO | EAFNOSUPPORT, None, None),
         ("allow", BPF_RET_K, SECCOMP_RET_ALLOW, None, None),
         ("refuse", BPF_RET_K, SECCOMP_RET_ERRNO | EPERM, None, None),
         ("deny", BPF_RET_K, SECCOMP_RET_ERRNO | EACCES, None, None),
@@ -284,12 +361,12 @@ class _SockFprog(ctypes.Structure):
 class CommandFilter:
     """The filter, built once (in the launcher, before any fork); install() in the child is one prctl."""
 
-    def __init__(self, deny_network: bool) -> None:
+    def __init__(self, deny_network: bool, host_ipc: bool = True) -> None:
         machine = platform.machine()
         if machine not in AUDIT_ARCH:
             raise OSError(0, f"no seccomp filter for {machine}")
         self.deny_network = deny_network
-        code = command_filter(machine, deny_network)
+        code = command_filter(machine, deny_network, host_ipc)
         self._code = ctypes.create_string_buffer(code, len(code))
         self._program = _SockFprog(len(code) // 8, ctypes.cast(self._code, ctypes.c_void_p))
         self._prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here, not between fork and exec
