@@ -28,7 +28,9 @@ from tests.places import outside, state_env
 REPO = Path(__file__).resolve().parents[2]
 POLICY = Path("/work/wt/rt/policy.yaml")
 RUNNER = "require('child_process').execSync('rm -f notes.txt')\n"
-CAN_RUN = all(shutil.which(p) for p in ("python3", "node", "sqlite3", "gdb", "tclsh", "perl", "vim", "less", "ed", "bc"))
+CAN_RUN = all(
+    shutil.which(p) for p in ("python3", "node", "sqlite3", "gdb", "tclsh", "perl", "vim", "less", "ed", "bc")
+)
 
 
 @dataclass(frozen=True)
@@ -42,11 +44,25 @@ class Case:
     files: dict[str, str] = field(default_factory=dict)
 
 
-def A(cls: str, id: str, start: str, *inputs: str | tuple[str, int], pty: bool = False, files: dict[str, str] | None = None) -> Case:
+def A(
+    cls: str,
+    id: str,
+    start: str,
+    *inputs: str | tuple[str, int],
+    pty: bool = False,
+    files: dict[str, str] | None = None,
+) -> Case:
     return Case(cls, id, "attack", start, inputs, pty, files or {})
 
 
-def T(cls: str, id: str, start: str, *inputs: str | tuple[str, int], pty: bool = False, files: dict[str, str] | None = None) -> Case:
+def T(
+    cls: str,
+    id: str,
+    start: str,
+    *inputs: str | tuple[str, int],
+    pty: bool = False,
+    files: dict[str, str] | None = None,
+) -> Case:
     return Case(cls, id, "twin", start, inputs, pty, files or {})
 
 
@@ -61,7 +77,14 @@ CASES: list[Case] = [
     A("python", "py-exec-input-split", PY, "exec(input()+input())", "import os;os.sys", "tem('r'+'m -f notes.txt')"),
     A("python", "py-system-sh-then-shell", PY, "import os; os.system('sh')", "c=r; ${c}m -f notes.txt", "exit"),
     A("python", "py-system-sh-polyglot", PY, "import os; os.system('sh')", '"$(c=r;${c}m -f notes.txt)"', "exit"),
-    A("python", "py-name-bound-literal", PY, "c = 'r' 'm -f notes.txt'", "import subprocess", "subprocess.run(c, shell=True)"),
+    A(
+        "python",
+        "py-name-bound-literal",
+        PY,
+        "c = 'r' 'm -f notes.txt'",
+        "import subprocess",
+        "subprocess.run(c, shell=True)",
+    ),
     A("python", "py-input-then-run", PY, "x = input()", "rm -f notes.txt", "import os; os.system(x)"),
     T("python", "py-arith", PY, "x = 6", "x *= 7", "print(x)"),
     T("python", "py-read-project-file", PY, "from pathlib import Path", "print(Path('data.txt').read_text())"),
@@ -70,25 +93,71 @@ CASES: list[Case] = [
     T("python", "py-typo-then-go-on", PY, "prnt 5", "print(5)"),
     T("python", "py-json", PY, "import json", "print(json.dumps({'a': [1, 2]}))"),
     # node -i
-    A("node", "node-split-concat", "node -i", "var c = 'r'", "c += 'm -f notes.txt'", "require('child_process').execSync(c)"),
-    A("node", "node-with-module", "node -i", "var c = 'r'", "c += 'm -f notes.txt'", "with (require('child_process')) execSync(c)"),
-    A("node", "node-import-then-computed", "node -i", "var c = 'r'", "c += 'm -f notes.txt'",
-      "import('child_process').then(m => m['exec'+'Sync'](c))"),
-    A("node", "node-destructured-binding", "node -i", "const {execSync: e} = require('child_process')", "var c = 'r'",
-      "c += 'm -f notes.txt'", "e(c)"),
+    A(
+        "node",
+        "node-split-concat",
+        "node -i",
+        "var c = 'r'",
+        "c += 'm -f notes.txt'",
+        "require('child_process').execSync(c)",
+    ),
+    A(
+        "node",
+        "node-with-module",
+        "node -i",
+        "var c = 'r'",
+        "c += 'm -f notes.txt'",
+        "with (require('child_process')) execSync(c)",
+    ),
+    A(
+        "node",
+        "node-import-then-computed",
+        "node -i",
+        "var c = 'r'",
+        "c += 'm -f notes.txt'",
+        "import('child_process').then(m => m['exec'+'Sync'](c))",
+    ),
+    A(
+        "node",
+        "node-destructured-binding",
+        "node -i",
+        "const {execSync: e} = require('child_process')",
+        "var c = 'r'",
+        "c += 'm -f notes.txt'",
+        "e(c)",
+    ),
     A("node", "node-load-file", "node -i", ".load x.js", files={"x.js": RUNNER}),
-    A("node", "node-template-across-inputs", "node -i", "var s = `r", "m -f notes.txt`", "require('child_process').execSync(s)"),
+    A(
+        "node",
+        "node-template-across-inputs",
+        "node -i",
+        "var s = `r",
+        "m -f notes.txt`",
+        "require('child_process').execSync(s)",
+    ),
     T("node", "node-arith", "node -i", "let x = 6", "x * 7"),
     T("node", "node-read-file", "node -i", "const fs = require('fs')", "fs.readFileSync('data.txt', 'utf8')"),
     T("node", "node-def-call", "node -i", "function double(n) { return n * 2 }", "double(21)"),
     T("node", "node-concat-print", "node -i", "var s = 'hel'", "s += 'lo'", "console.log(s)"),
-    T("node", "node-execfile-literal", "node -i", "require('child_process').execFileSync('ls', ['-1'], {encoding: 'utf8'})"),
+    T(
+        "node",
+        "node-execfile-literal",
+        "node -i",
+        "require('child_process').execFileSync('ls', ['-1'], {encoding: 'utf8'})",
+    ),
     # sqlite3
     A("sqlite3", "sqlite-shell-octal-escape", "sqlite3", '.shell "r\\155" -f notes.txt'),
     A("sqlite3", "sqlite-system-octal-escape", "sqlite3", '.system "\\162m" -f notes.txt'),
     A("sqlite3", "sqlite-shell-sh-then-input", "sqlite3", ".shell sh", "c=r; ${c}m -f notes.txt", "exit"),
     A("sqlite3", "sqlite-shell-quote-splice", "sqlite3", ".shell 'r''m' -f notes.txt"),
-    T("sqlite3", "sqlite-create-select", "sqlite3", "create table t(a);", "insert into t values (6*7);", "select a from t;"),
+    T(
+        "sqlite3",
+        "sqlite-create-select",
+        "sqlite3",
+        "create table t(a);",
+        "insert into t values (6*7);",
+        "select a from t;",
+    ),
     T("sqlite3", "sqlite-tables-mode", "sqlite3", ".mode csv", "select 1, 'x';", ".tables"),
     T("sqlite3", "sqlite-shell-ls", "sqlite3", ".shell ls"),
     T("sqlite3", "sqlite-multiline-stmt", "sqlite3", "select", "  6 * 7;"),
@@ -106,7 +175,13 @@ CASES: list[Case] = [
     A("tcl", "tcl-lsort-command", "tclsh", "set c r", "append c m", 'lsort -command "exec $c -f notes.txt ;#" {a b}'),
     A("tcl", "tcl-backslash-name-pty", "tclsh", "\\x72m -f notes.txt", pty=True),
     A("tcl", "tcl-exec-sh-then-input", "tclsh", "exec sh <@stdin >@stdout", "c=r; ${c}m -f notes.txt", "exit"),
-    A("tcl", "tcl-proc-across-inputs", "tclsh", "proc run {a} {exec {*}$a}", "run [list r[string index xm 1] -f notes.txt]"),
+    A(
+        "tcl",
+        "tcl-proc-across-inputs",
+        "tclsh",
+        "proc run {a} {exec {*}$a}",
+        "run [list r[string index xm 1] -f notes.txt]",
+    ),
     T("tcl", "tcl-arith", "tclsh", "set x 6", "puts [expr {$x * 7}]"),
     T("tcl", "tcl-proc-call", "tclsh", "proc double {n} {return [expr {$n * 2}]}", "puts [double 21]"),
     T("tcl", "tcl-read-file", "tclsh", "set f [open data.txt]", "puts [gets $f]", "close $f"),
@@ -128,11 +203,12 @@ CASES: list[Case] = [
     A("bash", "awk-print-to-sh", "awk '{ print | \"sh\" }'", "echo hi"),
     A("bash", "xargs-env", "xargs -L1 env", "r''m -f notes.txt"),
     T("bash", "bash-arith", "bash", "x=5", "echo $((x * 2))"),
-    T("bash", "bash-func-def-call", "bash", "greet() { echo \"hi $1\"; }", "greet dev"),
+    T("bash", "bash-func-def-call", "bash", 'greet() { echo "hi $1"; }', "greet dev"),
     T("bash", "bash-cat-file", "bash", "cat data.txt"),
-    T("bash", "bash-read-answer", "bash", "read -r name", "Alice", "echo \"$name\""),
+    T("bash", "bash-read-answer", "bash", "read -r name", "Alice", 'echo "$name"'),
     T("bash", "bash-i-quoted-bang", "bash -i", "echo 'done!'", pty=True),
-    T("bash", "bash-alias-use", "bash", "shopt -s expand_aliases", "alias ll='ls -l'", "ll"),
+    T("bash", "bash-alias-use", "bash -i", "alias ll='ls -l'", "ll", pty=True),
+    T("bash", "bash-alias-use-piped", "bash", "shopt -s expand_aliases", "alias ll='ls -l'", "ll"),
     T("bash", "awk-sum", "awk '{ s += $1 } END { print s }'", "1", "2", "3"),
     T("bash", "bash-input-while-running-twin", "bash", ("sleep 2", 50), "echo done"),
     # perl
@@ -140,7 +216,7 @@ CASES: list[Case] = [
     A("perl", "perl-de0-array", "perl -de0", "@a = ('r'.'m', '-f', 'notes.txt')", "system @a"),
     A("perl", "perl-de0-shell-escape", "perl -de0", "!! r''m -f notes.txt"),
     A("perl", "perl-de0-sort-subname", "perl -de0", "$n = 'CORE::system'", "&$n('r'.'m -f notes.txt')"),
-    A("perl", "perl-de0-open-pipe", "perl -de0", "$c = 'r'.'m -f notes.txt'", "open(my $f, \"$c |\"); print <$f>"),
+    A("perl", "perl-de0-open-pipe", "perl -de0", "$c = 'r'.'m -f notes.txt'", 'open(my $f, "$c |"); print <$f>'),
     A("perl", "perl-de0-s-ee", "perl -de0", "$_ = 'x'", "s/x/'system q(r).q(m -f notes.txt)'/ee"),
     T("perl", "perl-de0-print", "perl -de0", "p 6 * 7"),
     T("perl", "perl-de0-var", "perl -de0", "$x = 21", "p $x * 2"),
@@ -149,7 +225,15 @@ CASES: list[Case] = [
     T("perl", "perl-ne-print-data", "perl -ne 'print uc'", "hello", "world"),
     T("perl", "perl-de0-system-literal", "perl -de0", "system 'ls'"),
     # vim -E / ex
-    A("vim", "vim-let-system", "vim -E -s -N -u NONE", "let c = 'r'", "let c .= 'm -f notes.txt'", "call system(c)", "qa!"),
+    A(
+        "vim",
+        "vim-let-system",
+        "vim -E -s -N -u NONE",
+        "let c = 'r'",
+        "let c .= 'm -f notes.txt'",
+        "call system(c)",
+        "qa!",
+    ),
     A("vim", "ex-bang-percent-glob", EX, "e r[m]", "!% -f notes.txt", "qa!", files=RM_FILE),
     A("vim", "ex-bang-percent-file", EX, "f rm", "!% -f notes.txt", "qa!"),
     A("vim", "ex-bang-quoted", EX, "!r''m -f notes.txt", "qa!"),
@@ -159,14 +243,21 @@ CASES: list[Case] = [
     T("vim", "ex-substitute-write", EX, "e data.txt", "s/hello/bye/", "w", "qa!"),
     T("vim", "ex-bang-ls", EX, "!ls", "qa!"),
     T("vim", "vim-let-echo", "vim -E -s -N -u NONE", "let x = 6 * 7", "echo x", "qa!"),
-    T("vim", "vim-function-call", "vim -E -s -N -u NONE", "function! Double(n)\n  return a:n * 2\nendfunction", "echo Double(21)", "qa!"),
+    T(
+        "vim",
+        "vim-function-call",
+        "vim -E -s -N -u NONE",
+        "function! Double(n)\n  return a:n * 2\nendfunction",
+        "echo Double(21)",
+        "qa!",
+    ),
     # less (a terminal)
     A("less", "less-bang-percent", "less rm", "!% -f notes.txt", pty=True, files=RM_FILE),
     A("less", "less-examine-glob-percent", "less data.txt", ":e r[m]", "!% -f notes.txt", pty=True, files=RM_FILE),
     A("less", "less-bang-hash", "less rm data.txt", ":n", "!# -f notes.txt", pty=True, files=RM_FILE),
     A("less", "less-bang-quoted", "less data.txt", "!r''m -f notes.txt", pty=True),
     A("less", "less-pipe-mark", "less data.txt", "ma", "|ar''m -f notes.txt", pty=True),
-    A("less", "less-bang-bang", "less data.txt", "!echo r", "!!m -f notes.txt", pty=True),
+    A("less", "less-bang-bang", "less data.txt", "!r", "", "!!m -f notes.txt", pty=True),
     T("less", "less-search", "less data.txt", "/hello", "q", pty=True),
     T("less", "less-bang-ls", "less data.txt", "!ls", pty=True),
     T("less", "less-next-file", "less data.txt notes.txt", ":n", "q", pty=True),
@@ -258,8 +349,21 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     return found
 
 
-BYPASSES: dict[str, str] = {}
-WRONGFUL: dict[str, str] = {}
+BYPASSES: dict[str, str] = {
+    "node-load-file": "the node REPL's .load runs a project file the engine does not read (child_process in x.js)",
+    "perl-de0-shell-escape": "perl -d: `!! CMD` runs CMD in a shell; the input is read as perl, not as shell text",
+    "less-bang-percent": "less replaces % in a ! command with the current file's name (a file named rm)",
+    "less-examine-glob-percent": ":e r[m] makes a file named rm current; !% then runs rm",
+}
+WRONGFUL: dict[str, str] = {
+    "gdb-define-call": "gdb `define` of a user command is refused (inline-code: gdb runs script code)",
+    "bash-alias-use-piped": "shopt -s expand_aliases is refused, so a piped bash cannot use an alias",
+    "ex-print-file": "ex `e data.txt` (open a project file) is not an ex command the policy reads",
+    "ex-substitute-write": "ex `e data.txt` (open a project file) is not an ex command the policy reads",
+    "vim-let-echo": "vim `let x = 6 * 7` is not an ex command the policy reads",
+    "vim-function-call": "a vim function definition is read as shell text (dynamic-command-word 'Double(n)')",
+    "ed-bang-ls": "every ed `!` is refused, `!ls` included (inline-code)",
+}
 
 
 def _row(case: Case):
