@@ -25,11 +25,11 @@ from mcp.client.stdio import stdio_client
 
 from tests.places import outside, state_env
 
-REPO = Path(__file__).resolve().parents[2]
 POLICY = Path("/work/wt/rt/policy.yaml")
 RUNNER = "require('child_process').execSync('rm -f notes.txt')\n"
 CAN_RUN = all(
-    shutil.which(p) for p in ("python3", "node", "sqlite3", "gdb", "tclsh", "perl", "vim", "less", "ed", "bc")
+    shutil.which(p)
+    for p in ("python3", "ipython", "node", "sqlite3", "gdb", "tclsh", "perl", "vim", "less", "ed", "bc")
 )
 
 
@@ -69,6 +69,7 @@ def T(
 PY = "python3 -i -q"
 GDB = "gdb -q -nx"
 EX = "ex -s -N -u NONE"
+IPY = "ipython --simple-prompt --no-banner --quick"
 RM_FILE = {"rm": "a file whose name is a blocked program\n"}
 
 CASES: list[Case] = [
@@ -215,6 +216,8 @@ CASES: list[Case] = [
     A("perl", "perl-ne-eval", "perl -ne 'eval $_'", "system 'r'.'m -f notes.txt'"),
     A("perl", "perl-de0-array", "perl -de0", "@a = ('r'.'m', '-f', 'notes.txt')", "system @a"),
     A("perl", "perl-de0-shell-escape", "perl -de0", "!! r''m -f notes.txt"),
+    A("perl", "perl-de0-shell-escape-dynamic", "perl -de0", "!! c=r; ${c}m -f notes.txt"),
+    A("perl", "perl-de0-pipe-shell-escape", "perl -de0", "|!! r''m -f notes.txt"),
     A("perl", "perl-de0-sort-subname", "perl -de0", "$n = 'CORE::system'", "&$n('r'.'m -f notes.txt')"),
     A("perl", "perl-de0-open-pipe", "perl -de0", "$c = 'r'.'m -f notes.txt'", 'open(my $f, "$c |"); print <$f>'),
     A("perl", "perl-de0-s-ee", "perl -de0", "$_ = 'x'", "s/x/'system q(r).q(m -f notes.txt)'/ee"),
@@ -257,7 +260,7 @@ CASES: list[Case] = [
     A("less", "less-bang-hash", "less rm data.txt", ":n", "!# -f notes.txt", pty=True, files=RM_FILE),
     A("less", "less-bang-quoted", "less data.txt", "!r''m -f notes.txt", pty=True),
     A("less", "less-pipe-mark", "less data.txt", "ma", "|ar''m -f notes.txt", pty=True),
-    A("less", "less-bang-bang", "less data.txt", "!r", "", "!!m -f notes.txt", pty=True),
+    A("less", "less-bang-sh-then-input", "less data.txt", "!sh", "c=r; ${c}m -f notes.txt", "exit", pty=True),
     T("less", "less-search", "less data.txt", "/hello", "q", pty=True),
     T("less", "less-bang-ls", "less data.txt", "!ls", pty=True),
     T("less", "less-next-file", "less data.txt notes.txt", ":n", "q", pty=True),
@@ -273,6 +276,19 @@ CASES: list[Case] = [
     T("ed", "ed-substitute-write", "ed data.txt", "s/hello/bye/", "w", "q"),
     T("ed", "ed-append", "ed data.txt", "a", "more", ".", ",p", "Q"),
     T("ed", "ed-bang-ls", "ed", "!ls", "q"),
+    # ipython: its `!` lines, magics and aliases
+    A("ipython", "ipy-bang-python-var", IPY, "c = 'r'", "c += 'm -f notes.txt'", "!$c"),
+    A("ipython", "ipy-bang-brace-expr", IPY, "c = 'r'", "!{c}m -f notes.txt"),
+    A("ipython", "ipy-get-ipython-system", IPY, "c = 'r' + 'm -f notes.txt'", "get_ipython().system(c)"),
+    A("ipython", "ipy-sx-magic", IPY, "c = 'r'", "%sx {c}m -f notes.txt"),
+    A("ipython", "ipy-alias-define-use", IPY, "%alias zap r%s -f notes.txt", "zap m"),
+    A("ipython", "ipy-bash-cell", IPY, "%%bash\nc=r; ${c}m -f notes.txt\n"),
+    T("ipython", "ipy-arith", IPY, "x = 6 * 7", "print(x)"),
+    T("ipython", "ipy-bang-ls", IPY, "!ls"),
+    T("ipython", "ipy-def-call", IPY, "def double(n):\n    return n * 2\n", "double(21)"),
+    T("ipython", "ipy-read-file", IPY, "print(open('data.txt').read())"),
+    T("ipython", "ipy-pwd-magic", IPY, "%pwd"),
+    T("ipython", "ipy-bang-python-var-twin", IPY, "f = 'data.txt'", "!cat $f"),
     # bc
     A("bc", "bc-bang", "bc -q", "!r''m -f notes.txt"),
     T("bc", "bc-arith", "bc -q", "2 + 3"),
@@ -336,6 +352,8 @@ async def _run_all(project: Path, policy: Path) -> dict[str, Outcome]:
 
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    if not POLICY.is_file():
+        pytest.skip(f"the review policy {POLICY} is not on this machine")
     if not CAN_RUN or sys.platform != "linux":
         pytest.skip("needs Linux with python3, node, sqlite3, gdb, tclsh, perl, vim, less, ed and bc")
     project = tmp_path_factory.mktemp("rt-repl-proj")
@@ -352,6 +370,9 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
 BYPASSES: dict[str, str] = {
     "node-load-file": "the node REPL's .load runs a project file the engine does not read (child_process in x.js)",
     "perl-de0-shell-escape": "perl -d: `!! CMD` runs CMD in a shell; the input is read as perl, not as shell text",
+    "perl-de0-shell-escape-dynamic": "perl -d: `!! CMD` is not read as shell text: a run-time command word passes",
+    "perl-de0-pipe-shell-escape": "perl -d: `|!! CMD` runs CMD in a shell with its output paged",
+    "ipy-bang-python-var": "ipython expands $c (bound by earlier inputs) in a `!` line before the shell runs it",
     "less-bang-percent": "less replaces % in a ! command with the current file's name (a file named rm)",
     "less-examine-glob-percent": ":e r[m] makes a file named rm current; !% then runs rm",
 }
