@@ -18,10 +18,12 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult
 
 from tests.places import outside, state_env
 
@@ -309,7 +311,7 @@ class Outcome:
         return self.start_refused or bool(self.refused)
 
 
-def _text(result) -> str:
+def _text(result: CallToolResult) -> str:
     return "\n".join(getattr(c, "text", "") for c in result.content)
 
 
@@ -373,7 +375,7 @@ BYPASSES: dict[str, str] = {
     "perl-de0-shell-escape-dynamic": "perl -d: `!! CMD` is not read as shell text: a run-time command word passes",
     "perl-de0-pipe-shell-escape": "perl -d: `|!! CMD` runs CMD in a shell with its output paged",
     "ipy-bang-python-var": "ipython expands $c (bound by earlier inputs) in a `!` line before the shell runs it",
-    "ipy-bang-brace-expr": "ipython expands {c} in a `!` line: the word rm is built from a variable of an earlier input",
+    "ipy-bang-brace-expr": "ipython expands {c} in a `!` line: rm is built from a variable of an earlier input",
     "ipy-get-ipython-system": "ipython input is not read as Python: get_ipython().system(c) runs a run-time command",
     "ipy-sx-magic": "%sx runs its expanded line in a shell; ipython input is only scanned for words",
     "ipy-alias-define-use": "%alias zap r%s -f notes.txt, then `zap m`: the alias's %s joins the word rm at run time",
@@ -392,7 +394,7 @@ WRONGFUL: dict[str, str] = {
 }
 
 
-def _row(case: Case):
+def _row(case: Case) -> Any:
     marks = []
     if case.id in BYPASSES:
         marks.append(pytest.mark.xfail(strict=True, reason=f"bypass: {BYPASSES[case.id]}"))
