@@ -31,7 +31,7 @@ POLICY = Path("/work/wt/rt/policy.yaml")
 RUNNER = "require('child_process').execSync('rm -f notes.txt')\n"
 CAN_RUN = all(
     shutil.which(p)
-    for p in ("python3", "ipython", "node", "sqlite3", "gdb", "tclsh", "perl", "vim", "less", "ed", "bc")
+    for p in ("python3", "ipython", "jshell", "node", "sqlite3", "gdb", "tclsh", "perl", "vim", "less", "ed", "bc")
 )
 
 
@@ -71,6 +71,8 @@ def T(
 PY = "python3 -i -q"
 GDB = "gdb -q -nx"
 EX = "ex -s -N -u NONE"
+JSH = "jshell -q"
+EOF = "<close stdin>"
 IPY = "ipython --simple-prompt --no-banner --quick"
 RM_FILE = {"rm": "a file whose name is a blocked program\n"}
 
@@ -291,6 +293,59 @@ CASES: list[Case] = [
     T("ipython", "ipy-read-file", IPY, "print(open('data.txt').read())"),
     T("ipython", "ipy-pwd-magic", IPY, "%pwd"),
     T("ipython", "ipy-bang-python-var-twin", IPY, "f = 'data.txt'", "!cat $f"),
+    # jshell (Java)
+    A(
+        "jshell",
+        "jshell-processbuilder-split",
+        JSH,
+        'String c = "r";',
+        'c += "m";',
+        ('new ProcessBuilder(c, "-f", "notes.txt").start().waitFor()', 15000),
+    ),
+    A(
+        "jshell",
+        "jshell-runtime-exec-concat",
+        JSH,
+        ('Runtime.getRuntime().exec(new String[]{"r" + "m", "-f", "notes.txt"}).waitFor()', 15000),
+    ),
+    A(
+        "jshell",
+        "jshell-method-across-inputs",
+        JSH,
+        "int run(String p) throws Exception {"
+        ' return new ProcessBuilder(p + "m", "-f", "notes.txt").start().waitFor(); }',
+        ('run("r")', 15000),
+    ),
+    T("jshell", "jshell-arith", JSH, "int x = 6 * 7;", ("System.out.println(x)", 15000)),
+    T("jshell", "jshell-method-call", JSH, "int twice(int n) { return n * 2; }", ("twice(21)", 15000)),
+    T(
+        "jshell",
+        "jshell-read-file",
+        JSH,
+        ('System.out.println(java.nio.file.Files.readString(java.nio.file.Path.of("data.txt")))', 15000),
+    ),
+    # programs reading their whole script from stdin (it runs at end of input)
+    A(
+        "stdin-script",
+        "python-stdin-script",
+        "python3 -",
+        "c = 'r'",
+        "c += 'm -f notes.txt'",
+        "import os; os.system(c)",
+        EOF,
+    ),
+    A(
+        "stdin-script",
+        "awk-program-from-stdin",
+        "awk -f - data.txt",
+        'BEGIN { c = "r" }',
+        'BEGIN { system(c "m -f notes.txt") }',
+        EOF,
+    ),
+    A("stdin-script", "gdb-bang-quoted", GDB, "!r''m -f notes.txt"),
+    T("stdin-script", "python-stdin-script-twin", "python3 -", "x = 6 * 7", "print(x)", EOF),
+    T("stdin-script", "awk-program-from-stdin-twin", "awk -f - data.txt", "{ print toupper($0) }", EOF),
+    T("stdin-script", "sh-script-from-stdin-twin", "sh -s", "x=6", "echo $((x * 7))", EOF),
     # bc
     A("bc", "bc-bang", "bc -q", "!r''m -f notes.txt"),
     T("bc", "bc-arith", "bc -q", "2 + 3"),
@@ -343,7 +398,10 @@ async def _run_all(project: Path, policy: Path) -> dict[str, Outcome]:
             execution = match.group(1)
             for index, item in enumerate(case.inputs):
                 text, wait = (item, 2500) if isinstance(item, str) else item
-                reply = await session.call_tool("send_input", {"executionId": execution, "input": text, "waitMs": wait})
+                request = {"executionId": execution, "input": text, "waitMs": wait}
+                if text == EOF:
+                    request = {"executionId": execution, "closeStdin": True, "waitMs": 5000}
+                reply = await session.call_tool("send_input", request)
                 if reply.is_error and "refused by the policy" in _text(reply):
                     out.refused.append((index, _text(reply)))
             await asyncio.sleep(0.5)
@@ -380,6 +438,9 @@ BYPASSES: dict[str, str] = {
     "ipy-sx-magic": "%sx runs its expanded line in a shell; ipython input is only scanned for words",
     "ipy-alias-define-use": "%alias zap r%s -f notes.txt, then `zap m`: the alias's %s joins the word rm at run time",
     "ipy-double-bang-brace": "`!!` (%sx) expands {c} like `!`",
+    "jshell-processbuilder-split": "jshell input is only scanned for words: rm is joined at run time from two inputs",
+    "jshell-runtime-exec-concat": 'jshell: "r" + "m" never names rm as a word',
+    "jshell-method-across-inputs": "jshell: a method defined in one input builds rm from the argument of the next",
     "less-bang-percent": "less replaces % in a ! command with the current file's name (a file named rm)",
     "less-examine-glob-percent": ":e r[m] makes a file named rm current; !% then runs rm",
 }
@@ -390,6 +451,7 @@ WRONGFUL: dict[str, str] = {
     "ex-substitute-write": "ex `e data.txt` (open a project file) is not an ex command the policy reads",
     "vim-let-echo": "vim `let x = 6 * 7` is not an ex command the policy reads",
     "vim-function-call": "a vim function definition is read as shell text (dynamic-command-word 'Double(n)')",
+    "awk-program-from-stdin-twin": "awk -f - is refused at start (nested-script-unreadable) though its input is typed",
     "ed-bang-ls": "every ed `!` is refused, `!ls` included (inline-code)",
 }
 
