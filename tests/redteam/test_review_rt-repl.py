@@ -72,6 +72,7 @@ PY = "python3 -i -q"
 GDB = "gdb -q -nx"
 EX = "ex -s -N -u NONE"
 JSH = "jshell -q"
+WARM = ("1 + 1", 30000)  # jshell answers its first line only once the JVM is up
 EOF = "<close stdin>"
 IPY = "ipython --simple-prompt --no-banner --quick"
 RM_FILE = {"rm": "a file whose name is a blocked program\n"}
@@ -298,6 +299,7 @@ CASES: list[Case] = [
         "jshell",
         "jshell-processbuilder-split",
         JSH,
+        WARM,
         'String c = "r";',
         'c += "m";',
         ('new ProcessBuilder(c, "-f", "notes.txt").start().waitFor()', 15000),
@@ -306,22 +308,25 @@ CASES: list[Case] = [
         "jshell",
         "jshell-runtime-exec-concat",
         JSH,
+        WARM,
         ('Runtime.getRuntime().exec(new String[]{"r" + "m", "-f", "notes.txt"}).waitFor()', 15000),
     ),
     A(
         "jshell",
         "jshell-method-across-inputs",
         JSH,
+        WARM,
         "int run(String p) throws Exception {"
         ' return new ProcessBuilder(p + "m", "-f", "notes.txt").start().waitFor(); }',
         ('run("r")', 15000),
     ),
-    T("jshell", "jshell-arith", JSH, "int x = 6 * 7;", ("System.out.println(x)", 15000)),
-    T("jshell", "jshell-method-call", JSH, "int twice(int n) { return n * 2; }", ("twice(21)", 15000)),
+    T("jshell", "jshell-arith", JSH, WARM, "int x = 6 * 7;", ("System.out.println(x)", 15000)),
+    T("jshell", "jshell-method-call", JSH, WARM, "int twice(int n) { return n * 2; }", ("twice(21)", 15000)),
     T(
         "jshell",
         "jshell-read-file",
         JSH,
+        WARM,
         ('System.out.println(java.nio.file.Files.readString(java.nio.file.Path.of("data.txt")))', 15000),
     ),
     # programs reading their whole script from stdin (it runs at end of input)
