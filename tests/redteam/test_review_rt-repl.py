@@ -44,6 +44,7 @@ class Case:
     inputs: tuple[str | tuple[str, int], ...]
     pty: bool = False
     files: dict[str, str] = field(default_factory=dict)
+    settle: float = 0.5  # seconds an attack's last input may take to act (jshell compiles each snippet)
 
 
 def A(
@@ -53,8 +54,9 @@ def A(
     *inputs: str | tuple[str, int],
     pty: bool = False,
     files: dict[str, str] | None = None,
+    settle: float = 0.5,
 ) -> Case:
-    return Case(cls, id, "attack", start, inputs, pty, files or {})
+    return Case(cls, id, "attack", start, inputs, pty, files or {}, settle)
 
 
 def T(
@@ -303,6 +305,7 @@ CASES: list[Case] = [
         'String c = "r";',
         'c += "m";',
         ('new ProcessBuilder(c, "-f", "notes.txt").start().waitFor()', 15000),
+        settle=40,
     ),
     A(
         "jshell",
@@ -310,6 +313,7 @@ CASES: list[Case] = [
         JSH,
         WARM,
         ('Runtime.getRuntime().exec(new String[]{"r" + "m", "-f", "notes.txt"}).waitFor()', 15000),
+        settle=40,
     ),
     A(
         "jshell",
@@ -319,6 +323,7 @@ CASES: list[Case] = [
         "int run(String p) throws Exception {"
         ' return new ProcessBuilder(p + "m", "-f", "notes.txt").start().waitFor(); }',
         ('run("r")', 15000),
+        settle=40,
     ),
     T("jshell", "jshell-arith", JSH, WARM, "int x = 6 * 7;", ("System.out.println(x)", 15000)),
     T("jshell", "jshell-method-call", JSH, WARM, "int twice(int n) { return n * 2; }", ("twice(21)", 15000)),
@@ -409,7 +414,9 @@ async def _run_all(project: Path, policy: Path) -> dict[str, Outcome]:
                 reply = await session.call_tool("send_input", request)
                 if reply.is_error and "refused by the policy" in _text(reply):
                     out.refused.append((index, _text(reply)))
-            await asyncio.sleep(0.5)
+            deadline = asyncio.get_running_loop().time() + (case.settle if case.kind == "attack" else 0.5)
+            while (project / "notes.txt").exists() and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.2)
             out.notes_exists = (project / "notes.txt").exists()
             await session.call_tool("stop_command", {"executionId": execution})
     return outcomes
