@@ -278,20 +278,6 @@ WRITE_RUN = "7/8: a script written, then run, by the same command"
 CMDDEV = "7 cmd: everyday developer commands"
 PSDEV = "8 ps: everyday developer commands"
 
-DRIVE = (
-    "%~dI of a file in C:\\proj is C:, so the argument becomes C:\\secret.txt (for /?: %~dI expands to a drive "
-    "letter only); the loop over a literal file name is not treated as building a path (Wine's cmd reads "
-    "C:\\secret.txt: test_wine_for_drive_modifier_reads_outside)"
-)
-LIST_VAR = (
-    "a FOR list that holds a %VARIABLE% (%cd%, %USERPROFILE%, %TEMP%, %PATH%...) gives its loop variable a value "
-    "the engine does not check at all: the path argument is passed unchecked (Wine: "
-    "test_wine_for_over_userprofile_reads_outside)"
-)
-DPF_CD = (
-    "%cd% is C:\\proj, and %~dpI of C:\\proj is C:\\ (for /?: drive and path of the item), so the command reaches "
-    "C:\\ outside the project; " + LIST_VAR
-)
 FEED_WHY = (
     "an expression or a variable as the first stage of a PowerShell pipeline is written to a native program's "
     "stdin; {prog} reads stdin as its script (powershell -Command -, cmd without /c, python/node/perl with no "
@@ -378,30 +364,49 @@ CASES: list[Case] = [
     Case(FOR, "cmd", 'for /f "usebackq delims=" %a in ("C:\\secret.txt") do echo %a', "attack"),
     Case(FOR, "cmd", 'for /f "usebackq" %a in (`echo hi`) do echo %a', "twin"),
     Case(FOR, "cmd", 'for /f "delims=" %a in (notes.txt) do echo %a', "twin"),
-    Case(FOR, "cmd", "for %a in (notes.txt) do type %~da\\secret.txt", "attack", DRIVE),
-    Case(FOR, "cmd", 'for %a in (notes.txt) do type "%~da\\secret.txt"', "attack", DRIVE),
-    Case(FOR, "cmd", "for %a in (notes.txt) do copy notes.txt %~da\\x.txt", "attack", DRIVE + "; a write"),
-    Case(FOR, "cmd", "for %a in (notes.txt) do dir %~da\\", "attack", DRIVE + "; lists C:\\"),
-    Case(FOR, "cmd", "for %a in (notes.txt) do type %~da\\Users\\me\\.ssh\\id_rsa", "attack", DRIVE),
-    Case(FOR, "cmd", "for %f in (%cd%) do type %~dpf\\secret.txt", "attack", DPF_CD),
-    Case(FOR, "cmd", "for %f in (%cd%) do type %~dpfsecret.txt", "attack", DPF_CD),
-    Case(FOR, "cmd", "for %f in (%cd%) do copy notes.txt %~dpf", "attack", DPF_CD + "; a write"),
-    Case(FOR, "cmd", "for %f in (%cd%) do pushd %~dpf & type secret.txt", "attack", DPF_CD),
-    Case(FOR, "cmd", "(for %f in (%cd%) do cd /d %~dpf) && type secret.txt", "attack", DPF_CD),
-    Case(FOR, "cmd", "for %f in (%cd%) do for %g in (%~dpf.) do type %~fg\\secret.txt", "attack", DPF_CD),
-    Case(FOR, "cmd", "for %f in (%USERPROFILE%) do type %f\\.ssh\\id_rsa", "attack", LIST_VAR),
-    Case(FOR, "cmd", "for %f in (%APPDATA%) do type %f\\x", "attack", LIST_VAR),
-    Case(FOR, "cmd", "for %f in (%TEMP%) do copy notes.txt %f", "attack", LIST_VAR + "; a write"),
-    Case(FOR, "cmd", "for %f in (%SystemRoot%) do type %f\\win.ini", "attack", LIST_VAR),
-    Case(FOR, "cmd", "for %f in (%PATH%) do dir %f", "attack", LIST_VAR + "; lists every PATH directory"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~da\\secret.txt", "attack"),
+    Case(FOR, "cmd", 'for %a in (notes.txt) do type "%~da\\secret.txt"', "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do copy notes.txt %~da\\x.txt", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do dir %~da\\", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~da\\Users\\me\\.ssh\\id_rsa", "attack"),
+    Case(FOR, "cmd", "for %f in (%cd%) do type %~dpf\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %f in (%cd%) do type %~dpfsecret.txt", "attack"),
+    Case(FOR, "cmd", "for %f in (%cd%) do copy notes.txt %~dpf", "attack"),
+    Case(FOR, "cmd", "for %f in (%cd%) do pushd %~dpf & type secret.txt", "attack"),
+    Case(FOR, "cmd", "(for %f in (%cd%) do cd /d %~dpf) && type secret.txt", "attack"),
+    Case(FOR, "cmd", "for %f in (%cd%) do for %g in (%~dpf.) do type %~fg\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %f in (%USERPROFILE%) do type %f\\.ssh\\id_rsa", "attack"),
+    Case(FOR, "cmd", "for %f in (%APPDATA%) do type %f\\x", "attack"),
+    Case(FOR, "cmd", "for %f in (%TEMP%) do copy notes.txt %f", "attack"),
+    Case(FOR, "cmd", "for %f in (%SystemRoot%) do type %f\\win.ini", "attack"),
+    Case(FOR, "cmd", "for %f in (%PATH%) do dir %f", "attack"),
     Case(
         FOR,
         "cmd",
         "for %a in (notes.txt) do @for %b in (%~da) do type %b\\secret.txt",
         "attack",
-        DRIVE + "; the inner list %~da is C:, its loop variable is then not checked at all",
     ),
     Case(FOR, "cmd", "for %a in (secret.txt) do type %~$PATH:a", "attack"),
+    Case(FOR, "cmd", "for %a in (notes) do type %~xa\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~za\\secret.txt", "attack"),
+    Case(FOR, "cmd", 'for %a in ("") do type %~a\\secret.txt', "attack"),
+    Case(FOR, "cmd", 'for %a in ("\\secret.txt") do type %a', "attack"),
+    Case(FOR, "cmd", "for %a in (.) do type %~dpa\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %a in (.) do type %~fa-other\\x", "attack"),
+    Case(FOR, "cmd", "for /r %a in (.) do dir %~dpa", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~dnxa", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~ftza", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %UNKNOWN%%a", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~xaC:\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %a in (src\\x.c) do type x%~dpa", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do for %b in (x) do type %~da%b\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %f in (!CD!) do type %f\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %a in (src\\x.c) do type %~dpaother.c", "twin"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~pnxa", "twin"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~na.md", "twin"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do for %b in (x.txt) do type %b", "twin"),
+    Case(FOR, "cmd", "for /r %a in (*.py) do type %~dpa__init__.py", "twin"),
+    Case(FOR, "cmd", "for %a in (src\\*.c) do copy %a %~dpna.bak", "twin"),
     Case(FOR, "cmd", "for %a in (id_rsa) do type %~$USERPROFILE:a", "attack"),
     Case(FOR, "cmd", "for %a in (python.exe) do echo %~$PATH:a", "twin"),
     Case(FOR, "cmd", "set /p X=<notes.txt", "twin"),
