@@ -13,8 +13,9 @@ the word turns it into another path. The modifiers (for /?) split into two kinds
   current directory these name that directory or below (`%~dpf` of `src\\x.c` is `C:\\proj\\src\\`),
   so the word stays inside only when the reference opens it and the item is not the directory itself
   (`%~dpa` of `.` is its parent, `%~fa-x` of `.` a sibling; `%~fa` and `%~fa\\x` of `.` stay).
-  `%~df` alone is a drive (`%~df\\secret.txt` is `C:\\secret.txt`), `%~$PATH:f` looks the item up in other directories, and `t`, `z` or `a` put text before the path:
-  such a word is never taken for a path below the directory.
+  `%~df` alone is a drive (`%~df\\secret.txt` is `C:\\secret.txt`), `%~$PATH:f` looks the item up
+  in other directories, and `t`, `z` or `a` put text before the path: such a word is never taken for
+  a path below the directory.
 
 An item is a literal name below the directory: no `%VAR%` or `!VAR!` (`for %f in (%USERPROFILE%)`),
 no other loop variable, no drive or stream, no root, no `..`, not empty (`""`). `for /f` takes its
