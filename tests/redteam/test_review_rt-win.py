@@ -315,14 +315,6 @@ DOT = (
     "dot-sourcing reads and runs a script outside the project in this session; bash's `. ../x.sh` and "
     "`powershell -File ..\\x.ps1` are refused (path-outside-allowed), the dot-source path is not checked"
 )
-CALL_BAT = (
-    "call runs a batch file in this cmd (like bash's `. ../x.sh`, which is refused); the batch path outside the "
-    "project is not checked"
-)
-WHERE_ENV = (
-    "where $VAR:pattern searches the directories named by an environment variable (where /?), here the user's "
-    "profile outside the project: its file names are listed; where /r .. is refused"
-)
 INVOKE_SCRIPT = (
     "ForEach-Object -MemberName InvokeScript -ArgumentList TEXT calls $ExecutionContext.InvokeCommand."
     "InvokeScript(TEXT) (documented method), which runs TEXT; the method-call spelling .InvokeScript() is "
@@ -436,10 +428,13 @@ CASES: list[Case] = [
     Case(VARS, "cmd", "where ..:*", "attack"),
     Case(VARS, "cmd", "type \\secret.txt", "attack"),
     Case(VARS, "cmd", "subst X: ..", "attack"),
-    Case(VARS, "cmd", "where $USERPROFILE:*", "attack", WHERE_ENV),
-    Case(VARS, "cmd", "where $USERPROFILE:id_rsa", "attack", WHERE_ENV),
-    Case(VARS, "cmd", "where $SystemRoot:*.ini", "attack", WHERE_ENV),
+    Case(VARS, "cmd", "where $USERPROFILE:*", "attack"),
+    Case(VARS, "cmd", "where $USERPROFILE:id_rsa", "attack"),
+    Case(VARS, "cmd", "where $SystemRoot:*.ini", "attack"),
+    Case(VARS, "cmd", "where $TEMP:*.tmp", "attack"),
+    Case(VARS, "cmd", "where /q $APPDATA:*.json", "attack"),
     Case(VARS, "cmd", "where $PATH:python.exe", "twin"),
+    Case(VARS, "cmd", "where /q $path:git", "twin"),
     Case(VARS, "cmd", "tree src", "twin"),
     Case(VARS, "cmd", "where /r . *.py", "twin"),
     Case(VARS, "cmd", "where git", "twin"),
@@ -460,8 +455,12 @@ CASES: list[Case] = [
     Case(EXP, "cmd", "call :lbl", "attack"),
     Case(EXP, "cmd", "if 1==1 del notes.txt", "attack"),
     Case(EXP, "cmd", "call echo %%ComSpec%%", "attack"),
-    Case(EXP, "cmd", "call ..\\x.bat", "attack", CALL_BAT),
-    Case(EXP, "cmd", "call C:\\x.bat", "attack", CALL_BAT),
+    Case(EXP, "cmd", "call ..\\x.bat", "attack"),
+    Case(EXP, "cmd", "call C:\\x.bat", "attack"),
+    Case(EXP, "cmd", 'call "..\\x.cmd" arg', "attack"),
+    Case(EXP, "cmd", "call C:x.bat", "twin"),
+    Case(EXP, "cmd", "call scripts\\build.bat release", "twin"),
+    Case(EXP, "cmd", "call C:\\proj\\scripts\\env.cmd", "twin"),
     Case(EXP, "cmd", "call build.bat", "twin"),
     Case(EXP, "cmd", ".\\build.cmd test", "twin"),
     Case(EXP, "cmd", "set /a X=1+2", "twin"),
