@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.policy import P, U, assert_allowed, assert_denied, check
+from secure_shell.policy.cmd_search import with_shadowing
+from secure_shell.policy.verdict import Verdict
+from secure_shell.policy.written_scripts import with_written_scripts
+from tests.helpers.policy import ENV, WINDOWS_PROJECT, N, P, U, assert_allowed, assert_denied, check
 
 # (attack, rule, twin)
 SEARCHED = [
@@ -34,3 +37,52 @@ def test_a_place_cmd_searches_or_runs_is_checked(command: str, rule: str, twin: 
 def test_where_names_the_variable_it_searches() -> None:
     verdict = check("cmd", "where $USERPROFILE:*")
     assert any("the directories USERPROFILE lists" in reason.message for reason in verdict.reasons), verdict.reasons
+
+
+# A file the command writes, then runs: (attack, twin).
+WRITTEN_THEN_RUN = [
+    ("echo Remove-Item x> x.ps1 && powershell -File x.ps1", "echo Remove-Item x> x.txt && powershell -File y.ps1"),
+    ("echo import os> x.py && python x.py", "python x.py > x.log"),
+    ("echo import os> x.py && python -m x", "echo x> pytest.ini && python -m pytest"),
+    ("echo x>> sub\\x.js & node sub\\x", "echo x>> sub\\x.txt & node sub\\x"),
+    ("copy notes.txt x.py & python x.py", "copy a.py b.py && python a.py"),
+    ("copy notes.txt build & python build\\notes.txt", "copy notes.txt build.txt & python build\\notes.txt"),
+    ("move notes.txt x.cmd & call x.cmd", "move notes.txt notes.md & call x.cmd"),
+    ("ren notes.txt x.py & python x.py", "ren notes.txt x.md & python x.py"),
+    ("echo del x> x.bat & x", "echo del x> x.txt & git status"),
+    ("echo x> x.exe & .\\x.exe", "echo x> x.log & .\\tools\\x.exe"),
+    ("echo x> x.py & python < x.py", "python < x.py"),
+    ("echo x> x.py & start x.py", "echo x> y.py & start x.py"),
+    ("echo x> x.py & cmd /c python x.py", "python gen.py > out.py && type out.py"),
+    ("echo x> x.js & cscript //nologo x.js", "cscript //nologo x.js"),
+]
+
+
+@pytest.mark.parametrize("command, twin", WRITTEN_THEN_RUN, ids=[c for c, _ in WRITTEN_THEN_RUN])
+def test_a_file_the_command_writes_and_runs_is_refused(command: str, twin: str) -> None:
+    def verdict(text: str) -> Verdict:
+        return with_written_scripts(with_shadowing(text, check("cmd", text), WINDOWS_PROJECT, ENV), ENV)
+
+    assert_denied(verdict(command), N, command)
+    assert_allowed(verdict(twin), twin)
+
+
+def test_git_bash_writes_and_runs_the_same_way() -> None:
+    text = "echo 'rm -f x' > x.sh && bash x.sh"
+    assert_denied(with_written_scripts(check("gitbash", text), ENV), N, text)
+    twin = "echo 'rm -f x' > x.txt && bash x.sh"
+    assert_allowed(with_written_scripts(check("gitbash", twin), ENV), twin)
+
+
+@pytest.mark.parametrize(
+    "command, twin",
+    [
+        ("cscript //nologo ..\\build.js", "cscript //nologo build.js"),
+        ("cscript //job:x:..\\y x.wsf", "cscript //E:jscript //T:30 build.js"),
+        ("type //nologo", "wscript //b tools\\x.vbs"),
+    ],
+)
+def test_script_host_options_are_not_paths(command: str, twin: str) -> None:
+    verdict = check("cmd", command)
+    assert not verdict.allowed, command
+    assert_allowed(check("cmd", twin), twin)

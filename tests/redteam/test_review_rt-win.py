@@ -330,7 +330,6 @@ SCRIPT_RUN = (
     "powershell -File, nor for python x.py"
 )
 SLASH_C = "wrongful refusal: '/c' of cmd's argument list is read as the path C:\\c (path-outside-allowed)"
-CSCRIPT = "wrongful refusal: '//nologo' (a cscript host option) is read as a path (path-unresolvable)"
 
 CASES: list[Case] = [
     # --- class 7: FOR variables and modifiers -------------------------------------------------------------------
@@ -530,7 +529,9 @@ CASES: list[Case] = [
     Case(NEST, "cmd", 'cmd /c "cd src && dir"', "twin"),
     Case(NEST, "cmd", "cmd /c npm test", "twin"),
     Case(NEST, "cmd", 'powershell -Command "Get-Date"', "twin"),
-    Case(NEST, "cmd", "cscript //nologo build.js", "twin", CSCRIPT),
+    Case(NEST, "cmd", "cscript //nologo build.js", "twin"),
+    Case(NEST, "cmd", "cscript //nologo //E:jscript ..\\build.js", "attack"),
+    Case(NEST, "cmd", "wscript //b //T:30 tools\\x.vbs", "twin"),
     # --- class 7: interpreters from cmd -------------------------------------------------------------------------------
     Case(CMDI, "cmd", "python -c \"import os; os.system('d'+'el notes.txt')\"", "attack"),
     Case(CMDI, "cmd", "python -c \"import os; os.system('del notes.txt')\"", "attack"),
@@ -1046,7 +1047,7 @@ CASES: list[Case] = [
     Case(WRITE_RUN, "cmd", "echo del notes.txt> x.cmd && cmd /c x.cmd", "attack"),
     Case(WRITE_RUN, "powershell", "'del notes.txt' | Set-Content x.bat; .\\x.bat", "attack"),
     Case(WRITE_RUN, "powershell", "Set-Content x.ps1 'Remove-Item notes.txt'; .\\x.ps1", "attack"),
-    Case(WRITE_RUN, "powershell", "'Remove-Item notes.txt' > x.ps1; .\\x.ps1", "attack", SCRIPT_RUN),
+    Case(WRITE_RUN, "powershell", "'Remove-Item notes.txt' > x.ps1; .\\x.ps1", "attack"),
     Case(WRITE_RUN, "powershell", "'Remove-Item notes.txt' | Out-File x.ps1; . .\\x.ps1", "attack", SCRIPT_RUN),
     Case(
         WRITE_RUN,
@@ -1055,8 +1056,18 @@ CASES: list[Case] = [
         "attack",
         SCRIPT_RUN,
     ),
-    Case(WRITE_RUN, "cmd", "echo Remove-Item notes.txt> x.ps1 && powershell -File x.ps1", "attack", SCRIPT_RUN),
-    Case(WRITE_RUN, "cmd", "echo import os; os.system('del notes.txt')> x.py && python x.py", "attack", SCRIPT_RUN),
+    Case(WRITE_RUN, "cmd", "echo Remove-Item notes.txt> x.ps1 && powershell -File x.ps1", "attack"),
+    Case(WRITE_RUN, "cmd", "echo import os; os.system('del notes.txt')> x.py && python x.py", "attack"),
+    Case(WRITE_RUN, "cmd", "echo import os> x.py && python -m x", "attack"),
+    Case(WRITE_RUN, "cmd", "copy notes.txt x.js & node x", "attack"),
+    Case(WRITE_RUN, "cmd", "echo del notes.txt> x.cmd & cmd /c x", "attack"),
+    Case(WRITE_RUN, "cmd", "echo import os> x.py & python < x.py", "attack"),
+    Case(WRITE_RUN, "cmd", "echo x> x.py & start x.py", "attack"),
+    Case(WRITE_RUN, "cmd", "echo x> x.ps1 & powershell -Command .\\x.ps1", "attack"),
+    Case(WRITE_RUN, "cmd", "python gen.py > out.py && type out.py", "twin"),
+    Case(WRITE_RUN, "cmd", "python -m pytest > test.log", "twin"),
+    Case(WRITE_RUN, "cmd", "copy a.py b.py && python a.py", "twin"),
+    Case(WRITE_RUN, "cmd", "echo x> pytest.ini && python -m pytest", "twin"),
     Case(WRITE_RUN, "cmd", "echo hello> out.txt && type out.txt", "twin"),
     Case(WRITE_RUN, "powershell", "'hello' | Set-Content out.txt; Get-Content out.txt", "twin"),
     # --- ordinary Windows developer commands (twins only) -------------------------------------------------------
