@@ -86,3 +86,26 @@ def test_script_host_options_are_not_paths(command: str, twin: str) -> None:
     verdict = check("cmd", command)
     assert not verdict.allowed, command
     assert_allowed(check("cmd", twin), twin)
+
+
+# What feeds a program's stdin feeds the commands of the script it runs: a shell among them reads it
+# as its script (attack, rule-free twin). Bash runs the same way.
+FED = [
+    ("cmd", "type x.txt | call cmd", "type x.txt | call findstr a"),
+    ("cmd", "type x.txt | start /b cmd", "type x.txt | start /b sort"),
+    ("cmd", "type x.txt | cmd /c cmd", "type x.txt | cmd /c findstr a"),
+    ("cmd", 'type x.txt | cmd /c "cmd /q"', "git log | cmd /c sort"),
+    ("cmd", "cmd /c cmd < x.txt", "cmd /c sort < x.txt"),
+    ("cmd", "type x.txt | cmd /c python", "echo y | cmd /c python x.py"),
+    ("cmd", "type x.txt | wsl", "type x.txt | wsl grep a"),
+    ("cmd", "type x.txt | wsl -d Ubuntu", "wsl -d Ubuntu"),
+    ("bash", "echo 'rm x' | bash -c bash", "echo hi | bash -c cat"),
+    ("bash", "echo 'import os' | sh -c 'python3 -'", "echo a | bash -c 'grep a | wc -l'"),
+    ("bash", "bash -c bash < x.sh", "bash -c cat < x.txt"),
+]
+
+
+@pytest.mark.parametrize("shell, command, twin", FED, ids=[c for _, c, _ in FED])
+def test_a_shell_in_a_fed_script_reads_the_feed(shell: str, command: str, twin: str) -> None:
+    assert_denied(check(shell, command), N, command)
+    assert_allowed(check(shell, twin), twin)
