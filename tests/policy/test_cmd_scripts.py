@@ -109,3 +109,27 @@ FED = [
 def test_a_shell_in_a_fed_script_reads_the_feed(shell: str, command: str, twin: str) -> None:
     assert_denied(check(shell, command), N, command)
     assert_allowed(check(shell, twin), twin)
+
+
+# Inline interpreter code: a string that climbs out of the directory or names a drive is a path.
+INLINE = [
+    ("cmd", "python -c \"print(open('../secret.txt').read())\"", "python -c \"print(open('notes.txt').read())\""),
+    ("cmd", "python -c \"print(open(r'..\\secret.txt').read())\"", "python -c \"print(open(r'sub\\..\\x').read())\""),
+    (
+        "cmd",
+        "node -e \"require('fs').writeFileSync('../x.txt','x')\"",
+        "node -e \"require('fs').writeFileSync('o/x','x')\"",
+    ),
+    (
+        "powershell",
+        "python -c \"import os; print(os.listdir('..'))\"",
+        "python -c \"import os; print(os.listdir('.'))\"",
+    ),
+    ("bash", "python3 -c \"print(open('../../x').read())\"", "python3 -c \"print(open('a/../b').read())\""),
+]
+
+
+@pytest.mark.parametrize("shell, command, twin", INLINE, ids=[c for _, c, _ in INLINE])
+def test_a_climbing_path_in_inline_code_is_checked(shell: str, command: str, twin: str) -> None:
+    assert_denied(check(shell, command), P, command)
+    assert_allowed(check(shell, twin), twin)

@@ -298,11 +298,6 @@ SUBPROC = (
     "from PowerShell the string is not checked (the same code under cmd is refused: blocked-command in "
     "python -c subprocess.run > cmd /c)"
 )
-REL_CODE = (
-    "a relative path outside the project in inline interpreter code is not checked (README: only absolute paths "
-    "in string literals); on Windows no kernel layer stands behind the engine, so the program reads or "
-    "writes C:\\ outside C:\\proj"
-)
 DELAY_TWIN = (
     "wrongful refusal: Rename-Item -NewName takes a name, not a path (a name with a directory part is an "
     "error), so a delay-bind block there cannot leave the directory; refused as path-unresolvable"
@@ -537,9 +532,12 @@ CASES: list[Case] = [
     Case(CMDI, "cmd", "python -c \"import os; os.system('del notes.txt')\"", "attack"),
     Case(CMDI, "cmd", "python -c \"import subprocess; subprocess.run('cmd /c d^el notes.txt')\"", "attack"),
     Case(CMDI, "cmd", "echo import os; os.system('del notes.txt') | python -", "attack"),
-    Case(CMDI, "cmd", "python -c \"print(open('../secret.txt').read())\"", "attack", REL_CODE),
-    Case(CMDI, "cmd", "python -c \"print(open(r'..\\secret.txt').read())\"", "attack", REL_CODE),
-    Case(CMDI, "cmd", "node -e \"require('fs').writeFileSync('../x.txt','x')\"", "attack", REL_CODE),
+    Case(CMDI, "cmd", "python -c \"print(open('../secret.txt').read())\"", "attack"),
+    Case(CMDI, "cmd", "python -c \"print(open(r'..\\secret.txt').read())\"", "attack"),
+    Case(CMDI, "cmd", "node -e \"require('fs').writeFileSync('../x.txt','x')\"", "attack"),
+    Case(CMDI, "cmd", "python -c \"import os; print(os.listdir('C:/'))\"", "attack"),
+    Case(CMDI, "cmd", "python -c \"print(open('data/../notes.txt').read())\"", "twin"),
+    Case(CMDI, "cmd", "node -e \"require('fs').writeFileSync('out/x.txt','x')\"", "twin"),
     Case(CMDI, "cmd", "python -c \"import os; os.system('d^^el notes.txt')\"", "twin"),
     Case(CMDI, "cmd", "python -m pytest -q tests", "twin"),
     Case(CMDI, "cmd", "python -m pip list", "twin"),
@@ -924,16 +922,15 @@ CASES: list[Case] = [
         "attack",
         SUBPROC,
     ),
-    Case(PSI, "powershell", "python -c \"print(open('../secret.txt').read())\"", "attack", REL_CODE),
-    Case(PSI, "powershell", "python -c \"import shutil; shutil.copy('notes.txt', '../x.txt')\"", "attack", REL_CODE),
+    Case(PSI, "powershell", "python -c \"print(open('../secret.txt').read())\"", "attack"),
+    Case(PSI, "powershell", "python -c \"import shutil; shutil.copy('notes.txt', '../x.txt')\"", "attack"),
     Case(
         PSI,
         "powershell",
         "node -e \"console.log(require('fs').readFileSync('../secret.txt','utf8'))\"",
         "attack",
-        REL_CODE,
     ),
-    Case(PSI, "powershell", "python -c \"import os; print(os.listdir('..'))\"", "attack", REL_CODE),
+    Case(PSI, "powershell", "python -c \"import os; print(os.listdir('..'))\"", "attack"),
     Case(PSI, "powershell", "python -c \"import json; print(json.load(open('package.json'))['name'])\"", "twin"),
     Case(PSI, "powershell", "python -c \"import subprocess; subprocess.run(['git', 'status'], check=True)\"", "twin"),
     Case(
