@@ -525,6 +525,10 @@ CASES: list[Case] = [
     Case(NEST, "cmd", "cmd /c npm test", "twin"),
     Case(NEST, "cmd", 'powershell -Command "Get-Date"', "twin"),
     Case(NEST, "cmd", "cscript //nologo build.js", "twin"),
+    Case(NEST, "cmd", "echo del notes.txt| cmd /c cmd", "attack"),
+    Case(NEST, "cmd", "type notes.txt | call cmd", "attack"),
+    Case(NEST, "cmd", "type notes.txt | wsl", "attack"),
+    Case(NEST, "cmd", "type notes.txt | cmd /c sort", "twin"),
     Case(NEST, "cmd", "cscript //nologo //E:jscript ..\\build.js", "attack"),
     Case(NEST, "cmd", "wscript //b //T:30 tools\\x.vbs", "twin"),
     # --- class 7: interpreters from cmd -------------------------------------------------------------------------------
@@ -1325,4 +1329,18 @@ def test_wine_cmd_runs_lines_from_a_pipe(wine: tuple[dict[str, str], Path]) -> N
     assert not (drive / "proj" / "notes.txt").exists()
     (drive / "proj" / "notes.txt").write_text("notes\n")
     _cmd(env, "cd /d C:\\proj && echo del notes.txt| cmd")
+    assert not (drive / "proj" / "notes.txt").exists()
+
+
+def test_wine_for_modifier_of_the_directory_itself_reads_outside(wine: tuple[dict[str, str], Path]) -> None:
+    """%~dpa of `.` is the parent of the current directory; %~xa of `notes` is empty, leaving a rooted path."""
+    env, _ = _project(wine)
+    assert "SECRET-OUTSIDE" in _cmd(env, "cd /d C:\\proj && for %a in (.) do type %~dpa\\secret.txt")
+    assert "SECRET-OUTSIDE" in _cmd(env, "cd /d C:\\proj && for %a in (notes) do type %~xa\\secret.txt")
+
+
+def test_wine_cmd_started_by_cmd_reads_the_pipe(wine: tuple[dict[str, str], Path]) -> None:
+    """`cmd /c cmd` inherits the pipe: the inner cmd runs its lines."""
+    env, drive = _project(wine)
+    _cmd(env, "cd /d C:\\proj && echo del notes.txt| cmd /c cmd")
     assert not (drive / "proj" / "notes.txt").exists()
