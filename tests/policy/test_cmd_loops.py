@@ -8,7 +8,7 @@ import re
 import pytest
 
 from secure_shell.policy import cmd_loops
-from tests.helpers.policy import U, assert_allowed, assert_denied, check
+from tests.helpers.policy import D, U, assert_allowed, assert_denied, check
 
 # (attack, twin): the twin uses the same loop the ordinary way.
 MODIFIERS = [
@@ -93,3 +93,17 @@ def test_references_find_every_use_with_its_modifiers() -> None:
     assert [m.group(1) for m in found] == ["~dp", "~$PATH:", None]
     assert not cmd_loops.references("%b", "a")
     assert re.fullmatch("~", cmd_loops.references("%~a", "a")[0].group(1))
+
+
+# start and for /f parse their text again, where a loop variable's reference would be read as written
+# text (`%~da\secret.txt`, a relative name): refused, as call refuses any `%`.
+REREAD = [
+    ("for %a in (notes.txt) do start /b type %~da\\secret.txt", "for %a in (notes.txt) do start /b type notes.txt"),
+    ("for %a in (x) do for /f %b in ('type %~da\\secret.txt') do echo %b", "for /f %b in ('type x') do echo %b"),
+]
+
+
+@pytest.mark.parametrize("command, twin", REREAD, ids=[c for c, _ in REREAD])
+def test_a_loop_variable_in_text_parsed_again_is_refused(command: str, twin: str) -> None:
+    assert_denied(check("cmd", command), D, command)
+    assert_allowed(check("cmd", twin), twin)

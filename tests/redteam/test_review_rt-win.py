@@ -387,6 +387,8 @@ CASES: list[Case] = [
     Case(FOR, "cmd", "for %a in (src\\x.c) do type x%~dpa", "attack"),
     Case(FOR, "cmd", "for %a in (notes.txt) do for %b in (x) do type %~da%b\\secret.txt", "attack"),
     Case(FOR, "cmd", "for %f in (!CD!) do type %f\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do start /b type %~da\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %a in (x) do for /f %b in ('type %~da\\secret.txt') do echo %b", "attack"),
     Case(FOR, "cmd", "for %a in (src\\x.c) do type %~dpaother.c", "twin"),
     Case(FOR, "cmd", "for %a in (notes.txt) do type %~pnxa", "twin"),
     Case(FOR, "cmd", "for %a in (notes.txt) do type %~na.md", "twin"),

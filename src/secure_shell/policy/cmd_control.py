@@ -67,6 +67,11 @@ def start(words: tuple[Word, ...]) -> list[Resolution]:
     rest = words[i:]
     if not rest:
         return out
+    dynamic = next((w for w in rest if w.value is None), None)
+    if dynamic is not None:  # parsed again, a loop variable's or %VAR%'s text would be read as written
+        return [
+            Refusal(R.DYNAMIC_COMMAND, f"start: {dynamic.source!r} is run-time text it parses again", dynamic.source)
+        ]
     target = rest[0].value or ""
     if re.match(r"^https?://", target, re.I) and len(rest) == 1:
         return out  # the web browser opens it
@@ -147,6 +152,8 @@ def for_loop(words: tuple[Word, ...]) -> list[Resolution]:
         usebackq = any("usebackq" in o for o in options)
         quote = "`" if usebackq else "'"
         if inner.startswith(quote) and inner.endswith(quote) and len(inner) >= 2:
+            if any(w.value is None for w in words[in_at + 1 : do_at]):  # an outer loop's variable
+                return [Refusal(R.DYNAMIC_COMMAND, "for /f: its command is run-time text", set_text)]
             out.append(reread(unescape_once(inner[1:-1]), "for /f"))  # the outer pass takes its carets
         elif not inner.startswith('"') or usebackq:
             # a set of files it reads line by line (with usebackq, "quoted" names are files too)
