@@ -17,6 +17,7 @@ SEARCHED = [
     ("where /q $TEMP:*.tmp", U, "where /q node"),
     ("where /r .. secret.txt", P, "where /r src *.py"),
     ("where /R C:\\ secret.txt", P, "where /r C:\\Users\\u\\proj\\src *.py"),
+    ("where /r.. secret.txt", P, "where /rsrc *.py"),
 ]
 
 CALLED = [
@@ -99,6 +100,9 @@ FED = [
     ("cmd", "type x.txt | cmd /c python", "echo y | cmd /c python x.py"),
     ("cmd", "type x.txt | wsl", "type x.txt | wsl grep a"),
     ("cmd", "type x.txt | wsl -d Ubuntu", "wsl -d Ubuntu"),
+    ("cmd", "type x.txt | (echo a & cmd)", "type x.txt | (findstr a & sort)"),
+    ("cmd", "type x.txt | (echo a & (echo b & cmd))", "type x.txt | (echo a) & cmd"),
+    ("cmd", "(echo a & cmd) < x.txt", "(echo a & sort) < x.txt"),
     ("bash", "echo 'rm x' | bash -c bash", "echo hi | bash -c cat"),
     ("bash", "echo 'import os' | sh -c 'python3 -'", "echo a | bash -c 'grep a | wc -l'"),
     ("bash", "bash -c bash < x.sh", "bash -c cat < x.txt"),

@@ -234,6 +234,8 @@ def _where(words: tuple[Word, ...]) -> list[Resolution]:
         elif value.lower() == "/r" and i < len(words):
             out.append(PathUse(words[i], "where /r"))
             i += 1
+        elif value.lower().startswith("/r") and len(value) > 2:  # the directory glued to the switch
+            out.append(PathUse(Word(value[2:], value[2:]), "where /r"))
         elif value.startswith("$") and ":" in value:
             variable = value[1:].partition(":")[0]
             if variable.upper() != "PATH":
