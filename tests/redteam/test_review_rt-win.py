@@ -531,6 +531,11 @@ CASES: list[Case] = [
     Case(NEST, "cmd", "type notes.txt | call cmd", "attack"),
     Case(NEST, "cmd", "type notes.txt | wsl", "attack"),
     Case(NEST, "cmd", "type notes.txt | cmd /c sort", "twin"),
+    # a block's redirection or pipe feeds each of its commands (cmd's documented block semantics; Wine's
+    # cmd runs the block's cmd without its input, so no Wine proof here)
+    Case(NEST, "cmd", "echo del notes.txt| (echo a & cmd)", "attack"),
+    Case(NEST, "cmd", "(echo a & cmd) < lines.txt", "attack"),
+    Case(NEST, "cmd", "(echo a & sort) < lines.txt", "twin"),
     Case(NEST, "cmd", "cscript //nologo //E:jscript ..\\build.js", "attack"),
     Case(NEST, "cmd", "wscript //b //T:30 tools\\x.vbs", "twin"),
     # --- class 7: interpreters from cmd -------------------------------------------------------------------------------
