@@ -29,6 +29,8 @@ MODIFIERS = [
     ("for %a in (.) do type %~dpa\\secret.txt", "for %a in (.) do type %~fa\\notes.txt"),
     ("for %a in (.\\) do type %~fa-other\\x", "for %a in (sub) do type %~fa-other\\x"),
     ("for /r %a in (.) do dir %~dpa", "for /r %a in (.) do dir %~fa"),
+    ('for %a in (" . ") do type %~dpa\\secret.txt', 'for %a in (" a ") do type %~dpa\\secret.txt'),
+    ("for %a in (...) do type %~dpa\\secret.txt", "for %a in (a.b) do type %~dpa\\secret.txt"),
     ("for %a in (src\\x.c) do type %~dpa%~dpa", "for %a in (src\\x.c) do type %~dpa\\x"),
     # a part that may be empty, then the root or a drive (two uses in one word are also read as a %VARIABLE%)
     ("for %a in (notes) do type %~xa\\secret.txt", "for %a in (notes) do type %a\\secret.txt"),

@@ -69,7 +69,9 @@ def _kind(modifiers: str) -> str:
 
 
 def _is_the_directory(item: str) -> bool:
-    return not [part for part in re.split(r"[\\/]", item) if part not in ("", ".")]
+    """Whether `item` names the current directory itself: `.`, `.\\`, or a name Windows strips to
+    nothing (trailing dots and spaces go: `" . "` is `.`)."""
+    return not [part for part in re.split(r"[\\/]", item) if part.rstrip(". ")]
 
 
 def _whole(ref: re.Match[str], source: str) -> bool:
