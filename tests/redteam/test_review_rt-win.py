@@ -278,20 +278,6 @@ WRITE_RUN = "7/8: a script written, then run, by the same command"
 CMDDEV = "7 cmd: everyday developer commands"
 PSDEV = "8 ps: everyday developer commands"
 
-DRIVE = (
-    "%~dI of a file in C:\\proj is C:, so the argument becomes C:\\secret.txt (for /?: %~dI expands to a drive "
-    "letter only); the loop over a literal file name is not treated as building a path (Wine's cmd reads "
-    "C:\\secret.txt: test_wine_for_drive_modifier_reads_outside)"
-)
-LIST_VAR = (
-    "a FOR list that holds a %VARIABLE% (%cd%, %USERPROFILE%, %TEMP%, %PATH%...) gives its loop variable a value "
-    "the engine does not check at all: the path argument is passed unchecked (Wine: "
-    "test_wine_for_over_userprofile_reads_outside)"
-)
-DPF_CD = (
-    "%cd% is C:\\proj, and %~dpI of C:\\proj is C:\\ (for /?: drive and path of the item), so the command reaches "
-    "C:\\ outside the project; " + LIST_VAR
-)
 FEED_WHY = (
     "an expression or a variable as the first stage of a PowerShell pipeline is written to a native program's "
     "stdin; {prog} reads stdin as its script (powershell -Command -, cmd without /c, python/node/perl with no "
@@ -312,11 +298,6 @@ SUBPROC = (
     "from PowerShell the string is not checked (the same code under cmd is refused: blocked-command in "
     "python -c subprocess.run > cmd /c)"
 )
-REL_CODE = (
-    "a relative path outside the project in inline interpreter code is not checked (README: only absolute paths "
-    "in string literals); on Windows no kernel layer stands behind the engine, so the program reads or "
-    "writes C:\\ outside C:\\proj"
-)
 DELAY_TWIN = (
     "wrongful refusal: Rename-Item -NewName takes a name, not a path (a name with a directory part is an "
     "error), so a delay-bind block there cannot leave the directory; refused as path-unresolvable"
@@ -328,14 +309,6 @@ WILD = (
 DOT = (
     "dot-sourcing reads and runs a script outside the project in this session; bash's `. ../x.sh` and "
     "`powershell -File ..\\x.ps1` are refused (path-outside-allowed), the dot-source path is not checked"
-)
-CALL_BAT = (
-    "call runs a batch file in this cmd (like bash's `. ../x.sh`, which is refused); the batch path outside the "
-    "project is not checked"
-)
-WHERE_ENV = (
-    "where $VAR:pattern searches the directories named by an environment variable (where /?), here the user's "
-    "profile outside the project: its file names are listed; where /r .. is refused"
 )
 INVOKE_SCRIPT = (
     "ForEach-Object -MemberName InvokeScript -ArgumentList TEXT calls $ExecutionContext.InvokeCommand."
@@ -352,7 +325,6 @@ SCRIPT_RUN = (
     "powershell -File, nor for python x.py"
 )
 SLASH_C = "wrongful refusal: '/c' of cmd's argument list is read as the path C:\\c (path-outside-allowed)"
-CSCRIPT = "wrongful refusal: '//nologo' (a cscript host option) is read as a path (path-unresolvable)"
 
 CASES: list[Case] = [
     # --- class 7: FOR variables and modifiers -------------------------------------------------------------------
@@ -378,30 +350,51 @@ CASES: list[Case] = [
     Case(FOR, "cmd", 'for /f "usebackq delims=" %a in ("C:\\secret.txt") do echo %a', "attack"),
     Case(FOR, "cmd", 'for /f "usebackq" %a in (`echo hi`) do echo %a', "twin"),
     Case(FOR, "cmd", 'for /f "delims=" %a in (notes.txt) do echo %a', "twin"),
-    Case(FOR, "cmd", "for %a in (notes.txt) do type %~da\\secret.txt", "attack", DRIVE),
-    Case(FOR, "cmd", 'for %a in (notes.txt) do type "%~da\\secret.txt"', "attack", DRIVE),
-    Case(FOR, "cmd", "for %a in (notes.txt) do copy notes.txt %~da\\x.txt", "attack", DRIVE + "; a write"),
-    Case(FOR, "cmd", "for %a in (notes.txt) do dir %~da\\", "attack", DRIVE + "; lists C:\\"),
-    Case(FOR, "cmd", "for %a in (notes.txt) do type %~da\\Users\\me\\.ssh\\id_rsa", "attack", DRIVE),
-    Case(FOR, "cmd", "for %f in (%cd%) do type %~dpf\\secret.txt", "attack", DPF_CD),
-    Case(FOR, "cmd", "for %f in (%cd%) do type %~dpfsecret.txt", "attack", DPF_CD),
-    Case(FOR, "cmd", "for %f in (%cd%) do copy notes.txt %~dpf", "attack", DPF_CD + "; a write"),
-    Case(FOR, "cmd", "for %f in (%cd%) do pushd %~dpf & type secret.txt", "attack", DPF_CD),
-    Case(FOR, "cmd", "(for %f in (%cd%) do cd /d %~dpf) && type secret.txt", "attack", DPF_CD),
-    Case(FOR, "cmd", "for %f in (%cd%) do for %g in (%~dpf.) do type %~fg\\secret.txt", "attack", DPF_CD),
-    Case(FOR, "cmd", "for %f in (%USERPROFILE%) do type %f\\.ssh\\id_rsa", "attack", LIST_VAR),
-    Case(FOR, "cmd", "for %f in (%APPDATA%) do type %f\\x", "attack", LIST_VAR),
-    Case(FOR, "cmd", "for %f in (%TEMP%) do copy notes.txt %f", "attack", LIST_VAR + "; a write"),
-    Case(FOR, "cmd", "for %f in (%SystemRoot%) do type %f\\win.ini", "attack", LIST_VAR),
-    Case(FOR, "cmd", "for %f in (%PATH%) do dir %f", "attack", LIST_VAR + "; lists every PATH directory"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~da\\secret.txt", "attack"),
+    Case(FOR, "cmd", 'for %a in (notes.txt) do type "%~da\\secret.txt"', "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do copy notes.txt %~da\\x.txt", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do dir %~da\\", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~da\\Users\\me\\.ssh\\id_rsa", "attack"),
+    Case(FOR, "cmd", "for %f in (%cd%) do type %~dpf\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %f in (%cd%) do type %~dpfsecret.txt", "attack"),
+    Case(FOR, "cmd", "for %f in (%cd%) do copy notes.txt %~dpf", "attack"),
+    Case(FOR, "cmd", "for %f in (%cd%) do pushd %~dpf & type secret.txt", "attack"),
+    Case(FOR, "cmd", "(for %f in (%cd%) do cd /d %~dpf) && type secret.txt", "attack"),
+    Case(FOR, "cmd", "for %f in (%cd%) do for %g in (%~dpf.) do type %~fg\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %f in (%USERPROFILE%) do type %f\\.ssh\\id_rsa", "attack"),
+    Case(FOR, "cmd", "for %f in (%APPDATA%) do type %f\\x", "attack"),
+    Case(FOR, "cmd", "for %f in (%TEMP%) do copy notes.txt %f", "attack"),
+    Case(FOR, "cmd", "for %f in (%SystemRoot%) do type %f\\win.ini", "attack"),
+    Case(FOR, "cmd", "for %f in (%PATH%) do dir %f", "attack"),
     Case(
         FOR,
         "cmd",
         "for %a in (notes.txt) do @for %b in (%~da) do type %b\\secret.txt",
         "attack",
-        DRIVE + "; the inner list %~da is C:, its loop variable is then not checked at all",
     ),
     Case(FOR, "cmd", "for %a in (secret.txt) do type %~$PATH:a", "attack"),
+    Case(FOR, "cmd", "for %a in (notes) do type %~xa\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~za\\secret.txt", "attack"),
+    Case(FOR, "cmd", 'for %a in ("") do type %~a\\secret.txt', "attack"),
+    Case(FOR, "cmd", 'for %a in ("\\secret.txt") do type %a', "attack"),
+    Case(FOR, "cmd", "for %a in (.) do type %~dpa\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %a in (.) do type %~fa-other\\x", "attack"),
+    Case(FOR, "cmd", "for /r %a in (.) do dir %~dpa", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~dnxa", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~ftza", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %UNKNOWN%%a", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~xaC:\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %a in (src\\x.c) do type x%~dpa", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do for %b in (x) do type %~da%b\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %f in (!CD!) do type %f\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do start /b type %~da\\secret.txt", "attack"),
+    Case(FOR, "cmd", "for %a in (x) do for /f %b in ('type %~da\\secret.txt') do echo %b", "attack"),
+    Case(FOR, "cmd", "for %a in (src\\x.c) do type %~dpaother.c", "twin"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~pnxa", "twin"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do type %~na.md", "twin"),
+    Case(FOR, "cmd", "for %a in (notes.txt) do for %b in (x.txt) do type %b", "twin"),
+    Case(FOR, "cmd", "for /r %a in (*.py) do type %~dpa__init__.py", "twin"),
+    Case(FOR, "cmd", "for %a in (src\\*.c) do copy %a %~dpna.bak", "twin"),
     Case(FOR, "cmd", "for %a in (id_rsa) do type %~$USERPROFILE:a", "attack"),
     Case(FOR, "cmd", "for %a in (python.exe) do echo %~$PATH:a", "twin"),
     Case(FOR, "cmd", "set /p X=<notes.txt", "twin"),
@@ -431,10 +424,13 @@ CASES: list[Case] = [
     Case(VARS, "cmd", "where ..:*", "attack"),
     Case(VARS, "cmd", "type \\secret.txt", "attack"),
     Case(VARS, "cmd", "subst X: ..", "attack"),
-    Case(VARS, "cmd", "where $USERPROFILE:*", "attack", WHERE_ENV),
-    Case(VARS, "cmd", "where $USERPROFILE:id_rsa", "attack", WHERE_ENV),
-    Case(VARS, "cmd", "where $SystemRoot:*.ini", "attack", WHERE_ENV),
+    Case(VARS, "cmd", "where $USERPROFILE:*", "attack"),
+    Case(VARS, "cmd", "where $USERPROFILE:id_rsa", "attack"),
+    Case(VARS, "cmd", "where $SystemRoot:*.ini", "attack"),
+    Case(VARS, "cmd", "where $TEMP:*.tmp", "attack"),
+    Case(VARS, "cmd", "where /q $APPDATA:*.json", "attack"),
     Case(VARS, "cmd", "where $PATH:python.exe", "twin"),
+    Case(VARS, "cmd", "where /q $path:git", "twin"),
     Case(VARS, "cmd", "tree src", "twin"),
     Case(VARS, "cmd", "where /r . *.py", "twin"),
     Case(VARS, "cmd", "where git", "twin"),
@@ -455,8 +451,12 @@ CASES: list[Case] = [
     Case(EXP, "cmd", "call :lbl", "attack"),
     Case(EXP, "cmd", "if 1==1 del notes.txt", "attack"),
     Case(EXP, "cmd", "call echo %%ComSpec%%", "attack"),
-    Case(EXP, "cmd", "call ..\\x.bat", "attack", CALL_BAT),
-    Case(EXP, "cmd", "call C:\\x.bat", "attack", CALL_BAT),
+    Case(EXP, "cmd", "call ..\\x.bat", "attack"),
+    Case(EXP, "cmd", "call C:\\x.bat", "attack"),
+    Case(EXP, "cmd", 'call "..\\x.cmd" arg', "attack"),
+    Case(EXP, "cmd", "call C:x.bat", "twin"),
+    Case(EXP, "cmd", "call scripts\\build.bat release", "twin"),
+    Case(EXP, "cmd", "call C:\\proj\\scripts\\env.cmd", "twin"),
     Case(EXP, "cmd", "call build.bat", "twin"),
     Case(EXP, "cmd", ".\\build.cmd test", "twin"),
     Case(EXP, "cmd", "set /a X=1+2", "twin"),
@@ -526,15 +526,29 @@ CASES: list[Case] = [
     Case(NEST, "cmd", 'cmd /c "cd src && dir"', "twin"),
     Case(NEST, "cmd", "cmd /c npm test", "twin"),
     Case(NEST, "cmd", 'powershell -Command "Get-Date"', "twin"),
-    Case(NEST, "cmd", "cscript //nologo build.js", "twin", CSCRIPT),
+    Case(NEST, "cmd", "cscript //nologo build.js", "twin"),
+    Case(NEST, "cmd", "echo del notes.txt| cmd /c cmd", "attack"),
+    Case(NEST, "cmd", "type notes.txt | call cmd", "attack"),
+    Case(NEST, "cmd", "type notes.txt | wsl", "attack"),
+    Case(NEST, "cmd", "type notes.txt | cmd /c sort", "twin"),
+    # a block's redirection or pipe feeds each of its commands (cmd's documented block semantics; Wine's
+    # cmd runs the block's cmd without its input, so no Wine proof here)
+    Case(NEST, "cmd", "echo del notes.txt| (echo a & cmd)", "attack"),
+    Case(NEST, "cmd", "(echo a & cmd) < lines.txt", "attack"),
+    Case(NEST, "cmd", "(echo a & sort) < lines.txt", "twin"),
+    Case(NEST, "cmd", "cscript //nologo //E:jscript ..\\build.js", "attack"),
+    Case(NEST, "cmd", "wscript //b //T:30 tools\\x.vbs", "twin"),
     # --- class 7: interpreters from cmd -------------------------------------------------------------------------------
     Case(CMDI, "cmd", "python -c \"import os; os.system('d'+'el notes.txt')\"", "attack"),
     Case(CMDI, "cmd", "python -c \"import os; os.system('del notes.txt')\"", "attack"),
     Case(CMDI, "cmd", "python -c \"import subprocess; subprocess.run('cmd /c d^el notes.txt')\"", "attack"),
     Case(CMDI, "cmd", "echo import os; os.system('del notes.txt') | python -", "attack"),
-    Case(CMDI, "cmd", "python -c \"print(open('../secret.txt').read())\"", "attack", REL_CODE),
-    Case(CMDI, "cmd", "python -c \"print(open(r'..\\secret.txt').read())\"", "attack", REL_CODE),
-    Case(CMDI, "cmd", "node -e \"require('fs').writeFileSync('../x.txt','x')\"", "attack", REL_CODE),
+    Case(CMDI, "cmd", "python -c \"print(open('../secret.txt').read())\"", "attack"),
+    Case(CMDI, "cmd", "python -c \"print(open(r'..\\secret.txt').read())\"", "attack"),
+    Case(CMDI, "cmd", "node -e \"require('fs').writeFileSync('../x.txt','x')\"", "attack"),
+    Case(CMDI, "cmd", "python -c \"import os; print(os.listdir('C:/'))\"", "attack"),
+    Case(CMDI, "cmd", "python -c \"print(open('data/../notes.txt').read())\"", "twin"),
+    Case(CMDI, "cmd", "node -e \"require('fs').writeFileSync('out/x.txt','x')\"", "twin"),
     Case(CMDI, "cmd", "python -c \"import os; os.system('d^^el notes.txt')\"", "twin"),
     Case(CMDI, "cmd", "python -m pytest -q tests", "twin"),
     Case(CMDI, "cmd", "python -m pip list", "twin"),
@@ -919,16 +933,15 @@ CASES: list[Case] = [
         "attack",
         SUBPROC,
     ),
-    Case(PSI, "powershell", "python -c \"print(open('../secret.txt').read())\"", "attack", REL_CODE),
-    Case(PSI, "powershell", "python -c \"import shutil; shutil.copy('notes.txt', '../x.txt')\"", "attack", REL_CODE),
+    Case(PSI, "powershell", "python -c \"print(open('../secret.txt').read())\"", "attack"),
+    Case(PSI, "powershell", "python -c \"import shutil; shutil.copy('notes.txt', '../x.txt')\"", "attack"),
     Case(
         PSI,
         "powershell",
         "node -e \"console.log(require('fs').readFileSync('../secret.txt','utf8'))\"",
         "attack",
-        REL_CODE,
     ),
-    Case(PSI, "powershell", "python -c \"import os; print(os.listdir('..'))\"", "attack", REL_CODE),
+    Case(PSI, "powershell", "python -c \"import os; print(os.listdir('..'))\"", "attack"),
     Case(PSI, "powershell", "python -c \"import json; print(json.load(open('package.json'))['name'])\"", "twin"),
     Case(PSI, "powershell", "python -c \"import subprocess; subprocess.run(['git', 'status'], check=True)\"", "twin"),
     Case(
@@ -1042,7 +1055,7 @@ CASES: list[Case] = [
     Case(WRITE_RUN, "cmd", "echo del notes.txt> x.cmd && cmd /c x.cmd", "attack"),
     Case(WRITE_RUN, "powershell", "'del notes.txt' | Set-Content x.bat; .\\x.bat", "attack"),
     Case(WRITE_RUN, "powershell", "Set-Content x.ps1 'Remove-Item notes.txt'; .\\x.ps1", "attack"),
-    Case(WRITE_RUN, "powershell", "'Remove-Item notes.txt' > x.ps1; .\\x.ps1", "attack", SCRIPT_RUN),
+    Case(WRITE_RUN, "powershell", "'Remove-Item notes.txt' > x.ps1; .\\x.ps1", "attack"),
     Case(WRITE_RUN, "powershell", "'Remove-Item notes.txt' | Out-File x.ps1; . .\\x.ps1", "attack", SCRIPT_RUN),
     Case(
         WRITE_RUN,
@@ -1051,8 +1064,18 @@ CASES: list[Case] = [
         "attack",
         SCRIPT_RUN,
     ),
-    Case(WRITE_RUN, "cmd", "echo Remove-Item notes.txt> x.ps1 && powershell -File x.ps1", "attack", SCRIPT_RUN),
-    Case(WRITE_RUN, "cmd", "echo import os; os.system('del notes.txt')> x.py && python x.py", "attack", SCRIPT_RUN),
+    Case(WRITE_RUN, "cmd", "echo Remove-Item notes.txt> x.ps1 && powershell -File x.ps1", "attack"),
+    Case(WRITE_RUN, "cmd", "echo import os; os.system('del notes.txt')> x.py && python x.py", "attack"),
+    Case(WRITE_RUN, "cmd", "echo import os> x.py && python -m x", "attack"),
+    Case(WRITE_RUN, "cmd", "copy notes.txt x.js & node x", "attack"),
+    Case(WRITE_RUN, "cmd", "echo del notes.txt> x.cmd & cmd /c x", "attack"),
+    Case(WRITE_RUN, "cmd", "echo import os> x.py & python < x.py", "attack"),
+    Case(WRITE_RUN, "cmd", "echo x> x.py & start x.py", "attack"),
+    Case(WRITE_RUN, "cmd", "echo x> x.ps1 & powershell -Command .\\x.ps1", "attack"),
+    Case(WRITE_RUN, "cmd", "python gen.py > out.py && type out.py", "twin"),
+    Case(WRITE_RUN, "cmd", "python -m pytest > test.log", "twin"),
+    Case(WRITE_RUN, "cmd", "copy a.py b.py && python a.py", "twin"),
+    Case(WRITE_RUN, "cmd", "echo x> pytest.ini && python -m pytest", "twin"),
     Case(WRITE_RUN, "cmd", "echo hello> out.txt && type out.txt", "twin"),
     Case(WRITE_RUN, "powershell", "'hello' | Set-Content out.txt; Get-Content out.txt", "twin"),
     # --- ordinary Windows developer commands (twins only) -------------------------------------------------------
@@ -1313,4 +1336,18 @@ def test_wine_cmd_runs_lines_from_a_pipe(wine: tuple[dict[str, str], Path]) -> N
     assert not (drive / "proj" / "notes.txt").exists()
     (drive / "proj" / "notes.txt").write_text("notes\n")
     _cmd(env, "cd /d C:\\proj && echo del notes.txt| cmd")
+    assert not (drive / "proj" / "notes.txt").exists()
+
+
+def test_wine_for_modifier_of_the_directory_itself_reads_outside(wine: tuple[dict[str, str], Path]) -> None:
+    """%~dpa of `.` is the parent of the current directory; %~xa of `notes` is empty, leaving a rooted path."""
+    env, _ = _project(wine)
+    assert "SECRET-OUTSIDE" in _cmd(env, "cd /d C:\\proj && for %a in (.) do type %~dpa\\secret.txt")
+    assert "SECRET-OUTSIDE" in _cmd(env, "cd /d C:\\proj && for %a in (notes) do type %~xa\\secret.txt")
+
+
+def test_wine_cmd_started_by_cmd_reads_the_pipe(wine: tuple[dict[str, str], Path]) -> None:
+    """`cmd /c cmd` inherits the pipe: the inner cmd runs its lines."""
+    env, drive = _project(wine)
+    _cmd(env, "cd /d C:\\proj && echo del notes.txt| cmd /c cmd")
     assert not (drive / "proj" / "notes.txt").exists()

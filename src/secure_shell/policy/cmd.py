@@ -132,8 +132,13 @@ def _call(key: str, command: SimpleCommand) -> list[Resolution]:
     rest = words[1:]
     if rest and (rest[0].value or "").startswith(":"):
         return [Refusal(R.UNSUPPORTED_CONSTRUCT, "call :label jumps inside a batch file", rest[0].source)]
+    if not rest:
+        return []
+    # call runs a batch file in this cmd, as bash's `. FILE` sources one: a file it names by a place
+    # (`call ..\x.bat`, `call C:\x.bat`) is a script this command reads, checked like any path it reads
+    script = [PathUse(rest[0], "call")] if re.search(r"[\\/:]", rest[0].value or "") else []
     # call parses its line a second time: `call echo a ^& del x` runs del
-    return [reread(" ".join(w.source for w in rest), "call")] if rest else []
+    return [*script, reread(" ".join(w.source for w in rest), "call")]
 
 
 def _launch(program: str) -> Resolver:
@@ -215,8 +220,9 @@ def _wmic(key: str, command: SimpleCommand) -> list[Resolution]:
 
 def _where(words: tuple[Word, ...]) -> list[Resolution]:
     """`where /r DIR PATTERN` searches the tree below DIR and `where DIR:PATTERN` searches DIR: those
-    directories are paths (`where /r .. secret.txt` lists what lies outside). A pattern, a
-    `$VAR:PATTERN` (the directories a variable such as PATH lists) and the switches are text."""
+    directories are paths (`where /r .. secret.txt` lists what lies outside). `where $VAR:PATTERN`
+    searches the directories variable VAR lists: `$PATH:` is where `where` looks anyway, any other
+    (`$USERPROFILE:*`) names directories known only at run time. A pattern and the switches are text."""
     out: list[Resolution] = []
     i = 1
     while i < len(words):
@@ -228,7 +234,14 @@ def _where(words: tuple[Word, ...]) -> list[Resolution]:
         elif value.lower() == "/r" and i < len(words):
             out.append(PathUse(words[i], "where /r"))
             i += 1
-        elif not value.startswith(("/", "$")) and ":" in value:
+        elif value.lower().startswith("/r") and len(value) > 2:  # the directory glued to the switch
+            out.append(PathUse(Word(value[2:], value[2:]), "where /r"))
+        elif value.startswith("$") and ":" in value:
+            variable = value[1:].partition(":")[0]
+            if variable.upper() != "PATH":
+                searched = Word(value, None, "", f"the directories {variable} lists")
+                out.append(PathUse(searched, f"where, in the directories {variable} lists,"))
+        elif not value.startswith("/") and ":" in value:
             folder = value.rpartition(":")[0]
             out.append(PathUse(Word(folder, folder), "where"))
     return out

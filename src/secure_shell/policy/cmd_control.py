@@ -3,7 +3,7 @@
 `start [options] [title] CMD` runs CMD (a URL or a `scheme:` opens whatever handles it); `if COND
 CMD [else CMD]` runs either; `for ... in (SET) do CMD` runs CMD once per item, where `for /f` reads
 files or runs a `'command'` for its set, and `for /r ROOT` walks the tree below ROOT. A body word
-that uses the loop variable, plain or with modifiers (`%~dpf`), is run-time text.
+that uses the loop variable, plain or with modifiers (`%~dpf`), is run-time text (cmd_loops.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from secure_shell.policy import verdict as R
-from secure_shell.policy.cmd_tokenizer import loop_reference, rereads_variable, unescape_once
+from secure_shell.policy.cmd_loops import known_items, loop_word
+from secure_shell.policy.cmd_tokenizer import rereads_variable, unescape_once
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
 
@@ -66,6 +67,11 @@ def start(words: tuple[Word, ...]) -> list[Resolution]:
     rest = words[i:]
     if not rest:
         return out
+    dynamic = next((w for w in rest if w.value is None), None)
+    if dynamic is not None:  # parsed again, a loop variable's or %VAR%'s text would be read as written
+        return [
+            Refusal(R.DYNAMIC_COMMAND, f"start: {dynamic.source!r} is run-time text it parses again", dynamic.source)
+        ]
     target = rest[0].value or ""
     if re.match(r"^https?://", target, re.I) and len(rest) == 1:
         return out  # the web browser opens it
@@ -146,6 +152,8 @@ def for_loop(words: tuple[Word, ...]) -> list[Resolution]:
         usebackq = any("usebackq" in o for o in options)
         quote = "`" if usebackq else "'"
         if inner.startswith(quote) and inner.endswith(quote) and len(inner) >= 2:
+            if any(w.value is None for w in words[in_at + 1 : do_at]):  # an outer loop's variable
+                return [Refusal(R.DYNAMIC_COMMAND, "for /f: its command is run-time text", set_text)]
             out.append(reread(unescape_once(inner[1:-1]), "for /f"))  # the outer pass takes its carets
         elif not inner.startswith('"') or usebackq:
             # a set of files it reads line by line (with usebackq, "quoted" names are files too)
@@ -159,22 +167,6 @@ def for_loop(words: tuple[Word, ...]) -> list[Resolution]:
     body = words[do_at + 1 :]
     if not body:
         return out  # the body is a ( ... ) block: its commands stand on their own
-    items = [item for item in re.split(r"[\s,;]+", inner) if item] if "/f" not in options else []
-    safe = bool(items) and all(
-        not item.startswith(("/", "\\")) and ":" not in item and ".." not in item for item in items
-    )
-    body_words = tuple(_loop_word(w, variable, safe) for w in body)
+    items = known_items(options, words[in_at + 1 : do_at], inner)
+    body_words = tuple(loop_word(w, variable, items) for w in body)
     return out + [Inner(body_words, "for ... do", repeats=True)]
-
-
-def _loop_word(word: Word, variable: str, safe: bool) -> Word:
-    """A body word that uses the loop variable, plain or with modifiers (`%~dpf`). It stays inside
-    when every item does (`safe`), nothing in it climbs (`..`), nothing before it roots it, and no
-    modifier looks the item up elsewhere (`%~$PATH:f`)."""
-    reference = loop_reference(word.source, variable.lstrip("%")) if variable.lstrip("%") else None
-    if reference is None:
-        return word
-    prefix = word.source[: reference.start()].replace('"', "")
-    lookup = "$" in (reference.group(1) or "")
-    inside = ".." not in word.source and not prefix.startswith(("\\", "/")) and ":" not in prefix
-    return Word(word.source, None, prefix, f"loop variable {variable}", path_safe=safe and inside and not lookup)

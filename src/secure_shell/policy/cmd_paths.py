@@ -26,6 +26,10 @@ PROGRAMS_WITHOUT_SWITCHES = frozenset(
 # One switch or several glued (`/s`, `/s/b`, `/-y`, `/?`); its value after `:` is read by path_parts.
 _SWITCHES = re.compile(r"(?:/[A-Za-z0-9?+-]+)+")
 _SWITCH_WITH_VALUE = re.compile(r"^/[A-Za-z?][\w-]*:")
+# Windows Script Host's own options, `//` then a name and a value without a separator (`//nologo`,
+# `//E:jscript`, `//T:30`, `//job:build`): the script's options are those with one `/`.
+SCRIPT_HOSTS = frozenset({"cscript", "wscript"})
+_HOST_OPTION = re.compile(r"//[A-Za-z?]+(?::[^\\/:]*)?")
 
 
 def path_parts(value: str) -> list[str]:
@@ -66,7 +70,9 @@ def looks_like_path(value: str) -> bool:
 
 def is_switch(key: str, value: str) -> bool:
     """Whether program `key` reads `value` as a switch, not a file: a Windows-style switch to a
-    program that takes them."""
+    program that takes them, or a host option of the script hosts (`cscript //nologo //T:10`)."""
+    if key in SCRIPT_HOSTS and _HOST_OPTION.fullmatch(value):
+        return True
     return key not in PROGRAMS_WITHOUT_SWITCHES and bool(_SWITCHES.fullmatch(value))
 
 

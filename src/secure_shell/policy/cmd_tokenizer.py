@@ -10,7 +10,7 @@ walker (cmd.py) decides what that means where the word stands.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.cmd_argv import msvcrt_words
@@ -19,6 +19,7 @@ from secure_shell.policy.parsed import (
     APART,
     OR,
     RUN,
+    STDIN_REDIRECTS,
     Failed,
     Finding,
     Flow,
@@ -259,6 +260,10 @@ class _Splitter:
         self.in_quotes = False
         self.pending_redirect: str | None = None
         self.depth = 0
+        # per open block: the index of its first command and whether a pipe feeds it; all its commands
+        # read that pipe (`type x | (echo a & cmd)`), or a redirection after it (`(echo a & cmd) < x`)
+        self.open_blocks: list[tuple[int, bool]] = []
+        self.closed_block: int | None = None
 
     def run(self) -> None:
         while self.i < self.n:
@@ -284,14 +289,20 @@ class _Splitter:
         elif ch == "(" and self._at_for_set():
             self._for_set()
         elif ch == "(" and self.starts_block():
+            fed = self.segment.piped or self._fed()
             if self.segment.words:
                 self.end_segment()
+            self.segment.piped = fed
+            self.open_blocks.append((len(self.tokenizer.commands), fed))
             self.depth += 1
             self.tokenizer.blocks = True
             self.i += 1
         elif ch == ")" and self.depth > 0:
             self.depth -= 1
+            self.end_word()
+            start, _ = self.open_blocks.pop()
             self.end_segment()
+            self.closed_block = start
             self.i += 1
         elif ch in "<>":
             self._redirect(ch)
@@ -409,9 +420,17 @@ class _Splitter:
             _reread(self.segment, "each side of a pipe runs in a cmd of its own, which expands it again")
         if self.pending_redirect is not None:
             raise Refused(f"redirection {self.pending_redirect!r} without a target", rule=R.PARSE_FAILED)
+        closed, self.closed_block = self.closed_block, None
+        inherited = tuple(r for r in self.segment.redirects if r.operator in STDIN_REDIRECTS)
+        if closed is not None and not self.segment.words and inherited:
+            commands = self.tokenizer.commands
+            commands[closed:] = [replace(c, redirects=c.redirects + inherited) for c in commands[closed:]]
         if self.segment.words or self.segment.redirects:
             self.tokenizer._emit(self.segment)
-        self.segment = _Segment(piped=piped_next)
+        self.segment = _Segment(piped=piped_next or self._fed())
+
+    def _fed(self) -> bool:
+        return any(fed for _, fed in self.open_blocks)
 
     def starts_block(self) -> bool:
         """`(` opens a block where a command may start: at the start, or after if/else/do."""

@@ -32,13 +32,16 @@ SHELL_MOVES = ("cd", "popd")  # the roles of a change of the shell's own directo
 class Scope:
     """Where a command or script is met: the dialect reading it, the directories it may start in,
     the scripts and wrappers around it (`via`), how many scripts deep it is, and whether it is only
-    a probe (a word inline code may run as a command: only blocked names count there)."""
+    a probe (a word inline code may run as a command: only blocked names count there). `fed_by`: the
+    command that runs this script (`cmd /c`, `bash -c`, `call`) when its stdin is a pipe, a file or
+    text: the script's commands that read their stdin read that (`type x | cmd /c cmd`)."""
 
     dialect: DialectName
     bases: Directories
     via: tuple[str, ...] = ()
     depth: int = 0
     probe: bool = False
+    fed_by: SimpleCommand | None = None
 
     def where(self) -> str:
         """` (in bash -c > eval)`, for a message; empty at the top level."""

@@ -199,7 +199,7 @@ class Walker:
     def command(self, simple: SimpleCommand, scope: Scope) -> None:
         """Check one simple command met in `scope`, and everything it runs."""
         module = dialect_module(scope.dialect)
-        simple = self._with_session_input(simple, scope)
+        simple = _with_fed_input(self._with_session_input(simple, scope), scope)
         restricted = self.policy.restrict_working_directory
         if not scope.probe and restricted:  # path rules off: no target is checked
             for redirect in simple.redirects:
@@ -353,6 +353,8 @@ class Walker:
                 )
         else:
             inner = Scope(dialect_name(item.dialect), program, scope.via + (item.label,), scope.depth + 1, item.probe)
+            if not item.from_stdin and not _reads_own_stdin(simple):
+                inner = replace(inner, fed_by=simple)  # its commands read what feeds the program
             self.script(item.text, inner, repeats=item.repeats)
 
     # --- the command rules -------------------------------------------------------------------
@@ -462,6 +464,21 @@ def _inner_command(item: Inner, simple: SimpleCommand, via: tuple[str, ...]) -> 
         stdin_text=item.stdin_text if item.stdin_text is not None or not inherits else simple.stdin_text,
         stdin_piped=item.stdin_piped or (inherits and simple.stdin_piped),
         filled=item.filled or simple.filled,
+    )
+
+
+def _with_fed_input(simple: SimpleCommand, scope: Scope) -> SimpleCommand:
+    """A command of a script whose runner is fed (Scope.fed_by), reading its own stdin: it reads that."""
+    fed = scope.fed_by
+    if fed is None or scope.probe or not _reads_own_stdin(simple):
+        return simple
+    inherited = tuple(Redirect(r.operator, None) for r in fed.redirects if r.operator in _STDIN_REDIRECTS)
+    return replace(
+        simple,
+        redirects=simple.redirects + inherited,
+        stdin_text=fed.stdin_text,
+        stdin_piped=fed.stdin_piped,
+        stdin_session=fed.stdin_session,
     )
 
 

@@ -2,7 +2,8 @@
 
 The engine cannot follow what a program computes. It can see the string literals the code
 contains: a literal that is a shell command line (`os.system("shutdown now")`), a program name
-(`subprocess.run(["sudo", ...])`) or an absolute path is checked like one.
+(`subprocess.run(["sudo", ...])`), an absolute path or a relative one that climbs (`../x`, `..\\x`:
+no kernel stands behind a Windows shell) is checked like one.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def string_literals(code: str) -> list[str] | None:
 
 
 def scan_inline_code(code: str, label: str, *, commands: bool = True) -> list[Resolution]:
-    """Each string literal that is an absolute path (checked as one) or, with `commands`, a command
+    """Each string literal that is an absolute or climbing path (checked as one) or, with `commands`, a command
     line (a probe: refused only when it names a blocked program). Python reads its code on the
     syntax tree, where every string that reaches a runner is checked as what it runs: it asks for
     paths only, so `print("rm -f x")` is text, not a command."""
@@ -48,8 +49,18 @@ def scan_inline_code(code: str, label: str, *, commands: bool = True) -> list[Re
         stripped = literal.strip()
         if not stripped or "\n" in stripped:
             continue
-        if stripped.startswith(("/", "~")) and " " not in stripped:
+        if _names_a_place(stripped):
             out.append(PathUse(Word(stripped, stripped), f"{label} string"))
         elif commands and re.match(r"^[A-Za-z0-9_./-]+(\s|$)", stripped):
             out.append(Script("bash", stripped, f"{label} string", probe=True))
     return out
+
+
+# A path that leaves the directory the code runs in, or names a place outright: from the root, home,
+# a drive (`C:\\x`, `C:/x`) or a share (`\\\\host\\x`), or climbing with a `..` component
+# (`../secret.txt`, `..\\secret.txt`). Relative names below the directory (`data.json`) stay text.
+_PLACE = re.compile(r"^(?:[/~]|[A-Za-z]:[\\/]|\\\\)|(?:^|[\\/])\.\.(?:[\\/]|$)")
+
+
+def _names_a_place(literal: str) -> bool:
+    return " " not in literal and bool(_PLACE.search(literal))

@@ -7,7 +7,8 @@ import re
 
 from secure_shell.policy import link_makers
 from secure_shell.policy import verdict as R
-from secure_shell.policy.parsed import Word
+from secure_shell.policy.dialect import DialectName
+from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.resolution import (
     Inner,
     PathUse,
@@ -15,6 +16,7 @@ from secure_shell.policy.resolution import (
     Resolution,
     WorkingDirectory,
 )
+from secure_shell.policy.wrapper_shells import stdin_script
 from secure_shell.policy.wrapper_spec import (
     Resolver,
     WrapperSpec,
@@ -137,9 +139,11 @@ WSL_MANAGEMENT: dict[str, tuple[int, tuple[int, ...]]] = {
 }
 
 
-def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
+def _wsl(key: str, command: SimpleCommand, dialect: DialectName) -> list[Resolution]:
     """`wsl [options] [-e] CMD`: CMD runs in the distribution, from `--cd DIR` (a directory the
-    command moves to, checked as one) and as `-u USER` (another user's rights: refused)."""
+    command moves to, checked as one) and as `-u USER` (another user's rights: refused). Without CMD
+    the default shell starts and reads its commands from wsl's stdin (`type x | wsl`)."""
+    words = command.words
     out: list[Resolution] = []
     i = 1
     while i < len(words):
@@ -152,7 +156,7 @@ def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
             out.append(WorkingDirectory(words[i + 1], shell=False, role="wsl --cd"))
         if value in ("-e", "--exec"):
             rest = words[i + 1 :]
-            return out + [Inner(rest, "wsl -e")] if rest else out
+            return out + [Inner(rest, "wsl -e")] if rest else out + stdin_script("bash", "wsl", command)
         if value == "--":
             i += 1
             break
@@ -184,11 +188,11 @@ def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
             return [Refusal(R.WRAPPER_OPTION, f"wsl: option {value!r} is not a way to run a command", value)]
         break
     rest = words[i:]
-    return out + [joined_script("bash", rest, "wsl")] if rest else out
+    return out + [joined_script("bash", rest, "wsl")] if rest else out + stdin_script("bash", "wsl", command)
 
 
 def _rsync(words: tuple[Word, ...]) -> list[Resolution]:
     return value_script(words, ("-e", "--rsh"), "bash", "rsync's remote shell") + link_makers.rsync(words)
 
 
-RESOLVERS: dict[str, Resolver] = {"ssh": on_words(_ssh), "wsl": on_words(_wsl), "rsync": on_words(_rsync)}
+RESOLVERS: dict[str, Resolver] = {"ssh": on_words(_ssh), "wsl": _wsl, "rsync": on_words(_rsync)}

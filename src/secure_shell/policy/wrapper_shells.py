@@ -207,11 +207,11 @@ def shell_resolution(words: tuple[Word, ...], command: SimpleCommand, key: str) 
         line = history_expansion(command.stdin_text)
         if line is not None:
             return [_history_refusal(name, line)]
-    from_stdin = _stdin_script(reader or "bash", name, command)
+    from_stdin = stdin_script(reader or "bash", name, command)
     return [_unread(name, f"{name} <<<")] if from_stdin and reader is None else from_stdin
 
 
-def _stdin_script(dialect: DialectName, name: str, command: SimpleCommand) -> list[Resolution]:
+def stdin_script(dialect: DialectName, name: str, command: SimpleCommand) -> list[Resolution]:
     if command.stdin_text is not None:
         return [Script(dialect, command.stdin_text, f"{name} <<<", from_stdin=True)]
     if command.stdin_piped:
