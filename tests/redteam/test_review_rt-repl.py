@@ -380,7 +380,7 @@ def _text(result: CallToolResult) -> str:
     return "\n".join(getattr(c, "text", "") for c in result.content)
 
 
-async def _run_all(project: Path, policy: Path) -> dict[str, Outcome]:
+async def _run_all(project: Path, policy: Path, cases: list[Case]) -> dict[str, Outcome]:
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"), **state_env(project)}
     params = StdioServerParameters(
         command=sys.executable,
@@ -391,7 +391,7 @@ async def _run_all(project: Path, policy: Path) -> dict[str, Outcome]:
     outcomes: dict[str, Outcome] = {}
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
-        for case in CASES:
+        for case in cases:
             for leftover in ("rm", "x.js"):
                 (project / leftover).unlink(missing_ok=True)
             (project / "notes.txt").write_text("keep\n")
@@ -422,16 +422,31 @@ async def _run_all(project: Path, policy: Path) -> dict[str, Outcome]:
     return outcomes
 
 
+SERVERS = 6
+
+
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     if not POLICY.is_file():
         pytest.skip(f"the review policy {POLICY} is not on this machine")
     if not CAN_RUN or sys.platform != "linux":
         pytest.skip("needs Linux with python3, node, sqlite3, gdb, tclsh, perl, vim, less, ed and bc")
-    project = tmp_path_factory.mktemp("rt-repl-proj")
-    policy = outside(project) / "policy.yaml"
-    policy.write_text(POLICY.read_text().replace("    - /tmp/rt-proj\n", f"    - {project}\n"))
-    found = asyncio.run(_run_all(project, policy))
+    # The cases mostly wait on programs: SERVERS servers, each with its own project, run them in turn.
+    shards = [CASES[i::SERVERS] for i in range(SERVERS)]
+    places = []
+    for _ in shards:
+        project = tmp_path_factory.mktemp("rt-repl-proj")
+        policy = outside(project) / "policy.yaml"
+        policy.write_text(POLICY.read_text().replace("    - /tmp/rt-proj\n", f"    - {project}\n"))
+        places.append((project, policy))
+
+    async def run_shards() -> dict[str, Outcome]:
+        found: dict[str, Outcome] = {}
+        for part in await asyncio.gather(*(_run_all(p, q, s) for (p, q), s in zip(places, shards, strict=True))):
+            found.update(part)
+        return found
+
+    found = asyncio.run(run_shards())
     if os.environ.get("RT_REPL_DUMP"):  # the review's own record of every reply
         import json
 
