@@ -299,14 +299,6 @@ FEED_WHY = (
     "refused (nested-script-unreadable), the bare expression is not. cmd running piped lines: "
     "test_wine_cmd_runs_lines_from_a_pipe"
 )
-CIM = (
-    "Win32_Process.Create starts the CommandLine given in -Arguments (documented WMI method); Invoke-CimMethod "
-    "is presumed able to run what its arguments name, but the hashtable value is not scanned"
-)
-WMI_SCAN = (
-    "Invoke-WmiMethod Win32_Process Create is refused only when a blocked name appears as a word; cmd's caret "
-    "(d^el) or an -EncodedCommand in the command line hides it, and Win32_Process.Create runs it"
-)
 SUBPROC = (
     "subprocess.run/call/check_output with a command-line string runs it through CreateProcess on Windows; "
     "from PowerShell the string is not checked (the same code under cmd is refused: blocked-command in "
@@ -321,10 +313,6 @@ DELAY_TWIN = (
     "wrongful refusal: Rename-Item -NewName takes a name, not a path (a name with a directory part is an "
     "error), so a delay-bind block there cannot leave the directory; refused as path-unresolvable"
 )
-WILD = (
-    "ForEach-Object -MemberName accepts wildcards that resolve to one member (documented: Accept wildcard "
-    "characters: True), so Dele* or *lete calls FileInfo.Delete(); the literal name Delete is refused"
-)
 DOT = (
     "dot-sourcing reads and runs a script outside the project in this session; bash's `. ../x.sh` and "
     "`powershell -File ..\\x.ps1` are refused (path-outside-allowed), the dot-source path is not checked"
@@ -336,15 +324,6 @@ CALL_BAT = (
 WHERE_ENV = (
     "where $VAR:pattern searches the directories named by an environment variable (where /?), here the user's "
     "profile outside the project: its file names are listed; where /r .. is refused"
-)
-INVOKE_SCRIPT = (
-    "ForEach-Object -MemberName InvokeScript -ArgumentList TEXT calls $ExecutionContext.InvokeCommand."
-    "InvokeScript(TEXT) (documented method), which runs TEXT; the method-call spelling .InvokeScript() is "
-    "refused, the ForEach-Object spelling is not"
-)
-PARENT = (
-    "DirectoryInfo.Parent, GetFiles() and FileInfo.OpenText()/ReadToEnd() reached through ForEach-Object "
-    "-MemberName walk to C:\\ and read its files: the parent directory is never named as a path"
 )
 SCRIPT_RUN = (
     "the command writes a script and runs it: the engine refuses this for .bat and .cmd (command-shadowing: "
@@ -627,12 +606,19 @@ CASES: list[Case] = [
     Case(NET, "powershell", "gci notes.txt | % -M Delete", "attack"),
     Case(NET, "powershell", "gci notes.txt | % MoveTo ..\\x.txt", "attack"),
     Case(NET, "powershell", "New-Object IO.FileInfo notes.txt | % Delete", "attack"),
-    Case(NET, "powershell", "gci notes.txt | % Dele*", "attack", WILD),
-    Case(NET, "powershell", "gci notes.txt | % *lete", "attack", WILD),
-    Case(NET, "powershell", "gci notes.txt | ForEach-Object -MemberName De*", "attack", WILD),
-    Case(NET, "powershell", "gci notes.txt | Foreach-Object Delete*", "attack", WILD),
-    Case(NET, "powershell", "gci notes.txt | % Encr*", "attack", WILD + " (Encrypt)"),
-    Case(NET, "powershell", "gci *.txt | % FullN*", "twin"),
+    Case(NET, "powershell", "gci notes.txt | % Dele*", "attack"),
+    Case(NET, "powershell", "gci notes.txt | % *lete", "attack"),
+    Case(NET, "powershell", "gci notes.txt | ForEach-Object -MemberName De*", "attack"),
+    Case(NET, "powershell", "gci notes.txt | Foreach-Object Delete*", "attack"),
+    Case(NET, "powershell", "gci notes.txt | % Encr*", "attack"),
+    Case(NET, "powershell", "gci *.txt | % FullN*", "attack"),  # no wildcard member names, even inert ones
+    Case(NET, "powershell", "gci *.txt | % FullName", "twin"),
+    Case(NET, "powershell", "Get-CimInstance Win32_Process | Invoke-CimMethod -MethodName Terminate", "attack"),
+    Case(NET, "powershell", "New-CimInstance -ClassName Win32_Environment -Property @{Name='X'}", "attack"),
+    Case(NET, "powershell", "$c = [wmiclass]'Win32_Process'; $c.Create('cmd /c dir')", "attack"),
+    Case(NET, "powershell", "Get-WmiObject Win32_Process | % Terminate", "attack"),
+    Case(NET, "powershell", "gcim Win32_LogicalDisk | Select-Object DeviceID, FreeSpace", "twin"),
+    Case(NET, "powershell", "Get-WmiObject Win32_Process | % Name", "twin"),
     Case(NET, "powershell", "gci | % Name", "twin"),
     Case(NET, "powershell", "Add-Type -TypeDefinition 'public class X{}'", "attack"),
     Case(
@@ -646,21 +632,18 @@ CASES: list[Case] = [
         "powershell",
         "Invoke-CimMethod -ClassName Win32_Process -MethodName Create -Arguments @{CommandLine='cmd /c del notes.txt'}",
         "attack",
-        CIM,
     ),
     Case(
         NET,
         "powershell",
         "Invoke-CimMethod Win32_Process -MethodName Create -Arguments @{CommandLine='cmd /c del notes.txt'}",
         "attack",
-        CIM,
     ),
     Case(
         NET,
         "powershell",
         "icim Win32_Process -MethodName Create -Arguments @{CommandLine='powershell -c Remove-Item notes.txt'}",
         "attack",
-        CIM,
     ),
     Case(
         NET,
@@ -668,7 +651,6 @@ CASES: list[Case] = [
         "Get-CimClass Win32_Process | Invoke-CimMethod -MethodName Create "
         "-Arguments @{CommandLine='cmd /c del notes.txt'}",
         "attack",
-        CIM,
     ),
     Case(
         NET,
@@ -676,14 +658,12 @@ CASES: list[Case] = [
         "Invoke-CimMethod -ClassName Win32_Process -MethodName Create "
         "-Arguments @{CommandLine='cmd /c type C:\\secret.txt > C:\\proj\\s.txt'}",
         "attack",
-        CIM + "; a read outside",
     ),
     Case(
         NET,
         "powershell",
         "Invoke-WmiMethod -Class Win32_Process -Name Create -ArgumentList 'cmd /c d^el notes.txt'",
         "attack",
-        WMI_SCAN,
     ),
     Case(
         NET,
@@ -691,7 +671,6 @@ CASES: list[Case] = [
         "Invoke-WmiMethod -Class Win32_Process -Name Create -ArgumentList "
         "'powershell -enc UgBlAG0AbwB2AGUALQBJAHQAZQBtACAAbgBvAHQAZQBzAC4AdAB4AHQA'",
         "attack",
-        WMI_SCAN,
     ),
     Case(NET, "powershell", "[IO.Path]::Combine('a','b')", "twin"),
     Case(NET, "powershell", "Get-CimInstance Win32_OperatingSystem | Select-Object Caption, Version", "twin"),
@@ -962,53 +941,27 @@ CASES: list[Case] = [
     Case(DOTS, "powershell", "Import-Module .\\tools\\helpers.psm1", "twin"),
     Case(DOTS, "powershell", "powershell -File x.ps1", "twin"),
     # --- class 8: ForEach-Object -MemberName method calls ---------------------------------------------------------
-    Case(
-        MEMBER,
-        "powershell",
-        "$ExecutionContext.InvokeCommand | % InvokeScript 'Remove-Item notes.txt'",
-        "attack",
-        INVOKE_SCRIPT,
-    ),
+    Case(MEMBER, "powershell", "$ExecutionContext.InvokeCommand | % InvokeScript 'Remove-Item notes.txt'", "attack"),
     Case(
         MEMBER,
         "powershell",
         "$ExecutionContext.InvokeCommand | ForEach-Object -MemberName InvokeScript "
         "-ArgumentList 'Remove-Item notes.txt'",
         "attack",
-        INVOKE_SCRIPT,
     ),
+    Case(MEMBER, "powershell", "$ExecutionContext.InvokeCommand | % Invoke* 'Remove-Item notes.txt'", "attack"),
     Case(
-        MEMBER,
-        "powershell",
-        "$ExecutionContext.InvokeCommand | % Invoke* 'Remove-Item notes.txt'",
-        "attack",
-        INVOKE_SCRIPT,
-    ),
-    Case(
-        MEMBER,
-        "powershell",
-        "$ExecutionContext | % InvokeCommand | % InvokeScript 'Remove-Item notes.txt'",
-        "attack",
-        INVOKE_SCRIPT,
+        MEMBER, "powershell", "$ExecutionContext | % InvokeCommand | % InvokeScript 'Remove-Item notes.txt'", "attack"
     ),
     Case(
         MEMBER,
         "powershell",
         "$ExecutionContext.SessionState | % InvokeCommand | % InvokeScript 'del notes.txt'",
         "attack",
-        INVOKE_SCRIPT,
     ),
-    Case(
-        MEMBER,
-        "powershell",
-        "Get-Item . | % Parent | % GetFiles 'secret.txt' | % OpenText | % ReadToEnd",
-        "attack",
-        PARENT,
-    ),
-    Case(
-        MEMBER, "powershell", "Get-Item notes.txt | % Directory | % Parent | % GetFiles | % OpenRead", "attack", PARENT
-    ),
-    Case(MEMBER, "powershell", "Get-Item . | % Parent | % GetFiles | % Dele*", "attack", PARENT + "; " + WILD),
+    Case(MEMBER, "powershell", "Get-Item . | % Parent | % GetFiles 'secret.txt' | % OpenText | % ReadToEnd", "attack"),
+    Case(MEMBER, "powershell", "Get-Item notes.txt | % Directory | % Parent | % GetFiles | % OpenRead", "attack"),
+    Case(MEMBER, "powershell", "Get-Item . | % Parent | % GetFiles | % Dele*", "attack"),
     Case(
         MEMBER,
         "powershell",
@@ -1025,8 +978,16 @@ CASES: list[Case] = [
     Case(MEMBER, "powershell", "Get-Item . | % Parent | % CreateSubdirectory 'x'", "attack"),
     Case(MEMBER, "powershell", "Get-Process -Id $PID | % Kill", "attack"),
     Case(MEMBER, "powershell", "Get-Command Remove-Item | % Invoke notes.txt", "attack"),
-    Case(MEMBER, "powershell", "Get-Item notes.txt | % OpenText | % ReadToEnd", "twin"),
-    Case(MEMBER, "powershell", "Get-Item . | % GetFiles '*.txt'", "twin"),
+    # a member that opens a file or lists a directory is refused, whichever object it is called on (the
+    # object may come from a walk no path names); the cmdlets do it, their paths checked
+    Case(MEMBER, "powershell", "Get-Item notes.txt | % OpenText | % ReadToEnd", "attack"),
+    Case(MEMBER, "powershell", "Get-Content notes.txt -Raw", "twin"),
+    Case(MEMBER, "powershell", "Get-Item . | % GetFiles '*.txt'", "attack"),
+    Case(MEMBER, "powershell", "Get-ChildItem -File -Filter *.txt", "twin"),
+    Case(MEMBER, "powershell", "gci notes.txt | % Delete", "attack"),
+    Case(MEMBER, "powershell", "(Get-ChildItem *.txt).ForEach('Delete')", "attack"),
+    Case(MEMBER, "powershell", "(Get-ChildItem *.txt).ForEach('Name')", "twin"),
+    Case(MEMBER, "powershell", "Get-Item notes.txt | % LastWriteTime", "twin"),
     Case(MEMBER, "powershell", "$ExecutionContext.SessionState.Path | % CurrentLocation", "twin"),
     Case(MEMBER, "powershell", "gci *.txt | % Length", "twin"),
     Case(

@@ -36,6 +36,7 @@ from secure_shell.policy.powershell_pipeline import (
     pipeline_words,
     previous_stage,
 )
+from secure_shell.policy.powershell_resolvers import WMI_TYPE, wmi_refusal
 from secure_shell.policy.powershell_state import SAFE_STATIC_PROPERTIES, member_call_refusal, state_variable_refusal
 from secure_shell.policy.powershell_stop_parsing import stop_parsing_words
 from secure_shell.policy.syntax_tree import descendants, inside
@@ -107,6 +108,9 @@ class Walker:
                 child_via = via + (f"function {self.text(name) if name else '?'}",)
             elif kind in ("expandable_string_literal", "expandable_here_string_literal"):
                 self._expandable(node, via)
+            elif kind == "type_literal" and WMI_TYPE.match(self.text(node).strip()[1:-1].strip().casefold()):
+                refusal = wmi_refusal(self.text(node.parent or node), self.text(node))
+                self.findings.append(Finding(refusal.rule, refusal.message, refusal.text))
             elif kind == "redirection" and not inside(node, "command"):
                 # `'x' > file`: an expression statement that writes a file
                 self._add(node, SimpleCommand((), (self._redirect(node),), via=via))
