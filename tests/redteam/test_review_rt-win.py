@@ -304,11 +304,6 @@ SUBPROC = (
     "from PowerShell the string is not checked (the same code under cmd is refused: blocked-command in "
     "python -c subprocess.run > cmd /c)"
 )
-REL_CODE = (
-    "a relative path outside the project in inline interpreter code is not checked (README: only absolute paths "
-    "in string literals); on Windows no kernel layer stands behind the engine, so the program reads or "
-    "writes C:\\ outside C:\\proj"
-)
 DELAY_TWIN = (
     "wrongful refusal: Rename-Item -NewName takes a name, not a path (a name with a directory part is an "
     "error), so a delay-bind block there cannot leave the directory; refused as path-unresolvable"
@@ -330,7 +325,6 @@ SCRIPT_RUN = (
     "'x.bat' runs 'x.bat', which this command names), not for .ps1 run directly, dot-sourced or with "
     "powershell -File, nor for python x.py"
 )
-SLASH_C = "wrongful refusal: '/c' of cmd's argument list is read as the path C:\\c (path-outside-allowed)"
 CSCRIPT = "wrongful refusal: '//nologo' (a cscript host option) is read as a path (path-unresolvable)"
 
 CASES: list[Case] = [
@@ -490,14 +484,8 @@ CASES: list[Case] = [
     Case(NEST, "cmd", 'wmic process call create "cmd /c del notes.txt"', "attack"),
     Case(NEST, "cmd", "rundll32 shell32.dll,ShellExec_RunDLL cmd.exe /c d^el notes.txt", "attack"),
     Case(NEST, "cmd", "conhost cmd /c del notes.txt", "attack"),
-    Case(NEST, "cmd", "powershell -Command \"'del notes.txt' | cmd\"", "attack", FEED_WHY.format(prog="cmd")),
-    Case(
-        NEST,
-        "cmd",
-        "powershell -Command \"'Remove-Item notes.txt' | powershell -Command -\"",
-        "attack",
-        FEED_WHY.format(prog="powershell -Command -"),
-    ),
+    Case(NEST, "cmd", "powershell -Command \"'del notes.txt' | cmd\"", "attack"),
+    Case(NEST, "cmd", "powershell -Command \"'Remove-Item notes.txt' | powershell -Command -\"", "attack"),
     Case(NEST, "cmd", "start /b python -m http.server", "twin"),
     Case(NEST, "cmd", 'start "" /wait python script.py', "twin"),
     Case(NEST, "cmd", 'forfiles /m *.txt /c "cmd /c echo @file"', "twin"),
@@ -511,9 +499,9 @@ CASES: list[Case] = [
     Case(CMDI, "cmd", "python -c \"import os; os.system('del notes.txt')\"", "attack"),
     Case(CMDI, "cmd", "python -c \"import subprocess; subprocess.run('cmd /c d^el notes.txt')\"", "attack"),
     Case(CMDI, "cmd", "echo import os; os.system('del notes.txt') | python -", "attack"),
-    Case(CMDI, "cmd", "python -c \"print(open('../secret.txt').read())\"", "attack", REL_CODE),
-    Case(CMDI, "cmd", "python -c \"print(open(r'..\\secret.txt').read())\"", "attack", REL_CODE),
-    Case(CMDI, "cmd", "node -e \"require('fs').writeFileSync('../x.txt','x')\"", "attack", REL_CODE),
+    Case(CMDI, "cmd", "python -c \"print(open('../secret.txt').read())\"", "attack"),
+    Case(CMDI, "cmd", "python -c \"print(open(r'..\\secret.txt').read())\"", "attack"),
+    Case(CMDI, "cmd", "node -e \"require('fs').writeFileSync('../x.txt','x')\"", "attack"),
     Case(CMDI, "cmd", "python -c \"import os; os.system('d^^el notes.txt')\"", "twin"),
     Case(CMDI, "cmd", "python -m pytest -q tests", "twin"),
     Case(CMDI, "cmd", "python -m pip list", "twin"),
@@ -734,114 +722,49 @@ CASES: list[Case] = [
     Case(WRAP, "powershell", "$env:NODE_ENV = 'test'; npm test", "twin"),
     Case(WRAP, "powershell", "Compress-Archive -Path src -DestinationPath out.zip", "twin"),
     Case(WRAP, "powershell", "dotnet test", "twin"),
-    Case(WRAP, "powershell", "Start-Process cmd -ArgumentList '/c','dir'", "twin", SLASH_C),
-    Case(WRAP, "powershell", "Start-Process cmd '/c dir'", "twin", SLASH_C),
+    Case(WRAP, "powershell", "Start-Process cmd -ArgumentList '/c','dir'", "twin"),
+    Case(WRAP, "powershell", "Start-Process cmd '/c dir'", "twin"),
     # --- class 8: a string piped into a shell or interpreter ----------------------------------------------------------
-    Case(
-        FEED,
-        "powershell",
-        "'Remove-Item notes.txt' | powershell -Command -",
-        "attack",
-        FEED_WHY.format(prog="powershell -Command -"),
-    ),
-    Case(
-        FEED,
-        "powershell",
-        "'Remove-Item notes.txt' | powershell -c -",
-        "attack",
-        FEED_WHY.format(prog="powershell -c -"),
-    ),
-    Case(
-        FEED,
-        "powershell",
-        "'Remove-Item notes.txt' | powershell",
-        "attack",
-        FEED_WHY.format(prog="powershell (no -Command, stdin not a console)"),
-    ),
-    Case(
-        FEED,
-        "powershell",
-        "'Remove-Item notes.txt' | pwsh -NoProfile -Command -",
-        "attack",
-        FEED_WHY.format(prog="pwsh -Command -"),
-    ),
-    Case(
-        FEED,
-        "powershell",
-        "'Remove-Item notes.txt' | & powershell -Command -",
-        "attack",
-        FEED_WHY.format(prog="powershell -Command -"),
-    ),
-    Case(FEED, "powershell", "'del notes.txt' | cmd", "attack", FEED_WHY.format(prog="cmd")),
-    Case(FEED, "powershell", "'del notes.txt' | cmd.exe", "attack", FEED_WHY.format(prog="cmd.exe")),
-    Case(FEED, "powershell", "@('del notes.txt') | cmd", "attack", FEED_WHY.format(prog="cmd")),
-    Case(FEED, "powershell", "$s = 'del notes.txt'; $s | cmd", "attack", FEED_WHY.format(prog="cmd")),
-    Case(FEED, "powershell", '"del notes.txt`nexit" | cmd', "attack", FEED_WHY.format(prog="cmd")),
-    Case(
-        FEED,
-        "powershell",
-        "'import os; os.system(''cmd /c del notes.txt'')' | python -",
-        "attack",
-        FEED_WHY.format(prog="python -"),
-    ),
-    Case(
-        FEED,
-        "powershell",
-        "\"import os; os.system('cmd /c del notes.txt')\" | python",
-        "attack",
-        FEED_WHY.format(prog="python"),
-    ),
-    Case(
-        FEED,
-        "powershell",
-        '\'require("child_process").execSync("cmd /c del notes.txt")\' | node',
-        "attack",
-        FEED_WHY.format(prog="node"),
-    ),
-    Case(FEED, "powershell", "'system(\"cmd /c del notes.txt\")' | perl", "attack", FEED_WHY.format(prog="perl")),
-    Case(
-        FEED,
-        "powershell",
-        "'print(open(\"C:/secret.txt\").read())' | python -",
-        "attack",
-        FEED_WHY.format(prog="python -") + "; a read outside",
-    ),
-    Case(FEED, "powershell", "'rm -f notes.txt' | bash", "attack", FEED_WHY.format(prog="bash")),
-    Case(FEED, "powershell", "'rm -f notes.txt' | wsl", "attack", FEED_WHY.format(prog="wsl")),
+    Case(FEED, "powershell", "'Remove-Item notes.txt' | powershell -Command -", "attack"),
+    Case(FEED, "powershell", "'Remove-Item notes.txt' | powershell -c -", "attack"),
+    Case(FEED, "powershell", "'Remove-Item notes.txt' | powershell", "attack"),
+    Case(FEED, "powershell", "'Remove-Item notes.txt' | pwsh -NoProfile -Command -", "attack"),
+    Case(FEED, "powershell", "'Remove-Item notes.txt' | & powershell -Command -", "attack"),
+    Case(FEED, "powershell", "'del notes.txt' | cmd", "attack"),
+    Case(FEED, "powershell", "'del notes.txt' | cmd.exe", "attack"),
+    Case(FEED, "powershell", "@('del notes.txt') | cmd", "attack"),
+    Case(FEED, "powershell", "$s = 'del notes.txt'; $s | cmd", "attack"),
+    Case(FEED, "powershell", '"del notes.txt`nexit" | cmd', "attack"),
+    Case(FEED, "powershell", "'import os; os.system(''cmd /c del notes.txt'')' | python -", "attack"),
+    Case(FEED, "powershell", "\"import os; os.system('cmd /c del notes.txt')\" | python", "attack"),
+    Case(FEED, "powershell", '\'require("child_process").execSync("cmd /c del notes.txt")\' | node', "attack"),
+    Case(FEED, "powershell", "'system(\"cmd /c del notes.txt\")' | perl", "attack"),
+    Case(FEED, "powershell", "'print(open(\"C:/secret.txt\").read())' | python -", "attack"),
+    Case(FEED, "powershell", "'rm -f notes.txt' | bash", "attack"),
+    Case(FEED, "powershell", "'rm -f notes.txt' | wsl", "attack"),
     Case(FEED, "powershell", "Get-Content cmds.ps1 | powershell -Command -", "attack"),
     Case(FEED, "powershell", "Write-Output 'del notes.txt' | cmd", "attack"),
     Case(FEED, "powershell", "echo 'import os; os.system(\"del notes.txt\")' | python -", "attack"),
-    Case(FEED, "powershell", '"del notes.txt" | cmd', "attack", FEED_WHY.format(prog="cmd")),
-    Case(FEED, "powershell", ",'del notes.txt' | cmd", "attack", FEED_WHY.format(prog="cmd")),
-    Case(
-        FEED, "powershell", "('del'+' notes.txt') | cmd", "attack", FEED_WHY.format(prog="cmd") + " (built at run time)"
-    ),
-    Case(FEED, "powershell", "[string]'del notes.txt' | cmd", "attack", FEED_WHY.format(prog="cmd")),
-    Case(FEED, "powershell", "(Get-Content x.txt) | cmd", "attack", FEED_WHY.format(prog="cmd") + " (a file's text)"),
-    Case(FEED, "powershell", "$(Get-Content x.txt) | cmd", "attack", FEED_WHY.format(prog="cmd") + " (a file's text)"),
-    Case(FEED, "powershell", "(Get-Clipboard) | cmd", "attack", FEED_WHY.format(prog="cmd") + " (the clipboard)"),
-    Case(
-        FEED,
-        "powershell",
-        "(Get-Content x.txt) | powershell -Command -",
-        "attack",
-        FEED_WHY.format(prog="powershell -Command -") + " (a file's text)",
-    ),
+    Case(FEED, "powershell", '"del notes.txt" | cmd', "attack"),
+    Case(FEED, "powershell", ",'del notes.txt' | cmd", "attack"),
+    Case(FEED, "powershell", "('del'+' notes.txt') | cmd", "attack"),
+    Case(FEED, "powershell", "[string]'del notes.txt' | cmd", "attack"),
+    Case(FEED, "powershell", "(Get-Content x.txt) | cmd", "attack"),
+    Case(FEED, "powershell", "$(Get-Content x.txt) | cmd", "attack"),
+    Case(FEED, "powershell", "(Get-Clipboard) | cmd", "attack"),
+    Case(FEED, "powershell", "(Get-Content x.txt) | powershell -Command -", "attack"),
     Case(FEED, "powershell", "Get-Clipboard | cmd", "attack"),
     Case(
         FEED,
         "powershell",
         "Start-Process cmd -RedirectStandardInput x.txt -NoNewWindow -Wait",
         "attack",
-        "cmd started with its stdin from a file runs the file's lines as commands; `cmd < script.txt` in cmd is "
-        "refused (nested-script-unreadable), Start-Process -RedirectStandardInput is not",
     ),
     Case(
         FEED,
         "powershell",
         "Start-Process powershell -ArgumentList '-Command','-' -RedirectStandardInput x.txt -NoNewWindow -Wait",
         "attack",
-        "powershell -Command - reads its script from stdin, here a file the engine never reads",
     ),
     Case(FEED, "powershell", "Start-Process cmd -RedirectStandardInput ..\\x.txt", "attack"),
     Case(FEED, "powershell", "Start-Process python -RedirectStandardInput x.py -NoNewWindow -Wait", "twin"),
@@ -851,7 +774,21 @@ CASES: list[Case] = [
     Case(DYN, "powershell", '& "Remove-Item$null" notes.txt', "attack"),
     Case(DYN, "powershell", 'cmd /c "de$null`l notes.txt"', "attack"),
     Case(FEED, "powershell", "'print(1+1)' | python -", "twin"),
-    Case(FEED, "powershell", "'echo hi' | cmd", "twin"),
+    Case(
+        FEED,
+        "powershell",
+        "'echo hi' | cmd",
+        "twin",
+        "wrongful refusal: cmd's prompt loop reading known text from stdin is refused by the cmd dialect whatever "
+        "the text (cmd < input), as `echo echo hi | cmd` is under cmd",
+    ),
+    Case(FEED, "powershell", "@'\nprint(1+1)\n'@ | python -", "twin"),
+    Case(FEED, "powershell", "@'\nimport os; os.system('cmd /c del notes.txt')\n'@ | python -", "attack"),
+    Case(FEED, "powershell", "Write-Output 'Get-Date' | powershell -Command -", "twin"),
+    Case(FEED, "powershell", "Write-Output $s | powershell -Command -", "attack"),
+    Case(FEED, "powershell", "'x' | ForEach-Object { 'del notes.txt' } | cmd", "attack"),
+    Case(FEED, "powershell", "Start-Process bash -RedirectStandardInput x.sh", "attack"),
+    Case(FEED, "powershell", "Start-Process bash -ArgumentList 'x.sh'", "twin"),
     Case(FEED, "powershell", "'Get-Date' | powershell -Command -", "twin"),
     Case(FEED, "powershell", "'hello' | Out-File out.txt", "twin"),
     # --- class 8: interpreters from PowerShell ------------------------------------------------------------------------
@@ -898,16 +835,10 @@ CASES: list[Case] = [
         "attack",
         SUBPROC,
     ),
-    Case(PSI, "powershell", "python -c \"print(open('../secret.txt').read())\"", "attack", REL_CODE),
-    Case(PSI, "powershell", "python -c \"import shutil; shutil.copy('notes.txt', '../x.txt')\"", "attack", REL_CODE),
-    Case(
-        PSI,
-        "powershell",
-        "node -e \"console.log(require('fs').readFileSync('../secret.txt','utf8'))\"",
-        "attack",
-        REL_CODE,
-    ),
-    Case(PSI, "powershell", "python -c \"import os; print(os.listdir('..'))\"", "attack", REL_CODE),
+    Case(PSI, "powershell", "python -c \"print(open('../secret.txt').read())\"", "attack"),
+    Case(PSI, "powershell", "python -c \"import shutil; shutil.copy('notes.txt', '../x.txt')\"", "attack"),
+    Case(PSI, "powershell", "node -e \"console.log(require('fs').readFileSync('../secret.txt','utf8'))\"", "attack"),
+    Case(PSI, "powershell", "python -c \"import os; print(os.listdir('..'))\"", "attack"),
     Case(PSI, "powershell", "python -c \"import json; print(json.load(open('package.json'))['name'])\"", "twin"),
     Case(PSI, "powershell", "python -c \"import subprocess; subprocess.run(['git', 'status'], check=True)\"", "twin"),
     Case(
@@ -1010,7 +941,6 @@ CASES: list[Case] = [
         "powershell",
         "'Remove-Item notes.txt' | Set-Content x.ps1; powershell -File x.ps1",
         "attack",
-        SCRIPT_RUN,
     ),
     Case(WRITE_RUN, "cmd", "echo Remove-Item notes.txt> x.ps1 && powershell -File x.ps1", "attack", SCRIPT_RUN),
     Case(WRITE_RUN, "cmd", "echo import os; os.system('del notes.txt')> x.py && python x.py", "attack", SCRIPT_RUN),

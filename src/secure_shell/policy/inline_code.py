@@ -15,6 +15,9 @@ from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import PathUse, Refusal, Resolution, Script
 
 _LITERAL = re.compile(r"'''(.*?)'''|\"\"\"(.*?)\"\"\"|'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"|`([^`]*)`", re.S)
+# A literal that climbs out of the working directory (`..`, `../x`, `a\\..\\..\\x`) or is a Windows absolute
+# path (`C:/x`, `C:\\x`, `\\\\server\\share`): checked as a path where no kernel holds the shell.
+_OUTSIDE_GUESS = re.compile(r"^(?=\S*$)((\S*[\\/])?\.\.([\\/]|$)|[A-Za-z]:[\\/]|\\\\)")
 # More string literals than this in one piece of code are not read one by one: the code is refused.
 MAX_LITERALS = 256
 
@@ -50,6 +53,8 @@ def scan_inline_code(code: str, label: str, *, commands: bool = True) -> list[Re
             continue
         if stripped.startswith(("/", "~")) and " " not in stripped:
             out.append(PathUse(Word(stripped, stripped), f"{label} string"))
+        elif _OUTSIDE_GUESS.match(stripped):
+            out.append(PathUse(Word(stripped, stripped), f"{label} string", unless_contained=True))
         elif commands and re.match(r"^[A-Za-z0-9_./-]+(\s|$)", stripped):
             out.append(Script("bash", stripped, f"{label} string", probe=True))
     return out

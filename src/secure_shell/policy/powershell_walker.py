@@ -58,12 +58,14 @@ class Walker:
         self.operators: set[str] = set()
         self.findings: list[Finding] = []
         self.spans: list[tuple[int, int, int]] = []  # (start, end, command number) of each command's node
+        self.by_node: dict[tuple[int, int], SimpleCommand] = {}  # each command by its node's span
         if view.background:
             self.operators.add("&")
 
     def _add(self, node: Node, command: SimpleCommand) -> None:
         command = self.drives.seen(node, command)
         self.spans.append((node.start_byte, node.end_byte, len(self.commands)))
+        self.by_node[(node.start_byte, node.end_byte)] = command
         self.commands.append(command)
 
     def text(self, node: Node) -> str:
@@ -249,7 +251,38 @@ class Walker:
                 after_value = _unwrap(element).type != "command_parameter"
         if piped:
             words.extend(pipeline_words(self, node))  # what it binds from the objects piped in
-        self._add(node, SimpleCommand(tuple(words), tuple(redirects), via=via, stdin_piped=self._piped(node)))
+        # Whatever the earlier stage is (a command, a string, a variable, an array), a program reads
+        # it on its stdin; only a literal string is known text, which a shell or interpreter reading
+        # its script from stdin has checked as that script.
+        fed = self._fed_text(previous_stage(node)) if piped else None
+        self._add(
+            node,
+            SimpleCommand(tuple(words), tuple(redirects), via=via, stdin_piped=piped and fed is None, stdin_text=fed),
+        )
+
+    def _fed_text(self, stage: Node | None) -> str | None:
+        """What a native program reads on stdin from the stage before it, when that stage is one
+        literal string (`'print(1)' | python -`) or Write-Output of literal strings: each object a
+        line. None: text known only at run time."""
+        if stage is None:
+            return None
+        node = _unwrap(stage)
+        if node.type == "string_literal" and node.named_child_count == 1:
+            node = node.named_children[0]
+        if node.type in (
+            "verbatim_string_characters",
+            "expandable_string_literal",
+            "verbatim_here_string_characters",
+            "expandable_here_string_literal",
+        ):
+            word = self._value_word(node, "")
+            return None if word.value is None else word.value + "\n"
+        if node.type == "command" and key_of(self, node) == "write-output" and previous_stage(node) is None:
+            command = self.by_node.get((node.start_byte, node.end_byte))
+            args = command.words[1:] if command is not None else ()
+            if args and all(w.value is not None and not w.value.startswith("-") for w in args):
+                return "".join(f"{w.value}\n" for w in args)
+        return None
 
     def _piped(self, node: Node) -> bool:
         parent = node.parent
