@@ -91,12 +91,12 @@ def start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     if file_word.value is None:
         return [Refusal(R.DYNAMIC_COMMAND, "Start-Process: the program is not a literal", file_word.source)]
     # the program's arguments are checked as the program reads them (cmd's `/c` is an option, not C:\c)
-    given: list[Resolution] = [Text(word) for word in arguments]
+    as_text: list[Resolution] = [Text(word) for word in arguments]
     if all(word.value is not None for word in arguments):
         # Start-Process joins the arguments with spaces into one command line, which the program splits
         line = " ".join(word.value or "" for word in arguments)
         arguments = [Word(part, part) for part in windows_argv(line)]
-    return paths + given + [Inner((file_word, *arguments), "Start-Process", stdin_file=stdin_file)]
+    return paths + as_text + [Inner((file_word, *arguments), "Start-Process", stdin_file=stdin_file)]
 
 
 def windows_argv(line: str) -> list[str]:
