@@ -308,14 +308,6 @@ DELAY_TWIN = (
     "wrongful refusal: Rename-Item -NewName takes a name, not a path (a name with a directory part is an "
     "error), so a delay-bind block there cannot leave the directory; refused as path-unresolvable"
 )
-DOT = (
-    "dot-sourcing reads and runs a script outside the project in this session; bash's `. ../x.sh` and "
-    "`powershell -File ..\\x.ps1` are refused (path-outside-allowed), the dot-source path is not checked"
-)
-CALL_BAT = (
-    "call runs a batch file in this cmd (like bash's `. ../x.sh`, which is refused); the batch path outside the "
-    "project is not checked"
-)
 WHERE_ENV = (
     "where $VAR:pattern searches the directories named by an environment variable (where /?), here the user's "
     "profile outside the project: its file names are listed; where /r .. is refused"
@@ -428,8 +420,9 @@ CASES: list[Case] = [
     Case(EXP, "cmd", "call :lbl", "attack"),
     Case(EXP, "cmd", "if 1==1 del notes.txt", "attack"),
     Case(EXP, "cmd", "call echo %%ComSpec%%", "attack"),
-    Case(EXP, "cmd", "call ..\\x.bat", "attack", CALL_BAT),
-    Case(EXP, "cmd", "call C:\\x.bat", "attack", CALL_BAT),
+    Case(EXP, "cmd", "call ..\\x.bat", "attack"),
+    Case(EXP, "cmd", "call C:\\x.bat", "attack"),
+    Case(EXP, "cmd", "..\\x.cmd", "attack"),
     Case(EXP, "cmd", "call build.bat", "twin"),
     Case(EXP, "cmd", ".\\build.cmd test", "twin"),
     Case(EXP, "cmd", "set /a X=1+2", "twin"),
@@ -854,19 +847,23 @@ CASES: list[Case] = [
     Case(PSI, "powershell", "npm test", "twin"),
     Case(PSI, "powershell", "git log --oneline -5", "twin"),
     # --- class 8: dot-sourcing a script ----------------------------------------------------------------------------
-    Case(DOTS, "powershell", ". ..\\x.ps1", "attack", DOT),
-    Case(DOTS, "powershell", ". C:\\x.ps1", "attack", DOT),
-    Case(DOTS, "powershell", ". \\x.ps1", "attack", DOT),
-    Case(DOTS, "powershell", ". '..\\x.ps1'", "attack", DOT),
-    Case(DOTS, "powershell", ". $HOME\\x.ps1", "attack", DOT + "; even a path known only at run time"),
-    Case(DOTS, "powershell", "iex '. ..\\x.ps1'", "attack", DOT),
-    Case(DOTS, "powershell", "& { . ..\\x.ps1 }", "attack", DOT),
-    Case(DOTS, "powershell", 'powershell -c ". ..\\x.ps1"', "attack", DOT),
+    Case(DOTS, "powershell", ". ..\\x.ps1", "attack"),
+    Case(DOTS, "powershell", ". C:\\x.ps1", "attack"),
+    Case(DOTS, "powershell", ". \\x.ps1", "attack"),
+    Case(DOTS, "powershell", ". '..\\x.ps1'", "attack"),
+    Case(DOTS, "powershell", ". $HOME\\x.ps1", "attack"),
+    Case(DOTS, "powershell", "iex '. ..\\x.ps1'", "attack"),
+    Case(DOTS, "powershell", "& { . ..\\x.ps1 }", "attack"),
+    Case(DOTS, "powershell", 'powershell -c ". ..\\x.ps1"', "attack"),
     Case(DOTS, "powershell", '. "$PWD\\..\\x.ps1"', "attack"),
     Case(DOTS, "powershell", "Import-Module ..\\x.psm1", "attack"),
     Case(DOTS, "powershell", "powershell -File ..\\x.ps1", "attack"),
     Case(DOTS, "powershell", "Invoke-Command -FilePath ..\\x.ps1", "attack"),
     Case(DOTS, "powershell", ". .\\build.ps1", "twin"),
+    Case(DOTS, "powershell", "& $HOME\\x.ps1", "attack"),
+    Case(DOTS, "powershell", ". $env:TOOLS\\x.ps1", "attack"),
+    Case(DOTS, "powershell", "..\\x.cmd", "attack"),
+    Case(DOTS, "powershell", "& 'C:\\Program Files\\Git\\bin\\git.exe' status", "twin"),
     Case(DOTS, "powershell", "& .\\build.ps1", "twin"),
     Case(DOTS, "powershell", ".\\build.ps1 -Configuration Release", "twin"),
     Case(DOTS, "powershell", "Import-Module .\\tools\\helpers.psm1", "twin"),

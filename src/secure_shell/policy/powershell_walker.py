@@ -300,6 +300,11 @@ class Walker:
             if inner.type in ("command_name", "path_command_name", "path_command_name_token") and not any(
                 c.type == "variable" for c in descendants(inner)
             ):
+                if "$" in self.text(inner):  # the grammar view masks `$HOME\x.ps1` as a name
+                    expanded = self._expand(self.text(inner), source)
+                    if expanded.value is None:
+                        return Word(source, None, "", "the command name contains a variable")
+                    return Word(source, normalise_name(expanded.value))
                 return Word(source, normalise_name(self.text(inner)))
             if (
                 inner.type == "path_command_name"
