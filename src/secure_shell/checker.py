@@ -24,6 +24,7 @@ from secure_shell.policy.parsed import CrossCheckResult
 from secure_shell.policy.path_reach import Reach
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import Decision, Reason, Verdict
+from secure_shell.policy.written_scripts import with_written_scripts
 from secure_shell.sandbox.containment import path_reach
 from secure_shell.sandbox.host import HostSupport, detect, enforcement
 from secure_shell.shells import SHELL_FACTS, EnvironmentPassing, PathDialect, ShellKind, host_directory, wsl_environment
@@ -85,7 +86,7 @@ class Checker:
         )
         if policy.path_dialect not in (PathDialect.WINDOWS, PathDialect.GITBASH):
             return verdict  # cmd searches a Windows directory: run from cmd, PowerShell or Git Bash
-        return with_shadowing(command, verdict, cwd, env or {}, _host_file)
+        return with_written_scripts(command, with_shadowing(command, verdict, cwd, env or {}, _host_file))
 
     def use_host(self, host: HostSupport) -> None:
         """Decide for the host the runner contains commands on (the Runner calls this: the engine must

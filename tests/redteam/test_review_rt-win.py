@@ -312,11 +312,6 @@ WHERE_ENV = (
     "where $VAR:pattern searches the directories named by an environment variable (where /?), here the user's "
     "profile outside the project: its file names are listed; where /r .. is refused"
 )
-SCRIPT_RUN = (
-    "the command writes a script and runs it: the engine refuses this for .bat and .cmd (command-shadowing: "
-    "'x.bat' runs 'x.bat', which this command names), not for .ps1 run directly, dot-sourced or with "
-    "powershell -File, nor for python x.py"
-)
 CSCRIPT = "wrongful refusal: '//nologo' (a cscript host option) is read as a path (path-unresolvable)"
 
 CASES: list[Case] = [
@@ -931,18 +926,27 @@ CASES: list[Case] = [
     Case(WRITE_RUN, "cmd", "echo del notes.txt> x.cmd && cmd /c x.cmd", "attack"),
     Case(WRITE_RUN, "powershell", "'del notes.txt' | Set-Content x.bat; .\\x.bat", "attack"),
     Case(WRITE_RUN, "powershell", "Set-Content x.ps1 'Remove-Item notes.txt'; .\\x.ps1", "attack"),
-    Case(WRITE_RUN, "powershell", "'Remove-Item notes.txt' > x.ps1; .\\x.ps1", "attack", SCRIPT_RUN),
-    Case(WRITE_RUN, "powershell", "'Remove-Item notes.txt' | Out-File x.ps1; . .\\x.ps1", "attack", SCRIPT_RUN),
+    Case(WRITE_RUN, "powershell", "'Remove-Item notes.txt' > x.ps1; .\\x.ps1", "attack"),
+    Case(WRITE_RUN, "powershell", "'Remove-Item notes.txt' | Out-File x.ps1; . .\\x.ps1", "attack"),
     Case(
         WRITE_RUN,
         "powershell",
         "'Remove-Item notes.txt' | Set-Content x.ps1; powershell -File x.ps1",
         "attack",
     ),
-    Case(WRITE_RUN, "cmd", "echo Remove-Item notes.txt> x.ps1 && powershell -File x.ps1", "attack", SCRIPT_RUN),
-    Case(WRITE_RUN, "cmd", "echo import os; os.system('del notes.txt')> x.py && python x.py", "attack", SCRIPT_RUN),
+    Case(WRITE_RUN, "cmd", "echo Remove-Item notes.txt> x.ps1 && powershell -File x.ps1", "attack"),
+    Case(WRITE_RUN, "cmd", "echo import os; os.system('del notes.txt')> x.py && python x.py", "attack"),
     Case(WRITE_RUN, "cmd", "echo hello> out.txt && type out.txt", "twin"),
     Case(WRITE_RUN, "powershell", "'hello' | Set-Content out.txt; Get-Content out.txt", "twin"),
+    Case(WRITE_RUN, "powershell", "Set-Content -Path x.py -Value 'import os'; python x.py", "attack"),
+    Case(WRITE_RUN, "powershell", "'x' | Out-File tools\\x.psm1; Import-Module .\\tools\\x.psm1", "attack"),
+    Case(WRITE_RUN, "powershell", "Copy-Item ..\\a.ps1 b.ps1; & .\\b.ps1", "attack"),
+    Case(WRITE_RUN, "powershell", "'Get-Date' > x.ps1; powershell -NoProfile -File .\\x.ps1", "attack"),
+    Case(WRITE_RUN, "powershell", ".\\build.ps1; python tools\\gen.py; Get-ChildItem", "twin"),
+    Case(WRITE_RUN, "powershell", "python -m pytest; python x.py", "twin"),
+    Case(WRITE_RUN, "cmd", "echo Get-Date> x.ps1 && powershell -File x.ps1", "attack"),
+    Case(WRITE_RUN, "cmd", "copy a.txt x.js && node x.js", "attack"),
+    Case(WRITE_RUN, "cmd", "python gen.py && type out.txt", "twin"),
     # --- ordinary Windows developer commands (twins only) -------------------------------------------------------
     Case(CMDDEV, "cmd", "git diff HEAD~1 -- src", "twin"),
     Case(CMDDEV, "cmd", "git checkout -b feature/x", "twin"),
