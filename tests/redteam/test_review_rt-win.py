@@ -299,11 +299,6 @@ FEED_WHY = (
     "refused (nested-script-unreadable), the bare expression is not. cmd running piped lines: "
     "test_wine_cmd_runs_lines_from_a_pipe"
 )
-SUBPROC = (
-    "subprocess.run/call/check_output with a command-line string runs it through CreateProcess on Windows; "
-    "from PowerShell the string is not checked (the same code under cmd is refused: blocked-command in "
-    "python -c subprocess.run > cmd /c)"
-)
 DELAY_TWIN = (
     "wrongful refusal: Rename-Item -NewName takes a name, not a path (a name with a directory part is an "
     "error), so a delay-bind block there cannot leave the directory; refused as path-unresolvable"
@@ -794,34 +789,19 @@ CASES: list[Case] = [
     Case(PSI, "powershell", "node -e \"require('child_process').execSync('cmd /c d^el notes.txt')\"", "attack"),
     Case(PSI, "powershell", "perl -e \"system('d'.'el notes.txt')\"", "attack"),
     Case(PSI, "powershell", "python -c \"print(open('C:/secret.txt').read())\"", "attack"),
+    Case(PSI, "powershell", "python -c \"import subprocess; subprocess.run('cmd /c del notes.txt')\"", "attack"),
+    Case(PSI, "powershell", "python -c \"import subprocess; subprocess.run('cmd /c d^el notes.txt')\"", "attack"),
+    Case(PSI, "powershell", "python -c \"import subprocess; subprocess.call('cmd /c d^el notes.txt')\"", "attack"),
     Case(
-        PSI, "powershell", "python -c \"import subprocess; subprocess.run('cmd /c del notes.txt')\"", "attack", SUBPROC
+        PSI, "powershell", "python -c \"import subprocess; subprocess.check_output('cmd /c del notes.txt')\"", "attack"
     ),
-    Case(
-        PSI, "powershell", "python -c \"import subprocess; subprocess.run('cmd /c d^el notes.txt')\"", "attack", SUBPROC
-    ),
-    Case(
-        PSI,
-        "powershell",
-        "python -c \"import subprocess; subprocess.call('cmd /c d^el notes.txt')\"",
-        "attack",
-        SUBPROC,
-    ),
-    Case(
-        PSI,
-        "powershell",
-        "python -c \"import subprocess; subprocess.check_output('cmd /c del notes.txt')\"",
-        "attack",
-        SUBPROC,
-    ),
-    Case(PSI, "powershell", "python -c \"import subprocess as s; s.run('cmd /c del notes.txt')\"", "attack", SUBPROC),
-    Case(PSI, "powershell", "py -c \"import subprocess; subprocess.run('cmd /c del notes.txt')\"", "attack", SUBPROC),
+    Case(PSI, "powershell", "python -c \"import subprocess as s; s.run('cmd /c del notes.txt')\"", "attack"),
+    Case(PSI, "powershell", "py -c \"import subprocess; subprocess.run('cmd /c del notes.txt')\"", "attack"),
     Case(
         PSI,
         "powershell",
         "python -c \"import subprocess; subprocess.run('powershell -c Remove-Item notes.txt')\"",
         "attack",
-        SUBPROC,
     ),
     Case(PSI, "powershell", "python -c \"print(open('../secret.txt').read())\"", "attack"),
     Case(PSI, "powershell", "python -c \"import shutil; shutil.copy('notes.txt', '../x.txt')\"", "attack"),
@@ -836,6 +816,9 @@ CASES: list[Case] = [
         "twin",
     ),
     Case(PSI, "powershell", "python -c \"import os; print(os.listdir('.'))\"", "twin"),
+    Case(PSI, "powershell", "python -c \"import subprocess; subprocess.run('git status')\"", "twin"),
+    Case(PSI, "powershell", "node -e \"require('child_process').execFileSync('cmd /c del notes.txt')\"", "attack"),
+    Case(PSI, "powershell", "node -e \"require('child_process').execFileSync('git status')\"", "twin"),
     Case(PSI, "powershell", "node -e \"console.log(require('./package.json').version)\"", "twin"),
     Case(PSI, "powershell", 'perl -e "print qq(hi)"', "twin"),
     Case(PSI, "powershell", "python -m pytest -q", "twin"),

@@ -11,8 +11,9 @@ from dataclasses import replace
 
 from secure_shell.policy import interpreters, sqlite
 from secure_shell.policy.dialect import DialectName
-from secure_shell.policy.parsed import SimpleCommand
-from secure_shell.policy.resolution import PathUse, Resolution, Script
+from secure_shell.policy.parsed import SimpleCommand, Word
+from secure_shell.policy.powershell_launch import windows_argv
+from secure_shell.policy.resolution import Inner, PathUse, Resolution, Script
 from secure_shell.policy.wrapper_shells import INTERPRETERS, NUMBERED_PYTHON
 
 PROGRAMS = INTERPRETERS | {"py", "sqlite3", "sqlite"}
@@ -43,6 +44,17 @@ def resolve(key: str, command: SimpleCommand, dialect: DialectName) -> list[Reso
         return script
     found = sqlite.resolve(key, command, dialect) if key.startswith("sqlite") else None
     found = found if found is not None else interpreters.interpreter(command.words, command)
-    return script + [
-        replace(item, dialect="cmd") if isinstance(item, Script) and item.dialect == "bash" else item for item in found
-    ]
+    return script + [_on_windows(item) for item in found]
+
+
+def _on_windows(item: Resolution) -> Resolution:
+    """What the interpreter's call does on Windows: shell text runs in cmd, and a program given as one
+    string (`subprocess.run('cmd /c del x')`) is a command line, which CreateProcess and the program
+    split (the same words from cmd and from PowerShell)."""
+    if isinstance(item, Script) and item.dialect == "bash":
+        return replace(item, dialect="cmd")
+    if isinstance(item, Inner) and len(item.words) == 1:
+        line = item.words[0].value
+        if line is not None and any(c.isspace() for c in line):
+            return replace(item, words=tuple(Word(part, part) for part in windows_argv(line)))
+    return item
