@@ -292,17 +292,6 @@ DPF_CD = (
     "%cd% is C:\\proj, and %~dpI of C:\\proj is C:\\ (for /?: drive and path of the item), so the command reaches "
     "C:\\ outside the project; " + LIST_VAR
 )
-FEED_WHY = (
-    "an expression or a variable as the first stage of a PowerShell pipeline is written to a native program's "
-    "stdin; {prog} reads stdin as its script (powershell -Command -, cmd without /c, python/node/perl with no "
-    "program file, bash/sh/wsl) and runs a blocked program; the same text piped with echo or Write-Output is "
-    "refused (nested-script-unreadable), the bare expression is not. cmd running piped lines: "
-    "test_wine_cmd_runs_lines_from_a_pipe"
-)
-DELAY_TWIN = (
-    "wrongful refusal: Rename-Item -NewName takes a name, not a path (a name with a directory part is an "
-    "error), so a delay-bind block there cannot leave the directory; refused as path-unresolvable"
-)
 WHERE_ENV = (
     "where $VAR:pattern searches the directories named by an environment variable (where /?), here the user's "
     "profile outside the project: its file names are listed; where /r .. is refused"
@@ -525,14 +514,8 @@ CASES: list[Case] = [
         "Get-Content package.json | ConvertFrom-Json | Select-Object -ExpandProperty scripts",
         "twin",
     ),
-    Case(
-        PIPE,
-        "powershell",
-        "Get-ChildItem *.txt | Rename-Item -NewName { $_.Name -replace '.txt','.md' }",
-        "twin",
-        DELAY_TWIN,
-    ),
-    Case(PIPE, "powershell", "Get-ChildItem *.txt | Rename-Item -NewName { $_.BaseName + '.md' }", "twin", DELAY_TWIN),
+    Case(PIPE, "powershell", "Get-ChildItem *.txt | Rename-Item -NewName { $_.Name -replace '.txt','.md' }", "twin"),
+    Case(PIPE, "powershell", "Get-ChildItem *.txt | Rename-Item -NewName { $_.BaseName + '.md' }", "twin"),
     # --- class 8: links, providers, drives ----------------------------------------------------------------------------
     Case(LINK, "powershell", "New-Item -ItemType HardLink -Path x.txt -Value ..\\secret.txt", "attack"),
     Case(LINK, "powershell", "New-Item -ItemType HardLink -Path x.txt -Target C:\\secret.txt", "attack"),
@@ -901,9 +884,11 @@ CASES: list[Case] = [
         "powershell",
         "Get-ChildItem *.txt | Copy-Item -Destination { $_.Name + '.bak' }",
         "twin",
-        "wrongful refusal: a delay-bind block of the item's own name plus a suffix stays in the directory; refused "
-        'as path-unresolvable (while "build\\$($_.Name)" is allowed)',
     ),
+    Case(MEMBER, "powershell", "Get-ChildItem *.txt | Copy-Item -Destination { '..\\' + $_.Name }", "attack"),
+    Case(MEMBER, "powershell", "Get-ChildItem *.txt | Copy-Item -Destination { '.' + $_.BaseName + '.' }", "attack"),
+    Case(MEMBER, "powershell", "Get-ChildItem | Rename-Item -NewName { $_.Name -replace 'a','..\\b' }", "attack"),
+    Case(MEMBER, "powershell", "Get-ChildItem | Rename-Item -Path { '..\\x.txt' } -NewName y.txt", "attack"),
     # --- a script written, then run, by the same command ---------------------------------------------------------
     Case(WRITE_RUN, "cmd", "echo del notes.txt> x.bat & x.bat", "attack"),
     Case(WRITE_RUN, "cmd", "echo del notes.txt> x.cmd && cmd /c x.cmd", "attack"),

@@ -243,7 +243,8 @@ class Walker:
                     continue
                 found = list(self._argument_words(element))
                 if binds_paths and _unwrap(element).type == "script_block_expression":
-                    found = [delay_bind_word(self, element, w) for w in found]
+                    name_only = key_of(self, node) == "rename-item" and _names_parameter(words[-1], "-newname")
+                    found = [delay_bind_word(self, element, w, name_only) for w in found]
                 if found and after_value and any(previous_end <= c < element.start_byte for c in self.commas):
                     found[0] = replace(found[0], joined=True)  # `a, b`: the next element of one argument
                 words.extend(found)
@@ -460,6 +461,12 @@ class Walker:
             return Redirect(op_text, None)
         words = list(self._argument_words(value_nodes[0]))
         return Redirect(op_text, words[0] if words else None)
+
+
+def _names_parameter(word: Word, name: str) -> bool:
+    """Whether `word` is parameter `name` or an abbreviation of it (`-N` for -NewName)."""
+    value = (word.value or "").casefold()
+    return len(value) >= 2 and value.startswith("-") and name.startswith(value)
 
 
 def _home(env: dict[str, str]) -> str | None:
