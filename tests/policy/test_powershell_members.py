@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.policy import D, assert_allowed, assert_denied, check
+from tests.helpers.policy import D, X, assert_allowed, assert_denied, check
 
 M = "may-run-blocked-command"
 
@@ -45,6 +45,11 @@ TWINS = [
     ("(gci *.txt).ForEach('Delete')", M, "(gci *.txt).ForEach('Name')"),
     ("(gci *.txt).ForEach('Del*')", D, "(gci *.txt).ForEach({ $_.Name })"),
     ("gci | % $member", D, "gci | % { $_.Length }"),
+    # String.Replace computes; FileInfo.Replace moves the file over another
+    ("(Get-Item notes.txt).Replace('C:\\x.txt', $null)", X, "'notes.txt'.Replace('.txt', '.md')"),
+    ("gci *.txt | % { $_.Replace('C:\\x.txt', $null) }", X, "gci *.txt | % { $_.Name.Replace('.txt', '.md') }"),
+    ("$f = Get-Item notes.txt; $f.Replace('x.txt', $null)", X, "$env:PATH.Replace(';', ',')"),
+    ("(Get-ChildItem x.txt).Replace('y.txt', 'z.txt')", X, "(Get-Content x.txt -Raw).Replace('a', 'b')"),
 ]
 
 

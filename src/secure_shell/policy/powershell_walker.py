@@ -186,6 +186,17 @@ class Walker:
                 )
             )
             return
+        if method == "replace" and target is not None and not self._string_value(target):
+            # String.Replace computes, FileInfo.Replace(destination, backup) moves the file over another
+            self.findings.append(
+                Finding(
+                    R.UNSUPPORTED_CONSTRUCT,
+                    ".Replace() of a value that may be a file moves it over another (FileInfo.Replace); "
+                    "call it on a string ($_.Name, a literal, Get-Content's text) or use Move-Item",
+                    excerpt(self.text(node)),
+                )
+            )
+            return
         if method not in PURE_METHODS:
             self.findings.append(
                 Finding(
@@ -196,6 +207,25 @@ class Walker:
             )
         elif method == "foreach":
             self._foreach_member(node)
+
+    def _string_value(self, node: Node) -> bool:
+        """Whether the expression is plainly a string: a literal, a string property or method result,
+        $env:X or a variable of one literal value, Get-Content's or Out-String's text."""
+        node = _unwrap(node)
+        kind = node.type
+        if kind in ("string_literal", "expandable_string_literal", "verbatim_string_characters"):
+            return True
+        if kind in ("member_access", "invokation_expression"):
+            member = [c for c in node.named_children if c.type == "member_name"]
+            name = self.text(member[-1]).casefold() if member else ""
+            return name in (_STRING_PROPERTIES if kind == "member_access" else _STRING_METHODS)
+        if kind == "variable":
+            name = self.text(node).lstrip("$").strip("{}").casefold()
+            return name.startswith("env:") or name in self.known
+        if kind == "parenthesized_expression":
+            commands = [c for c in descendants(node) if c.type == "command"]
+            return len(commands) == 1 and key_of(self, commands[0]) in ("get-content", "out-string")
+        return False
 
     def _foreach_member(self, node: Node) -> None:
         """`.ForEach('Delete')` calls that method of every element, as `ForEach-Object Delete` does;
@@ -461,6 +491,16 @@ class Walker:
             return Redirect(op_text, None)
         words = list(self._argument_words(value_nodes[0]))
         return Redirect(op_text, words[0] if words else None)
+
+
+# Properties and methods whose value is a string, on the objects cmdlets emit.
+_STRING_PROPERTIES = frozenset(
+    "name fullname basename extension directoryname pschildname line path processname displayname value".split()
+)
+_STRING_METHODS = frozenset(
+    "tostring trim trimstart trimend tolower toupper tolowerinvariant toupperinvariant replace substring "
+    "padleft padright normalize".split()
+)
 
 
 def _names_parameter(word: Word, name: str) -> bool:
