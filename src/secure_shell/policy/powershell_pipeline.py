@@ -22,6 +22,7 @@ from tree_sitter import Node
 
 from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.parsed import Word
+from secure_shell.policy.powershell_kinds import unwrap
 from secure_shell.policy.powershell_names import ALIASES, normalise_name
 from secure_shell.policy.program_name import program_name
 from secure_shell.policy.syntax_tree import descendants
@@ -175,3 +176,28 @@ def delay_bind_word(walker: Walker, element: Node, word: Word, name_only: bool =
         if not names and "$" not in literal:
             return Word(word.source, literal)
     return Word(word.source, None, "", "a delay-bind script block: its value is computed per object")
+
+
+def fed_text(walker: Walker, stage: Node | None) -> str | None:
+    """What a native program reads on stdin from the stage before it, when that stage is one
+    literal string (`'print(1)' | python -`) or Write-Output of literal strings: each object a
+    line. None: text known only at run time."""
+    if stage is None:
+        return None
+    node = unwrap(stage)
+    if node.type == "string_literal" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node.type in (
+        "verbatim_string_characters",
+        "expandable_string_literal",
+        "verbatim_here_string_characters",
+        "expandable_here_string_literal",
+    ):
+        word = walker._value_word(node, "")
+        return None if word.value is None else word.value + "\n"
+    if node.type == "command" and key_of(walker, node) == "write-output" and previous_stage(node) is None:
+        command = walker.by_node.get((node.start_byte, node.end_byte))
+        args = command.words[1:] if command is not None else ()
+        if args and all(w.value is not None and not w.value.startswith("-") for w in args):
+            return "".join(f"{w.value}\n" for w in args)
+    return None

@@ -10,7 +10,6 @@ from typing import Callable, Iterator
 from tree_sitter import Node
 
 from secure_shell.policy import verdict as R
-from secure_shell.policy.dotnet_members import pure_static_member
 from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.parsed import (
     Finding,
@@ -25,19 +24,21 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.powershell_drives import Drives
 from secure_shell.policy.powershell_grammar import GrammarView
-from secure_shell.policy.powershell_kinds import CHAIN, KNOWN_KINDS, OPERATORS, UNSUPPORTED_KINDS
+from secure_shell.policy.powershell_invocations import invocation
+from secure_shell.policy.powershell_kinds import KNOWN_KINDS, OPERATORS, UNSUPPORTED_KINDS, unwrap
 from secure_shell.policy.powershell_literals import Known
-from secure_shell.policy.powershell_names import ENGINE_OBJECTS, PURE_METHODS, PURE_TYPES, normalise_name
+from secure_shell.policy.powershell_names import normalise_name
 from secure_shell.policy.powershell_parameters import DASHES, normalise_parameter
 from secure_shell.policy.powershell_pipeline import (
     PATH_FROM_PIPELINE,
     delay_bind_word,
+    fed_text,
     key_of,
     pipeline_words,
     previous_stage,
 )
 from secure_shell.policy.powershell_resolvers import WMI_TYPE, wmi_refusal
-from secure_shell.policy.powershell_state import SAFE_STATIC_PROPERTIES, member_call_refusal, state_variable_refusal
+from secure_shell.policy.powershell_state import SAFE_STATIC_PROPERTIES, state_variable_refusal
 from secure_shell.policy.powershell_stop_parsing import stop_parsing_words
 from secure_shell.policy.syntax_tree import descendants, inside
 
@@ -93,7 +94,7 @@ class Walker:
             if kind == "command":
                 self._command(node, via)
             elif kind == "invokation_expression":
-                self._invocation(node)
+                invocation(self, node)
             elif kind == "left_assignment_expression":
                 self._assigned(node)
             elif kind == "variable" and self.text(node).startswith("@") and self._splatted(node) is None:
@@ -156,94 +157,6 @@ class Walker:
         if refusal is not None:
             self.findings.append(Finding(refusal.rule, refusal.message, refusal.text))
 
-    def _invocation(self, node: Node) -> None:
-        """`[Type]::Method()` and `$x.Method()`: only plainly pure types and methods."""
-        target = node.named_children[0] if node.named_children else None
-        member = next((c for c in node.named_children if c.type == "member_name"), None)
-        method = self.text(member).casefold() if member is not None else ""
-        if target is not None and target.type == "type_literal":
-            type_name = self.text(target).strip()[1:-1].strip().casefold().removeprefix("system.")
-            if type_name not in PURE_TYPES and not pure_static_member(type_name, method):
-                self.findings.append(
-                    Finding(
-                        R.UNSUPPORTED_CONSTRUCT,
-                        f"calling a method of [{self.text(target).strip('[]')}] is not analysed",
-                        excerpt(self.text(node)),
-                    )
-                )
-            return
-        engine = re.match(r"^\$\{?(?:global:|script:|local:)?(\w+)", self.text(target) if target is not None else "")
-        if engine is not None and engine.group(1).casefold() in ENGINE_OBJECTS:
-            # a method is harmless by its receiver, not by its name: $ExecutionContext's providers
-            # remove items (`...InvokeProvider.Item.Remove(...)`), $PSDefaultParameterValues.Add() sets
-            # every later cmdlet's parameters
-            self.findings.append(
-                Finding(
-                    R.UNSUPPORTED_CONSTRUCT,
-                    f"${engine.group(1)}'s members change the session or run its providers: "
-                    f".{self.text(member) if member else '?'}() is not analysed",
-                    self.text(node)[:80],
-                )
-            )
-            return
-        if method == "replace" and target is not None and not self._string_value(target):
-            # String.Replace computes, FileInfo.Replace(destination, backup) moves the file over another
-            self.findings.append(
-                Finding(
-                    R.UNSUPPORTED_CONSTRUCT,
-                    ".Replace() of a value that may be a file moves it over another (FileInfo.Replace); "
-                    "call it on a string ($_.Name, a literal, Get-Content's text) or use Move-Item",
-                    excerpt(self.text(node)),
-                )
-            )
-            return
-        if method not in PURE_METHODS:
-            self.findings.append(
-                Finding(
-                    R.UNSUPPORTED_CONSTRUCT,
-                    f"method call .{self.text(member) if member else '?'}() is not known to be side-effect free",
-                    excerpt(self.text(node)),
-                )
-            )
-        elif method == "foreach":
-            self._foreach_member(node)
-
-    def _string_value(self, node: Node) -> bool:
-        """Whether the expression is plainly a string: a literal, a string property or method result,
-        $env:X or a variable of one literal value, Get-Content's or Out-String's text."""
-        node = _unwrap(node)
-        kind = node.type
-        if kind in ("string_literal", "expandable_string_literal", "verbatim_string_characters"):
-            return True
-        if kind in ("member_access", "invokation_expression"):
-            member = [c for c in node.named_children if c.type == "member_name"]
-            name = self.text(member[-1]).casefold() if member else ""
-            return name in (_STRING_PROPERTIES if kind == "member_access" else _STRING_METHODS)
-        if kind == "variable":
-            name = self.text(node).lstrip("$").strip("{}").casefold()
-            return name.startswith("env:") or name in self.known
-        if kind == "parenthesized_expression":
-            commands = [c for c in descendants(node) if c.type == "command"]
-            return len(commands) == 1 and key_of(self, commands[0]) in ("get-content", "out-string")
-        return False
-
-    def _foreach_member(self, node: Node) -> None:
-        """`.ForEach('Delete')` calls that method of every element, as `ForEach-Object Delete` does;
-        `.ForEach({...})` runs a block (walked where it stands), `.ForEach([type])` converts."""
-        arguments = next((c for c in node.named_children if c.type == "argument_list"), None)
-        listed = (
-            next((c for c in arguments.named_children if c.type == "argument_expression_list"), None)
-            if (arguments is not None)
-            else None
-        )
-        first = _unwrap(listed.named_children[0]) if listed is not None and listed.named_children else None
-        if first is None or first.type in ("script_block_expression", "type_literal"):
-            return
-        word = self._value_word(first, self.text(first))
-        refusal = member_call_refusal(word, ".ForEach")
-        if refusal is not None:
-            self.findings.append(Finding(refusal.rule, refusal.message, refusal.text))
-
     def _command(self, node: Node, via: tuple[str, ...]) -> None:
         words: list[Word] = []
         redirects: list[Redirect] = []
@@ -272,48 +185,24 @@ class Walker:
                     words.extend(stop_parsing_words(words[0], self.text(element)))
                     continue
                 found = list(self._argument_words(element))
-                if binds_paths and _unwrap(element).type == "script_block_expression":
+                if binds_paths and unwrap(element).type == "script_block_expression":
                     name_only = key_of(self, node) == "rename-item" and _names_parameter(words[-1], "-newname")
                     found = [delay_bind_word(self, element, w, name_only) for w in found]
                 if found and after_value and any(previous_end <= c < element.start_byte for c in self.commas):
                     found[0] = replace(found[0], joined=True)  # `a, b`: the next element of one argument
                 words.extend(found)
                 previous_end = element.end_byte
-                after_value = _unwrap(element).type != "command_parameter"
+                after_value = unwrap(element).type != "command_parameter"
         if piped:
             words.extend(pipeline_words(self, node))  # what it binds from the objects piped in
         # Whatever the earlier stage is (a command, a string, a variable, an array), a program reads
         # it on its stdin; only a literal string is known text, which a shell or interpreter reading
         # its script from stdin has checked as that script.
-        fed = self._fed_text(previous_stage(node)) if piped else None
+        fed = fed_text(self, previous_stage(node)) if piped else None
         self._add(
             node,
             SimpleCommand(tuple(words), tuple(redirects), via=via, stdin_piped=piped and fed is None, stdin_text=fed),
         )
-
-    def _fed_text(self, stage: Node | None) -> str | None:
-        """What a native program reads on stdin from the stage before it, when that stage is one
-        literal string (`'print(1)' | python -`) or Write-Output of literal strings: each object a
-        line. None: text known only at run time."""
-        if stage is None:
-            return None
-        node = _unwrap(stage)
-        if node.type == "string_literal" and node.named_child_count == 1:
-            node = node.named_children[0]
-        if node.type in (
-            "verbatim_string_characters",
-            "expandable_string_literal",
-            "verbatim_here_string_characters",
-            "expandable_here_string_literal",
-        ):
-            word = self._value_word(node, "")
-            return None if word.value is None else word.value + "\n"
-        if node.type == "command" and key_of(self, node) == "write-output" and previous_stage(node) is None:
-            command = self.by_node.get((node.start_byte, node.end_byte))
-            args = command.words[1:] if command is not None else ()
-            if args and all(w.value is not None and not w.value.startswith("-") for w in args):
-                return "".join(f"{w.value}\n" for w in args)
-        return None
 
     def _piped(self, node: Node) -> bool:
         parent = node.parent
@@ -326,7 +215,7 @@ class Walker:
         source = self.text(name_node)
         inner = name_node
         if name_node.type == "command_name_expr" and name_node.named_child_count == 1:
-            inner = _unwrap(name_node.named_children[0])
+            inner = unwrap(name_node.named_children[0])
         if name_node.type == "command_name_expr":
             if inner.type in ("command_name", "path_command_name", "path_command_name_token") and not any(
                 c.type == "variable" for c in descendants(inner)
@@ -358,7 +247,7 @@ class Walker:
         return Word(source, normalise_name(source))
 
     def _argument_words(self, element: Node) -> Iterator[Word]:
-        node = _unwrap(element)
+        node = unwrap(element)
         source = self.text(element)
         if node.type == "command_parameter":
             yield Word(source, normalise_parameter(self.text(node)))
@@ -493,16 +382,6 @@ class Walker:
         return Redirect(op_text, words[0] if words else None)
 
 
-# Properties and methods whose value is a string, on the objects cmdlets emit.
-_STRING_PROPERTIES = frozenset(
-    "name fullname basename extension directoryname pschildname line path processname displayname value".split()
-)
-_STRING_METHODS = frozenset(
-    "tostring trim trimstart trimend tolower toupper tolowerinvariant toupperinvariant replace substring "
-    "padleft padright normalize".split()
-)
-
-
 def _names_parameter(word: Word, name: str) -> bool:
     """Whether `word` is parameter `name` or an abbreviation of it (`-N` for -NewName)."""
     value = (word.value or "").casefold()
@@ -521,12 +400,6 @@ _BACKTICK = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "a": "\a", "b": "\b", "
 
 def _unescape_expandable(body: str) -> str:
     return re.sub(r"`(.)", lambda m: _BACKTICK.get(m.group(1), m.group(1)), body).replace('""', '"')
-
-
-def _unwrap(node: Node) -> Node:
-    while node.type in CHAIN and node.named_child_count == 1:
-        node = node.named_children[0]
-    return node
 
 
 def _subexpressions(text: str) -> list[str]:
