@@ -14,6 +14,8 @@ TWINS = [
     ("powershell", ". \\x.ps1", P, ". .\\tools\\x.ps1"),
     ("powershell", ". '..\\x.ps1'", P, ". '.\\x.ps1'"),
     ("powershell", ". $HOME\\x.ps1", P, ". $HOME\\proj\\x.ps1"),
+    ("powershell", ". ~\\x.ps1", P, ". ~\\proj\\x.ps1"),
+    ("powershell", "& ~/x.ps1", P, "& ~/proj/x.ps1"),
     ("powershell", ". $env:TOOLS\\x.ps1", D, ". .\\tools\\x.ps1"),
     ("powershell", "& ..\\x.ps1", P, "& .\\x.ps1"),
     ("powershell", "..\\x.ps1 -Force", P, ".\\x.ps1 -Force"),

@@ -823,6 +823,7 @@ CASES: list[Case] = [
     Case(DOTS, "powershell", ". .\\build.ps1", "twin"),
     Case(DOTS, "powershell", "& $HOME\\x.ps1", "attack"),
     Case(DOTS, "powershell", ". $env:TOOLS\\x.ps1", "attack"),
+    Case(DOTS, "powershell", ". ~\\x.ps1", "attack"),
     Case(DOTS, "powershell", "..\\x.cmd", "attack"),
     Case(DOTS, "powershell", "& 'C:\\Program Files\\Git\\bin\\git.exe' status", "twin"),
     Case(DOTS, "powershell", "& .\\build.ps1", "twin"),

@@ -164,7 +164,7 @@ class Walker:
         name_node = next((c for c in node.named_children if c.type in ("command_name", "command_name_expr")), None)
         if name_node is None:
             raise Refused("command without a name", excerpt(self.text(node)))
-        words.append(self._name_word(name_node, invocation))
+        words.append(self._home_name(self._name_word(name_node, invocation)))
         elements = next((c for c in node.named_children if c.type == "command_elements"), None)
         piped = self._piped(node) or previous_stage(node) is not None
         binds_paths = piped and key_of(self, node) in PATH_FROM_PIPELINE
@@ -245,6 +245,16 @@ class Walker:
         if "$" in source:
             return Word(source, None, "", "the command name contains a variable")
         return Word(source, normalise_name(source))
+
+    def _home_name(self, word: Word) -> Word:
+        """`~\\x.ps1` as a command: the FileSystem provider reads `~` as the home directory."""
+        value = word.value
+        if value is None or not (value == "~" or value.startswith(("~\\", "~/"))):
+            return word
+        home = _home({k.upper(): v for k, v in self.limits.env.items()})
+        if home is None:
+            return Word(word.source, None, "", "~ without a known home directory")
+        return Word(word.source, home + value[1:])
 
     def _argument_words(self, element: Node) -> Iterator[Word]:
         node = unwrap(element)
