@@ -20,6 +20,7 @@ from secure_shell.config.resolve import ResolvedConfig
 from secure_shell.policy import verdict as R
 from secure_shell.policy.cmd_search import with_shadowing
 from secure_shell.policy.decide import DirectoryCheck, check_directory, decide
+from secure_shell.policy.mentioned_scripts import with_mentioned_scripts
 from secure_shell.policy.parsed import CrossCheckResult
 from secure_shell.policy.path_reach import Reach
 from secure_shell.policy.shell_policy import ShellPolicy
@@ -86,8 +87,11 @@ class Checker:
         )
         if policy.path_dialect not in (PathDialect.WINDOWS, PathDialect.GITBASH):
             return verdict  # cmd searches a Windows directory: run from cmd, PowerShell or Git Bash
-        # no kernel holds a Windows shell: a file this command writes and then runs is refused here
-        return with_written_scripts(with_shadowing(command, verdict, cwd, env or {}, _host_file), env or {})
+        # No kernel holds a Windows shell: a file this command writes (written_scripts: by a redirection or
+        # a copy, which cmd's commands show) and then runs is refused; PowerShell and Git Bash write files in
+        # more ways (Out-File, Set-Content, .NET, tee), so there a file named more often than run is too.
+        checked = with_written_scripts(with_shadowing(command, verdict, cwd, env or {}, _host_file), env or {})
+        return checked if shell is ShellKind.CMD else with_mentioned_scripts(command, checked)
 
     def use_host(self, host: HostSupport) -> None:
         """Decide for the host the runner contains commands on (the Runner calls this: the engine must

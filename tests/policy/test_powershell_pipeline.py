@@ -44,6 +44,38 @@ TWINS = [
         'Get-Item notes.txt | Rename-Item -NewName { "$($_.BaseName).bak" }',
     ),
     ("Get-Item notes.txt | Move-Item -Destination { $env:X }", U, "Get-Item notes.txt | Move-Item -Destination backup"),
+    # a block joining the item's own name parts and quoted text: a name in the working directory
+    (
+        "gci *.txt | Copy-Item -Destination { '..\\' + $_.Name }",
+        U,
+        "gci *.txt | Copy-Item -Destination { $_.Name + '.bak' }",
+    ),
+    (
+        "gci *.txt | Copy-Item -Destination { '.' + $_.BaseName + '.' }",
+        U,
+        "gci *.txt | Copy-Item -Destination { 'old_' + $_.BaseName + '.txt' }",
+    ),
+    (
+        "gci *.txt | Copy-Item -Destination { $_.Name -replace 'a','b' }",
+        U,
+        "gci *.txt | Copy-Item -Destination { $_.BaseName + $_.Extension + '.bak' }",
+    ),
+    # -NewName takes a name: -replace within it cannot leave the directory, a separator could
+    (
+        "gci *.txt | Rename-Item -NewName { $_.Name -replace '.txt','..\\x' }",
+        U,
+        "gci *.txt | Rename-Item -NewName { $_.Name -replace '.txt','.md' }",
+    ),
+    (
+        "gci *.txt | Rename-Item -Path { '..\\x.txt' } -NewName y.txt",
+        U,
+        "gci *.txt | Rename-Item -NewName { $_.BaseName + '.md' }",
+    ),
+    (
+        "gci *.txt | Rename-Item -NewName { $env:X + $_.Name }",
+        U,
+        "gci *.txt | Rename-Item -N { $_.Name -replace '(.*)','$1.bak' }",
+    ),
     # a hard link is a second name of its target's file
     (
         "New-Item -ItemType HardLink -Path x -Value ..\\secret.txt",

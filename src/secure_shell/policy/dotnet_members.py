@@ -33,6 +33,29 @@ _GENERIC = re.compile(
 )
 
 
+# Members of the objects cmdlets emit (files, directories, processes, services, strings, dates, matches)
+# that `ForEach-Object NAME` and `.ForEach('NAME')` may read or call: properties that hold a value of
+# the object itself and methods that compute text. Not here, so refused: whatever acts (Delete, MoveTo,
+# Kill, InvokeScript, OpenText), and whatever walks to other objects (Parent, Directory, Root,
+# GetFiles): the object it reaches was never named as a path.
+INERT_INSTANCE_MEMBERS = frozenset(
+    """
+    name fullname basename extension length directoryname exists isreadonly attributes mode linktype
+    creationtime creationtimeutc lastwritetime lastwritetimeutc lastaccesstime lastaccesstimeutc
+    pschildname psiscontainer versioninfo fileversion productversion
+    id processname cpu workingset workingset64 ws pm npm vm handles handlecount starttime mainwindowtitle
+    responding sessionid priorityclass status displayname servicename starttype canstop
+    count key value keys values line linenumber filename pattern matches groups captures index success
+    hash algorithm caption version major minor build revision
+    year month day hour minute second millisecond dayofweek dayofyear ticks date kind
+    totaldays totalhours totalminutes totalseconds totalmilliseconds
+    currentlocation
+    tostring toupper tolower toupperinvariant tolowerinvariant trim trimstart trimend split substring
+    startswith endswith contains indexof lastindexof padleft padright tochararray gettype gethashcode equals
+    """.split()
+)
+
+
 def pure_static_member(type_name: str, member: str) -> bool:
     """Whether `[type_name]::member(...)` (both case-folded, `system.` taken off) only reads or computes."""
     if _GENERIC.match(type_name):

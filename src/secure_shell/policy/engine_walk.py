@@ -327,7 +327,7 @@ class Walker:
         elif isinstance(item, Refusal):
             self.deny(item.rule, item.message, item.text)
         elif isinstance(item, PathUse):
-            if restricted:
+            if restricted and not (item.unless_contained and self.context.kernel_holds_paths):
                 self.paths.check_word(item.word, item.role, join(scope.bases, program), scope.dialect)
         elif isinstance(item, Environment):
             self.environment.check(item.name, item.value, join(scope.bases, program), restricted)
@@ -457,9 +457,12 @@ def _inner_command(item: Inner, simple: SimpleCommand, via: tuple[str, ...]) -> 
     inherits = item.inherits_stdin
     return SimpleCommand(
         item.words,
-        tuple(Redirect(r.operator, None) for r in simple.redirects if r.operator in _STDIN_REDIRECTS)
-        if inherits
-        else (),
+        (
+            tuple(Redirect(r.operator, None) for r in simple.redirects if r.operator in _STDIN_REDIRECTS)
+            if inherits
+            else ()
+        )
+        + ((Redirect("<", item.stdin_file),) if item.stdin_file is not None else ()),
         via=via,
         stdin_text=item.stdin_text if item.stdin_text is not None or not inherits else simple.stdin_text,
         stdin_piped=item.stdin_piped or (inherits and simple.stdin_piped),

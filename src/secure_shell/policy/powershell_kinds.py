@@ -3,6 +3,8 @@ expression layers it looks through, and those whose commands do not run in text 
 
 from __future__ import annotations
 
+from tree_sitter import Node
+
 UNSUPPORTED_KINDS = frozenset(
     {
         "class_statement",
@@ -218,3 +220,10 @@ CONTROL_KINDS = frozenset(
         "array_expression",
     }
 )
+
+
+def unwrap(node: Node) -> Node:
+    """The expression a chain of one-child wrapper nodes (CHAIN) stands for."""
+    while node.type in CHAIN and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node

@@ -15,7 +15,7 @@ from secure_shell.policy.parsed import (
 )
 from secure_shell.policy.powershell_names import DIALECT
 from secure_shell.policy.powershell_parameters import DASHES, argument_at, is_parameter
-from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, Text, WorkingDirectory
 
 
 def start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
@@ -23,6 +23,7 @@ def start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     file_word: Word | None = None
     arguments: list[Word] = []
     paths: list[Resolution] = []
+    stdin_file: Word | None = None
     i = 1
     while i < len(words):
         word = words[i]
@@ -67,6 +68,8 @@ def start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
             ):
                 if i + 1 < len(words):
                     paths.append(PathUse(words[i + 1], f"{key} {name}"))
+                    if "-redirectstandardinput".startswith(name) or name == "-rsi":
+                        stdin_file = words[i + 1]  # the program reads this file as its input
                 i += 2
                 continue
             if (
@@ -87,11 +90,13 @@ def start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
         return paths
     if file_word.value is None:
         return [Refusal(R.DYNAMIC_COMMAND, "Start-Process: the program is not a literal", file_word.source)]
+    # the program's arguments are checked as the program reads them (cmd's `/c` is an option, not C:\c)
+    as_text: list[Resolution] = [Text(word) for word in arguments]
     if all(word.value is not None for word in arguments):
         # Start-Process joins the arguments with spaces into one command line, which the program splits
         line = " ".join(word.value or "" for word in arguments)
         arguments = [Word(part, part) for part in windows_argv(line)]
-    return paths + [Inner((file_word, *arguments), "Start-Process")]
+    return paths + as_text + [Inner((file_word, *arguments), "Start-Process", stdin_file=stdin_file)]
 
 
 def windows_argv(line: str) -> list[str]:
@@ -246,6 +251,8 @@ def _stdin(command: SimpleCommand) -> list[Resolution]:
         return [Script(DIALECT, command.stdin_text, "powershell <<<", from_stdin=True)]
     if command.stdin_piped:
         return [Script(DIALECT, None, "... | powershell", "a shell reading its commands from a pipe")]
+    if any(r.operator in ("<", "0<") for r in command.redirects):
+        return [Script(DIALECT, None, "powershell < ...", "a shell reading its commands from a file")]
     return []
 
 

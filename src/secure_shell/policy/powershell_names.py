@@ -39,7 +39,10 @@ scb set-clipboard; select select-object; set set-variable; shcm show-command; si
 sleep start-sleep; sls select-string; sort sort-object; sp set-itemproperty; spjb stop-job; spps stop-process;
 spsv stop-service; start start-process; stz set-timezone; sujb suspend-job; sv set-variable;
 swmi set-wmiinstance; tee tee-object; trcm trace-command; type get-content; wget invoke-webrequest;
-where where-object; wjb wait-job; write write-output; % foreach-object; ? where-object
+where where-object; wjb wait-job; write write-output; % foreach-object; ? where-object;
+gcim get-ciminstance; gcls get-cimclass; icim invoke-cimmethod; ncim new-ciminstance; rcim remove-ciminstance;
+scim set-ciminstance; ncms new-cimsession; gcms get-cimsession; rcms remove-cimsession; ncso new-cimsessionoption;
+rcie register-cimindicationevent
 """
 
 ALIASES: dict[str, str] = {}

@@ -22,6 +22,7 @@ from tree_sitter import Node
 
 from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.parsed import Word
+from secure_shell.policy.powershell_kinds import unwrap
 from secure_shell.policy.powershell_names import ALIASES, normalise_name
 from secure_shell.policy.program_name import program_name
 from secure_shell.policy.syntax_tree import descendants
@@ -126,10 +127,43 @@ def _inner_string(node: Node) -> Node:
     return node.named_children[0] if node.named_children else node
 
 
-def delay_bind_word(walker: Walker, element: Node, word: Word) -> Word:
-    """The value of a script block given to a path-binding cmdlet in a pipeline."""
-    strings = [n for n in descendants(element) if n.type == "expandable_string_literal"]
+# A delay-bind block that joins the item's own name parts and quoted text: `{ $_.BaseName + '.md' }`;
+# where the value is a name (Rename-Item -NewName), `-replace` too: `{ $_.Name -replace '.txt','.md' }`.
+_JOIN_TOKEN = re.compile(r"\s+|\+|'(?:[^']|'')*'|\"[^\"$`]*\"|\$_\.(?:Name|BaseName|Extension)\b", re.I)
+_REPLACE_TOKEN = re.compile(r",|-[ic]?replace\b", re.I)
+
+
+def _joined_names(body: str, name_only: bool) -> str | None:
+    """The block's value with `item` for each name part, when it only joins name parts and quoted text
+    (and, for a name, replaces within it); None for any other code."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        match = _JOIN_TOKEN.match(body, i) or (_REPLACE_TOKEN.match(body, i) if name_only else None)
+        if match is None:
+            return None
+        token = match.group(0)
+        if token[:1] in "'\"":
+            text = token[1:-1].replace("''", "'")
+            if re.search(r"[\\/:]", text) or (text and set(text) == {"."}):
+                return None  # a directory part, a drive, or dots that may make `..`
+            out.append(text)
+        elif token.startswith("$"):
+            out.append("item")
+        elif token.startswith("-") or token == ",":
+            out.append(" ")  # what follows -replace is a pattern and a replacement, not the value
+        i = match.end()
+    return "".join(out).split(" ", 1)[0] if out else None
+
+
+def delay_bind_word(walker: Walker, element: Node, word: Word, name_only: bool = False) -> Word:
+    """The value of a script block given to a path-binding cmdlet in a pipeline; `name_only`: the
+    parameter takes a name (Rename-Item -NewName), which cannot leave the item's directory."""
     body = walker.text(element).strip()[1:-1].strip()
+    joined = _joined_names(body, name_only)
+    if joined and "item" in joined:
+        return Word(word.source, joined)
+    strings = [n for n in descendants(element) if n.type == "expandable_string_literal"]
     if len(strings) == 1 and walker.text(strings[0]).strip() == body:
         text = body[1:-1]
         parts = re.split(r"(\$\([^()]*\)|\$_\.\w+)", text)
@@ -142,3 +176,28 @@ def delay_bind_word(walker: Walker, element: Node, word: Word) -> Word:
         if not names and "$" not in literal:
             return Word(word.source, literal)
     return Word(word.source, None, "", "a delay-bind script block: its value is computed per object")
+
+
+def fed_text(walker: Walker, stage: Node | None) -> str | None:
+    """What a native program reads on stdin from the stage before it, when that stage is one
+    literal string (`'print(1)' | python -`) or Write-Output of literal strings: each object a
+    line. None: text known only at run time."""
+    if stage is None:
+        return None
+    node = unwrap(stage)
+    if node.type == "string_literal" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node.type in (
+        "verbatim_string_characters",
+        "expandable_string_literal",
+        "verbatim_here_string_characters",
+        "expandable_here_string_literal",
+    ):
+        word = walker._value_word(node, "")
+        return None if word.value is None else word.value + "\n"
+    if node.type == "command" and key_of(walker, node) == "write-output" and previous_stage(node) is None:
+        command = walker.by_node.get((node.start_byte, node.end_byte))
+        args = command.words[1:] if command is not None else ()
+        if args and all(w.value is not None and not w.value.startswith("-") for w in args):
+            return "".join(f"{w.value}\n" for w in args)
+    return None

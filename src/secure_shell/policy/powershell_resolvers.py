@@ -290,10 +290,47 @@ def _add_type(key: str, command: SimpleCommand) -> list[Resolution] | None:
 
 def _new_object(key: str, command: SimpleCommand) -> list[Resolution] | None:
     words = command.words
+    text = " ".join(w.source for w in words)
     if any((w.value or "").lower().startswith("-com") for w in words[1:]):
-        text = " ".join(w.source for w in words)
         return [Refusal(R.NESTED_SCRIPT, "COM objects (WScript.Shell, ...) run programs", text)]
+    if any(WMI_TYPE.match((w.value or "").casefold()) for w in words[1:]):
+        return [wmi_refusal(text, "New-Object")]
     return None
+
+
+# CIM and WMI cmdlets that call a class's methods or create, change or remove its instances: the
+# methods run anything (Win32_Process.Create starts a command line, Win32_Service.Create installs a
+# service, StdRegProv writes the registry), and their arguments are values no rule reads.
+WMI_CHANGERS = frozenset(
+    {
+        "invoke-cimmethod",
+        "invoke-wmimethod",
+        "new-ciminstance",
+        "set-ciminstance",
+        "remove-ciminstance",
+        "set-wmiinstance",
+        "remove-wmiobject",
+        "register-cimindicationevent",
+        "register-wmievent",
+    }
+)
+# .NET types of WMI (`[wmiclass]'Win32_Process'`) and of CIM: their methods are WMI methods.
+WMI_TYPE = re.compile(
+    r"^(wmi|wmiclass|wmisearcher|ciminstance|cimclass|(system\.)?management\..*|microsoft\.management\..*)$"
+)
+
+
+def wmi_refusal(text: str, what: str) -> Refusal:
+    return Refusal(
+        R.MAY_RUN_BLOCKED,
+        f"{what} calls or changes WMI/CIM objects, whose methods run programs (Win32_Process.Create) and "
+        "change the system; read with Get-CimInstance, and run programs by name so the policy checks them",
+        excerpt(text),
+    )
+
+
+def _wmi(key: str, command: SimpleCommand) -> list[Resolution] | None:
+    return [wmi_refusal(" ".join(w.source for w in command.words), command.words[0].source)]
 
 
 def _launch(key: str, command: SimpleCommand) -> list[Resolution] | None:
@@ -335,6 +372,7 @@ _RUNNERS: dict[str, PowerShellResolver] = {
     "new-alias": _alias,
     "add-type": _add_type,
     "new-object": _new_object,
+    **{name: _wmi for name in WMI_CHANGERS},
     **{
         name: lambda key, command: launcher(command.words, command) for name in ("powershell", "pwsh", "powershell_ise")
     },

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dangerous_variables import dangerous_variable
+from secure_shell.policy.dotnet_members import INERT_INSTANCE_MEMBERS
 from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import (
     Word,
@@ -57,50 +58,24 @@ SAFE_STATIC_PROPERTIES = frozenset(
 )
 
 
-# Methods of files, directories, processes and services that change something: `% Delete` on what
-# Get-ChildItem lists is Remove-Item under another name.
-SIDE_EFFECT_MEMBERS = frozenset(
-    {
-        "delete",
-        "moveto",
-        "copyto",
-        "replace",
-        "create",
-        "createsubdirectory",
-        "kill",
-        "close",
-        "closemainwindow",
-        "start",
-        "stop",
-        "pause",
-        "continue",
-        "remove",
-        "clear",
-        "encrypt",
-        "decrypt",
-        "setaccesscontrol",
-        "open",
-        "openwrite",
-        "appendtext",
-        "createtext",
-        "invoke",
-        "invokemember",
-        "dispose",
-        "refresh",
-        "waitforexit",
-    }
-)
-
-
 def member_call_refusal(member: Word, caller: str) -> Refusal | None:
-    """ForEach-Object NAME and .ForEach('NAME') call that method of each object."""
+    """ForEach-Object NAME and .ForEach('NAME') read that property or call that method of each object:
+    a closed world, only members known to be inert (dotnet_members.INERT_INSTANCE_MEMBERS) pass."""
     if member.value is None:
         return Refusal(R.DYNAMIC_COMMAND, f"{caller}: the member it calls is not a literal", member.source)
-    if member.value.casefold() in SIDE_EFFECT_MEMBERS:
+    if any(c in member.value for c in "*?["):
+        return Refusal(
+            R.DYNAMIC_COMMAND,
+            f"{caller} {member.value}: a wildcard picks the member at run time (Dele* is Delete); "
+            "write the member's full name",
+            member.value,
+        )
+    if member.value.casefold() not in INERT_INSTANCE_MEMBERS:
         return Refusal(
             R.MAY_RUN_BLOCKED,
-            f"{caller} {member.value} calls the {member.value}() method of each "
-            "object, which changes files or processes; use the cmdlet for it, which the policy checks",
+            f"{caller} {member.value}: only members known to read a value of the object itself pass "
+            "(Name, FullName, Length, ToString...); this one may act, run code or reach other files "
+            "(Delete, InvokeScript, OpenText, Parent); use the cmdlet for it, which the policy checks",
             member.value,
         )
     return None

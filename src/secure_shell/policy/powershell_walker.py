@@ -10,7 +10,6 @@ from typing import Callable, Iterator
 from tree_sitter import Node
 
 from secure_shell.policy import verdict as R
-from secure_shell.policy.dotnet_members import pure_static_member
 from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.parsed import (
     Finding,
@@ -25,18 +24,21 @@ from secure_shell.policy.parsed import (
 from secure_shell.policy.paths import looks_like_windows
 from secure_shell.policy.powershell_drives import Drives
 from secure_shell.policy.powershell_grammar import GrammarView
-from secure_shell.policy.powershell_kinds import CHAIN, KNOWN_KINDS, OPERATORS, UNSUPPORTED_KINDS
+from secure_shell.policy.powershell_invocations import invocation
+from secure_shell.policy.powershell_kinds import KNOWN_KINDS, OPERATORS, UNSUPPORTED_KINDS, unwrap
 from secure_shell.policy.powershell_literals import Known
-from secure_shell.policy.powershell_names import ENGINE_OBJECTS, PURE_METHODS, PURE_TYPES, normalise_name
+from secure_shell.policy.powershell_names import normalise_name
 from secure_shell.policy.powershell_parameters import DASHES, normalise_parameter
 from secure_shell.policy.powershell_pipeline import (
     PATH_FROM_PIPELINE,
     delay_bind_word,
+    fed_text,
     key_of,
     pipeline_words,
     previous_stage,
 )
-from secure_shell.policy.powershell_state import SAFE_STATIC_PROPERTIES, member_call_refusal, state_variable_refusal
+from secure_shell.policy.powershell_resolvers import WMI_TYPE, wmi_refusal
+from secure_shell.policy.powershell_state import SAFE_STATIC_PROPERTIES, state_variable_refusal
 from secure_shell.policy.powershell_stop_parsing import stop_parsing_words
 from secure_shell.policy.syntax_tree import descendants, inside
 
@@ -57,12 +59,14 @@ class Walker:
         self.operators: set[str] = set()
         self.findings: list[Finding] = []
         self.spans: list[tuple[int, int, int]] = []  # (start, end, command number) of each command's node
+        self.by_node: dict[tuple[int, int], SimpleCommand] = {}  # each command by its node's span
         if view.background:
             self.operators.add("&")
 
     def _add(self, node: Node, command: SimpleCommand) -> None:
         command = self.drives.seen(node, command)
         self.spans.append((node.start_byte, node.end_byte, len(self.commands)))
+        self.by_node[(node.start_byte, node.end_byte)] = command
         self.commands.append(command)
 
     def text(self, node: Node) -> str:
@@ -90,7 +94,7 @@ class Walker:
             if kind == "command":
                 self._command(node, via)
             elif kind == "invokation_expression":
-                self._invocation(node)
+                invocation(self, node)
             elif kind == "left_assignment_expression":
                 self._assigned(node)
             elif kind == "variable" and self.text(node).startswith("@") and self._splatted(node) is None:
@@ -107,6 +111,9 @@ class Walker:
                 child_via = via + (f"function {self.text(name) if name else '?'}",)
             elif kind in ("expandable_string_literal", "expandable_here_string_literal"):
                 self._expandable(node, via)
+            elif kind == "type_literal" and WMI_TYPE.match(self.text(node).strip()[1:-1].strip().casefold()):
+                refusal = wmi_refusal(self.text(node.parent or node), self.text(node))
+                self.findings.append(Finding(refusal.rule, refusal.message, refusal.text))
             elif kind == "redirection" and not inside(node, "command"):
                 # `'x' > file`: an expression statement that writes a file
                 self._add(node, SimpleCommand((), (self._redirect(node),), via=via))
@@ -150,64 +157,6 @@ class Walker:
         if refusal is not None:
             self.findings.append(Finding(refusal.rule, refusal.message, refusal.text))
 
-    def _invocation(self, node: Node) -> None:
-        """`[Type]::Method()` and `$x.Method()`: only plainly pure types and methods."""
-        target = node.named_children[0] if node.named_children else None
-        member = next((c for c in node.named_children if c.type == "member_name"), None)
-        method = self.text(member).casefold() if member is not None else ""
-        if target is not None and target.type == "type_literal":
-            type_name = self.text(target).strip()[1:-1].strip().casefold().removeprefix("system.")
-            if type_name not in PURE_TYPES and not pure_static_member(type_name, method):
-                self.findings.append(
-                    Finding(
-                        R.UNSUPPORTED_CONSTRUCT,
-                        f"calling a method of [{self.text(target).strip('[]')}] is not analysed",
-                        excerpt(self.text(node)),
-                    )
-                )
-            return
-        engine = re.match(r"^\$\{?(?:global:|script:|local:)?(\w+)", self.text(target) if target is not None else "")
-        if engine is not None and engine.group(1).casefold() in ENGINE_OBJECTS:
-            # a method is harmless by its receiver, not by its name: $ExecutionContext's providers
-            # remove items (`...InvokeProvider.Item.Remove(...)`), $PSDefaultParameterValues.Add() sets
-            # every later cmdlet's parameters
-            self.findings.append(
-                Finding(
-                    R.UNSUPPORTED_CONSTRUCT,
-                    f"${engine.group(1)}'s members change the session or run its providers: "
-                    f".{self.text(member) if member else '?'}() is not analysed",
-                    self.text(node)[:80],
-                )
-            )
-            return
-        if method not in PURE_METHODS:
-            self.findings.append(
-                Finding(
-                    R.UNSUPPORTED_CONSTRUCT,
-                    f"method call .{self.text(member) if member else '?'}() is not known to be side-effect free",
-                    excerpt(self.text(node)),
-                )
-            )
-        elif method == "foreach":
-            self._foreach_member(node)
-
-    def _foreach_member(self, node: Node) -> None:
-        """`.ForEach('Delete')` calls that method of every element, as `ForEach-Object Delete` does;
-        `.ForEach({...})` runs a block (walked where it stands), `.ForEach([type])` converts."""
-        arguments = next((c for c in node.named_children if c.type == "argument_list"), None)
-        listed = (
-            next((c for c in arguments.named_children if c.type == "argument_expression_list"), None)
-            if (arguments is not None)
-            else None
-        )
-        first = _unwrap(listed.named_children[0]) if listed is not None and listed.named_children else None
-        if first is None or first.type in ("script_block_expression", "type_literal"):
-            return
-        word = self._value_word(first, self.text(first))
-        refusal = member_call_refusal(word, ".ForEach")
-        if refusal is not None:
-            self.findings.append(Finding(refusal.rule, refusal.message, refusal.text))
-
     def _command(self, node: Node, via: tuple[str, ...]) -> None:
         words: list[Word] = []
         redirects: list[Redirect] = []
@@ -215,7 +164,7 @@ class Walker:
         name_node = next((c for c in node.named_children if c.type in ("command_name", "command_name_expr")), None)
         if name_node is None:
             raise Refused("command without a name", excerpt(self.text(node)))
-        words.append(self._name_word(name_node, invocation))
+        words.append(self._home_name(self._name_word(name_node, invocation)))
         elements = next((c for c in node.named_children if c.type == "command_elements"), None)
         piped = self._piped(node) or previous_stage(node) is not None
         binds_paths = piped and key_of(self, node) in PATH_FROM_PIPELINE
@@ -236,16 +185,24 @@ class Walker:
                     words.extend(stop_parsing_words(words[0], self.text(element)))
                     continue
                 found = list(self._argument_words(element))
-                if binds_paths and _unwrap(element).type == "script_block_expression":
-                    found = [delay_bind_word(self, element, w) for w in found]
+                if binds_paths and unwrap(element).type == "script_block_expression":
+                    name_only = key_of(self, node) == "rename-item" and _names_parameter(words[-1], "-newname")
+                    found = [delay_bind_word(self, element, w, name_only) for w in found]
                 if found and after_value and any(previous_end <= c < element.start_byte for c in self.commas):
                     found[0] = replace(found[0], joined=True)  # `a, b`: the next element of one argument
                 words.extend(found)
                 previous_end = element.end_byte
-                after_value = _unwrap(element).type != "command_parameter"
+                after_value = unwrap(element).type != "command_parameter"
         if piped:
             words.extend(pipeline_words(self, node))  # what it binds from the objects piped in
-        self._add(node, SimpleCommand(tuple(words), tuple(redirects), via=via, stdin_piped=self._piped(node)))
+        # Whatever the earlier stage is (a command, a string, a variable, an array), a program reads
+        # it on its stdin; only a literal string is known text, which a shell or interpreter reading
+        # its script from stdin has checked as that script.
+        fed = fed_text(self, previous_stage(node)) if piped else None
+        self._add(
+            node,
+            SimpleCommand(tuple(words), tuple(redirects), via=via, stdin_piped=piped and fed is None, stdin_text=fed),
+        )
 
     def _piped(self, node: Node) -> bool:
         parent = node.parent
@@ -258,11 +215,16 @@ class Walker:
         source = self.text(name_node)
         inner = name_node
         if name_node.type == "command_name_expr" and name_node.named_child_count == 1:
-            inner = _unwrap(name_node.named_children[0])
+            inner = unwrap(name_node.named_children[0])
         if name_node.type == "command_name_expr":
             if inner.type in ("command_name", "path_command_name", "path_command_name_token") and not any(
                 c.type == "variable" for c in descendants(inner)
             ):
+                if "$" in self.text(inner):  # the grammar view masks `$HOME\x.ps1` as a name
+                    expanded = self._expand(self.text(inner), source)
+                    if expanded.value is None:
+                        return Word(source, None, "", "the command name contains a variable")
+                    return Word(source, normalise_name(expanded.value))
                 return Word(source, normalise_name(self.text(inner)))
             if (
                 inner.type == "path_command_name"
@@ -284,8 +246,18 @@ class Walker:
             return Word(source, None, "", "the command name contains a variable")
         return Word(source, normalise_name(source))
 
+    def _home_name(self, word: Word) -> Word:
+        """`~\\x.ps1` as a command: the FileSystem provider reads `~` as the home directory."""
+        value = word.value
+        if value is None or not (value == "~" or value.startswith(("~\\", "~/"))):
+            return word
+        home = _home({k.upper(): v for k, v in self.limits.env.items()})
+        if home is None:
+            return Word(word.source, None, "", "~ without a known home directory")
+        return Word(word.source, home + value[1:])
+
     def _argument_words(self, element: Node) -> Iterator[Word]:
-        node = _unwrap(element)
+        node = unwrap(element)
         source = self.text(element)
         if node.type == "command_parameter":
             yield Word(source, normalise_parameter(self.text(node)))
@@ -420,6 +392,12 @@ class Walker:
         return Redirect(op_text, words[0] if words else None)
 
 
+def _names_parameter(word: Word, name: str) -> bool:
+    """Whether `word` is parameter `name` or an abbreviation of it (`-N` for -NewName)."""
+    value = (word.value or "").casefold()
+    return len(value) >= 2 and value.startswith("-") and name.startswith(value)
+
+
 def _home(env: dict[str, str]) -> str | None:
     """$HOME and `~` on Windows: USERPROFILE (a POSIX HOME, from a server checking on another
     system, is not a Windows directory)."""
@@ -432,12 +410,6 @@ _BACKTICK = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "a": "\a", "b": "\b", "
 
 def _unescape_expandable(body: str) -> str:
     return re.sub(r"`(.)", lambda m: _BACKTICK.get(m.group(1), m.group(1)), body).replace('""', '"')
-
-
-def _unwrap(node: Node) -> Node:
-    while node.type in CHAIN and node.named_child_count == 1:
-        node = node.named_children[0]
-    return node
 
 
 def _subexpressions(text: str) -> list[str]:

@@ -29,6 +29,7 @@ class Inner:
     # it reads the wrapper's stdin (a here-string, a pipe, `< file`): all but xargs, which reads
     # its input itself
     inherits_stdin: bool = True
+    stdin_file: Word | None = None  # the file it reads as stdin (Start-Process -RedirectStandardInput)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,9 @@ class PathUse:
 
     word: Word
     role: str
+    # a guess from inline code's text (`open('../x')`): checked only where no kernel holds the shell's
+    # paths, since there the kernel refuses what the code really opens
+    unless_contained: bool = False
 
 
 @dataclass(frozen=True, slots=True)
