@@ -45,7 +45,6 @@ C10 = "10 runner fed its script on stdin"
 C11 = "11 files named in a tool's own command language"
 
 FED = "a program started by a harmless literal name (sh, bash, python3, node) reads its script from a stdin the command fills"
-SQLCAT = "only the first string literal of a `||` concatenation is checked as the file name"
 
 ROWS: list[Row] = [
     # --- 1: shell text inside a program's argument ---------------------------------------------------
@@ -127,40 +126,30 @@ ROWS: list[Row] = [
         C3,
         ATTACK,
         "sqlite3 x.db \"attach 'file:' || '../outside/x.db' as o; create table o.t(x)\"",
-        bypass=SQLCAT + " (a URI scheme first)",
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         "sqlite3 x.db \"attach '.' || '/../outside/q.db' as o; create table o.t(x)\"",
-        bypass=SQLCAT,
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         "sqlite3 x.db \"vacuum into '.' || '/../outside/v.db'\"",
-        bypass=SQLCAT,
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         "sqlite3 x.db \"select writefile('.' || '/../outside/w','hi')\"",
-        bypass=SQLCAT,
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         "sqlite3 x.db \"select readfile('.' || '/../outside/secret.txt')\"",
-        bypass=SQLCAT,
-        proof=READ,
         contained=False,
     ),
     Row(C3, TWIN, "sqlite3 x.db \"attach 'other.db' as o\"", contained=False),
@@ -420,8 +409,6 @@ ROWS: list[Row] = [
 ]
 
 
-SQLCOMMENT = "an SQL comment between a function or statement keyword and its arguments hides it from the scan"
-
 # Neighbours of the first findings, tried once a member of a class got through.
 ROWS += [
     Row(C3, ATTACK, """sqlite3 x.db "select edit('x','rm -f notes.txt')\""""),
@@ -432,50 +419,49 @@ ROWS += [
         """sqlite3 x.db "with p(v) as (select '../outside/x') select writefile(v,'hi') from p\"""",
         contained=False,
     ),
-    Row(C3, ATTACK, """sqlite3 x.db "select edit/**/('x','rm -f notes.txt')\"""", bypass=SQLCOMMENT, proof=GONE),
-    Row(C3, ATTACK, """sqlite3 x.db "select edit--c\n('x','rm -f notes.txt')\"""", bypass=SQLCOMMENT, proof=GONE),
+    Row(C3, ATTACK, """sqlite3 x.db "select edit/**/('x','rm -f notes.txt')\""""),
+    Row(C3, ATTACK, """sqlite3 x.db "select edit--c\n('x','rm -f notes.txt')\""""),
     Row(
         C3,
         ATTACK,
         """sqlite3 x.db "select writefile/**/('../outside/x','hi')\"""",
-        bypass=SQLCOMMENT,
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         """sqlite3 x.db "attach/**/'../outside/x.db' as o; create table o.t(x)\"""",
-        bypass=SQLCOMMENT,
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         """sqlite3 x.db "vacuum/**/into '../outside/x.db'\"""",
-        bypass=SQLCOMMENT,
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         """sqlite3 x.db "select data from fsdir/**/('../outside')\"""",
-        bypass=SQLCOMMENT,
-        proof=READ,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         """sqlite3 x.db "select writefile('' || '../outside/x','hi')\"""",
-        bypass=SQLCAT + " (an empty one)",
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(C3, TWIN, """sqlite3 x.db "select writefile/**/('out.txt','hi')\"""", contained=False),
     Row(C3, TWIN, """sqlite3 x.db "select count(*) /* rows */ from t\""""),
+    # SQL read by its tokens: comments gone, names quoted or not, `||` joins of literals joined, the rest refused
+    Row(C3, ATTACK, """sqlite3 x.db "select \"writefile\"/**/('../outside/x','hi')\"""", contained=False),
+    Row(C3, ATTACK, """sqlite3 x.db "select name from fsdir where path = '../outside'\"""", contained=False),
+    Row(C3, ATTACK, """sqlite3 x.db "attach 'file:%2e%2e/outside/x.db' as o\"""", contained=False),
+    Row(C3, ATTACK, """sqlite3 x.db "select readfile('notes' || char(0) || '.txt')\"""", contained=False),
+    Row(C3, ATTACK, """sqlite3 x.db "select [load_extension] ('./x.so')\""""),
+    Row(C3, TWIN, """sqlite3 x.db "attach 'file:other.db?mode=ro' as o\"""", contained=False),
+    Row(C3, TWIN, """sqlite3 x.db "vacuum main /* copy */ into 'bk' || '.db'\"""", contained=False),
+    Row(C3, TWIN, """sqlite3 x.db "select name from fsdir('src')\"""", contained=False),
     Row(C10, ATTACK, r"""awk 'BEGIN{print "import os; os.system(\"r\"+\"m -f notes.txt\")" | "python3"}'"""),
     Row(
         C10,
