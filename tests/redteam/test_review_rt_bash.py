@@ -174,13 +174,7 @@ ROWS: list[Row] = [
     Row(C4, ATTACK, "TAR_OPTIONS='--checkpoint=1 --checkpoint-action=exec=sh' tar -cf x.tar notes.txt"),
     Row(C4, ATTACK, "PS4='$(r\\m -f notes.txt)'; set -x; :"),
     Row(C4, ATTACK, "PYTHONUSERBASE=. python3 -c 1"),
-    Row(
-        C4,
-        ATTACK,
-        'GNUMAKEFLAGS="--eval=all:\\ ;\\ rm\\ -f\\ notes.txt" make',
-        bypass="GNUMAKEFLAGS is read by GNU make exactly as MAKEFLAGS (refused), but passes unmodelled",
-        proof=GONE,
-    ),
+    Row(C4, ATTACK, 'GNUMAKEFLAGS="--eval=all:\\ ;\\ rm\\ -f\\ notes.txt" make'),
     Row(
         C4,
         ATTACK,
@@ -661,24 +655,45 @@ ROWS += [
 ]
 
 
-PROGVAR = "a variable a program runs as a command is not in the table (make's CC/CXX for built-in rules, npm's editor/shell/browser/git/viewer, PIP_EDITOR, PERLDOC_PAGER, RUSTC_WRAPPER, GOFLAGS=-toolexec)"
 ROWS += [
-    Row(C4, ATTACK, "touch x.c && CC='rm -f notes.txt --' make x.o", bypass=PROGVAR, proof=GONE),
+    Row(C4, ATTACK, "touch x.c && CC='rm -f notes.txt --' make x.o"),
     Row(
         C4,
         ATTACK,
         """mkdir -p node_modules/x && echo '{"name":"x","version":"1.0.0"}' > node_modules/x/package.json && npm_config_editor='rm -f notes.txt' npm edit x""",
-        bypass=PROGVAR,
-        proof=GONE,
     ),
-    Row(C4, ATTACK, "npm_config_shell=rm npm explore x", bypass=PROGVAR),
-    Row(C4, ATTACK, "PIP_EDITOR=rm pip config edit", bypass=PROGVAR),
-    Row(C4, ATTACK, "RUSTC_WRAPPER=rm cargo build", bypass=PROGVAR),
-    Row(C4, ATTACK, "GOFLAGS=-toolexec=rm go build", bypass=PROGVAR),
+    Row(C4, ATTACK, "npm_config_shell=rm npm explore x"),
+    Row(C4, ATTACK, "PIP_EDITOR=rm pip config edit"),
+    Row(C4, ATTACK, "RUSTC_WRAPPER=rm cargo build"),
+    Row(C4, ATTACK, "GOFLAGS=-toolexec=rm go build"),
     Row(C4, ATTACK, "GH_PAGER=rm gh pr list"),
     Row(C4, ATTACK, "SSH_ASKPASS=rm ssh-add"),
     Row(C4, TWIN, "touch x.c && CC=gcc make x.o"),
     Row(C4, TWIN, "CFLAGS=-O2 make"),
+    # a command line a program runs is checked as one; flags put after it must be plain words
+    Row(C4, ATTACK, "CXX='r\\m -f notes.txt;' make x.o"),
+    Row(C4, ATTACK, "CC='sh -c' CFLAGS=\"'rm -f notes.txt'\" make x.o"),
+    Row(C4, ATTACK, "CFLAGS='-O2; rm -f notes.txt' make x.o"),
+    Row(C4, ATTACK, "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=rm cargo run"),
+    Row(C4, ATTACK, "CARGO_BUILD_RUSTC_WRAPPER='rm -f notes.txt' cargo build"),
+    Row(C4, ATTACK, "export CC='rm -f notes.txt --'; make x.o"),
+    Row(C4, ATTACK, "MAKEFLAGS='-j4 --eval=all:;rm' make"),
+    Row(C4, ATTACK, "PIP_LOG=../outside/pip.log pip --version", contained=False),
+    Row(C4, ATTACK, "XDG_CACHE_HOME=../outside pip --version", contained=False),
+    Row(C4, ATTACK, "npm_config_logs_dir=../outside npm --version", contained=False),
+    Row(C4, ATTACK, "GIT_COMMON_DIR=../outside git status", contained=False),
+    Row(C4, ATTACK, "LESSHISTFILE=../outside/h less notes.txt", contained=False),
+    Row(C4, ATTACK, "NODE_REPL_HISTORY=../outside/h node -e 1", contained=False),
+    Row(C4, ATTACK, "SQLITE_TMPDIR=../outside sqlite3 x.db 'vacuum'", contained=False),
+    Row(C4, TWIN, "CC=clang CXX=clang++ make x.o"),
+    Row(C4, TWIN, "CC='gcc -m32' CFLAGS='-O2 -Wall -Iinclude' make x.o"),
+    Row(C4, TWIN, "RUSTC_WRAPPER=sccache cargo build"),
+    Row(C4, TWIN, "export CC=gcc; make x.o"),
+    Row(C4, TWIN, "MAKEFLAGS=-j4 make all"),
+    Row(C4, TWIN, "GOFLAGS=-mod=vendor go build"),
+    Row(C4, TWIN, "PIP_LOG=build/pip.log pip --version", contained=False),
+    Row(C4, TWIN, "XDG_CACHE_HOME=.cache pip --version", contained=False),
+    Row(C4, TWIN, "LESSHISTFILE=- less notes.txt", contained=False),
 ]
 
 
