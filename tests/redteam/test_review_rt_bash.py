@@ -582,47 +582,51 @@ ROWS += [
 ]
 
 
-JSDESTR = "a runner destructured from a name bound to child_process (`const {execSync} = cp`) is not followed, so it passes as a value"
 ROWS += [
     Row(
         C5,
         ATTACK,
         """node -e "const cp = require('child_process'); const {execSync} = cp; [execSync][0]('r'+'m -f notes.txt')\"""",
-        bypass=JSDESTR,
-        proof=GONE,
     ),
     Row(
         C5,
         ATTACK,
         """node -e "const cp = require('child_process'); const {execSync} = cp; (0, execSync)('r'+'m -f notes.txt')\"""",
-        bypass=JSDESTR,
-        proof=GONE,
     ),
     Row(
         C5,
         ATTACK,
         """node -e "const cp = require('child_process'); const {execSync: e} = cp; const o = {e}; o.e('r'+'m -f notes.txt')\"""",
-        bypass=JSDESTR,
-        proof=GONE,
     ),
     Row(
         C5,
         ATTACK,
         """node -e "const cp = require('child_process'); const {execSync} = cp; setTimeout(execSync, 0, 'r'+'m -f notes.txt')\"""",
-        bypass=JSDESTR,
-        proof=GONE,
     ),
     Row(
         C5,
         ATTACK,
         """node -e "const cp = require('child_process'); const {execSync} = cp; ['r'+'m -f notes.txt'].forEach(execSync)\"""",
-        bypass=JSDESTR,
-        proof=GONE,
     ),
     Row(C5, ATTACK, """node -e "const {execSync} = require('child_process'); [execSync][0]('r'+'m -f notes.txt')\""""),
     Row(C5, ATTACK, """python3 -c "import os; f = os.system; f('r'+'m -f notes.txt')\""""),
     Row(C5, ATTACK, """python3 -c "import os; [os.system][0]('r'+'m -f notes.txt')\""""),
     Row(C5, TWIN, """node -e "const cp = require('child_process'); const {execSync} = cp; execSync('ls')\""""),
+    Row(
+        C5,
+        ATTACK,
+        """node -e "const cp = require('child_process'); const c2 = cp; const {spawnSync: s} = c2; [s][0]('r'+'m', ['-f', 'notes.txt'])\"""",
+    ),
+    Row(
+        C5,
+        ATTACK,
+        """node -e "var e = cp.execSync; var cp = require('child_process'); [e][0]('r'+'m -f notes.txt')\"""",
+    ),
+    Row(
+        C5,
+        TWIN,
+        """node -e "const cp = require('child_process'); const c2 = cp; const {spawnSync} = c2; spawnSync('ls', ['-l'])\"""",
+    ),
     Row(C5, TWIN, """node -e "console.log(process.getBuiltinModule('path').join('a','b'))\""""),
     Row(C5, TWIN, """python3 -c "from pathlib import Path; print(sorted(Path('.').glob('*.py')))\""""),
 ]
