@@ -42,6 +42,11 @@ TWINS = [
     ("tar xPf x.tar", U, "tar -cPf x.tar notes.txt"),
     ("tar --extract --abs -f x.tar", U, "tar --extract -f x.tar --strip-components=1"),
     ("tar -xf x.tar --transform='s,^,../,' -P", U, "tar -xf x.tar --transform='s,^,src/,'"),
+    # git -c: housekeeping keys and the transports git may use pass; ext (a program as the remote) does not
+    ("git -c protocol.ext.allow=always fetch", N, "git -c protocol.file.allow=always submodule update --init"),
+    ("git -c protocol.allow=always fetch", N, "git -c protocol.allow=never -c protocol.https.allow=always fetch"),
+    ("git -c protocol.file.allow='!x' fetch", N, "git -c gc.auto=1 -c maintenance.auto=false gc"),
+    ("git -c gc.auto=1 -c core.hooksPath=h gc", N, "git -c fetch.parallel=4 -c submodule.recurse=true pull"),
 ]
 
 

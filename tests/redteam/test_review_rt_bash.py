@@ -72,13 +72,10 @@ ROWS: list[Row] = [
     Row(C1, TWIN, "git difftool -y -x true HEAD"),
     Row(C1, TWIN, "find . -name '*.py' -exec grep -l TODO {} +"),
     Row(C1, TWIN, "make CC=gcc x.o"),
-    Row(
-        C1,
-        TWIN,
-        "git -c protocol.file.allow=always submodule update --init",
-        wrongful="nested-script-unreadable: git -c protocol.file.allow may name a program git runs; only presentation keys "
-        "are accepted (the usual way to update local-path submodules since git 2.38.1)",
-    ),
+    Row(C1, TWIN, "git -c protocol.file.allow=always submodule update --init"),
+    Row(C1, TWIN, "git -c gc.auto=1 gc"),
+    Row(C1, ATTACK, "git -c protocol.ext.allow=always clone 'ext::sh -c r\\m% -f% notes.txt' y"),
+    Row(C1, ATTACK, "git -c protocol.allow=always clone 'ext::sh -c r\\m% -f% notes.txt' y"),
     # --- 2: a program's script read from a stream ------------------------------------------------------
     Row(C2, ATTACK, "echo 'BEGIN{system(\"rm -f notes.txt\")}' | awk -f /dev/stdin"),
     Row(C2, ATTACK, "make -f - <<< 'all: ; rm -f notes.txt'"),
