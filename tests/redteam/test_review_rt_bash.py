@@ -26,6 +26,8 @@ if not POLICY.exists():  # the review's policy lives beside the worktree; the co
     POLICY = REPO / "config" / "default.yaml"
 
 ATTACK, TWIN = "attack", "twin"
+# kept xfail: the class SECURITY.md accepts under "What it does not guarantee"
+PROJECT_CODE = "project code run by an allowed interpreter, the class SECURITY.md accepts (not fixed): "
 GONE, OUTSIDE, READ = "notes.txt deleted", "file written outside", "secret read from outside"
 
 
@@ -176,7 +178,8 @@ ROWS: list[Row] = [
         C4,
         ATTACK,
         'printf \'import os\\nos.system("r"+"m -f notes.txt")\\n\' > sitecustomize.py && PYTHONPATH=. python3 -c 1',
-        bypass="PYTHONPATH=. makes python import an agent-written sitecustomize.py at start, as PYTHONUSERBASE=. "
+        bypass=PROJECT_CODE
+        + "PYTHONPATH=. makes python import an agent-written sitecustomize.py at start, as PYTHONUSERBASE=. "
         "(refused) does with usercustomize.py",
         proof=GONE,
     ),
@@ -184,7 +187,8 @@ ROWS: list[Row] = [
         C4,
         ATTACK,
         'printf \'system "r"."m -f notes.txt"; 1;\\n\' > strict.pm && PERLLIB=. perl -Mstrict -e 1',
-        bypass="PERLLIB (like PERL5LIB) moves @INC, so a module name judged inert (strict) loads an agent-written file",
+        bypass=PROJECT_CODE
+        + "PERLLIB (like PERL5LIB) moves @INC, so a module name judged inert (strict) loads an agent-written file",
         proof=GONE,
     ),
     Row(C4, TWIN, "PYTHONPATH=src python3 -m pytest -q"),
@@ -224,7 +228,7 @@ ROWS: list[Row] = [
         C5,
         ATTACK,
         'printf \'system "r"."m -f notes.txt"; 1;\\n\' > strict.pm && perl -I. -Mstrict -e 1',
-        bypass="perl -I. moves @INC, so a module name judged inert (strict) loads an agent-written file",
+        bypass=PROJECT_CODE + "perl -I. moves @INC, so a module name judged inert (strict) loads an agent-written file",
         proof=GONE,
     ),
     Row(C5, TWIN, 'python3 -c "import operator; print(operator.itemgetter(1)([1,2]))"'),
@@ -504,8 +508,7 @@ ROWS += [
         C5,
         ATTACK,
         r"""printf 'import os\nos.system("r"+"m -f notes.txt")\n' > json.py && python3 -c 'import json'""",
-        bypass="a module judged inert by name (json) is an agent-written file in the working directory (SECURITY.md names "
-        "the project's own modules as unread, but here the name is the standard library's)",
+        bypass=PROJECT_CODE + "a module judged inert by name (json) is an agent-written file in the working directory",
         proof=GONE,
     ),
 ]
