@@ -155,7 +155,7 @@ TABLE.update(
         **{f"CARGO_BUILD_{name}": Variable(COMMAND, "cargo") for name in _RUST.split()},
         "CARGO_TARGET_*_RUNNER": Variable(COMMAND, "cargo run and cargo test"),
         "CARGO_TARGET_*_LINKER": Variable(COMMAND, "cargo"),
-        "CARGO_BUILD_*": Variable(OPTIONS, "cargo (build settings, some of them programs)", flags=""),
+        **{name: Variable(PATHS, "cargo (where it builds)") for name in ("CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR")},
         **{f"NPM_CONFIG_{name}": Variable(COMMAND, "npm") for name in ("EDITOR", "SHELL", "BROWSER", "GIT", "VIEWER")},
         "PIP_EDITOR": Variable(COMMAND, "pip config edit"),
         "PERLDOC_PAGER": Variable(RUNS, "perldoc"),
