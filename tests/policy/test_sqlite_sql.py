@@ -29,6 +29,8 @@ TWINS = [
     ("select data from fsdir/**/('..')", P, "select name from fsdir('src')"),
     ("select name from fsdir where path = '..'", U, "select name from t where path = '..'"),
     ("create virtual table z using zipfile('../z.zip')", P, "create virtual table z using zipfile('z.zip')"),
+    ("pragma temp_store_directory = '/etc'", P, "pragma temp_store_directory = 'tmp'"),
+    ("pragma temp_store_directory(x'2e2e')", U, "pragma temp_store = memory"),
 ]
 
 

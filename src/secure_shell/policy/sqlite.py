@@ -57,6 +57,8 @@ _REFUSED = {
 _SQL_RUNS = {"edit": "runs a program", "load_extension": "loads native code"}
 # the arguments (by position) that name files, of the functions that reach files
 _SQL_PATHS = {"readfile": (0,), "writefile": (0,), "fsdir": (0, 1), "zipfile": (0,)}
+# PRAGMA temp_store_directory = 'DIR': where SQLite writes its temporary files
+_SQL_DIRECTORY_PRAGMAS = frozenset({"temp_store_directory", "data_store_directory"})
 # table-valued ones also take their arguments as constraints (`select * from fsdir where path='..'`)
 _SQL_TABLES = frozenset({"fsdir", "zipfile"})
 
@@ -165,6 +167,10 @@ def sql_text(sql: str, label: str) -> list[Resolution]:
         elif name == "attach" and (i == 0 or toks[i - 1].text != "."):
             start = i + 2 if i + 1 < len(toks) and toks[i + 1].text.lower() == "database" else i + 1
             out += _literal_path(_until(toks, start, "as"), f"{label} attach", sql)
+        elif name in _SQL_DIRECTORY_PRAGMAS and i + 1 < len(toks) and toks[i + 1].text in ("=", "("):
+            value = _until(toks, i + 2, "")
+            value = value[:-1] if toks[i + 1].text == "(" and value[-1:] == [SqlToken(OP, ")")] else value
+            out += _literal_path(value, f"{label} pragma {name}", sql)
         elif name == "into" and _after_vacuum(toks, i):
             out += _literal_path(_until(toks, i + 1, ""), f"{label} vacuum into", sql)
     return out
