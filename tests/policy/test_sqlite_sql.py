@@ -24,6 +24,7 @@ TWINS = [
     ("attach 'file:%2e%2e/x.db' as o", P, "attach 'file:other.db?mode=ro' as o"),
     ("attach 'file://host/x.db' as o", U, "attach 'file:///home/u/proj/o.db' as o"),
     ("attach lower('X.DB') as o", U, "attach ':memory:' as o"),
+    ("select 1; /* x */ attach '/etc/x.db' as o", P, "select attach from t"),
     ("vacuum/**/into '../v.db'", P, "vacuum into 'backup.db'"),
     ("vacuum main into '.' || '/../v.db'", P, "vacuum main into 'bk' || '.db'"),
     ("select data from fsdir/**/('..')", P, "select name from fsdir('src')"),

@@ -57,6 +57,8 @@ _REFUSED = {
 _SQL_RUNS = {"edit": "runs a program", "load_extension": "loads native code"}
 # the arguments (by position) that name files, of the functions that reach files
 _SQL_PATHS = {"readfile": (0,), "writefile": (0,), "fsdir": (0, 1), "zipfile": (0,)}
+# ATTACH is a statement: it starts one, or follows EXPLAIN [QUERY PLAN] (a column may be named attach)
+_BEFORE_STATEMENT = frozenset({"explain", "plan"})
 # PRAGMA temp_store_directory = 'DIR': where SQLite writes its temporary files
 _SQL_DIRECTORY_PRAGMAS = frozenset({"temp_store_directory", "data_store_directory"})
 # table-valued ones also take their arguments as constraints (`select * from fsdir where path='..'`)
@@ -164,7 +166,7 @@ def sql_text(sql: str, label: str) -> list[Resolution]:
         elif name in _SQL_TABLES:
             what = f"{name} used as a table takes its file names as constraints"
             out.append(Refusal(R.PATH_UNRESOLVABLE, f"{label}: SQL {what}", excerpt(sql)))
-        elif name == "attach" and (i == 0 or toks[i - 1].text != "."):
+        elif name == "attach" and (i == 0 or toks[i - 1].text == ";" or toks[i - 1].text.lower() in _BEFORE_STATEMENT):
             start = i + 2 if i + 1 < len(toks) and toks[i + 1].text.lower() == "database" else i + 1
             out += _literal_path(_until(toks, start, "as"), f"{label} attach", sql)
         elif name in _SQL_DIRECTORY_PRAGMAS and i + 1 < len(toks) and toks[i + 1].text in ("=", "("):
