@@ -165,6 +165,24 @@ _MAKE_CODE_FUNCTION = re.compile(r"\$[({](eval|guile|load)\s")
 def makefile_text(text: str, label: str) -> list[Resolution]:
     """What a makefile's text runs: its recipe lines and $(shell ...) calls, read as bash; a SHELL or
     .SHELLFLAGS it sets, or an include, is refused (it changes what reads the recipes, or adds unseen text)."""
+    out = make_functions(text, label)
+    for line in text.split("\n"):
+        if re.match(r"^\s*(export\s+|override\s+)?(SHELL|\.SHELLFLAGS|MAKESHELL)\s*[:+?!]?=", line):
+            out.append(
+                Refusal(R.DANGEROUS_VARIABLE, f"{label} sets the shell its recipes run in", excerpt(line, SHORT))
+            )
+        elif re.match(r"^\s*-?(include|sinclude|load|-include)\b", line):
+            out.append(Refusal(R.NESTED_SCRIPT, f"{label} reads more makefile text from a file", excerpt(line, SHORT)))
+        elif line.startswith("\t"):
+            out.append(Script("bash", line[1:].lstrip("@-+"), f"{label} recipe"))
+        elif re.match(r"^[^=#\t]*:[^=]", line) and ";" in line:
+            out.append(Script("bash", line.split(";", 1)[1].lstrip(" @-+"), f"{label} recipe"))
+    return out
+
+
+def make_functions(text: str, label: str) -> list[Resolution]:
+    """What make's functions in `text` reach: $(shell) read as bash, $(file) checked as a path,
+    $(eval)/$(guile)/$(load) refused."""
     out: list[Resolution] = []
     match = _MAKE_SHELL_FUNCTION.search(text)
     while match is not None:  # each call read once; one nested in another is inside its text
@@ -183,17 +201,6 @@ def makefile_text(text: str, label: str) -> list[Resolution]:
     for found in _MAKE_CODE_FUNCTION.finditer(text):
         what = f"{label} $({found.group(1)}) makes more makefile text or runs code the policy does not read"
         out.append(Refusal(R.NESTED_SCRIPT, what, excerpt(text[found.start() :], SHORT)))
-    for line in text.split("\n"):
-        if re.match(r"^\s*(export\s+|override\s+)?(SHELL|\.SHELLFLAGS|MAKESHELL)\s*[:+?!]?=", line):
-            out.append(
-                Refusal(R.DANGEROUS_VARIABLE, f"{label} sets the shell its recipes run in", excerpt(line, SHORT))
-            )
-        elif re.match(r"^\s*-?(include|sinclude|load|-include)\b", line):
-            out.append(Refusal(R.NESTED_SCRIPT, f"{label} reads more makefile text from a file", excerpt(line, SHORT)))
-        elif line.startswith("\t"):
-            out.append(Script("bash", line[1:].lstrip("@-+"), f"{label} recipe"))
-        elif re.match(r"^[^=#\t]*:[^=]", line) and ";" in line:
-            out.append(Script("bash", line.split(";", 1)[1].lstrip(" @-+"), f"{label} recipe"))
     return out
 
 
@@ -206,7 +213,7 @@ def _make(command: SimpleCommand) -> list[Resolution]:
     for word in command.words[1:]:
         name, eq, value = (word.value or "").partition("=")
         if eq and not name.startswith("-") and re.fullmatch(r"[^\s:#=]+\s*[:+?!]*", name):
-            out += makefile_text(value, f"make {name.strip()}=")  # a variable's value is make text
+            out += make_functions(value, f"make {name.strip()}=")  # a variable's value is make text
             out += _make_variable(name.strip().rstrip(":+?!").strip(), value)
         elif word.value is None and "=" in word.source and not word.source.startswith("-"):
             out.append(_script(word, "make VAR="))  # `make "X=$v"`: make text known only at run time
