@@ -17,7 +17,7 @@ from secure_shell.policy.env_variables import (
     TABLE,
     variable,
 )
-from tests.helpers.policy import B, P, V, check
+from tests.helpers.policy import B, I, P, V, check
 
 # (allowed, refused twin, the twin's rule)
 ROWS = [
@@ -73,7 +73,12 @@ ROWS = [
     ("npm_config_shell=bash npm explore x", "npm_config_shell=rm npm explore x", B),
     ("PIP_EDITOR=vim pip config edit", "PIP_EDITOR=rm pip config edit", B),
     ("CC=gcc make x.o", 'CC="$X" make x.o', V),
-    ("CC=true; export CC", "CC=gcc; export CC", V),  # a plain assignment is not checked as a command: harmless only
+    ("CC=true; export CC", "CC=gcc; export CC", V),
+    (
+        "python3 -c \"import subprocess; subprocess.run(['make'], env={'CFLAGS': '-O2', 'CC': 'true'})\"",
+        "python3 -c \"import subprocess; subprocess.run(['make'], env={'CC': 'rm -f x'})\"",
+        I,
+    ),  # a plain assignment is not checked as a command: harmless only
     # flags a program puts after such a command: plain words only (with CC='sh -c' any quoted word is a script)
     ("CFLAGS='-O2 -Wall -Iinclude -DX=1' make x.o", "CFLAGS='-O2; rm x' make x.o", V),
     ("LDFLAGS=-L/usr/local/lib make", "CC='sh -c' CFLAGS=\"'rm x'\" make x.o", V),
