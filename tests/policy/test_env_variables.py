@@ -5,8 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from secure_shell.policy.env_variables import CONFIGS, FINDS, LOADS, OPTIONS, PATHS, RUNS, TABLE, variable
-from tests.helpers.policy import P, V, check
+from secure_shell.policy.env_variables import (
+    ARGUMENTS,
+    COMMAND,
+    CONFIGS,
+    FINDS,
+    LOADS,
+    OPTIONS,
+    PATHS,
+    RUNS,
+    TABLE,
+    variable,
+)
+from tests.helpers.policy import B, I, P, V, check
 
 # (allowed, refused twin, the twin's rule)
 ROWS = [
@@ -51,6 +62,38 @@ ROWS = [
     ("XDG_CONFIG_HOME=/etc/xdg git log", 'export XDG_CONFIG_HOME="$PWD"; git log', V),
     ("KUBECONFIG=/etc/kube/config kubectl get pods", "KUBECONFIG=./kubeconfig kubectl get pods", V),
     ("unset HOME; git log", "HOME=$(mktemp -d) npm test", V),
+    # a command line a program runs through /bin/sh is checked as a command under the policy
+    ("CC=clang make x.o", "CC='rm -f notes.txt --' make x.o", B),
+    ("CC='gcc -m32' make x.o", "CC='gcc; rm x' make x.o", B),
+    ("export CXX=clang++", "export CXX='r\\m x'", B),
+    ("RUSTC_WRAPPER=sccache cargo build", "RUSTC_WRAPPER=rm cargo build", B),
+    ("RUSTC_WRAPPER=sccache cargo build", "CARGO_BUILD_RUSTC_WRAPPER=rm cargo build", B),
+    ("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=qemu-x86_64 cargo run", "CARGO_TARGET_X_RUNNER=rm cargo run", B),
+    ("npm_config_editor=vim npm edit x", "npm_config_editor='rm -f x' npm edit x", B),
+    ("npm_config_shell=bash npm explore x", "npm_config_shell=rm npm explore x", B),
+    ("PIP_EDITOR=vim pip config edit", "PIP_EDITOR=rm pip config edit", B),
+    ("CC=gcc make x.o", 'CC="$X" make x.o', V),
+    ("CC=true; export CC", "CC=gcc; export CC", V),
+    (
+        "python3 -c \"import subprocess; subprocess.run(['make'], env={'CFLAGS': '-O2', 'CC': 'true'})\"",
+        "python3 -c \"import subprocess; subprocess.run(['make'], env={'CC': 'rm -f x'})\"",
+        I,
+    ),  # a plain assignment is not checked as a command: harmless only
+    # flags a program puts after such a command: plain words only (with CC='sh -c' any quoted word is a script)
+    ("CFLAGS='-O2 -Wall -Iinclude -DX=1' make x.o", "CFLAGS='-O2; rm x' make x.o", V),
+    ("LDFLAGS=-L/usr/local/lib make", "CC='sh -c' CFLAGS=\"'rm x'\" make x.o", V),
+    # make's options from the environment, and go's: inert ones only
+    ("GNUMAKEFLAGS=--no-print-directory make all", "GNUMAKEFLAGS='--eval=all: ; rm x' make", V),
+    ("MAKEFLAGS='-j4 -s' make", "MAKEFLAGS='CC=rm' make", V),
+    ("GOFLAGS='-mod=vendor -trimpath' go build", "GOFLAGS=-toolexec=rm go build", V),
+    # paths programs write or keep: checked against the reach
+    ("PIP_LOG=build/pip.log pip install x", "PIP_LOG=../outside/pip.log pip install x", P),
+    ("XDG_CACHE_HOME=.cache pip install x", "XDG_CACHE_HOME=../outside pip install x", P),
+    ("npm_config_logs_dir=logs npm ci", "npm_config_logs_dir=../outside npm ci", P),
+    ("unset GIT_COMMON_DIR; git status", "GIT_COMMON_DIR=../outside git status", V),
+    ("LESSHISTFILE=- less notes.txt", "LESSHISTFILE=../outside/h less notes.txt", P),
+    ("NODE_REPL_HISTORY=.node_history node", "NODE_REPL_HISTORY=../outside/h node", P),
+    ("SQLITE_TMPDIR=tmp sqlite3 x.db vacuum", "SQLITE_TMPDIR=/etc sqlite3 x.db vacuum", P),
 ]
 
 
@@ -65,7 +108,7 @@ def test_a_program_variable_passes_with_a_harmless_value_and_its_twin_is_refused
 
 
 def test_the_table_names_each_kind_and_is_read_case_folded() -> None:
-    assert {rule.kind for rule in TABLE.values()} == {RUNS, PATHS, LOADS, FINDS, OPTIONS, CONFIGS}
+    assert {rule.kind for rule in TABLE.values()} == {RUNS, COMMAND, ARGUMENTS, PATHS, LOADS, FINDS, OPTIONS, CONFIGS}
     assert variable("npm_config_cache") is TABLE["NPM_CONFIG_CACHE"]
     assert variable("GIT_TRACE_SETUP") is TABLE["GIT_TRACE*"]
     assert variable("home") is TABLE["HOME"]

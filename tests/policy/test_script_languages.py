@@ -16,6 +16,7 @@ def refused(found: list[Resolution]) -> bool:
 
 
 # (language, refused code, its ordinary twin)
+_CP = "const cp = require('child_process'); "
 PAIRS = [
     # JavaScript: require, a runner or a runner module as a value
     ("node", 'require.call(null, "child_process").execSync("x")', 'console.log(require.resolve("fs"))'),
@@ -111,6 +112,14 @@ PAIRS = [
     ("node", 'process.env.BASH_ENV = "e.sh"', 'process.env.NODE_ENV = "test"'),
     ("node", 'process.env["NODE_" + "OPTIONS"] = "x"', 'console.log(process.env["HOME"])'),
     ("node", 'Object.assign(process.env, {LD_PRELOAD: "x"})', "Object.assign({}, {a: 1})"),
+    # a runner bound through another name, before or after it in the text, is followed as a runner
+    ("node", _CP + "const {execSync} = cp; [execSync][0](x)", _CP + "const {execSync} = cp; execSync('ls')"),
+    ("node", _CP + "const {execSync} = cp; (0, execSync)(x)", _CP + "const {execSync} = cp; (execSync)('ls')"),
+    ("node", _CP + "const {execSync: e} = cp; const o = {e}; o.e(x)", _CP + "const {execSync: e} = cp; e('ls')"),
+    ("node", _CP + "const {execSync} = cp; setTimeout(execSync, 0, x)", _CP + "setTimeout(() => cp.execSync('ls'), 0)"),
+    ("node", _CP + "const {execSync} = cp; [x].forEach(execSync)", _CP + "['ls'].forEach(c => cp.execSync('ls'))"),
+    ("node", _CP + "const c2 = cp; const {spawn} = c2; [spawn][0](x)", _CP + "const c2 = cp; c2.spawn('ls', [])"),
+    ("node", "var a = b; var b = require('child_process'); [a.exec][0](x)", "var a = b; var b = 1; [a][0]"),
 ]
 
 

@@ -26,6 +26,8 @@ if not POLICY.exists():  # the review's policy lives beside the worktree; the co
     POLICY = REPO / "config" / "default.yaml"
 
 ATTACK, TWIN = "attack", "twin"
+# kept xfail: the class SECURITY.md accepts under "What it does not guarantee"
+PROJECT_CODE = "project code run by an allowed interpreter, the class SECURITY.md accepts (not fixed): "
 GONE, OUTSIDE, READ = "notes.txt deleted", "file written outside", "secret read from outside"
 
 
@@ -45,7 +47,6 @@ C10 = "10 runner fed its script on stdin"
 C11 = "11 files named in a tool's own command language"
 
 FED = "a program started by a harmless literal name (sh, bash, python3, node) reads its script from a stdin the command fills"
-SQLCAT = "only the first string literal of a `||` concatenation is checked as the file name"
 
 ROWS: list[Row] = [
     # --- 1: shell text inside a program's argument ---------------------------------------------------
@@ -73,13 +74,10 @@ ROWS: list[Row] = [
     Row(C1, TWIN, "git difftool -y -x true HEAD"),
     Row(C1, TWIN, "find . -name '*.py' -exec grep -l TODO {} +"),
     Row(C1, TWIN, "make CC=gcc x.o"),
-    Row(
-        C1,
-        TWIN,
-        "git -c protocol.file.allow=always submodule update --init",
-        wrongful="nested-script-unreadable: git -c protocol.file.allow may name a program git runs; only presentation keys "
-        "are accepted (the usual way to update local-path submodules since git 2.38.1)",
-    ),
+    Row(C1, TWIN, "git -c protocol.file.allow=always submodule update --init"),
+    Row(C1, TWIN, "git -c gc.auto=1 gc"),
+    Row(C1, ATTACK, "git -c protocol.ext.allow=always clone 'ext::sh -c r\\m% -f% notes.txt' y"),
+    Row(C1, ATTACK, "git -c protocol.allow=always clone 'ext::sh -c r\\m% -f% notes.txt' y"),
     # --- 2: a program's script read from a stream ------------------------------------------------------
     Row(C2, ATTACK, "echo 'BEGIN{system(\"rm -f notes.txt\")}' | awk -f /dev/stdin"),
     Row(C2, ATTACK, "make -f - <<< 'all: ; rm -f notes.txt'"),
@@ -127,40 +125,30 @@ ROWS: list[Row] = [
         C3,
         ATTACK,
         "sqlite3 x.db \"attach 'file:' || '../outside/x.db' as o; create table o.t(x)\"",
-        bypass=SQLCAT + " (a URI scheme first)",
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         "sqlite3 x.db \"attach '.' || '/../outside/q.db' as o; create table o.t(x)\"",
-        bypass=SQLCAT,
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         "sqlite3 x.db \"vacuum into '.' || '/../outside/v.db'\"",
-        bypass=SQLCAT,
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         "sqlite3 x.db \"select writefile('.' || '/../outside/w','hi')\"",
-        bypass=SQLCAT,
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         "sqlite3 x.db \"select readfile('.' || '/../outside/secret.txt')\"",
-        bypass=SQLCAT,
-        proof=READ,
         contained=False,
     ),
     Row(C3, TWIN, "sqlite3 x.db \"attach 'other.db' as o\"", contained=False),
@@ -185,18 +173,13 @@ ROWS: list[Row] = [
     Row(C4, ATTACK, "TAR_OPTIONS='--checkpoint=1 --checkpoint-action=exec=sh' tar -cf x.tar notes.txt"),
     Row(C4, ATTACK, "PS4='$(r\\m -f notes.txt)'; set -x; :"),
     Row(C4, ATTACK, "PYTHONUSERBASE=. python3 -c 1"),
-    Row(
-        C4,
-        ATTACK,
-        'GNUMAKEFLAGS="--eval=all:\\ ;\\ rm\\ -f\\ notes.txt" make',
-        bypass="GNUMAKEFLAGS is read by GNU make exactly as MAKEFLAGS (refused), but passes unmodelled",
-        proof=GONE,
-    ),
+    Row(C4, ATTACK, 'GNUMAKEFLAGS="--eval=all:\\ ;\\ rm\\ -f\\ notes.txt" make'),
     Row(
         C4,
         ATTACK,
         'printf \'import os\\nos.system("r"+"m -f notes.txt")\\n\' > sitecustomize.py && PYTHONPATH=. python3 -c 1',
-        bypass="PYTHONPATH=. makes python import an agent-written sitecustomize.py at start, as PYTHONUSERBASE=. "
+        bypass=PROJECT_CODE
+        + "PYTHONPATH=. makes python import an agent-written sitecustomize.py at start, as PYTHONUSERBASE=. "
         "(refused) does with usercustomize.py",
         proof=GONE,
     ),
@@ -204,7 +187,8 @@ ROWS: list[Row] = [
         C4,
         ATTACK,
         'printf \'system "r"."m -f notes.txt"; 1;\\n\' > strict.pm && PERLLIB=. perl -Mstrict -e 1',
-        bypass="PERLLIB (like PERL5LIB) moves @INC, so a module name judged inert (strict) loads an agent-written file",
+        bypass=PROJECT_CODE
+        + "PERLLIB (like PERL5LIB) moves @INC, so a module name judged inert (strict) loads an agent-written file",
         proof=GONE,
     ),
     Row(C4, TWIN, "PYTHONPATH=src python3 -m pytest -q"),
@@ -244,7 +228,7 @@ ROWS: list[Row] = [
         C5,
         ATTACK,
         'printf \'system "r"."m -f notes.txt"; 1;\\n\' > strict.pm && perl -I. -Mstrict -e 1',
-        bypass="perl -I. moves @INC, so a module name judged inert (strict) loads an agent-written file",
+        bypass=PROJECT_CODE + "perl -I. moves @INC, so a module name judged inert (strict) loads an agent-written file",
         proof=GONE,
     ),
     Row(C5, TWIN, 'python3 -c "import operator; print(operator.itemgetter(1)([1,2]))"'),
@@ -387,24 +371,18 @@ ROWS: list[Row] = [
         C11,
         ATTACK,
         "gdb -batch -ex 'set logging file ../outside/x' -ex 'set logging enabled on' -ex 'echo hi\\n'",
-        bypass="gdb's `set logging file` names a file the engine does not check",
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C11,
         ATTACK,
         "gdb -batch -ex 'dump value ../outside/x 1'",
-        bypass="gdb's `dump`/`append`/`restore` name files the engine does not check",
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C11,
         ATTACK,
         "make -s 'x:=$(file >../outside/x,hi)' -f /dev/null",
-        bypass="make's $(file >PATH,TEXT) writes a file the engine does not check (the text is read for $(shell))",
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
@@ -417,10 +395,23 @@ ROWS: list[Row] = [
     Row(C11, TWIN, "make 'x:=$(file >out.txt,hi)' -f /dev/null", contained=False),
     Row(C11, TWIN, "awk '{print > \"out.txt\"}' notes.txt", contained=False),
     Row(C11, TWIN, 'sqlite3 x.db ".output out.txt" "select 1"', contained=False),
+    # gdb's commands are a closed world; make's command-line variables are make text; tar -x -P is refused
+    Row(C11, ATTACK, "gdb -batch -ex 'append binary value ../outside/x 1'", contained=False),
+    Row(C11, ATTACK, "gdb -batch -ex 'gcore ../outside/core' -p 1", contained=False),
+    Row(C11, ATTACK, "gdb -batch -ex 'she r\\m -f notes.txt'"),
+    Row(C11, ATTACK, "gdb -batch -ex 'run $(r\\m -f notes.txt)' ./a.out"),
+    Row(C11, ATTACK, "gdb -batch -ex 'set exec-wrapper r\\m -f notes.txt' -ex run ./a.out"),
+    Row(C11, ATTACK, "make -s 'x:=$(file >>../outside/x,hi)' -f /dev/null", contained=False),
+    Row(C11, ATTACK, "make -s 'x=$(eval all: ; r\\m -f notes.txt)' -f /dev/null"),
+    Row(C11, ATTACK, "make 'CC=r\\m -f notes.txt --' x.o"),
+    Row(C11, ATTACK, "tar --extract --absolute-names -f x.tar", contained=False),
+    Row(C11, TWIN, "gdb -batch -ex 'run' -ex 'bt' -ex 'info registers' ./a.out", contained=False),
+    Row(C11, TWIN, "gdb -batch -ex 'break main' -ex 'run --verbose' -ex 'p/x $rip' ./a.out", contained=False),
+    Row(C11, TWIN, "make 'x:=$(file <notes.txt)' -f /dev/null", contained=False),
+    Row(C11, TWIN, "make CC=clang CFLAGS='-O2 -g' x.o", contained=False),
+    Row(C11, TWIN, "tar -cPf x.tar notes.txt", contained=False),
 ]
 
-
-SQLCOMMENT = "an SQL comment between a function or statement keyword and its arguments hides it from the scan"
 
 # Neighbours of the first findings, tried once a member of a class got through.
 ROWS += [
@@ -432,50 +423,49 @@ ROWS += [
         """sqlite3 x.db "with p(v) as (select '../outside/x') select writefile(v,'hi') from p\"""",
         contained=False,
     ),
-    Row(C3, ATTACK, """sqlite3 x.db "select edit/**/('x','rm -f notes.txt')\"""", bypass=SQLCOMMENT, proof=GONE),
-    Row(C3, ATTACK, """sqlite3 x.db "select edit--c\n('x','rm -f notes.txt')\"""", bypass=SQLCOMMENT, proof=GONE),
+    Row(C3, ATTACK, """sqlite3 x.db "select edit/**/('x','rm -f notes.txt')\""""),
+    Row(C3, ATTACK, """sqlite3 x.db "select edit--c\n('x','rm -f notes.txt')\""""),
     Row(
         C3,
         ATTACK,
         """sqlite3 x.db "select writefile/**/('../outside/x','hi')\"""",
-        bypass=SQLCOMMENT,
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         """sqlite3 x.db "attach/**/'../outside/x.db' as o; create table o.t(x)\"""",
-        bypass=SQLCOMMENT,
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         """sqlite3 x.db "vacuum/**/into '../outside/x.db'\"""",
-        bypass=SQLCOMMENT,
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         """sqlite3 x.db "select data from fsdir/**/('../outside')\"""",
-        bypass=SQLCOMMENT,
-        proof=READ,
         contained=False,
     ),
     Row(
         C3,
         ATTACK,
         """sqlite3 x.db "select writefile('' || '../outside/x','hi')\"""",
-        bypass=SQLCAT + " (an empty one)",
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(C3, TWIN, """sqlite3 x.db "select writefile/**/('out.txt','hi')\"""", contained=False),
     Row(C3, TWIN, """sqlite3 x.db "select count(*) /* rows */ from t\""""),
+    # SQL read by its tokens: comments gone, names quoted or not, `||` joins of literals joined, the rest refused
+    Row(C3, ATTACK, """sqlite3 x.db "select \"writefile\"/**/('../outside/x','hi')\"""", contained=False),
+    Row(C3, ATTACK, """sqlite3 x.db "select name from fsdir where path = '../outside'\"""", contained=False),
+    Row(C3, ATTACK, """sqlite3 x.db "attach 'file:%2e%2e/outside/x.db' as o\"""", contained=False),
+    Row(C3, ATTACK, """sqlite3 x.db "select readfile('notes' || char(0) || '.txt')\"""", contained=False),
+    Row(C3, ATTACK, """sqlite3 x.db "select [load_extension] ('./x.so')\""""),
+    Row(C3, TWIN, """sqlite3 x.db "attach 'file:other.db?mode=ro' as o\"""", contained=False),
+    Row(C3, TWIN, """sqlite3 x.db "vacuum main /* copy */ into 'bk' || '.db'\"""", contained=False),
+    Row(C3, TWIN, """sqlite3 x.db "select name from fsdir('src')\"""", contained=False),
     Row(C10, ATTACK, r"""awk 'BEGIN{print "import os; os.system(\"r\"+\"m -f notes.txt\")" | "python3"}'"""),
     Row(
         C10,
@@ -518,8 +508,7 @@ ROWS += [
         C5,
         ATTACK,
         r"""printf 'import os\nos.system("r"+"m -f notes.txt")\n' > json.py && python3 -c 'import json'""",
-        bypass="a module judged inert by name (json) is an agent-written file in the working directory (SECURITY.md names "
-        "the project's own modules as unread, but here the name is the standard library's)",
+        bypass=PROJECT_CODE + "a module judged inert by name (json) is an agent-written file in the working directory",
         proof=GONE,
     ),
 ]
@@ -552,16 +541,12 @@ ROWS += [
         C11,
         ATTACK,
         "tar -cf x.tar --transform='s,^,../outside/,' notes.txt && tar -xPf x.tar",
-        bypass="tar --transform renames members to a path outside, and -P extracts it as named",
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(
         C11,
         ATTACK,
         "tar -cf x.tar notes.txt && tar -xf x.tar --transform='s,^,../outside/,' -P",
-        bypass="tar --transform renames members to a path outside, and -P extracts it as named",
-        proof=OUTSIDE,
         contained=False,
     ),
     Row(C11, ATTACK, "tar -xf x.tar -C ../outside", contained=False),
@@ -602,47 +587,51 @@ ROWS += [
 ]
 
 
-JSDESTR = "a runner destructured from a name bound to child_process (`const {execSync} = cp`) is not followed, so it passes as a value"
 ROWS += [
     Row(
         C5,
         ATTACK,
         """node -e "const cp = require('child_process'); const {execSync} = cp; [execSync][0]('r'+'m -f notes.txt')\"""",
-        bypass=JSDESTR,
-        proof=GONE,
     ),
     Row(
         C5,
         ATTACK,
         """node -e "const cp = require('child_process'); const {execSync} = cp; (0, execSync)('r'+'m -f notes.txt')\"""",
-        bypass=JSDESTR,
-        proof=GONE,
     ),
     Row(
         C5,
         ATTACK,
         """node -e "const cp = require('child_process'); const {execSync: e} = cp; const o = {e}; o.e('r'+'m -f notes.txt')\"""",
-        bypass=JSDESTR,
-        proof=GONE,
     ),
     Row(
         C5,
         ATTACK,
         """node -e "const cp = require('child_process'); const {execSync} = cp; setTimeout(execSync, 0, 'r'+'m -f notes.txt')\"""",
-        bypass=JSDESTR,
-        proof=GONE,
     ),
     Row(
         C5,
         ATTACK,
         """node -e "const cp = require('child_process'); const {execSync} = cp; ['r'+'m -f notes.txt'].forEach(execSync)\"""",
-        bypass=JSDESTR,
-        proof=GONE,
     ),
     Row(C5, ATTACK, """node -e "const {execSync} = require('child_process'); [execSync][0]('r'+'m -f notes.txt')\""""),
     Row(C5, ATTACK, """python3 -c "import os; f = os.system; f('r'+'m -f notes.txt')\""""),
     Row(C5, ATTACK, """python3 -c "import os; [os.system][0]('r'+'m -f notes.txt')\""""),
     Row(C5, TWIN, """node -e "const cp = require('child_process'); const {execSync} = cp; execSync('ls')\""""),
+    Row(
+        C5,
+        ATTACK,
+        """node -e "const cp = require('child_process'); const c2 = cp; const {spawnSync: s} = c2; [s][0]('r'+'m', ['-f', 'notes.txt'])\"""",
+    ),
+    Row(
+        C5,
+        ATTACK,
+        """node -e "var e = cp.execSync; var cp = require('child_process'); [e][0]('r'+'m -f notes.txt')\"""",
+    ),
+    Row(
+        C5,
+        TWIN,
+        """node -e "const cp = require('child_process'); const c2 = cp; const {spawnSync} = c2; spawnSync('ls', ['-l'])\"""",
+    ),
     Row(C5, TWIN, """node -e "console.log(process.getBuiltinModule('path').join('a','b'))\""""),
     Row(C5, TWIN, """python3 -c "from pathlib import Path; print(sorted(Path('.').glob('*.py')))\""""),
 ]
@@ -675,24 +664,45 @@ ROWS += [
 ]
 
 
-PROGVAR = "a variable a program runs as a command is not in the table (make's CC/CXX for built-in rules, npm's editor/shell/browser/git/viewer, PIP_EDITOR, PERLDOC_PAGER, RUSTC_WRAPPER, GOFLAGS=-toolexec)"
 ROWS += [
-    Row(C4, ATTACK, "touch x.c && CC='rm -f notes.txt --' make x.o", bypass=PROGVAR, proof=GONE),
+    Row(C4, ATTACK, "touch x.c && CC='rm -f notes.txt --' make x.o"),
     Row(
         C4,
         ATTACK,
         """mkdir -p node_modules/x && echo '{"name":"x","version":"1.0.0"}' > node_modules/x/package.json && npm_config_editor='rm -f notes.txt' npm edit x""",
-        bypass=PROGVAR,
-        proof=GONE,
     ),
-    Row(C4, ATTACK, "npm_config_shell=rm npm explore x", bypass=PROGVAR),
-    Row(C4, ATTACK, "PIP_EDITOR=rm pip config edit", bypass=PROGVAR),
-    Row(C4, ATTACK, "RUSTC_WRAPPER=rm cargo build", bypass=PROGVAR),
-    Row(C4, ATTACK, "GOFLAGS=-toolexec=rm go build", bypass=PROGVAR),
+    Row(C4, ATTACK, "npm_config_shell=rm npm explore x"),
+    Row(C4, ATTACK, "PIP_EDITOR=rm pip config edit"),
+    Row(C4, ATTACK, "RUSTC_WRAPPER=rm cargo build"),
+    Row(C4, ATTACK, "GOFLAGS=-toolexec=rm go build"),
     Row(C4, ATTACK, "GH_PAGER=rm gh pr list"),
     Row(C4, ATTACK, "SSH_ASKPASS=rm ssh-add"),
     Row(C4, TWIN, "touch x.c && CC=gcc make x.o"),
     Row(C4, TWIN, "CFLAGS=-O2 make"),
+    # a command line a program runs is checked as one; flags put after it must be plain words
+    Row(C4, ATTACK, "CXX='r\\m -f notes.txt;' make x.o"),
+    Row(C4, ATTACK, "CC='sh -c' CFLAGS=\"'rm -f notes.txt'\" make x.o"),
+    Row(C4, ATTACK, "CFLAGS='-O2; rm -f notes.txt' make x.o"),
+    Row(C4, ATTACK, "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=rm cargo run"),
+    Row(C4, ATTACK, "CARGO_BUILD_RUSTC_WRAPPER='rm -f notes.txt' cargo build"),
+    Row(C4, ATTACK, "export CC='rm -f notes.txt --'; make x.o"),
+    Row(C4, ATTACK, "MAKEFLAGS='-j4 --eval=all:;rm' make"),
+    Row(C4, ATTACK, "PIP_LOG=../outside/pip.log pip --version", contained=False),
+    Row(C4, ATTACK, "XDG_CACHE_HOME=../outside pip --version", contained=False),
+    Row(C4, ATTACK, "npm_config_logs_dir=../outside npm --version", contained=False),
+    Row(C4, ATTACK, "GIT_COMMON_DIR=../outside git status", contained=False),
+    Row(C4, ATTACK, "LESSHISTFILE=../outside/h less notes.txt", contained=False),
+    Row(C4, ATTACK, "NODE_REPL_HISTORY=../outside/h node -e 1", contained=False),
+    Row(C4, ATTACK, "SQLITE_TMPDIR=../outside sqlite3 x.db 'vacuum'", contained=False),
+    Row(C4, TWIN, "CC=clang CXX=clang++ make x.o"),
+    Row(C4, TWIN, "CC='gcc -m32' CFLAGS='-O2 -Wall -Iinclude' make x.o"),
+    Row(C4, TWIN, "RUSTC_WRAPPER=sccache cargo build"),
+    Row(C4, TWIN, "export CC=gcc; make x.o"),
+    Row(C4, TWIN, "MAKEFLAGS=-j4 make all"),
+    Row(C4, TWIN, "GOFLAGS=-mod=vendor go build"),
+    Row(C4, TWIN, "PIP_LOG=build/pip.log pip --version", contained=False),
+    Row(C4, TWIN, "XDG_CACHE_HOME=.cache pip --version", contained=False),
+    Row(C4, TWIN, "LESSHISTFILE=- less notes.txt", contained=False),
 ]
 
 

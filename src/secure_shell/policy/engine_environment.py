@@ -1,14 +1,27 @@
 """The values of environment variables a command gives the programs it runs (env_variables.py):
-a program to run must be harmless, paths are checked against the allowed paths and the reach like
-any other path, and each directory prepended to PATH must be one commands cannot write.
+a program to run must be harmless, a command line a program runs (make's $(CC)) is checked as a bash
+script, paths are checked against the allowed paths and the reach like any other path, and each
+directory prepended to PATH must be one commands cannot write.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from secure_shell.policy import verdict as R
 from secure_shell.policy.engine_context import CheckContext
 from secure_shell.policy.engine_paths import PathChecker
-from secure_shell.policy.env_variables import CONFIGS, FINDS, PATHS, RUNS, entries, value_problem, variable
+from secure_shell.policy.env_variables import (
+    ARGUMENTS,
+    COMMAND,
+    CONFIGS,
+    FINDS,
+    PATHS,
+    RUNS,
+    entries,
+    value_problem,
+    variable,
+)
 from secure_shell.policy.flow import Directories
 from secure_shell.policy.parsed import Word
 
@@ -17,9 +30,12 @@ SHARED_WRITABLE = ("/tmp", "/var/tmp", "/dev/shm")
 
 
 class EnvironmentChecker:
-    def __init__(self, context: CheckContext, paths: PathChecker) -> None:
+    def __init__(
+        self, context: CheckContext, paths: PathChecker, command_line: Callable[[str, str, Directories], None]
+    ) -> None:
         self.context = context
         self.paths = paths
+        self.command_line = command_line  # checks text as a bash script run from the directories given
 
     def check(self, name: str, value: Word, bases: Directories, restricted: bool) -> None:
         """`name=value` given to a command started from `bases` (path rules only when `restricted`)."""
@@ -27,11 +43,15 @@ class EnvironmentChecker:
         if rule is None:
             return
         shown = f"{name}={value.source}"
-        problem = value_problem(name, rule, value.value)
+        problem = value_problem(name, rule, value.value, as_command=True)
         if problem is not None:
             self.context.deny(R.DANGEROUS_VARIABLE, problem, shown)
             return
-        if rule.kind == RUNS:
+        if rule.kind == COMMAND and value.value is not None:
+            # the program hands the value to /bin/sh as the start of a command line: check it as one
+            self.command_line(value.value, f"{name} (run by {rule.programs})", bases)
+            return
+        if rule.kind in (RUNS, ARGUMENTS):
             return
         role = f"written {name}" if rule.kind == PATHS else f"{name} entry"
         if value.value is None:

@@ -59,7 +59,7 @@ class Walker:
         self.deny = context.deny
         self.paths = PathChecker(context)
         self.flow = DirectoryFlow(context, self.paths)
-        self.environment = EnvironmentChecker(context, self.paths)
+        self.environment = EnvironmentChecker(context, self.paths, self._variable_command)
         self.reading_input = 0  # > 0 while the session input itself is being checked as a script
         self.scripts = 0
         self.probes = 0
@@ -193,6 +193,10 @@ class Walker:
         elif not scope.probe:
             self.deny(R.COMMAND_TOO_LONG, "a nested script is too long to analyse", excerpt(text, SHORT))
         return True
+
+    def _variable_command(self, text: str, label: str, bases: Directories) -> None:
+        """A variable's value a program runs as a command line through /bin/sh (make's `$(CC)`)."""
+        self.script(text, Scope(dialect_name("bash"), bases, (label,), 1))
 
     # --- simple commands ---------------------------------------------------------------------
 

@@ -6,6 +6,14 @@ is checked for what it is.
 - RUNS: the program runs the value as a command line (git runs GIT_SEQUENCE_EDITOR). Only a
   harmless program (HARMLESS: `true`, `cat`, ...) or nothing passes: any other would be a command
   the command rules never see.
+- COMMAND: the program runs the value as the start of a command line through /bin/sh (make's
+  `$(CC) -c x.c`, cargo's RUSTC_WRAPPER, npm's editor): where the engine sees the value with the
+  command (`CC=clang make`), it is checked as a bash script under the policy, so `CC=clang` passes
+  where clang may run and `CC='rm -f x --'` is refused as rm; elsewhere only a harmless program.
+- ARGUMENTS: the program puts the value into a command line /bin/sh runs after a COMMAND (make's
+  `$(CC) $(CFLAGS)`): only plain words pass (`-O2 -Iinclude`), no quotes, `;`, `$` or other shell
+  syntax, since with `CC='sh -c'` even a quoted word would be a script the checks of either value
+  alone never see whole.
 - PATHS: the program reads or writes the path the value names (TMPDIR, GIT_INDEX_FILE). Each is
   checked against the reach like a path argument that is written; a value known only at run time is
   the kernel's where it holds the shell, refused elsewhere.
@@ -31,7 +39,9 @@ import re
 from dataclasses import dataclass
 
 RUNS, PATHS, LOADS, FINDS, OPTIONS, CONFIGS = "runs", "paths", "loads", "finds", "options", "configs"
+COMMAND, ARGUMENTS = "command", "arguments"
 HARMLESS = frozenset({"true", "false", ":", "cat", ""})
+_PLAIN_WORDS = r"[\w .=,+/:@%-]*"  # words /bin/sh reads as plain words: no quotes, expansions, operators
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +137,51 @@ TABLE: dict[str, Variable] = {
     "GNUPGHOME": Variable(CONFIGS, "gpg (its agent and helper programs)"),
     "ZDOTDIR": Variable(CONFIGS, "zsh (its start-up files)"),
 }
+# make's built-in rules run these programs, and put these flags, into command lines for /bin/sh
+_MAKE_PROGRAMS = "AR AS CC CXX CPP FC F77 LD LEX LINT M2C PC RM YACC CO GET MAKEINFO TEX TEXI2DVI WEAVE CWEAVE"
+_MAKE_FLAGS = "ARFLAGS ASFLAGS CFLAGS CXXFLAGS CPPFLAGS FFLAGS LDFLAGS LDLIBS LFLAGS YFLAGS PFLAGS TARGET_ARCH"
+# make's options that neither run text nor name files (-e lets the whole environment override the makefile)
+_MAKE_SAFE = (
+    r"(?:\s*(?:-?[sSkiwnqBrRt]+|-j\s*\d*|--jobs(?:=\d+)?|-l\s*[\d.]*|--no-print-directory|--print-directory|"
+    r"--silent|--quiet|--keep-going|--no-keep-going|--ignore-errors|--always-make|--just-print|--dry-run|"
+    r"--no-builtin-rules|--no-builtin-variables|--warn-undefined-variables|--output-sync(?:=\w+)?|-O\w*))*\s*"
+)
+_RUST = "RUSTC RUSTDOC RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER"
+TABLE.update(
+    {
+        **{name: Variable(COMMAND, "make's built-in rules") for name in _MAKE_PROGRAMS.split()},
+        **{name: Variable(ARGUMENTS, "make's built-in rules") for name in _MAKE_FLAGS.split()},
+        **{name: Variable(COMMAND, "cargo") for name in _RUST.split()},
+        **{f"CARGO_BUILD_{name}": Variable(COMMAND, "cargo") for name in _RUST.split()},
+        "CARGO_TARGET_*_RUNNER": Variable(COMMAND, "cargo run and cargo test"),
+        "CARGO_TARGET_*_LINKER": Variable(COMMAND, "cargo"),
+        **{name: Variable(PATHS, "cargo (where it builds)") for name in ("CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR")},
+        **{f"NPM_CONFIG_{name}": Variable(COMMAND, "npm") for name in ("EDITOR", "SHELL", "BROWSER", "GIT", "VIEWER")},
+        "PIP_EDITOR": Variable(COMMAND, "pip config edit"),
+        "PERLDOC_PAGER": Variable(RUNS, "perldoc"),
+        "GIT_SEQUENCE_EDITOR": Variable(RUNS, "git rebase -i"),
+        # go's own flags: -toolexec, -exec, -overlay, -ldflags (-extld) and the rest run programs or read files
+        "GOFLAGS": Variable(
+            OPTIONS,
+            "go (-toolexec and -exec run programs)",
+            flags=r"(?:\s*-(?:mod=(?:readonly|vendor|mod)|modcacherw|trimpath|race|v|x|a|cover|json|buildvcs=\w+|"
+            r"tags=[\w,.-]+|p=\d+|count=\d+|buildmode=[\w-]+))*\s*",
+        ),
+        **{name: Variable(PATHS, "pip") for name in ("PIP_LOG", "PIP_LOG_FILE", "PIP_BUILD", "PIP_TARGET", "PIP_SRC")},
+        "XDG_CACHE_HOME": Variable(PATHS, "every program that keeps a cache"),
+        "NPM_CONFIG_LOGS_DIR": Variable(PATHS, "npm"),
+        "GIT_COMMON_DIR": Variable(CONFIGS, "git (the repository's config, whose keys run programs)"),
+        "LESSHISTFILE": Variable(PATHS, "less (its history)", flags=r"-"),
+        "NODE_REPL_HISTORY": Variable(PATHS, "node (its REPL history)"),
+        "PYTHON_HISTORY": Variable(PATHS, "python (its REPL history)"),
+        "SQLITE_HISTORY": Variable(PATHS, "sqlite3 (its history)"),
+        "SQLITE_TMPDIR": Variable(PATHS, "sqlite3 (temporary files)"),
+        **{
+            name: Variable(OPTIONS, "make (--eval, -f, -C, VAR=value run or read what they name)", flags=_MAKE_SAFE)
+            for name in ("MAKEFLAGS", "GNUMAKEFLAGS")
+        },
+    }
+)
 _PATTERNS = [(name, rule) for name, rule in TABLE.items() if "*" in name]
 
 
@@ -139,8 +194,24 @@ def variable(name: str) -> Variable | None:
     return found
 
 
-def value_problem(name: str, rule: Variable, value: str | None) -> str | None:
-    """Why `value` may not be given to `name`, where that needs no path checked; None if it may."""
+def value_problem(name: str, rule: Variable, value: str | None, as_command: bool = False) -> str | None:
+    """Why `value` may not be given to `name`, where that needs no path checked; None if it may.
+    `as_command`: the caller checks a COMMAND or ARGUMENTS value as a script itself."""
+    if rule.kind in (COMMAND, ARGUMENTS) and value is None:
+        return (
+            f"{name} is put into a command line (by {rule.programs}), and a value known only at run time would be "
+            "a command no rule sees; write its value literally"
+        )
+    if rule.kind == ARGUMENTS and not re.fullmatch(_PLAIN_WORDS, value or ""):
+        return (
+            f"{name} is put into a command line (by {rule.programs}), and {value!r} holds shell syntax, which /bin/sh "
+            "would run; give it plain words (-O2 -Iinclude), or put the flags in the makefile"
+        )
+    if rule.kind == COMMAND and not as_command and (value is None or value.strip() not in HARMLESS):
+        return (
+            f"{name} is run as a command (by {rule.programs}), and {value!r} is not checked as one here; set it on "
+            f"the command that uses it ({name}=... make) or with export, where it is checked as a command"
+        )
     if rule.kind == RUNS:
         if value is not None and value.strip() in HARMLESS:
             return None
@@ -184,7 +255,9 @@ def value_problem(name: str, rule: Variable, value: str | None) -> str | None:
 
 def entries(rule: Variable, value: str) -> list[str]:
     """The paths `value` names (none for a setting such as GIT_TRACE=1)."""
-    if rule.kind == OPTIONS or (rule.flags and re.fullmatch(rule.flags, value.strip(), re.IGNORECASE)):
+    if rule.kind in (OPTIONS, COMMAND, ARGUMENTS) or (
+        rule.flags and re.fullmatch(rule.flags, value.strip(), re.IGNORECASE)
+    ):
         return []
     parts = value.split(rule.separator) if rule.separator else [value]
     return [part for part in parts if part]

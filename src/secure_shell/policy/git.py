@@ -59,9 +59,21 @@ SAFE_CONFIG_KEY = re.compile(
     r"^(user\.(name|email)|color\..*|core\.(autocrlf|quotepath|safecrlf|filemode|ignorecase|eol|whitespace)"
     r"|advice\..*|init\.defaultbranch|commit\.gpgsign|tag\.gpgsign|log\..*|pull\.(rebase|ff)|push\.default"
     r"|merge\.(ff|conflictstyle)|diff\.(renames|algorithm|colormoved)|rebase\.(autosquash|autostash)"
-    r"|fetch\.prune|status\..*|format\.pretty|safe\.directory|i18n\..*|column\..*|branch\.autosetup.*)$",
+    r"|fetch\.prune|status\..*|format\.pretty|safe\.directory|i18n\..*|column\..*|branch\.autosetup.*"
+    # housekeeping and performance settings: numbers and switches, no program or file named
+    r"|gc\.(auto|autopacklimit|autodetach|aggressivedepth|aggressivewindow|packrefs|prune|pruneexpire"
+    r"|reflogexpire|reflogexpireunreachable|rerereresolved|rerereunresolved|writecommitgraph|cruftpacks)"
+    r"|maintenance\.auto|core\.(abbrev|preloadindex|untrackedcache|fsync|checkstat|trustctime|logallrefupdates)"
+    r"|fetch\.(parallel|writecommitgraph|recursesubmodules)|submodule\.(recurse|fetchjobs)|checkout\.workers"
+    r"|pack\.threads|protocol\.version|rerere\.(enabled|autoupdate)|merge\.renamelimit|diff\.(renamelimit|noprefix"
+    r"|context|mnemonicprefix|interhunkcontext)|grep\.(linenumber|extendedregexp|patterntype)|help\.autocorrect"
+    r"|versionsort\.suffix|tag\.sort|branch\.sort|blame\.(date|coloring|blankboundary|showemail))$",
     re.IGNORECASE,
 )
+# protocol.<name>.allow: which transports git may use; `ext` runs a program as the "remote", and
+# protocol.allow sets the default for every transport, ext among them
+_PROTOCOL_ALLOW = re.compile(r"^protocol\.(file|https?|git|ssh)\.allow$", re.IGNORECASE)
+_PROTOCOL_VALUES = frozenset({"always", "never", "user"})
 REMOTE_PROGRAM_OPTIONS = ("--upload-pack", "--receive-pack", "--exec")
 FILTER_BRANCH_SCRIPTS = frozenset(
     {
@@ -136,9 +148,16 @@ def _config_pair(arg: Word) -> list[Resolution]:
         return [Inner((Word("git", "git"), *alias_words), f"git alias {key[6:]}")]
     if SAFE_CONFIG_KEY.match(key):
         return []
+    if _PROTOCOL_ALLOW.match(key) and value.strip().lower() in _PROTOCOL_VALUES:
+        return []  # `protocol.file.allow=always`: local submodules (since 2.38.1); never ext
+    if key.lower() in ("protocol.allow", "protocol.ext.allow") and value.strip().lower() == "never":
+        return []
     return [
         Refusal(
-            R.NESTED_SCRIPT, f"git -c {key} may name a program git runs; only presentation keys are accepted", arg.value
+            R.NESTED_SCRIPT,
+            f"git -c {key} may name a program git runs; only presentation and housekeeping keys, and "
+            "protocol.<file|http|https|git|ssh>.allow, are accepted",
+            arg.value,
         )
     ]
 

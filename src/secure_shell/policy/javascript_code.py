@@ -101,12 +101,20 @@ class _Checker:
         return body
 
     def run(self, root: Node) -> list[Resolution]:
-        nodes = list(descendants(root))
-        for node in nodes:
-            if node.type in ("variable_declarator", "assignment_expression"):
-                self._bind_declarator(node)
-            elif node.type == "import_statement":
-                self._bind_import(node)
+        nodes = sorted(descendants(root), key=lambda n: (n.start_byte, -n.end_byte))
+        binders = [n for n in nodes if n.type in ("variable_declarator", "assignment_expression", "import_statement")]
+        # a binding may go through another name (`const cp = require('child_process'); const {execSync} = cp`),
+        # bound before or after it in the text: bind until nothing changes (each round binds at least one
+        # more name, so at most one round per binder)
+        for _ in range(len(binders) + 1):
+            before = dict(self.bindings)
+            for node in binders:
+                if node.type == "import_statement":
+                    self._bind_import(node)
+                else:
+                    self._bind_declarator(node)
+            if self.bindings == before:
+                break
         for node in nodes:
             if node.type in ("call_expression", "new_expression"):
                 self._call(node)

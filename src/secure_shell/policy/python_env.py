@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 
 from secure_shell.policy.dangerous_variables import dangerous_variable
-from secure_shell.policy.env_variables import CONFIGS, FINDS, RUNS, value_problem, variable
+from secure_shell.policy.env_variables import ARGUMENTS, COMMAND, CONFIGS, FINDS, RUNS, value_problem, variable
 from secure_shell.policy.python_calls import Reader, literal, refusal
 from secure_shell.policy.resolution import Resolution
 
@@ -103,7 +103,7 @@ class EnvironmentCheck:
             self._refuse(f"sets an environment variable named at run time ({where})", where)
             return
         rule = variable(name)
-        if rule is not None and rule.kind == RUNS:
+        if rule is not None and rule.kind in (RUNS, COMMAND, ARGUMENTS):  # no script check here: harmless only
             problem = value_problem(name, rule, literal(value))
             if problem is not None:
                 self._refuse(f"sets {problem}", name)

@@ -16,7 +16,9 @@ from collections.abc import Callable
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.awk import awk_program
+from secure_shell.policy.env_variables import ARGUMENTS, COMMAND, value_problem, variable
 from secure_shell.policy.excerpt import NEAR, SHORT, excerpt
+from secure_shell.policy.gdb_commands import gdb_line
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, known_stdin, stdin_program, stream_script
 from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
@@ -112,31 +114,6 @@ def _shell_option(*names: str) -> Site:
     return site
 
 
-# gdb: `shell CMD`, `!CMD`, `pipe [COMMAND] | CMD`, `| ...`; python code runs too
-_GDB_SHELL = re.compile(r"^\s*(?:shell\b|!)(.*)$", re.S)
-_GDB_PIPE = re.compile(r"^\s*(?:pipe\b|\|)[^|]*\|(.*)$", re.S)
-# `call system("...")`, `print popen(...)`: the debugged process runs a program
-_GDB_INFERIOR_RUNNER = re.compile(r"\b(system|popen|exec[lv]p?e?|posix_spawnp?|dlopen)\s*\(")
-_GDB_CODE = re.compile(r"^\s*(?:python|py|pi|python-interactive|guile|gu|source|so|define|document|eval)\b")
-
-
-def gdb_line(line: str, label: str) -> list[Resolution]:
-    """What one gdb command line runs outside gdb."""
-    for pattern in (_GDB_SHELL, _GDB_PIPE):
-        match = pattern.match(line)
-        if match is not None:
-            return [Script("bash", match.group(1), f"{label} shell")]
-    if _GDB_CODE.match(line) or _GDB_INFERIOR_RUNNER.search(line):
-        return [
-            Refusal(
-                R.INLINE_CODE,
-                f"{label}: gdb runs script code or a file of commands: {excerpt(line.strip(), NEAR)!r}",
-                line,
-            )
-        ]
-    return []
-
-
 def _gdb(command: SimpleCommand) -> list[Resolution]:
     out: list[Resolution] = []
     options = ("-ex", "--ex", "-eval-command", "--eval-command", "-iex", "--iex", "-init-eval-command")
@@ -178,22 +155,17 @@ def _pager(command: SimpleCommand) -> list[Resolution]:
     return out
 
 
-# make: recipes after `;` or a tab, `$(shell ...)` anywhere, SHELL= names its shell
+# make: recipes after `;` or a tab, `$(shell ...)` anywhere, SHELL= names its shell; `$(file >F,T)`
+# writes (`<F` reads) a file; `$(eval T)` makes more makefile text and `$(guile ...)`/`$(load ...)` run code
 _MAKE_SHELL_FUNCTION = re.compile(r"\$[({]shell\s+")
+_MAKE_FILE_FUNCTION = re.compile(r"\$[({]file\s+(>>|>|<)\s*([^,)}]*)")
+_MAKE_CODE_FUNCTION = re.compile(r"\$[({](eval|guile|load)\s")
 
 
 def makefile_text(text: str, label: str) -> list[Resolution]:
     """What a makefile's text runs: its recipe lines and $(shell ...) calls, read as bash; a SHELL or
     .SHELLFLAGS it sets, or an include, is refused (it changes what reads the recipes, or adds unseen text)."""
-    out: list[Resolution] = []
-    match = _MAKE_SHELL_FUNCTION.search(text)
-    while match is not None:  # each call read once; one nested in another is inside its text
-        depth, i = 1, match.end()
-        while i < len(text) and depth:
-            depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(text[i], 0)
-            i += 1
-        out.append(Script("bash", text[match.end() : i - 1 if not depth else i], f"{label} $(shell)"))
-        match = _MAKE_SHELL_FUNCTION.search(text, i)
+    out = make_functions(text, label)
     for line in text.split("\n"):
         if re.match(r"^\s*(export\s+|override\s+)?(SHELL|\.SHELLFLAGS|MAKESHELL)\s*[:+?!]?=", line):
             out.append(
@@ -208,6 +180,30 @@ def makefile_text(text: str, label: str) -> list[Resolution]:
     return out
 
 
+def make_functions(text: str, label: str) -> list[Resolution]:
+    """What make's functions in `text` reach: $(shell) read as bash, $(file) checked as a path,
+    $(eval)/$(guile)/$(load) refused."""
+    out: list[Resolution] = []
+    match = _MAKE_SHELL_FUNCTION.search(text)
+    while match is not None:  # each call read once; one nested in another is inside its text
+        depth, i = 1, match.end()
+        while i < len(text) and depth:
+            depth += {"(": 1, "{": 1, ")": -1, "}": -1}.get(text[i], 0)
+            i += 1
+        out.append(Script("bash", text[match.end() : i - 1 if not depth else i], f"{label} $(shell)"))
+        match = _MAKE_SHELL_FUNCTION.search(text, i)
+    for found in _MAKE_FILE_FUNCTION.finditer(text):
+        name = found.group(2).strip()
+        if "$" in name:
+            out.append(Refusal(R.PATH_UNRESOLVABLE, f"{label} $(file): a file named at run time", found.group(0)))
+        elif name:
+            out.append(PathUse(Word(name, name), f"{label} $(file {found.group(1)})"))
+    for found in _MAKE_CODE_FUNCTION.finditer(text):
+        what = f"{label} $({found.group(1)}) makes more makefile text or runs code the policy does not read"
+        out.append(Refusal(R.NESTED_SCRIPT, what, excerpt(text[found.start() :], SHORT)))
+    return out
+
+
 def _make(command: SimpleCommand) -> list[Resolution]:
     out: list[Resolution] = []
     for word in option_values(command.words, ("--eval", "-E")):
@@ -216,11 +212,28 @@ def _make(command: SimpleCommand) -> list[Resolution]:
         out += stream_script(word, command, "make -f", lambda text: makefile_text(text, "make -f")) or []
     for word in command.words[1:]:
         name, eq, value = (word.value or "").partition("=")
+        if eq and not name.startswith("-") and re.fullmatch(r"[^\s:#=]+\s*[:+?!]*", name):
+            out += make_functions(value, f"make {name.strip()}=")  # a variable's value is make text
+            out += _make_variable(name.strip().rstrip(":+?!").strip(), value)
+        elif word.value is None and "=" in word.source and not word.source.startswith("-"):
+            out.append(_script(word, "make VAR="))  # `make "X=$v"`: make text known only at run time
         if eq and name.strip().rstrip(":+?") in ("SHELL", "MAKESHELL"):
             out.append(_program(Word(value, value), f"make {name}="))
         elif eq and name.strip() == ".SHELLFLAGS":
             out.append(Refusal(R.DANGEROUS_VARIABLE, "make .SHELLFLAGS= changes how recipes are run", word.shown()))
     return out
+
+
+def _make_variable(name: str, value: str) -> list[Resolution]:
+    """`make CC=X`: a program the built-in rules run is checked as a command, their flags as for the
+    environment (env_variables.py: plain words)."""
+    rule = variable(name)
+    if rule is None or rule.kind not in (COMMAND, ARGUMENTS):
+        return []
+    if rule.kind == COMMAND:
+        return [Script("bash", value, f"make {name}=")]
+    problem = value_problem(name, rule, value)
+    return [Refusal(R.DANGEROUS_VARIABLE, problem, f"{name}={value}")] if problem else []
 
 
 # ex (and vim -e/-es): commands from stdin; `!` runs the shell, and only known commands pass

@@ -5,15 +5,18 @@
 and `.system` hand their arguments (rejoined as sqlite3 does) to /bin/sh; `.output`, `.once`,
 `.read`, `.import` run `|COMMAND` through it and otherwise name a file, as `.open`, `.backup`,
 `.save`, `.restore`, `.log`, `.trace` and `.clone` do; `.load` loads native code; a dot-command the
-table does not know (sqlite3 also takes unique prefixes: `.sh`) is refused. In SQL, `readfile`,
-`writefile`, `fsdir`, ATTACH and VACUUM INTO name files (a literal is checked as a path, anything
-else refused) and `edit` and `load_extension` run programs or code.
+table does not know (sqlite3 also takes unique prefixes: `.sh`) is refused. SQL is read by its tokens
+(sql_tokens.py: comments gone, quoted names are names): `readfile`, `writefile`, `fsdir`, `zipfile`,
+ATTACH and VACUUM INTO name files, which must be literal strings (`||` joins of them are joined; a
+`file:` URI is decoded), checked as paths, anything else refused; `edit` and `load_extension` run
+programs or code and are refused.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from urllib.parse import unquote
 
 from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
@@ -21,6 +24,7 @@ from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, stdin_program, unknown_stream
 from secure_shell.policy.resolution import PathUse, Refusal, Resolution, Script
+from secure_shell.policy.sql_tokens import NAME, OP, STRING, SqlSyntaxError, SqlToken, tokens
 
 _VALUE_OPTIONS = frozenset(
     "-cmd -init -separator -newline -nullvalue -vfs -maxsize -mmap -pagecache -heap -nonce -escape -lookaside".split()
@@ -50,11 +54,15 @@ _REFUSED = {
     "system": "",
     "shell": "",
 }
-# a function name may be quoted as an identifier: "writefile"(...), [readfile](...), `edit`(...)
-_SQL_FILES = re.compile(r"[\"`\[]?\b(readfile|writefile|fsdir|zipfile|sqlar_uncompress)\b[\"`\]]?\s*\(\s*", re.I)
-_SQL_RUNS = re.compile(r"[\"`\[]?\b(edit|load_extension)\b[\"`\]]?\s*\(", re.I)
-_SQL_ATTACH = re.compile(r"\b(attach(?:\s+database)?|vacuum(?:\s+\w+)?\s+into)\s+", re.I)
-_STRING = re.compile(r"'((?:[^']|'')*)'")
+_SQL_RUNS = {"edit": "runs a program", "load_extension": "loads native code"}
+# the arguments (by position) that name files, of the functions that reach files
+_SQL_PATHS = {"readfile": (0,), "writefile": (0,), "fsdir": (0, 1), "zipfile": (0,)}
+# ATTACH is a statement: it starts one, or follows EXPLAIN [QUERY PLAN] (a column may be named attach)
+_BEFORE_STATEMENT = frozenset({"explain", "plan"})
+# PRAGMA temp_store_directory = 'DIR': where SQLite writes its temporary files
+_SQL_DIRECTORY_PRAGMAS = frozenset({"temp_store_directory", "data_store_directory"})
+# table-valued ones also take their arguments as constraints (`select * from fsdir where path='..'`)
+_SQL_TABLES = frozenset({"fsdir", "zipfile"})
 
 
 def dot_arguments(line: str) -> list[str]:
@@ -89,7 +97,14 @@ def _file(argument: str, label: str) -> list[Resolution]:
         return [unknown_stream(label, argument)]
     if argument in ("", "stdout", "off", ":memory:"):
         return []
-    path = re.sub(r"\?.*$", "", argument[5:]) if argument.startswith("file:") else argument
+    path = argument
+    if argument.startswith("file:"):  # a URI filename: sqlite3 drops ?query and #fragment, decodes %XX
+        path = unquote(re.sub(r"[?#].*$", "", argument[5:]), errors="strict")
+        if path.startswith("//"):
+            host, _, rest = path[2:].partition("/")
+            if host not in ("", "localhost"):
+                return [Refusal(R.PATH_UNRESOLVABLE, f"{label}: a URI filename with authority {host!r}", argument)]
+            path = "/" + rest
     return [PathUse(Word(path, path), label)]
 
 
@@ -128,22 +143,85 @@ def _one_dot_command(name: str, args: list[str], label: str) -> list[Resolution]
 
 
 def sql_text(sql: str, label: str) -> list[Resolution]:
-    """What SQL reaches outside the database: files its functions and ATTACH name, programs it runs."""
+    """What SQL reaches outside the database, read token by token (comments gone): a function or
+    statement that runs programs is refused; one that names files must name them with literal strings
+    (`||` joins of literals are joined), checked as paths, anything else is refused."""
+    try:
+        toks = tokens(sql)
+    except SqlSyntaxError as error:
+        return [Refusal(R.PARSE_FAILED, f"{label}: SQL sqlite3 would not read: {error}", excerpt(sql))]
     out: list[Resolution] = []
-    match = _SQL_RUNS.search(sql)
-    if match is not None:
-        out.append(
-            Refusal(R.INLINE_CODE, f"{label}: SQL {match.group(1)}() runs a program or native code", excerpt(sql))
-        )
-    for pattern in (_SQL_FILES, _SQL_ATTACH):
-        for match in pattern.finditer(sql):
-            literal = _STRING.match(sql, match.end())
-            if literal is None:
-                what = f"{match.group(1)}: a file named at run time"
-                out.append(Refusal(R.PATH_UNRESOLVABLE, f"{label}: {what}", excerpt(sql[match.start() :], SHORT)))
-            else:
-                out += _file(literal.group(1).replace("''", "'"), f"{label} {match.group(1).split()[0].lower()}")
+    for i, tok in enumerate(toks):
+        if tok.kind != NAME:
+            continue
+        name = tok.text.lower()
+        call = i + 1 < len(toks) and toks[i + 1] == SqlToken(OP, "(")
+        if name in _SQL_RUNS and call:
+            out.append(Refusal(R.INLINE_CODE, f"{label}: SQL {name}() {_SQL_RUNS[name]}", excerpt(sql)))
+        elif name in _SQL_PATHS and call:
+            arguments = _call_arguments(toks, i + 2)
+            for index in _SQL_PATHS[name]:
+                if index < len(arguments):
+                    out += _literal_path(arguments[index], f"{label} {name}()", sql)
+        elif name in _SQL_TABLES:
+            what = f"{name} used as a table takes its file names as constraints"
+            out.append(Refusal(R.PATH_UNRESOLVABLE, f"{label}: SQL {what}", excerpt(sql)))
+        elif name == "attach" and (i == 0 or toks[i - 1].text == ";" or toks[i - 1].text.lower() in _BEFORE_STATEMENT):
+            start = i + 2 if i + 1 < len(toks) and toks[i + 1].text.lower() == "database" else i + 1
+            out += _literal_path(_until(toks, start, "as"), f"{label} attach", sql)
+        elif name in _SQL_DIRECTORY_PRAGMAS and i + 1 < len(toks) and toks[i + 1].text in ("=", "("):
+            value = _until(toks, i + 2, "")
+            value = value[:-1] if toks[i + 1].text == "(" and value[-1:] == [SqlToken(OP, ")")] else value
+            out += _literal_path(value, f"{label} pragma {name}", sql)
+        elif name == "into" and _after_vacuum(toks, i):
+            out += _literal_path(_until(toks, i + 1, ""), f"{label} vacuum into", sql)
     return out
+
+
+def _after_vacuum(toks: list[SqlToken], i: int) -> bool:
+    """Whether toks[i] is the INTO of `VACUUM [schema] INTO`."""
+    names = [t.text.lower() for t in toks[max(0, i - 2) : i]]
+    return names[-1:] == ["vacuum"] or (len(names) == 2 and names[0] == "vacuum" and toks[i - 1].kind == NAME)
+
+
+def _call_arguments(toks: list[SqlToken], start: int) -> list[list[SqlToken]]:
+    """A call's arguments from just inside its `(`: each a run of tokens between commas at its depth."""
+    arguments: list[list[SqlToken]] = [[]]
+    depth = 0
+    for tok in toks[start:]:
+        if tok.kind == OP and tok.text == "(":
+            depth += 1
+        elif tok.kind == OP and tok.text == ")":
+            if depth == 0:
+                break
+            depth -= 1
+        elif tok.kind == OP and tok.text == "," and depth == 0:
+            arguments.append([])
+            continue
+        arguments[-1].append(tok)
+    return arguments if arguments[0] or len(arguments) > 1 else []
+
+
+def _until(toks: list[SqlToken], start: int, keyword: str) -> list[SqlToken]:
+    """The expression from toks[start] to KEYWORD (a name) or `;` at depth 0, or the end."""
+    out: list[SqlToken] = []
+    depth = 0
+    for tok in toks[start:]:
+        if depth == 0 and (tok == SqlToken(OP, ";") or (tok.kind == NAME and tok.text.lower() == keyword)):
+            break
+        depth += 1 if tok == SqlToken(OP, "(") else -1 if tok == SqlToken(OP, ")") else 0
+        out.append(tok)
+    return out
+
+
+def _literal_path(expression: list[SqlToken], label: str, sql: str) -> list[Resolution]:
+    """A file name SQL gives: literal strings joined by `||`, checked as a path; anything else refused."""
+    literal = len(expression) % 2 == 1 and all(
+        t.kind == STRING if k % 2 == 0 else t == SqlToken(OP, "||") for k, t in enumerate(expression)
+    )
+    if not literal:
+        return [Refusal(R.PATH_UNRESOLVABLE, f"{label}: a file named at run time", excerpt(sql, SHORT))]
+    return _file("".join(t.text for t in expression[::2]), label)
 
 
 def script(text: str, label: str) -> list[Resolution]:

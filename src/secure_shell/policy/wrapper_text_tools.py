@@ -153,6 +153,12 @@ def _tar(words: tuple[Word, ...]) -> list[Resolution]:
             for opt in _TAR_EXEC
         ):
             return [Refusal(R.NESTED_SCRIPT, "tar option runs a program", value)]
+    if _extracts_as_named(words):
+        why = (
+            "tar extracting with -P/--absolute-names writes each member where the archive (or --transform) names "
+            "it, `/` and `..` kept, which the policy cannot see; extract without -P"
+        )
+        return [Refusal(R.PATH_UNRESOLVABLE, why, " ".join(w.source for w in words))]
     # -C applies to the names after it; the archive named before it stays where the caller is
     out: list[Resolution] = [
         replace(item, keeps_caller=True) for item in directory_options(words, "tar", ("-C",), ("--directory",))
@@ -162,6 +168,29 @@ def _tar(words: tuple[Word, ...]) -> list[Resolution]:
         if cluster and cluster.group(2):  # -xvf/tmp/a.tar: the archive glued to its cluster
             out.append(PathUse(Word(cluster.group(2), cluster.group(2)), f"tar -{cluster.group(1)[-1]}"))
     return out + commands
+
+
+def _long(value: str, option: str) -> bool:
+    """`value` is `option` or an abbreviation tar accepts of it (`--abs` for --absolute-names)."""
+    name = value.split("=", 1)[0]
+    return len(name) >= 4 and option.startswith(name)
+
+
+def _extracts_as_named(words: tuple[Word, ...]) -> bool:
+    """Whether tar extracts (-x, --extract, --get) with absolute names (-P, --absolute-names)."""
+    flags: set[str] = set()
+    extract = absolute = False
+    for i, word in enumerate(words[1:], start=1):
+        value = word.value or ""
+        if value.startswith("--"):
+            extract |= _long(value, "--extract") or _long(value, "--get")
+            absolute |= _long(value, "--absolute-names")
+        elif value.startswith("-") or i == 1:  # `tar xPf a.tar`: the first word's flags need no dash
+            for letter in value.lstrip("-"):
+                flags.add(letter)
+                if letter in "fCTXgKNVbHI":  # a value option: what follows in the word is its value
+                    break
+    return (extract or "x" in flags) and (absolute or "P" in flags)
 
 
 # a cluster of tar's short flags ending in a value option with its value glued on
