@@ -44,7 +44,6 @@ C5, C6 = "5 interpreter channels", "6 bash"
 C10 = "10 runner fed its script on stdin"
 C11 = "11 files named in a tool's own command language"
 
-FED = "a program started by a harmless literal name (sh, bash, python3, node) reads its script from a stdin the command fills"
 SQLCAT = "only the first string literal of a `||` concatenation is checked as the file name"
 
 ROWS: list[Row] = [
@@ -288,82 +287,68 @@ ROWS: list[Row] = [
         C10,
         ATTACK,
         "yes 'rm -f notes.txt' | head -n 500 | sort -S 1K --compress-program=sh -T .",
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "yes 'rm -f notes.txt' | head -n 500 | sort -S 1K --compress-prog=bash -T .",
-        bypass=FED,
         proof=GONE,
     ),
-    Row(C10, ATTACK, "yes 'rm -f notes.txt' | head -n 1 | split --filter=sh", bypass=FED, proof=GONE),
+    Row(C10, ATTACK, "yes 'rm -f notes.txt' | head -n 1 | split --filter=sh", proof=GONE),
     Row(
         C10,
         ATTACK,
         'echo \'import os; os.system("r"+"m -f notes.txt")\' | split --filter=python3',
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "python3 -c \"import subprocess; subprocess.run(['sh'], input=b'rm -f notes.txt')\"",
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "python3 -c \"import subprocess; p=subprocess.Popen(['sh'], stdin=subprocess.PIPE); p.communicate(b'rm -f notes.txt')\"",
-        bypass=FED,
         proof=GONE,
     ),
-    Row(
-        C10, ATTACK, "python3 -c \"import os; os.popen('sh','w').write('r'+'m -f notes.txt')\"", bypass=FED, proof=GONE
-    ),
+    Row(C10, ATTACK, "python3 -c \"import os; os.popen('sh','w').write('r'+'m -f notes.txt')\"", proof=GONE),
     Row(
         C10,
         ATTACK,
         'python3 -c "import subprocess; subprocess.run([\'python3\'], input=b\'import os; os.system(\\"r\\"+\\"m -f notes.txt\\")\')"',
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "node -e \"const p=require('child_process').spawn('sh'); p.stdin.end('r'+'m -f notes.txt')\"",
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "node -e \"const cp=require('child_process'); const p=cp.exec('sh'); p.stdin.write('r'+'m -f notes.txt\\n'); p.stdin.end()\"",
-        bypass=FED,
         proof=GONE,
     ),
-    Row(C10, ATTACK, 'perl -e \'open(my $f, "|-", "sh"); print $f "r"."m -f notes.txt\\n"\'', bypass=FED, proof=GONE),
-    Row(C10, ATTACK, 'perl -e \'open(F, "|-") || exec "sh"; print F "r"."m -f notes.txt\\n"\'', bypass=FED, proof=GONE),
+    Row(C10, ATTACK, 'perl -e \'open(my $f, "|-", "sh"); print $f "r"."m -f notes.txt\\n"\'', proof=GONE),
+    Row(C10, ATTACK, 'perl -e \'open(F, "|-") || exec "sh"; print F "r"."m -f notes.txt\\n"\'', proof=GONE),
     Row(
         C10,
         ATTACK,
         'tclsh <<< \'set f [open |sh w]; puts $f "[join {r m} ""] -f notes.txt"; close $f\'',
-        bypass=FED,
         proof=GONE,
     ),
-    Row(C10, ATTACK, "sqlite3 x.db '.output |sh' \"select 'rm -f notes.txt'\"", bypass=FED, proof=GONE),
-    Row(C10, ATTACK, "sqlite3 x.db '.once |sh' \"select 'r'||'m -f notes.txt'\"", bypass=FED, proof=GONE),
-    Row(C10, ATTACK, "gdb -batch -ex 'pipe echo r\\155 -f notes.txt\\n | sh'", bypass=FED, proof=GONE),
-    Row(
-        C10, ATTACK, "echo 'rm -f notes.txt' > >(sh); sleep 1", bypass=FED + " (bash process substitution)", proof=GONE
-    ),
+    Row(C10, ATTACK, "sqlite3 x.db '.output |sh' \"select 'rm -f notes.txt'\"", proof=GONE),
+    Row(C10, ATTACK, "sqlite3 x.db '.once |sh' \"select 'r'||'m -f notes.txt'\"", proof=GONE),
+    Row(C10, ATTACK, "gdb -batch -ex 'pipe echo r\\155 -f notes.txt\\n | sh'", proof=GONE),
+    Row(C10, ATTACK, "echo 'rm -f notes.txt' > >(sh); sleep 1", proof=GONE),
     Row(
         C10,
         ATTACK,
         "coproc sh; echo 'rm -f notes.txt' >&\"${COPROC[1]}\"; sleep 1",
-        bypass=FED + " (bash coproc)",
         proof=GONE,
     ),
     Row(C10, TWIN, "sort -S 1M --compress-program=gzip -T . notes.txt"),
@@ -481,36 +466,31 @@ ROWS += [
         C10,
         ATTACK,
         r"""perl -e 'open(F, "|python3"); print F "import os; os.system(\"r\"+\"m -f notes.txt\")\n"'""",
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         r'''sqlite3 x.db '.output |python3' "select 'import os; os.system(\"r\"+\"m -f notes.txt\")'"''',
-        bypass=FED,
         proof=GONE,
     ),
-    Row(C10, ATTACK, r'''sqlite3 x.db '.output "|bash -s"' "select 'rm -f notes.txt'"''', bypass=FED, proof=GONE),
+    Row(C10, ATTACK, r'''sqlite3 x.db '.output "|bash -s"' "select 'rm -f notes.txt'"''', proof=GONE),
     Row(
         C10,
         ATTACK,
         r"""echo 'import os; os.system("r"+"m -f notes.txt")' > >(python3); sleep 1""",
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "exec > >(sh); echo 'rm -f notes.txt'; sleep 1",
-        bypass=FED + " (the shell's own stdout)",
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         r'''node -e "require('child_process').spawn('python3').stdin.end('import os; os.system(\"r\"+\"m -f notes.txt\")')"''',
-        bypass=FED,
         proof=GONE,
     ),
     Row(C10, TWIN, "exec > >(tee build.log); make all"),
@@ -525,15 +505,13 @@ ROWS += [
 ]
 
 
-ALIAS = "a git alias `!sh` (or `!bash -s`, `!python3`) reads the command's stdin as its script; the here-string is not checked as that script"
 ROWS += [
-    Row(C2, ATTACK, "git -c alias.x='!sh' x <<< 'rm -f notes.txt'", bypass=ALIAS, proof=GONE),
-    Row(C2, ATTACK, "git -c alias.x='!bash -s' x <<< 'rm -f notes.txt'", bypass=ALIAS, proof=GONE),
+    Row(C2, ATTACK, "git -c alias.x='!sh' x <<< 'rm -f notes.txt'", proof=GONE),
+    Row(C2, ATTACK, "git -c alias.x='!bash -s' x <<< 'rm -f notes.txt'", proof=GONE),
     Row(
         C2,
         ATTACK,
         r"""git -c alias.x='!python3' x <<< 'import os; os.system("r"+"m -f notes.txt")'""",
-        bypass=ALIAS,
         proof=GONE,
     ),
     Row(C2, ATTACK, "find . -maxdepth 0 -exec sh \\; <<< 'rm -f notes.txt'"),
@@ -571,11 +549,10 @@ ROWS += [
 ]
 
 
-ENVS = "env -S starts a shell or interpreter whose stdin, the command's here-string, is not checked as its script"
 ROWS += [
-    Row(C2, ATTACK, "env -S 'sh -s' <<< 'r\"\"m -f notes.txt'", bypass=ENVS, proof=GONE),
-    Row(C2, ATTACK, "env -S 'bash' <<< 'r\"\"m -f notes.txt'", bypass=ENVS, proof=GONE),
-    Row(C2, ATTACK, r"""env -S'python3 -' <<< 'import os; os.system("r"+"m -f notes.txt")'""", bypass=ENVS, proof=GONE),
+    Row(C2, ATTACK, "env -S 'sh -s' <<< 'r\"\"m -f notes.txt'", proof=GONE),
+    Row(C2, ATTACK, "env -S 'bash' <<< 'r\"\"m -f notes.txt'", proof=GONE),
+    Row(C2, ATTACK, r"""env -S'python3 -' <<< 'import os; os.system("r"+"m -f notes.txt")'""", proof=GONE),
     Row(C2, ATTACK, "chrt -o 0 sh <<< 'r\\m -f notes.txt'"),
     Row(C2, ATTACK, "stdbuf -o0 sh <<< 'r\"\"m -f notes.txt'"),
     Row(C2, ATTACK, r"""python3 -m pdb -m this <<< '!import os; os.system("r"+"m -f notes.txt")'"""),
@@ -589,14 +566,12 @@ ROWS += [
         C10,
         ATTACK,
         "tee >(sh) <<< 'rm -f notes.txt'; sleep 1",
-        bypass=FED + " (a process substitution as tee's file)",
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "cat <<< 'rm -f notes.txt' > >(sh); sleep 1",
-        bypass=FED + " (bash process substitution)",
         proof=GONE,
     ),
 ]

@@ -13,7 +13,7 @@ import re
 from secure_shell.policy import verdict as R
 from secure_shell.policy.cmd_tokenizer import loop_reference, rereads_variable, unescape_once
 from secure_shell.policy.parsed import Word
-from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.resolution import INHERITS, Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
 
 SCRIPT_DIALECT = "cmd"  # what `for /f ('...')` runs
 
@@ -83,7 +83,7 @@ def reread(text: str, label: str) -> Resolution:
     variable = rereads_variable(text)
     if variable is not None:
         return Refusal(R.DYNAMIC_COMMAND, f"{label} parses its text again and expands {variable} then", text)
-    return Script(SCRIPT_DIALECT, text, label)
+    return Script(SCRIPT_DIALECT, text, label, stdin=INHERITS)
 
 
 IF_UNARY = frozenset({"exist", "defined", "errorlevel", "cmdextversion"})
@@ -116,12 +116,12 @@ def if_command(words: tuple[Word, ...]) -> list[Resolution]:
     for word in rest:
         if (word.value or "").lower() == "else":
             if branch:
-                out.append(Inner(tuple(branch), "if"))
+                out.append(Inner(tuple(branch), "if", stdin=INHERITS))
             branch = []
             continue
         branch.append(word)
     if branch:
-        out.append(Inner(tuple(branch), "if"))
+        out.append(Inner(tuple(branch), "if", stdin=INHERITS))
     return out
 
 
@@ -164,7 +164,7 @@ def for_loop(words: tuple[Word, ...]) -> list[Resolution]:
         not item.startswith(("/", "\\")) and ":" not in item and ".." not in item for item in items
     )
     body_words = tuple(_loop_word(w, variable, safe) for w in body)
-    return out + [Inner(body_words, "for ... do", repeats=True)]
+    return out + [Inner(body_words, "for ... do", repeats=True, stdin=INHERITS)]
 
 
 def _loop_word(word: Word, variable: str, safe: bool) -> Word:

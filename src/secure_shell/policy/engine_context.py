@@ -39,6 +39,10 @@ class Scope:
     via: tuple[str, ...] = ()
     depth: int = 0
     probe: bool = False
+    # what a command of this script reads when it has no input of its own: nothing said (the top
+    # level: the session's input), this text, or (stdin_piped) a stream the engine does not know
+    stdin_text: str | None = None
+    stdin_piped: bool = False
 
     def where(self) -> str:
         """` (in bash -c > eval)`, for a message; empty at the top level."""

@@ -9,6 +9,7 @@ from secure_shell.policy import link_makers
 from secure_shell.policy import verdict as R
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import (
+    INHERITS,
     Inner,
     PathUse,
     Refusal,
@@ -152,7 +153,7 @@ def _wsl(words: tuple[Word, ...]) -> list[Resolution]:
             out.append(WorkingDirectory(words[i + 1], shell=False, role="wsl --cd"))
         if value in ("-e", "--exec"):
             rest = words[i + 1 :]
-            return out + [Inner(rest, "wsl -e")] if rest else out
+            return out + [Inner(rest, "wsl -e", stdin=INHERITS)] if rest else out
         if value == "--":
             i += 1
             break
