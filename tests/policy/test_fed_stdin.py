@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers.policy import B, I, N, assert_allowed, assert_denied, check
+from tests.helpers.policy import B, I, N, P, assert_allowed, assert_denied, check
 
 FED = [
     # programs that fill the stdin of a program their options name
@@ -101,4 +101,33 @@ def test_a_shell_reading_a_stream_the_command_fills_is_refused(command: str, rul
 
 @pytest.mark.parametrize("command", ALLOWED)
 def test_the_twin_that_reads_data_or_a_checked_script_is_allowed(command: str) -> None:
+    assert_allowed(check("bash", command), command)
+
+
+REPL_MODULES_DENIED = [
+    ('python3 -m asyncio <<< \'import os; os.system("r"+"m x")\'', I),
+    ('python3 -m code <<< \'import os; os.system("r"+"m x")\'', I),
+    ("cat notes.txt | python3 -m asyncio", N),
+    ("python3 -m sqlite3 x.db <<< \"attach '/etc/y.db' as y;\"", P),
+    ("python3 -m sqlite3 x.db \"attach '/etc/y.db' as y\"", P),
+    ("python3 -m sqlite3 /etc/x.db 'select 1'", P),
+    ("cat q.sql | python3 -m sqlite3 x.db", N),
+]
+
+REPL_MODULES_ALLOWED = [
+    "python3 -m asyncio <<< 'print(1)'",
+    "python3 -m code -q <<< 'import json; print(json.dumps(1))'",
+    "python3 -m sqlite3 x.db <<< 'select 1;'",
+    "python3 -m sqlite3 x.db 'select count(*) from t'",
+    "python3 -m sqlite3",
+]
+
+
+@pytest.mark.parametrize("command,rule", REPL_MODULES_DENIED, ids=[c for c, _ in REPL_MODULES_DENIED])
+def test_a_repl_module_reads_its_stdin_as_its_language(command: str, rule: str) -> None:
+    assert_denied(check("bash", command), rule, command)
+
+
+@pytest.mark.parametrize("command", REPL_MODULES_ALLOWED)
+def test_a_repl_module_given_ordinary_input_is_allowed(command: str) -> None:
     assert_allowed(check("bash", command), command)

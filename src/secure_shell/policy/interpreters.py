@@ -18,6 +18,8 @@ from secure_shell.policy.interpreter_code import check_code, data_url, language,
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, known_stdin, stream_script, unknown_stream
 from secure_shell.policy.resolution import PathUse, ReadsInput, Refusal, Resolution
+from secure_shell.policy.sqlite import script as sqlite_script
+from secure_shell.policy.sqlite import sql_text
 
 INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--exec", "-p", "--print", "-x"})
 # options whose value is the next word (else that word would read as the program file)
@@ -153,15 +155,40 @@ def _channel(lang: str, name: str, value: str, following: Word | None) -> tuple[
     return ([], used)
 
 
+# Modules whose main is a REPL reading stdin: its input is read as that language, as the
+# interpreter's own REPL input is (pdb's debugger commands are read by _pdb).
+REPL_MODULES = {"code": "python", "asyncio": "python", "sqlite3": "sql"}
+
+
 def _python_module(name: str, module: str, rest: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
     label = f"{name} -m {module}"
     if module == "timeit":
         return _timeit(label, rest)
     if module == "pdb":
         return _pdb(label, rest, command)
-    if module == "code":
-        return _program_on_stdin(label, "python", command, [], True)
+    if REPL_MODULES.get(module) == "sql":
+        return _sqlite_module(label, rest, command)
+    if module in REPL_MODULES:
+        return _program_on_stdin(label, REPL_MODULES[module], command, [], True)
     return []
+
+
+def _sqlite_module(label: str, rest: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
+    """`python -m sqlite3 [FILE] [SQL]`: the database is a path, the SQL and the REPL's input are SQL."""
+    out: list[Resolution] = []
+    positional = [w for w in rest if not (w.value or "").startswith("-")]
+    if any(w.value is None for w in positional):
+        return [Refusal(R.INLINE_CODE, f"{label}: an argument is not a literal", label)]
+    if positional and positional[0].value != ":memory:":
+        out.append(PathUse(positional[0], f"{label} database"))
+    if len(positional) > 1:
+        return out + sql_text(" ".join(w.value or "" for w in positional[1:]), label)
+    stdin = known_stdin(command)
+    if stdin is not None:
+        return out + sqlite_script(stdin, f"{label} <<<")
+    if command.stdin_piped:
+        out.append(unknown_stream(label, "a pipe"))
+    return out
 
 
 def _timeit(label: str, rest: tuple[Word, ...]) -> list[Resolution]:
