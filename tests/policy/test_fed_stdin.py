@@ -131,3 +131,31 @@ def test_a_repl_module_reads_its_stdin_as_its_language(command: str, rule: str) 
 @pytest.mark.parametrize("command", REPL_MODULES_ALLOWED)
 def test_a_repl_module_given_ordinary_input_is_allowed(command: str) -> None:
     assert_allowed(check("bash", command), command)
+
+
+# Code read whole that runs nothing its input names reads that input as data; code that runs a
+# program, code that is not read (a program file), or code that runs its input is refused as before.
+INPUT_AS_DATA = [
+    "echo 'rm -f x' | python3 -c 'import sys; print(sys.stdin.read())'",
+    "python3 -c 'import sys, json; print(json.load(sys.stdin))' <<< 'rm -f x'",
+    "awk '{print $1}' <<< 'rm -f x'",
+    "awk -F: '{n++} END {print n}' <<< 'rm -f x'",
+]
+
+INPUT_STILL_READ = [
+    ("python3 -c 'import os; os.system(\"cat\")' <<< 'rm -f x'", "may-run-blocked-command"),
+    ("python3 -c 'exec(input())' <<< 'rm -f x'", I),
+    ("awk -f prog.awk <<< 'rm -f x'", "may-run-blocked-command"),
+    ("awk '{system($0)}' <<< 'rm -f x'", "may-run-blocked-command"),
+    ("python3 prog.py <<< 'rm -f x'", "may-run-blocked-command"),
+]
+
+
+@pytest.mark.parametrize("command", INPUT_AS_DATA)
+def test_the_input_of_code_read_whole_that_runs_nothing_is_data(command: str) -> None:
+    assert_allowed(check("bash", command), command)
+
+
+@pytest.mark.parametrize("command,rule", INPUT_STILL_READ, ids=[c for c, _ in INPUT_STILL_READ])
+def test_the_input_of_code_that_runs_programs_is_still_read(command: str, rule: str) -> None:
+    assert_denied(check("bash", command), rule, command)

@@ -125,8 +125,6 @@ ROWS: list[Row] = [
         C2,
         TWIN,
         "echo 'rm -f notes.txt' | python3 -c 'import sys; print(sys.stdin.read())'",
-        wrongful="may-run-blocked-command: 'python3' is not known to this policy and may run the programs its arguments or "
-        "its input name (the -c code only prints its input)",
     ),
     # --- 3: sqlite3 -------------------------------------------------------------------------------------
     Row(C3, ATTACK, "sqlite3 x.db '.shell r\"\"m -f notes.txt'"),
@@ -540,8 +538,6 @@ ROWS += [
         C2,
         TWIN,
         "awk '{print $1}' <<< 'rm -f notes.txt'",
-        wrongful="may-run-blocked-command: 'awk' is not known to this policy and may run the programs its arguments or its "
-        "input name (awk is modelled, and this program has no system(), pipe or getline)",
     ),
     Row(
         C11,

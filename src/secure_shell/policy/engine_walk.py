@@ -25,6 +25,7 @@ from secure_shell.policy.resolution import (
     CLOSED,
     INHERITS,
     UNKNOWN_STREAM,
+    DataInput,
     Environment,
     Inner,
     Link,
@@ -290,11 +291,14 @@ class Walker:
             fed
             and module.may_run_input(key)
             and not any(
-                (isinstance(item, Script) and item.from_stdin) or (isinstance(item, Inner) and item.inherits_stdin)
+                (isinstance(item, Script) and item.from_stdin)
+                or (isinstance(item, Inner) and item.inherits_stdin)
+                or isinstance(item, DataInput)
                 for item in resolutions
             )
         ):  # `less <<< '!rm x'`: its keystrokes run commands; a shell's input is checked as its script,
-            # and what a wrapper runs is checked reading the wrapper's input
+            # what a wrapper runs is checked reading the wrapper's input, and a program whose code
+            # was read and runs nothing from its input reads data
             self._presumed_runner(program, fed, scope)
 
     def _program_directories(self, resolutions: list[Resolution], scope: Scope) -> Directories:

@@ -17,7 +17,7 @@ from secure_shell.policy.inline_code import scan_inline_code
 from secure_shell.policy.interpreter_code import check_code, data_url, language, perl_module_code
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, known_stdin, stream_script, unknown_stream
-from secure_shell.policy.resolution import PathUse, ReadsInput, Refusal, Resolution
+from secure_shell.policy.resolution import DataInput, Inner, PathUse, ReadsInput, Refusal, Resolution, Script
 from secure_shell.policy.sqlite import script as sqlite_script
 from secure_shell.policy.sqlite import sql_text
 
@@ -77,7 +77,8 @@ def interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolut
                 code_before.append(code.value)
                 i += 2
                 continue
-            return out + check_code(lang, code.value, f"{name} {value}") + data
+            checked = check_code(lang, code.value, f"{name} {value}")
+            return out + checked + (_input_of_read_code(name, checked, data) if lang in _READ_WHOLE else data)
         if value.startswith("-m") and lang == "python":
             module = value[2:] or (words[i + 1].value or "" if i + 1 < len(words) else "")
             rest = words[i + (1 if value[2:] else 2) :]
@@ -89,6 +90,18 @@ def interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolut
             return out + (stream_script(word, command, name, lambda text: check_code(lang, text, name)) or data) + after
         i += 2 if value in _VALUE_OPTIONS.get(lang, ()) else 1
     return out + _program_on_stdin(name, lang, command, code_before, interactive)
+
+
+# Languages whose code is read on its syntax tree in a closed world (python_checker.py): code that
+# would run what its input names (exec(input()), os.system(line)) is refused there.
+_READ_WHOLE = frozenset({"python"})
+
+
+def _input_of_read_code(name: str, checked: list[Resolution], data: list[Resolution]) -> list[Resolution]:
+    """The input of code that was read whole: data when the code runs nothing, else still read for
+    the programs it may name."""
+    runs = any(isinstance(item, (Inner, Refusal)) or (isinstance(item, Script) and not item.probe) for item in checked)
+    return data if runs or not data else [DataInput(name)]
 
 
 def _after_program(lang: str, name: str, rest: tuple[Word, ...]) -> list[Resolution]:

@@ -139,6 +139,14 @@ class ReadsInput:
 
 
 @dataclass(frozen=True, slots=True)
+class DataInput:
+    """The program's own code was read (python -c on its syntax tree, an inline awk program) and
+    runs nothing its input names: what it reads on stdin is data, not a list of programs."""
+
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
 class Environment:
     """The command sets an environment variable that a program reads as a program to run or as paths
     (env_variables.py: `export TMPDIR=...`, `env GIT_EDITOR=true ...`): the engine checks the value."""
@@ -147,4 +155,6 @@ class Environment:
     value: Word
 
 
-Resolution = Union[Inner, Script, Refusal, PathUse, Text, WorkingDirectory, Link, Launch, ReadsInput, Environment]
+Resolution = Union[
+    Inner, Script, Refusal, PathUse, Text, WorkingDirectory, Link, Launch, ReadsInput, DataInput, Environment
+]
