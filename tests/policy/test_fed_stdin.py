@@ -159,3 +159,33 @@ def test_the_input_of_code_read_whole_that_runs_nothing_is_data(command: str) ->
 @pytest.mark.parametrize("command,rule", INPUT_STILL_READ, ids=[c for c, _ in INPUT_STILL_READ])
 def test_the_input_of_code_that_runs_programs_is_still_read(command: str, rule: str) -> None:
     assert_denied(check("bash", command), rule, command)
+
+
+# Text-scanned languages: a runner call whose literal starts a shell or interpreter with no script
+TEXT_SCANNED_DENIED = [
+    'ruby -e \'IO.popen("sh", "w") { |f| f.puts "r" + "m x" }\'',
+    "ruby -e 'system(\"bash\")'",
+    'lua -e \'io.popen("sh", "w"):write("r" .. "m x")\'',
+    'lua -e \'io.popen("python3 -", "w"):write("x")\'',
+    'php -r \'$p = popen("sh", "w"); fwrite($p, "r" . "m x");\'',
+    "perl -e 'system(\"bash -s\")'",
+]
+
+TEXT_SCANNED_ALLOWED = [
+    'ruby -e \'IO.popen("gzip", "w") { |f| f.puts "x" }\'',
+    "ruby -e 'system(\"sh -c ls\")'",
+    "ruby -e 'system(\"python3 tool.py\")'",
+    'lua -e \'io.popen("ls"):read("a")\'',
+    "php -r 'system(\"ls -la\");'",
+    'perl -e \'system("bash", "build.sh")\'',
+]
+
+
+@pytest.mark.parametrize("command", TEXT_SCANNED_DENIED)
+def test_text_scanned_code_starting_a_shell_with_no_script_is_refused(command: str) -> None:
+    assert_denied(check("bash", command), N, command)
+
+
+@pytest.mark.parametrize("command", TEXT_SCANNED_ALLOWED)
+def test_text_scanned_code_starting_a_program_with_its_arguments_is_allowed(command: str) -> None:
+    assert_allowed(check("bash", command), command)
