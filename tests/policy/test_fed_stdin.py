@@ -189,3 +189,21 @@ def test_text_scanned_code_starting_a_shell_with_no_script_is_refused(command: s
 @pytest.mark.parametrize("command", TEXT_SCANNED_ALLOWED)
 def test_text_scanned_code_starting_a_program_with_its_arguments_is_allowed(command: str) -> None:
     assert_allowed(check("bash", command), command)
+
+
+@pytest.mark.parametrize(
+    "command,rule",
+    [
+        ('python3 -m idlelib -c \'import os; os.system("r"+"m x")\'', I),
+        ('python3 -m idlelib -t T -c \'import os; os.system("r"+"m x")\'', I),
+        ('python3 -m idlelib - <<< \'import os; os.system("r"+"m x")\'', I),
+        ("python3 -m idlelib -r /etc/x.py", P),
+    ],
+)
+def test_idle_runs_its_code_its_file_and_its_stdin(command: str, rule: str) -> None:
+    assert_denied(check("bash", command), rule, command)
+
+
+@pytest.mark.parametrize("command", ["python3 -m idlelib -c 'print(1)'", "python3 -m idlelib notes.txt"])
+def test_idle_given_ordinary_code_is_allowed(command: str) -> None:
+    assert_allowed(check("bash", command), command)

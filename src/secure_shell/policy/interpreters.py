@@ -179,10 +179,33 @@ def _python_module(name: str, module: str, rest: tuple[Word, ...], command: Simp
         return _timeit(label, rest)
     if module == "pdb":
         return _pdb(label, rest, command)
+    if module in ("idlelib", "idlelib.idle"):
+        return _idle(label, rest, command)
     if REPL_MODULES.get(module) == "sql":
         return _sqlite_module(label, rest, command)
     if module in REPL_MODULES:
         return _program_on_stdin(label, REPL_MODULES[module], command, [], True)
+    return []
+
+
+def _idle(label: str, rest: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
+    """`python -m idlelib [-c CODE | -r FILE | -]`: the code, the file and stdin (`-`) run in its shell."""
+    for i, word in enumerate(rest):
+        following = rest[i + 1] if i + 1 < len(rest) else None
+        if word.value is None:
+            return [Refusal(R.INLINE_CODE, f"{label}: an argument is not a literal", word.source)]
+        if i > 0 and rest[i - 1].value == "-t":
+            continue  # the window title
+        if word.value == "-c" and following is not None:
+            if following.value is None:
+                return [Refusal(R.INLINE_CODE, f"{label} -c: the code is not a literal", following.source)]
+            return check_code("python", following.value, f"{label} -c")
+        if word.value == "-r" and following is not None:
+            return [PathUse(following, f"{label} -r")]
+        if word.value == "-":
+            return _program_on_stdin(label, "python", command, [], True)
+        if not word.value.startswith("-"):
+            break
     return []
 
 
