@@ -27,6 +27,9 @@ FED = [
     ("python3 -c \"import os; os.popen('sh', 'w').write('rm x')\"", N),
     ("python3 -c \"import subprocess; subprocess.run(['python3'], input=b'print(1)')\"", N),
     ("python3 -c \"import subprocess; subprocess.run(['node'], input=b'1')\"", N),
+    ("python3 -c \"import asyncio; asyncio.run(asyncio.create_subprocess_exec('sh', stdin=-1))\"", N),
+    ("python3 -c \"import os; os.posix_spawn('/bin/sh', ['sh'], {})\"", N),
+    ("python3 -c \"import subprocess; subprocess.check_output('sh', input=b'x')\"", N),
     ("node -e \"require('child_process').spawn('sh').stdin.end('rm x')\"", N),
     ("node -e \"require('child_process').exec('bash').stdin.write('rm x')\"", N),
     ("node -e \"require('child_process').spawn('python3').stdin.end('print(1)')\"", N),
@@ -50,6 +53,7 @@ FED = [
     ("coproc python3", N),
     # a shell started by `sh -c` reads the stdin of the command that starts it
     ("bash -c 'sh' <<< 'rm x'", B),
+    ("python3 -c \"import os; os.execvp('sh', ['sh'])\" <<< 'rm x'", B),
     ("cat notes.txt | bash -c 'sh'", N),
 ]
 
@@ -63,6 +67,8 @@ ALLOWED = [
     "python3 -c \"import subprocess; subprocess.run(['python3', 'tool.py'], input=b'x')\"",
     "python3 -c \"import subprocess; subprocess.run(['sh', '-c', 'ls'], input=b'x')\"",
     "python3 -c \"import os; os.execvp('sh', ['sh'])\"",
+    "python3 -c \"import asyncio; asyncio.run(asyncio.create_subprocess_exec('git', 'status'))\"",
+    "python3 -c 'import multiprocessing as m, sys; m.set_executable(sys.executable)'",
     "node -e \"require('child_process').spawn('ls')\"",
     "node -e \"require('child_process').spawn('wc', ['-l']).stdin.end('a')\"",
     'perl -e \'open(my $f, "|-", "gzip"); print $f "x"\'',
