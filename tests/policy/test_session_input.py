@@ -57,8 +57,8 @@ DENIED = [
     ("bash", "perl -de0", "system('rm x')\n", B),
     # an interpreter running a program: its input is data that program may run
     ("bash", "perl -ne 'print $_'", "rm x\n", MAY_RUN),
-    ("bash", "python3 -c 'import sys; print(sys.stdin.read())'", "rm x\n", MAY_RUN),
-    ("bash", 'node -e \'process.stdin.pipe(require("child_process").spawn("sh").stdin)\'', "rm x\n", MAY_RUN),
+    # code that runs a program: what it reads may still name what that program runs
+    ("bash", "python3 -c 'import os; os.system(\"cat\")'", "rm x\n", MAY_RUN),
     # pagers, editors and clients whose keystrokes run commands
     ("bash", "less notes.txt", "!rm x\n", MAY_RUN),
     ("bash", "vim notes.txt", ":!rm x\n", MAY_RUN),
@@ -88,6 +88,9 @@ ALLOWED = [
     ("bash", "cat", "rm x\n"),
     ("bash", "read -p 'Name? ' name; echo \"hello $name\"", "rm x\n"),
     ("bash", "wc -l", "rm x\nls\n"),
+    # code read whole that runs nothing its input names: the input is data
+    ("bash", "python3 -c 'import sys; print(sys.stdin.read())'", "rm x\n"),
+    ("bash", "awk '{print $1}'", "rm x\n"),
     # the input is read by nobody: the program's stdin is a file or a here-document
     ("bash", "cat < notes.txt", "rm x\n"),
     ("bash", "cat <<'EOF'\nhi\nEOF", "rm x\n"),

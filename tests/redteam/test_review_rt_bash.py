@@ -46,7 +46,6 @@ C5, C6 = "5 interpreter channels", "6 bash"
 C10 = "10 runner fed its script on stdin"
 C11 = "11 files named in a tool's own command language"
 
-FED = "a program started by a harmless literal name (sh, bash, python3, node) reads its script from a stdin the command fills"
 
 ROWS: list[Row] = [
     # --- 1: shell text inside a program's argument ---------------------------------------------------
@@ -93,13 +92,30 @@ ROWS: list[Row] = [
         C2,
         ATTACK,
         'python3 -m asyncio <<< \'import os; os.system("r"+"m -f notes.txt")\'',
-        bypass="python3 -m asyncio is a REPL reading its code from stdin, like -m code, but its input is not read as Python",
         proof=GONE,
     ),
     Row(C2, TWIN, "sed -f - notes.txt <<< 's/a/b/'"),
     Row(C2, TWIN, "bash -s <<< 'printf %s\\\\n hi'"),
     Row(C2, TWIN, "python3 -m code -q <<< 'print(1)'"),
     Row(C2, TWIN, "python3 -m asyncio <<< 'print(1)'"),
+    Row(C2, ATTACK, "cat notes.txt | python3 -m asyncio"),
+    Row(
+        C2,
+        ATTACK,
+        "python3 -m sqlite3 x.db <<< \"attach '../outside/y.db' as y; create table y.t(a);\"",
+        contained=False,
+    ),
+    Row(C2, TWIN, "python3 -m sqlite3 x.db <<< 'select 1;'"),
+    Row(C10, ATTACK, "split --filter='bash -s' notes.txt"),
+    Row(C10, ATTACK, "node -e \"require('child_process').spawn('bash').stdin.end('r'+'m -f notes.txt')\""),
+    Row(C10, ATTACK, "echo 'rm -f notes.txt' | tee >(bash -s) >/dev/null"),
+    Row(C10, ATTACK, "coproc python3; echo 'print(1)' >&\"${COPROC[1]}\""),
+    Row(C10, TWIN, "python3 -c \"import subprocess; subprocess.run(['git', 'status'])\""),
+    Row(C10, TWIN, "node -e \"require('child_process').spawn('ls')\""),
+    Row(C10, TWIN, "echo x > >(grep x)"),
+    Row(C10, TWIN, 'coproc cat; echo hi >&"${COPROC[1]}"'),
+    Row(C10, TWIN, 'perl -e \'open(my $f, "|-", "gzip"); print $f "x"\''),
+    Row(C2, TWIN, "git -c alias.x='!sh' x <<< 'git status'"),
     Row(C2, TWIN, "awk -f prog.awk notes.txt"),
     Row(C2, TWIN, "python3 -i -q < /dev/null"),
     Row(C2, TWIN, "tee >(wc -l) < notes.txt"),
@@ -107,8 +123,6 @@ ROWS: list[Row] = [
         C2,
         TWIN,
         "echo 'rm -f notes.txt' | python3 -c 'import sys; print(sys.stdin.read())'",
-        wrongful="may-run-blocked-command: 'python3' is not known to this policy and may run the programs its arguments or "
-        "its input name (the -c code only prints its input)",
     ),
     # --- 3: sqlite3 -------------------------------------------------------------------------------------
     Row(C3, ATTACK, "sqlite3 x.db '.shell r\"\"m -f notes.txt'"),
@@ -272,82 +286,68 @@ ROWS: list[Row] = [
         C10,
         ATTACK,
         "yes 'rm -f notes.txt' | head -n 500 | sort -S 1K --compress-program=sh -T .",
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "yes 'rm -f notes.txt' | head -n 500 | sort -S 1K --compress-prog=bash -T .",
-        bypass=FED,
         proof=GONE,
     ),
-    Row(C10, ATTACK, "yes 'rm -f notes.txt' | head -n 1 | split --filter=sh", bypass=FED, proof=GONE),
+    Row(C10, ATTACK, "yes 'rm -f notes.txt' | head -n 1 | split --filter=sh", proof=GONE),
     Row(
         C10,
         ATTACK,
         'echo \'import os; os.system("r"+"m -f notes.txt")\' | split --filter=python3',
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "python3 -c \"import subprocess; subprocess.run(['sh'], input=b'rm -f notes.txt')\"",
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "python3 -c \"import subprocess; p=subprocess.Popen(['sh'], stdin=subprocess.PIPE); p.communicate(b'rm -f notes.txt')\"",
-        bypass=FED,
         proof=GONE,
     ),
-    Row(
-        C10, ATTACK, "python3 -c \"import os; os.popen('sh','w').write('r'+'m -f notes.txt')\"", bypass=FED, proof=GONE
-    ),
+    Row(C10, ATTACK, "python3 -c \"import os; os.popen('sh','w').write('r'+'m -f notes.txt')\"", proof=GONE),
     Row(
         C10,
         ATTACK,
         'python3 -c "import subprocess; subprocess.run([\'python3\'], input=b\'import os; os.system(\\"r\\"+\\"m -f notes.txt\\")\')"',
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "node -e \"const p=require('child_process').spawn('sh'); p.stdin.end('r'+'m -f notes.txt')\"",
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "node -e \"const cp=require('child_process'); const p=cp.exec('sh'); p.stdin.write('r'+'m -f notes.txt\\n'); p.stdin.end()\"",
-        bypass=FED,
         proof=GONE,
     ),
-    Row(C10, ATTACK, 'perl -e \'open(my $f, "|-", "sh"); print $f "r"."m -f notes.txt\\n"\'', bypass=FED, proof=GONE),
-    Row(C10, ATTACK, 'perl -e \'open(F, "|-") || exec "sh"; print F "r"."m -f notes.txt\\n"\'', bypass=FED, proof=GONE),
+    Row(C10, ATTACK, 'perl -e \'open(my $f, "|-", "sh"); print $f "r"."m -f notes.txt\\n"\'', proof=GONE),
+    Row(C10, ATTACK, 'perl -e \'open(F, "|-") || exec "sh"; print F "r"."m -f notes.txt\\n"\'', proof=GONE),
     Row(
         C10,
         ATTACK,
         'tclsh <<< \'set f [open |sh w]; puts $f "[join {r m} ""] -f notes.txt"; close $f\'',
-        bypass=FED,
         proof=GONE,
     ),
-    Row(C10, ATTACK, "sqlite3 x.db '.output |sh' \"select 'rm -f notes.txt'\"", bypass=FED, proof=GONE),
-    Row(C10, ATTACK, "sqlite3 x.db '.once |sh' \"select 'r'||'m -f notes.txt'\"", bypass=FED, proof=GONE),
-    Row(C10, ATTACK, "gdb -batch -ex 'pipe echo r\\155 -f notes.txt\\n | sh'", bypass=FED, proof=GONE),
-    Row(
-        C10, ATTACK, "echo 'rm -f notes.txt' > >(sh); sleep 1", bypass=FED + " (bash process substitution)", proof=GONE
-    ),
+    Row(C10, ATTACK, "sqlite3 x.db '.output |sh' \"select 'rm -f notes.txt'\"", proof=GONE),
+    Row(C10, ATTACK, "sqlite3 x.db '.once |sh' \"select 'r'||'m -f notes.txt'\"", proof=GONE),
+    Row(C10, ATTACK, "gdb -batch -ex 'pipe echo r\\155 -f notes.txt\\n | sh'", proof=GONE),
+    Row(C10, ATTACK, "echo 'rm -f notes.txt' > >(sh); sleep 1", proof=GONE),
     Row(
         C10,
         ATTACK,
         "coproc sh; echo 'rm -f notes.txt' >&\"${COPROC[1]}\"; sleep 1",
-        bypass=FED + " (bash coproc)",
         proof=GONE,
     ),
     Row(C10, TWIN, "sort -S 1M --compress-program=gzip -T . notes.txt"),
@@ -471,36 +471,31 @@ ROWS += [
         C10,
         ATTACK,
         r"""perl -e 'open(F, "|python3"); print F "import os; os.system(\"r\"+\"m -f notes.txt\")\n"'""",
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         r'''sqlite3 x.db '.output |python3' "select 'import os; os.system(\"r\"+\"m -f notes.txt\")'"''',
-        bypass=FED,
         proof=GONE,
     ),
-    Row(C10, ATTACK, r'''sqlite3 x.db '.output "|bash -s"' "select 'rm -f notes.txt'"''', bypass=FED, proof=GONE),
+    Row(C10, ATTACK, r'''sqlite3 x.db '.output "|bash -s"' "select 'rm -f notes.txt'"''', proof=GONE),
     Row(
         C10,
         ATTACK,
         r"""echo 'import os; os.system("r"+"m -f notes.txt")' > >(python3); sleep 1""",
-        bypass=FED,
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "exec > >(sh); echo 'rm -f notes.txt'; sleep 1",
-        bypass=FED + " (the shell's own stdout)",
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         r'''node -e "require('child_process').spawn('python3').stdin.end('import os; os.system(\"r\"+\"m -f notes.txt\")')"''',
-        bypass=FED,
         proof=GONE,
     ),
     Row(C10, TWIN, "exec > >(tee build.log); make all"),
@@ -514,15 +509,13 @@ ROWS += [
 ]
 
 
-ALIAS = "a git alias `!sh` (or `!bash -s`, `!python3`) reads the command's stdin as its script; the here-string is not checked as that script"
 ROWS += [
-    Row(C2, ATTACK, "git -c alias.x='!sh' x <<< 'rm -f notes.txt'", bypass=ALIAS, proof=GONE),
-    Row(C2, ATTACK, "git -c alias.x='!bash -s' x <<< 'rm -f notes.txt'", bypass=ALIAS, proof=GONE),
+    Row(C2, ATTACK, "git -c alias.x='!sh' x <<< 'rm -f notes.txt'", proof=GONE),
+    Row(C2, ATTACK, "git -c alias.x='!bash -s' x <<< 'rm -f notes.txt'", proof=GONE),
     Row(
         C2,
         ATTACK,
         r"""git -c alias.x='!python3' x <<< 'import os; os.system("r"+"m -f notes.txt")'""",
-        bypass=ALIAS,
         proof=GONE,
     ),
     Row(C2, ATTACK, "find . -maxdepth 0 -exec sh \\; <<< 'rm -f notes.txt'"),
@@ -534,8 +527,6 @@ ROWS += [
         C2,
         TWIN,
         "awk '{print $1}' <<< 'rm -f notes.txt'",
-        wrongful="may-run-blocked-command: 'awk' is not known to this policy and may run the programs its arguments or its "
-        "input name (awk is modelled, and this program has no system(), pipe or getline)",
     ),
     Row(
         C11,
@@ -556,11 +547,10 @@ ROWS += [
 ]
 
 
-ENVS = "env -S starts a shell or interpreter whose stdin, the command's here-string, is not checked as its script"
 ROWS += [
-    Row(C2, ATTACK, "env -S 'sh -s' <<< 'r\"\"m -f notes.txt'", bypass=ENVS, proof=GONE),
-    Row(C2, ATTACK, "env -S 'bash' <<< 'r\"\"m -f notes.txt'", bypass=ENVS, proof=GONE),
-    Row(C2, ATTACK, r"""env -S'python3 -' <<< 'import os; os.system("r"+"m -f notes.txt")'""", bypass=ENVS, proof=GONE),
+    Row(C2, ATTACK, "env -S 'sh -s' <<< 'r\"\"m -f notes.txt'", proof=GONE),
+    Row(C2, ATTACK, "env -S 'bash' <<< 'r\"\"m -f notes.txt'", proof=GONE),
+    Row(C2, ATTACK, r"""env -S'python3 -' <<< 'import os; os.system("r"+"m -f notes.txt")'""", proof=GONE),
     Row(C2, ATTACK, "chrt -o 0 sh <<< 'r\\m -f notes.txt'"),
     Row(C2, ATTACK, "stdbuf -o0 sh <<< 'r\"\"m -f notes.txt'"),
     Row(C2, ATTACK, r"""python3 -m pdb -m this <<< '!import os; os.system("r"+"m -f notes.txt")'"""),
@@ -574,14 +564,12 @@ ROWS += [
         C10,
         ATTACK,
         "tee >(sh) <<< 'rm -f notes.txt'; sleep 1",
-        bypass=FED + " (a process substitution as tee's file)",
         proof=GONE,
     ),
     Row(
         C10,
         ATTACK,
         "cat <<< 'rm -f notes.txt' > >(sh); sleep 1",
-        bypass=FED + " (bash process substitution)",
         proof=GONE,
     ),
 ]

@@ -16,7 +16,7 @@ import re
 from secure_shell.policy import verdict as R
 from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Word
-from secure_shell.policy.resolution import PathUse, Refusal, Resolution, Script, Text
+from secure_shell.policy.resolution import DataInput, Inner, PathUse, Refusal, Resolution, Script, Text
 
 _STRING = "\x01"  # a string literal in the masked text: \x01 INDEX \x02
 _REGEX = "\x03"
@@ -74,6 +74,8 @@ def awk_command(words: tuple[Word, ...]) -> list[Resolution]:
         if program.value is None:
             return [Refusal(R.INLINE_CODE, "awk program is not a literal", program.source)]
         out += awk_program(program.value) + [Text(program)]
+    if programs and not from_file and not any(isinstance(item, (Script, Inner, Refusal)) for item in out):
+        out.append(DataInput("awk"))  # the whole program was read and runs nothing: its input is data
     return out
 
 

@@ -53,11 +53,14 @@ _INPUTS = frozenset({"<", "<&", "<>", "<<", "<<-", "<<<"})
 
 def _fed(parent: Node, child: Node, fed: bool) -> bool:
     """Whether `child` of `parent` reads a stream the text does not show: a later stage of a pipeline,
+    an output process substitution `>(...)`,
     the body of a compound command whose input is redirected (`{ sh; } < x`, `while ...; done <<< s`),
     or a function's body, which reads whatever each call is fed. A simple command's own redirections
     are read with it (bash_walker._command)."""
     if parent.type == "function_definition":
         return child.is_named
+    if parent.type == "process_substitution" and parent.children and parent.children[0].type == ">(":
+        return child.is_named  # `>(sh)` reads what the command writes there
     if parent.type == "pipeline":
         return fed or (child.is_named and child != parent.named_children[0])
     if parent.type == "redirected_statement" and child.is_named and child == parent.named_children[0]:

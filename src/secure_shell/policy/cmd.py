@@ -34,7 +34,16 @@ from secure_shell.policy.parsed import (
     never_raises,
 )
 from secure_shell.policy.program_name import program_name
-from secure_shell.policy.resolution import Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.resolution import (
+    INHERITS,
+    Launch,
+    Link,
+    PathUse,
+    Refusal,
+    Resolution,
+    Script,
+    WorkingDirectory,
+)
 from secure_shell.policy.windows_environment import passing_form, value_allowed
 from secure_shell.policy.wrappers import dangerous_variable, resolve_windows
 
@@ -308,7 +317,7 @@ def _links(key: str, words: tuple[Word, ...]) -> list[Resolution]:
 def _cmd_script(word: Word, label: str) -> Script:
     if word.value is None:
         return Script(DIALECT, None, label, "not a literal")
-    return Script(DIALECT, word.value, label)
+    return Script(DIALECT, word.value, label, stdin=INHERITS)
 
 
 CMD_FLAGS = re.compile(r"^/(d|s|q|a|u|e:(on|off)|f:(on|off)|v:off|t:[0-9a-f]{1,2})$", re.I)
@@ -338,10 +347,12 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand, caller: str = DIAL
             if text.startswith('"') and text.count('"') >= 2:
                 last = text.rfind('"')
                 text = text[1:last] + text[last + 1 :]
-            return [Script(DIALECT, text, f"cmd {lowered}")] + (_reads_input(command) if lowered == "/k" else [])
+            return [Script(DIALECT, text, f"cmd {lowered}", stdin=INHERITS)] + (
+                _reads_input(command) if lowered == "/k" else []
+            )
         if lowered.startswith(("/c", "/k", "/r")) and len(lowered) > 2 and lowered[2] not in ":":
             text = source[2:]
-            script = Script(DIALECT, text.strip('"'), f"cmd {lowered[:2]}")
+            script = Script(DIALECT, text.strip('"'), f"cmd {lowered[:2]}", stdin=INHERITS)
             return [script] + (_reads_input(command) if lowered.startswith("/k") else [])
         if CMD_FLAGS.match(lowered) or lowered in ("/v:on", "/v:off", "/v"):
             # delayed expansion: every word with a `!` is already taken as run-time text

@@ -14,7 +14,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.cmd_loops import known_items, loop_word
 from secure_shell.policy.cmd_tokenizer import rereads_variable, unescape_once
 from secure_shell.policy.parsed import Word
-from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.resolution import INHERITS, Inner, PathUse, Refusal, Resolution, Script, WorkingDirectory
 
 SCRIPT_DIALECT = "cmd"  # what `for /f ('...')` runs
 
@@ -89,7 +89,7 @@ def reread(text: str, label: str) -> Resolution:
     variable = rereads_variable(text)
     if variable is not None:
         return Refusal(R.DYNAMIC_COMMAND, f"{label} parses its text again and expands {variable} then", text)
-    return Script(SCRIPT_DIALECT, text, label)
+    return Script(SCRIPT_DIALECT, text, label, stdin=INHERITS)
 
 
 IF_UNARY = frozenset({"exist", "defined", "errorlevel", "cmdextversion"})
@@ -122,12 +122,12 @@ def if_command(words: tuple[Word, ...]) -> list[Resolution]:
     for word in rest:
         if (word.value or "").lower() == "else":
             if branch:
-                out.append(Inner(tuple(branch), "if"))
+                out.append(Inner(tuple(branch), "if", stdin=INHERITS))
             branch = []
             continue
         branch.append(word)
     if branch:
-        out.append(Inner(tuple(branch), "if"))
+        out.append(Inner(tuple(branch), "if", stdin=INHERITS))
     return out
 
 
@@ -169,4 +169,4 @@ def for_loop(words: tuple[Word, ...]) -> list[Resolution]:
         return out  # the body is a ( ... ) block: its commands stand on their own
     items = known_items(options, words[in_at + 1 : do_at], inner)
     body_words = tuple(loop_word(w, variable, items) for w in body)
-    return out + [Inner(body_words, "for ... do", repeats=True)]
+    return out + [Inner(body_words, "for ... do", repeats=True, stdin=INHERITS)]

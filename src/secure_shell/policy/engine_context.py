@@ -32,16 +32,20 @@ SHELL_MOVES = ("cd", "popd")  # the roles of a change of the shell's own directo
 class Scope:
     """Where a command or script is met: the dialect reading it, the directories it may start in,
     the scripts and wrappers around it (`via`), how many scripts deep it is, and whether it is only
-    a probe (a word inline code may run as a command: only blocked names count there). `fed_by`: the
-    command that runs this script (`cmd /c`, `bash -c`, `call`) when its stdin is a pipe, a file or
-    text: the script's commands that read their stdin read that (`type x | cmd /c cmd`)."""
+    a probe (a word inline code may run as a command: only blocked names count there). `stdin_text` and
+    `stdin_piped`: what the script's commands read when they have no input of their own (the stdin of
+    the command that runs the script: `type x | cmd /c cmd`, `sh -c sh <<< ...`; by default, for a
+    script started inside another command, a stream the engine does not know)."""
 
     dialect: DialectName
     bases: Directories
     via: tuple[str, ...] = ()
     depth: int = 0
     probe: bool = False
-    fed_by: SimpleCommand | None = None
+    # what a command of this script reads when it has no input of its own: nothing said (the top
+    # level: the session's input), this text, or (stdin_piped) a stream the engine does not know
+    stdin_text: str | None = None
+    stdin_piped: bool = False
 
     def where(self) -> str:
         """` (in bash -c > eval)`, for a message; empty at the top level."""

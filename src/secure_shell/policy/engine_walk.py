@@ -22,6 +22,10 @@ from secure_shell.policy.operators import blocked_operator_tokens
 from secure_shell.policy.parsed import Failed, Limits, Parsed, Redirect, SimpleCommand, Unsupported, Word
 from secure_shell.policy.registry import SHELL_DIALECT, dialect_module
 from secure_shell.policy.resolution import (
+    CLOSED,
+    INHERITS,
+    UNKNOWN_STREAM,
+    DataInput,
     Environment,
     Inner,
     Link,
@@ -203,7 +207,9 @@ class Walker:
     def command(self, simple: SimpleCommand, scope: Scope) -> None:
         """Check one simple command met in `scope`, and everything it runs."""
         module = dialect_module(scope.dialect)
-        simple = _with_fed_input(self._with_session_input(simple, scope), scope)
+        if _reads_own_stdin(simple) and (scope.stdin_piped or scope.stdin_text is not None):
+            simple = replace(simple, stdin_text=scope.stdin_text, stdin_piped=scope.stdin_piped)
+        simple = self._with_session_input(simple, scope)
         restricted = self.policy.restrict_working_directory
         if not scope.probe and restricted:  # path rules off: no target is checked
             for redirect in simple.redirects:
@@ -289,11 +295,14 @@ class Walker:
             fed
             and module.may_run_input(key)
             and not any(
-                (isinstance(item, Script) and item.from_stdin) or (isinstance(item, Inner) and item.inherits_stdin)
+                (isinstance(item, Script) and item.from_stdin)
+                or (isinstance(item, Inner) and item.inherits_stdin)
+                or isinstance(item, DataInput)
                 for item in resolutions
             )
         ):  # `less <<< '!rm x'`: its keystrokes run commands; a shell's input is checked as its script,
-            # and what a wrapper runs is checked reading the wrapper's input
+            # what a wrapper runs is checked reading the wrapper's input, and a program whose code
+            # was read and runs nothing from its input reads data
             self._presumed_runner(program, fed, scope)
 
     def _program_directories(self, resolutions: list[Resolution], scope: Scope) -> Directories:
@@ -357,8 +366,7 @@ class Walker:
                 )
         else:
             inner = Scope(dialect_name(item.dialect), program, scope.via + (item.label,), scope.depth + 1, item.probe)
-            if not item.from_stdin and not _reads_own_stdin(simple):
-                inner = replace(inner, fed_by=simple)  # its commands read what feeds the program
+            inner = _script_stdin(inner, item, simple, scope)
             self.script(item.text, inner, repeats=item.repeats)
 
     # --- the command rules -------------------------------------------------------------------
@@ -457,8 +465,14 @@ class Walker:
 
 def _inner_command(item: Inner, simple: SimpleCommand, via: tuple[str, ...]) -> SimpleCommand:
     """The command a wrapper runs; what feeds the wrapper's stdin feeds it (the target is checked
-    with the wrapper)."""
+    with the wrapper). A program started by code reads a stream the engine does not know, and one
+    xargs starts reads nothing, unless the resolution names its input."""
     inherits = item.inherits_stdin
+    stdin_text = item.stdin_text if item.stdin_text is not None or not inherits else simple.stdin_text
+    stdin_piped = item.stdin_piped or (inherits and simple.stdin_piped)
+    if stdin_text is None and not stdin_piped and not inherits:
+        stdin_piped = item.stdin == UNKNOWN_STREAM
+        stdin_text = "" if item.stdin == CLOSED else None
     return SimpleCommand(
         item.words,
         (
@@ -468,25 +482,21 @@ def _inner_command(item: Inner, simple: SimpleCommand, via: tuple[str, ...]) -> 
         )
         + ((Redirect("<", item.stdin_file),) if item.stdin_file is not None else ()),
         via=via,
-        stdin_text=item.stdin_text if item.stdin_text is not None or not inherits else simple.stdin_text,
-        stdin_piped=item.stdin_piped or (inherits and simple.stdin_piped),
+        stdin_text=stdin_text,
+        stdin_piped=stdin_piped,
         filled=item.filled or simple.filled,
     )
 
 
-def _with_fed_input(simple: SimpleCommand, scope: Scope) -> SimpleCommand:
-    """A command of a script whose runner is fed (Scope.fed_by), reading its own stdin: it reads that."""
-    fed = scope.fed_by
-    if fed is None or scope.probe or not _reads_own_stdin(simple):
-        return simple
-    inherited = tuple(Redirect(r.operator, None) for r in fed.redirects if r.operator in _STDIN_REDIRECTS)
-    return replace(
-        simple,
-        redirects=simple.redirects + inherited,
-        stdin_text=fed.stdin_text,
-        stdin_piped=fed.stdin_piped,
-        stdin_session=fed.stdin_session,
-    )
+def _script_stdin(inner: Scope, item: Script, simple: SimpleCommand, scope: Scope) -> Scope:
+    """What the commands of a nested script read when they have no input of their own: the stdin
+    of the command that runs it (`sh -c`, eval), or, by default, a stream the engine does not know
+    (`split --filter`, a pipe opened by code, the rest of a shell's own stdin script)."""
+    if item.from_stdin or not (item.same_shell or item.stdin == INHERITS):
+        return replace(inner, stdin_piped=True)
+    if not _reads_own_stdin(simple):
+        return replace(inner, stdin_text=simple.stdin_text, stdin_piped=simple.stdin_piped or simple.stdin_text is None)
+    return replace(inner, stdin_text=scope.stdin_text, stdin_piped=scope.stdin_piped)
 
 
 def _reads_own_stdin(simple: SimpleCommand) -> bool:

@@ -12,7 +12,7 @@ import shlex
 from secure_shell.policy import verdict as R
 from secure_shell.policy.env_variables import HARMLESS
 from secure_shell.policy.parsed import Word
-from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, Text, WorkingDirectory
+from secure_shell.policy.resolution import INHERITS, Inner, PathUse, Refusal, Resolution, Script, Text, WorkingDirectory
 from secure_shell.policy.wrapper_spec import option_scripts
 
 GLOBAL_VALUE_OPTIONS = frozenset(
@@ -140,12 +140,12 @@ def _config_pair(arg: Word) -> list[Resolution]:
         return []  # `-c core.pager=cat`: the program git runs is one that runs nothing
     if key.lower().startswith("alias."):
         if value.startswith("!"):
-            return [Script("bash", value[1:], f"git alias {key[6:]}")]
+            return [Script("bash", value[1:], f"git alias {key[6:]}", stdin=INHERITS)]
         try:
             alias_words = tuple(Word(w, w) for w in shlex.split(value))
         except ValueError:
             return [Refusal(R.NESTED_SCRIPT, "git alias value cannot be split into words", arg.value)]
-        return [Inner((Word("git", "git"), *alias_words), f"git alias {key[6:]}")]
+        return [Inner((Word("git", "git"), *alias_words), f"git alias {key[6:]}", stdin=INHERITS)]
     if SAFE_CONFIG_KEY.match(key):
         return []
     if _PROTOCOL_ALLOW.match(key) and value.strip().lower() in _PROTOCOL_VALUES:
@@ -190,7 +190,7 @@ def _subcommand(sub: str, args: tuple[Word, ...]) -> list[Resolution]:
     if sub == "rebase":
         out.extend(option_scripts(args, ("-x", "--exec"), "bash", "git rebase --exec"))
     elif sub == "bisect" and args and args[0].value == "run" and len(args) > 1:
-        out.append(Inner(args[1:], "git bisect run"))
+        out.append(Inner(args[1:], "git bisect run", stdin=INHERITS))
     elif sub == "submodule" and "foreach" in [w.value for w in args]:
         k = [w.value for w in args].index("foreach") + 1
         while k < len(args) and (args[k].value or "").startswith("--"):

@@ -35,7 +35,8 @@ _LANGUAGES |= {
 # calls that run a program or code, per text-scanned language
 _RUNNER_CALLS = {
     "perl": r"system|exec|eval|readpipe",  # open, do, require, modules: perl_code.py
-    "ruby": r"system|exec|spawn|eval|instance_eval|class_eval|popen|popen2|popen3|capture2|capture2e|capture3|"
+    "ruby": r"IO\.popen|Open3\.\w+|Process\.spawn|PTY\.spawn|Kernel\.(?:system|exec|spawn)|"
+    r"system|exec|spawn|eval|instance_eval|class_eval|popen|popen2|popen3|capture2|capture2e|capture3|"
     r"send|public_send|__send__|require|load|syscall|fork",
     "lua": r"os\.execute|io\.popen|loadstring|load|dofile|loadfile|require",
     "r": r"system|system2|shell|pipe|eval|evalq|parse|source|do\.call|match\.fun|get",
@@ -93,6 +94,25 @@ def check_code(lang: str, code: str, label: str, *, repl: bool = False, lenient:
     return out
 
 
+def _stdin_reader(runner: str, arguments: str) -> str:
+    """The shell or interpreter a runner's literals start with no script (`popen("sh", "w")`,
+    `system("python3 -")`), which reads its script from stdin; empty when there is none. A popen's
+    second literal is its mode; a system's further literals are the program's arguments."""
+    from secure_shell.policy.wrapper_shells import SHELLS  # wrapper_shells imports this module
+
+    strings = [m.group()[1:-1] for m in re.finditer(_STRING, arguments)]
+    words = [w for text in (strings if "popen" not in runner else strings[:1]) for w in text.split()]
+    if not words:
+        return ""
+    name = words[0].rsplit("/", 1)[-1].lower()
+    if name not in SHELLS and not language(name):
+        return ""
+    scripted = ("-c", "-e", "-E", "-m", "-r", "-f", "--eval", "--command")
+    if any(not w.startswith("-") or w in scripted or (w[1:2] != "-" and "c" in w[1:]) for w in words[1:] if w != "-"):
+        return ""
+    return name
+
+
 def _text_runners(lang: str, code: str, label: str) -> list[Resolution]:
     """Each call of a runner must take literal arguments that nothing is joined onto."""
     for match in re.finditer(rf"(?<![\w$])(?:new\s+)?({_RUNNER_CALLS[lang]})\b", code):
@@ -115,6 +135,16 @@ def _text_runners(lang: str, code: str, label: str) -> list[Resolution]:
                 found = check_code(lang, inner.group()[1:-1], f"{label} {name}") if inner is not None else []
                 if found:
                     return found
+            reader = _stdin_reader(name, literal.group())
+            if reader:
+                return [
+                    Refusal(
+                        R.NESTED_SCRIPT,
+                        f"{label}: {name} starts {reader} with no script, so it reads one from a stdin the code "
+                        "may fill, which the policy cannot read; pass the script with -c/-e or as a file",
+                        code[match.start() : match.start() + 60],
+                    )
+                ]
             continue  # `f("lit")...` or `f "lit";`: nothing joined onto the literal
         if not re.match(r"\s*[(\s'\"`\[$@]", rest):
             continue  # a word that only contains the name (`exec` as a property read, `evaluate`)

@@ -17,7 +17,9 @@ from secure_shell.policy.inline_code import scan_inline_code
 from secure_shell.policy.interpreter_code import check_code, data_url, language, perl_module_code
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, known_stdin, stream_script, unknown_stream
-from secure_shell.policy.resolution import PathUse, ReadsInput, Refusal, Resolution
+from secure_shell.policy.resolution import DataInput, Inner, PathUse, ReadsInput, Refusal, Resolution, Script
+from secure_shell.policy.sqlite import script as sqlite_script
+from secure_shell.policy.sqlite import sql_text
 
 INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--exec", "-p", "--print", "-x"})
 # options whose value is the next word (else that word would read as the program file)
@@ -75,7 +77,8 @@ def interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolut
                 code_before.append(code.value)
                 i += 2
                 continue
-            return out + check_code(lang, code.value, f"{name} {value}") + data
+            checked = check_code(lang, code.value, f"{name} {value}")
+            return out + checked + (_input_of_read_code(name, checked, data) if lang in _READ_WHOLE else data)
         if value.startswith("-m") and lang == "python":
             module = value[2:] or (words[i + 1].value or "" if i + 1 < len(words) else "")
             rest = words[i + (1 if value[2:] else 2) :]
@@ -87,6 +90,18 @@ def interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolut
             return out + (stream_script(word, command, name, lambda text: check_code(lang, text, name)) or data) + after
         i += 2 if value in _VALUE_OPTIONS.get(lang, ()) else 1
     return out + _program_on_stdin(name, lang, command, code_before, interactive)
+
+
+# Languages whose code is read on its syntax tree in a closed world (python_checker.py): code that
+# would run what its input names (exec(input()), os.system(line)) is refused there.
+_READ_WHOLE = frozenset({"python"})
+
+
+def _input_of_read_code(name: str, checked: list[Resolution], data: list[Resolution]) -> list[Resolution]:
+    """The input of code that was read whole: data when the code runs nothing, else still read for
+    the programs it may name."""
+    runs = any(isinstance(item, (Inner, Refusal)) or (isinstance(item, Script) and not item.probe) for item in checked)
+    return data if runs or not data else [DataInput(name)]
 
 
 def _after_program(lang: str, name: str, rest: tuple[Word, ...]) -> list[Resolution]:
@@ -153,15 +168,63 @@ def _channel(lang: str, name: str, value: str, following: Word | None) -> tuple[
     return ([], used)
 
 
+# Modules whose main is a REPL reading stdin: its input is read as that language, as the
+# interpreter's own REPL input is (pdb's debugger commands are read by _pdb).
+REPL_MODULES = {"code": "python", "asyncio": "python", "sqlite3": "sql"}
+
+
 def _python_module(name: str, module: str, rest: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
     label = f"{name} -m {module}"
     if module == "timeit":
         return _timeit(label, rest)
     if module == "pdb":
         return _pdb(label, rest, command)
-    if module == "code":
-        return _program_on_stdin(label, "python", command, [], True)
+    if module in ("idlelib", "idlelib.idle"):
+        return _idle(label, rest, command)
+    if REPL_MODULES.get(module) == "sql":
+        return _sqlite_module(label, rest, command)
+    if module in REPL_MODULES:
+        return _program_on_stdin(label, REPL_MODULES[module], command, [], True)
     return []
+
+
+def _idle(label: str, rest: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
+    """`python -m idlelib [-c CODE | -r FILE | -]`: the code, the file and stdin (`-`) run in its shell."""
+    for i, word in enumerate(rest):
+        following = rest[i + 1] if i + 1 < len(rest) else None
+        if word.value is None:
+            return [Refusal(R.INLINE_CODE, f"{label}: an argument is not a literal", word.source)]
+        if i > 0 and rest[i - 1].value == "-t":
+            continue  # the window title
+        if word.value == "-c" and following is not None:
+            if following.value is None:
+                return [Refusal(R.INLINE_CODE, f"{label} -c: the code is not a literal", following.source)]
+            return check_code("python", following.value, f"{label} -c")
+        if word.value == "-r" and following is not None:
+            return [PathUse(following, f"{label} -r")]
+        if word.value == "-":
+            return _program_on_stdin(label, "python", command, [], True)
+        if not word.value.startswith("-"):
+            break
+    return []
+
+
+def _sqlite_module(label: str, rest: tuple[Word, ...], command: SimpleCommand) -> list[Resolution]:
+    """`python -m sqlite3 [FILE] [SQL]`: the database is a path, the SQL and the REPL's input are SQL."""
+    out: list[Resolution] = []
+    positional = [w for w in rest if not (w.value or "").startswith("-")]
+    if any(w.value is None for w in positional):
+        return [Refusal(R.INLINE_CODE, f"{label}: an argument is not a literal", label)]
+    if positional and positional[0].value != ":memory:":
+        out.append(PathUse(positional[0], f"{label} database"))
+    if len(positional) > 1:
+        return out + sql_text(" ".join(w.value or "" for w in positional[1:]), label)
+    stdin = known_stdin(command)
+    if stdin is not None:
+        return out + sqlite_script(stdin, f"{label} <<<")
+    if command.stdin_piped:
+        out.append(unknown_stream(label, "a pipe"))
+    return out
 
 
 def _timeit(label: str, rest: tuple[Word, ...]) -> list[Resolution]:

@@ -179,6 +179,14 @@ def _opens(code: str, label: str) -> list[Resolution]:
             if "|" not in spec:
                 continue
             command = spec.strip()
+            if command in ("|-", "-|"):  # a fork: the child runs the rest of the code, its stdin or stdout a pipe
+                return [
+                    _refusal(
+                        label,
+                        f"forks with open {command!r} and runs the rest of the code in a child reading a pipe",
+                        shown,
+                    )
+                ]
             if not (command.startswith("|") or command.endswith("|")) or command.strip("|").count("|"):
                 return [_refusal(label, "opens a pipe the policy cannot read", shown)]
             out.append(Script("bash", command.strip("|").strip(), f"{label} open |"))

@@ -15,7 +15,7 @@ from secure_shell.policy.parsed import (
 )
 from secure_shell.policy.powershell_names import DIALECT
 from secure_shell.policy.powershell_parameters import DASHES, argument_at, is_parameter
-from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script, Text, WorkingDirectory
+from secure_shell.policy.resolution import INHERITS, Inner, PathUse, Refusal, Resolution, Script, Text, WorkingDirectory
 
 
 def start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
@@ -96,7 +96,7 @@ def start_process(key: str, words: tuple[Word, ...]) -> list[Resolution]:
         # Start-Process joins the arguments with spaces into one command line, which the program splits
         line = " ".join(word.value or "" for word in arguments)
         arguments = [Word(part, part) for part in windows_argv(line)]
-    return paths + as_text + [Inner((file_word, *arguments), "Start-Process", stdin_file=stdin_file)]
+    return paths + as_text + [Inner((file_word, *arguments), "Start-Process", stdin=INHERITS, stdin_file=stdin_file)]
 
 
 def windows_argv(line: str) -> list[str]:
@@ -215,14 +215,16 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution
                             excerpt(payload, NEAR),
                         )
                     ]
-                return out + [Script(DIALECT, decoded, "powershell -EncodedCommand")]
+                return out + [Script(DIALECT, decoded, "powershell -EncodedCommand", stdin=INHERITS)]
             if "command".startswith(name) or name in ("c", "commandwithargs", "cwa"):
                 rest = words[i + 1 :]
                 if not rest or rest[0].value == "-":
                     return out + _stdin(command)
                 if any(w.value is None for w in rest):
                     return out + [Script(DIALECT, None, "powershell -Command", "the script is not a literal")]
-                return out + [Script(DIALECT, " ".join(w.value or "" for w in rest), "powershell -Command")]
+                return out + [
+                    Script(DIALECT, " ".join(w.value or "" for w in rest), "powershell -Command", stdin=INHERITS)
+                ]
             if "file".startswith(name) and len(name) >= 1 and name[0] == "f":
                 if i + 1 >= len(words):
                     return out + [Refusal(R.WRAPPER_OPTION, "powershell -File without a file", raw)]
@@ -242,7 +244,7 @@ def launcher(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolution
         rest = words[i:]
         if len(rest) == 1 and (rest[0].value or "").lower().endswith(".ps1"):
             return out + [PathUse(rest[0], "powershell script")]
-        return out + [Script(DIALECT, " ".join(w.value or "" for w in rest), "powershell")]
+        return out + [Script(DIALECT, " ".join(w.value or "" for w in rest), "powershell", stdin=INHERITS)]
     return out + _stdin(command)
 
 

@@ -17,7 +17,16 @@ from secure_shell.policy.powershell_launch import launcher, start_process
 from secure_shell.policy.powershell_names import DIALECT
 from secure_shell.policy.powershell_parameters import DASHES, bind, normalise_parameter
 from secure_shell.policy.powershell_state import member_call_refusal, state_variable_refusal
-from secure_shell.policy.resolution import Launch, Link, PathUse, Refusal, Resolution, Script, WorkingDirectory
+from secure_shell.policy.resolution import (
+    INHERITS,
+    Launch,
+    Link,
+    PathUse,
+    Refusal,
+    Resolution,
+    Script,
+    WorkingDirectory,
+)
 from secure_shell.policy.wrappers import resolve_windows
 
 # Cmdlets that write an item or a variable: on the Env: and Variable: drives they set variables.
@@ -263,7 +272,7 @@ def _expression(key: str, command: SimpleCommand) -> list[Resolution] | None:
     args = [w for w in command.words[1:] if not (w.value or "").lower().startswith("-command")]
     if len(args) != 1 or args[0].value is None:
         return [Script(DIALECT, None, "Invoke-Expression", "its argument is not a literal string")]
-    return [Script(DIALECT, args[0].value, "Invoke-Expression")]
+    return [Script(DIALECT, args[0].value, "Invoke-Expression", stdin=INHERITS)]
 
 
 def _history(key: str, command: SimpleCommand) -> list[Resolution] | None:

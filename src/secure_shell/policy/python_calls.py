@@ -12,7 +12,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.excerpt import excerpt
 from secure_shell.policy.parsed import Word
 from secure_shell.policy.python_members import CODE, DOCSTRINGS, EXEC_LIST, EXEC_STAR, MODULE, PATH, POPEN, SHELL
-from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
+from secure_shell.policy.resolution import INHERITS, UNKNOWN_STREAM, Inner, PathUse, Refusal, Resolution, Script
 
 # sys.executable is the interpreter running the code: as a program it is python3, checked as one
 _PROGRAM_VALUES = {"sys.executable": "python3"}
@@ -116,7 +116,12 @@ def _exec(reader: Reader, name: str, node: ast.Call) -> list[Resolution]:
         args = None if any(v is None for v in rest) else [v for v in rest if v is not None]
     if program is None or args is None or any(isinstance(a, ast.Starred) for a in node.args):
         return [refusal(reader.label, f"gives {name} a program or arguments that are not literals", name)]
-    return [Inner(tuple(Word(v, v) for v in [program, *args]), f"{reader.label} {name}")]
+    # os.exec* replaces the interpreter and os.spawn* shares its descriptors, so the program reads
+    # the interpreter's own stdin; posix_spawn (file_actions), asyncio (stdin=) and the rest may give
+    # it a pipe the code fills
+    inherits = name.startswith(("os.exec", "os.spawn")) or name == "multiprocessing.set_executable"
+    stdin = INHERITS if inherits else UNKNOWN_STREAM
+    return [Inner(tuple(Word(v, v) for v in [program, *args]), f"{reader.label} {name}", stdin=stdin)]
 
 
 def _code(reader: Reader, name: str, node: ast.Call) -> list[Resolution]:

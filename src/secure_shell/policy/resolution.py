@@ -15,6 +15,13 @@ from typing import Union
 
 from secure_shell.policy.parsed import SimpleCommand, Word
 
+# What a nested command reads on stdin (Inner.stdin, Script.stdin): the stream of the command that
+# starts it (a wrapper, `sh -c`), nothing (xargs gives /dev/null), or a stream the engine does not
+# know. Unknown is the default: code or an option that starts a program may fill its stdin
+# (`subprocess.run(['sh'], input=...)`, `split --filter=sh`, perl's `open(F, "|sh")`), so a shell
+# or interpreter reading its script there is refused as `cat x | sh` is.
+INHERITS, CLOSED, UNKNOWN_STREAM = "inherits", "closed", "unknown"
+
 
 @dataclass(frozen=True, slots=True)
 class Inner:
@@ -26,10 +33,14 @@ class Inner:
     stdin_piped: bool = False
     repeats: bool = False  # runs any number of times in the same shell (cmd's `for ... do`)
     filled: str | None = None  # text the wrapper replaces at run time (find's {}, xargs -I R)
-    # it reads the wrapper's stdin (a here-string, a pipe, `< file`): all but xargs, which reads
-    # its input itself
-    inherits_stdin: bool = True
+    # what it reads on stdin: INHERITS the wrapper's (env, nice, find -exec), CLOSED (xargs), or
+    # UNKNOWN_STREAM (a program started by code), unless stdin_text / stdin_piped say
+    stdin: str = UNKNOWN_STREAM
     stdin_file: Word | None = None  # the file it reads as stdin (Start-Process -RedirectStandardInput)
+
+    @property
+    def inherits_stdin(self) -> bool:
+        return self.stdin == INHERITS
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +55,7 @@ class Script:
     same_shell: bool = False  # runs in the calling shell (eval, trap): its `cd` moves the caller
     repeats: bool = False  # may run any number of times, at any later point (trap)
     from_stdin: bool = False  # the text is what the program reads on stdin: its input is modelled
+    stdin: str = UNKNOWN_STREAM  # what the script's commands read: INHERITS the caller's (`sh -c`), or not known
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +143,14 @@ class ReadsInput:
 
 
 @dataclass(frozen=True, slots=True)
+class DataInput:
+    """The program's own code was read (python -c on its syntax tree, an inline awk program) and
+    runs nothing its input names: what it reads on stdin is data, not a list of programs."""
+
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
 class Environment:
     """The command sets an environment variable that a program reads as a program to run or as paths
     (env_variables.py: `export TMPDIR=...`, `env GIT_EDITOR=true ...`): the engine checks the value."""
@@ -139,4 +159,6 @@ class Environment:
     value: Word
 
 
-Resolution = Union[Inner, Script, Refusal, PathUse, Text, WorkingDirectory, Link, Launch, ReadsInput, Environment]
+Resolution = Union[
+    Inner, Script, Refusal, PathUse, Text, WorkingDirectory, Link, Launch, ReadsInput, DataInput, Environment
+]

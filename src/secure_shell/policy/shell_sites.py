@@ -21,7 +21,7 @@ from secure_shell.policy.excerpt import NEAR, SHORT, excerpt
 from secure_shell.policy.gdb_commands import gdb_line
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, known_stdin, stdin_program, stream_script
-from secure_shell.policy.resolution import Inner, PathUse, Refusal, Resolution, Script
+from secure_shell.policy.resolution import INHERITS, Inner, PathUse, Refusal, Resolution, Script
 from secure_shell.policy.sed import sed_effects
 from secure_shell.policy.wrapper_text_tools import script_effects
 
@@ -52,7 +52,7 @@ def _script(word: Word, label: str) -> Script:
 def _program(word: Word, label: str) -> Resolution:
     if word.value is None:
         return Refusal(R.DYNAMIC_COMMAND, f"{label}: the program it uses as its shell is not a literal", word.source)
-    return Inner((Word(word.value, word.value),), label)
+    return Inner((Word(word.value, word.value),), label, stdin=INHERITS)
 
 
 def dequoted(text: str) -> str:
@@ -104,6 +104,21 @@ def _package_config(command: SimpleCommand) -> list[Resolution]:
 
 def _split(command: SimpleCommand) -> list[Resolution]:
     return [_script(w, "split --filter") for w in option_values(command.words, ("--filter",))]
+
+
+# GNU getopt takes any unique prefix of a long option: `--co` is sort's --compress-program
+_COMPRESS = tuple("--compress-program"[:n] for n in range(4, len("--compress-program") + 1))
+
+
+def _sort(command: SimpleCommand) -> list[Resolution]:
+    """sort runs its compressor with the temporary data on stdin: a shell there reads it as script."""
+    out: list[Resolution] = []
+    for word in option_values(command.words, _COMPRESS):
+        if word.value is None:
+            out.append(Refusal(R.DYNAMIC_COMMAND, "sort --compress-program: the program is not a literal", word.source))
+        else:
+            out.append(Inner((Word(word.value, word.value),), "sort --compress-program"))
+    return out
 
 
 def _shell_option(*names: str) -> Site:
@@ -323,6 +338,8 @@ SITES: dict[str, Site] = {
     **{name: _awk for name in ("awk", "gawk", "mawk", "nawk", "busybox-awk")},
     "sed": _sed,
     "gsed": _sed,
+    "sort": _sort,
+    "gsort": _sort,
     "split": _split,
     "gsplit": _split,
     "gdb": _gdb,

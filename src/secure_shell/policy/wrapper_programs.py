@@ -9,6 +9,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.resolution import (
+    INHERITS,
     Inner,
     PathUse,
     Refusal,
@@ -44,7 +45,7 @@ def _find(words: tuple[Word, ...]) -> list[Resolution]:
             if not inner:
                 out.append(Refusal(R.WRAPPER_OPTION, f"find {value} without a command", value))
             else:
-                out.append(Inner(tuple(inner), f"find {value}", filled="{}"))
+                out.append(Inner(tuple(inner), f"find {value}", filled="{}", stdin=INHERITS))
             i = j + 1
             continue
         if value in ("-fprint", "-fprint0", "-fprintf", "-fls") and i + 1 < len(words):
@@ -86,7 +87,7 @@ def _watch(words: tuple[Word, ...]) -> list[Resolution]:
     rest = words[i:]
     if not rest:
         return []
-    return [Inner(rest, "watch -x")] if exec_mode else [joined_script("bash", rest, "watch")]
+    return [Inner(rest, "watch -x", stdin=INHERITS)] if exec_mode else [joined_script("bash", rest, "watch")]
 
 
 def _script_command(words: tuple[Word, ...]) -> list[Resolution]:
@@ -134,7 +135,7 @@ def _package_runner(words: tuple[Word, ...]) -> list[Resolution]:
         if not value.startswith("-"):
             break
         i += 2 if value in ("-p", "--package") else 1
-    return [Inner(words[i:], words[0].source)] if i < len(words) else []
+    return [Inner(words[i:], words[0].source, stdin=INHERITS)] if i < len(words) else []
 
 
 def _editor(key: str, words: tuple[Word, ...]) -> list[Resolution]:

@@ -10,6 +10,7 @@ from secure_shell.policy import verdict as R
 from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.resolution import (
+    INHERITS,
     Inner,
     PathUse,
     Refusal,
@@ -156,7 +157,7 @@ def _wsl(key: str, command: SimpleCommand, dialect: DialectName) -> list[Resolut
             out.append(WorkingDirectory(words[i + 1], shell=False, role="wsl --cd"))
         if value in ("-e", "--exec"):
             rest = words[i + 1 :]
-            return out + [Inner(rest, "wsl -e")] if rest else out + stdin_script("bash", "wsl", command)
+            return out + [Inner(rest, "wsl -e", stdin=INHERITS)] if rest else out + stdin_script("bash", "wsl", command)
         if value == "--":
             i += 1
             break

@@ -13,6 +13,7 @@ from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.excerpt import SHORT, excerpt
 from secure_shell.policy.parsed import STDIN_REDIRECTS, SimpleCommand, Word
 from secure_shell.policy.resolution import (
+    INHERITS,
     Inner,
     PathUse,
     Refusal,
@@ -215,7 +216,8 @@ def stdin_script(dialect: DialectName, name: str, command: SimpleCommand) -> lis
     if command.stdin_text is not None:
         return [Script(dialect, command.stdin_text, f"{name} <<<", from_stdin=True)]
     if command.stdin_piped:
-        return [Script(dialect, None, f"... | {name}", "a shell reading its commands from a pipe")]
+        why = "a shell reading its commands from a pipe or a stream the command fills"
+        return [Script(dialect, None, f"... | {name}", why)]
     if any(r.operator in STDIN_REDIRECTS for r in command.redirects):
         return [Script(dialect, None, f"{name} < ...", "a shell reading its commands from a redirection")]
     return []  # stdin is closed: the shell reads nothing and exits
@@ -282,7 +284,7 @@ def _multi_call(key: str, command: SimpleCommand, dialect: DialectName) -> list[
     words = command.words
     if key == "busybox" and len(words) > 1 and word_value(words[1]) in SHELLS:
         return shell_resolution(words[1:], command, word_value(words[1]) or "sh")
-    return [Inner(words[1:], key)] if len(words) > 1 else []
+    return [Inner(words[1:], key, stdin=INHERITS)] if len(words) > 1 else []
 
 
 def _eval(key: str, command: SimpleCommand, dialect: DialectName) -> list[Resolution] | None:

@@ -11,6 +11,7 @@ from secure_shell.policy.dialect import DialectName
 from secure_shell.policy.excerpt import WIDE, excerpt
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.resolution import (
+    INHERITS,
     Resolution,
     Script,
     WorkingDirectory,
@@ -81,14 +82,14 @@ def short_cluster(value: str, spec: WrapperSpec) -> tuple[str, str] | None:
 def word_script(dialect: DialectName, word: Word, label: str) -> Script:
     if word.value is None:
         return Script(dialect, None, label, f"the script {word.source!r} is not a literal")
-    return Script(dialect, word.value, label)
+    return Script(dialect, word.value, label, stdin=INHERITS)
 
 
 def joined_script(dialect: DialectName, words: tuple[Word, ...], label: str) -> Script:
     if any(w.value is None for w in words):
         bad = next(w for w in words if w.value is None)
         return Script(dialect, None, label, f"{bad.source!r} is not a literal")
-    return Script(dialect, " ".join(w.value or "" for w in words), label)
+    return Script(dialect, " ".join(w.value or "" for w in words), label, stdin=INHERITS)
 
 
 def value_script(

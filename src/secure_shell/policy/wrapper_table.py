@@ -14,6 +14,8 @@ from secure_shell.policy.env_variables import variable
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import echoed_text as _echoed
 from secure_shell.policy.resolution import (
+    CLOSED,
+    INHERITS,
     Environment,
     Inner,
     PathUse,
@@ -178,8 +180,15 @@ def by_spec(
     if inner and name == "xargs":
         return out + _xargs(words[1:i], tuple(inner), command)
     if inner:
-        out.append(Inner(tuple(inner), name, command.stdin_text, command.stdin_piped))
+        if name in _OWN_PIPE:
+            out.append(Inner(tuple(inner), name))  # its stdin is a pipe the script writes: not known
+        else:
+            out.append(Inner(tuple(inner), name, command.stdin_text, command.stdin_piped, stdin=INHERITS))
     return out
+
+
+# Wrappers that give the command a pipe of their own as stdin (bash's coproc: the script writes it).
+_OWN_PIPE = frozenset({"coproc"})
 
 
 def _read_option(name: str, spec: WrapperSpec, words: tuple[Word, ...], i: int, out: list[Resolution]) -> int | None:
@@ -242,9 +251,7 @@ def _xargs(options: tuple[Word, ...], inner: tuple[Word, ...], command: SimpleCo
         if len(items) > MAX_XARGS_CHECKED:
             return [Refusal(R.TOO_COMPLEX, f"xargs: more than {MAX_XARGS_CHECKED} input items to check", "xargs")]
         if filled is None:
-            return [
-                Inner(inner + tuple(Word(item, item) for item in items), "xargs", filled=filled, inherits_stdin=False)
-            ]
+            return [Inner(inner + tuple(Word(item, item) for item in items), "xargs", filled=filled, stdin=CLOSED)]
         return [
             Inner(
                 tuple(
@@ -257,13 +264,13 @@ def _xargs(options: tuple[Word, ...], inner: tuple[Word, ...], command: SimpleCo
                 ),
                 "xargs",
                 filled=filled,
-                inherits_stdin=False,
+                stdin=CLOSED,
             )
             for item in items
-        ] or [Inner(inner, "xargs", filled=filled, inherits_stdin=False)]
+        ] or [Inner(inner, "xargs", filled=filled, stdin=CLOSED)]
     reads = command.stdin_piped or from_file or any(r.operator in ("<", "0<", "<>") for r in command.redirects)
     if not reads:
-        return [Inner(inner, "xargs", filled=filled, inherits_stdin=False)]  # stdin closed: runs it once, as given
+        return [Inner(inner, "xargs", filled=filled, stdin=CLOSED)]  # stdin closed: runs it once, as given
     lists_paths = not from_file and command.stdin_piped and _lists_paths(command.feeders)
     reason = (
         "the paths xargs reads from a file lister's output"
@@ -273,13 +280,13 @@ def _xargs(options: tuple[Word, ...], inner: tuple[Word, ...], command: SimpleCo
     arrived = Word("<xargs input>", None, dynamic_reason=reason, path_safe=lists_paths)
     # with -a the input is a file, and the command reads xargs' own stdin
     if filled is None:
-        return [Inner(inner + (arrived,), "xargs", filled=filled, inherits_stdin=from_file)]
+        return [Inner(inner + (arrived,), "xargs", filled=filled, stdin=INHERITS if from_file else CLOSED)]
     return [
         Inner(
             tuple(arrived if w.value is not None and filled in w.value else w for w in inner),
             "xargs",
             filled=filled,
-            inherits_stdin=from_file,
+            stdin=INHERITS if from_file else CLOSED,
         )
     ]
 
