@@ -18,7 +18,7 @@ from secure_shell.policy.interpreter_code import check_code, data_url, language,
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, known_stdin, stream_script, unknown_stream
 from secure_shell.policy.repl_input import ipython_input
-from secure_shell.policy.resolution import PathUse, ReadsInput, Refusal, Resolution
+from secure_shell.policy.resolution import PathUse, ReadsInput, Refusal, Resolution, Script
 
 INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--exec", "-p", "--print", "-x"})
 # options whose value is the next word (else that word would read as the program file)
@@ -87,7 +87,24 @@ def interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolut
             after = _after_program(lang, name, words[i + 1 :])
             return out + (stream_script(word, command, name, lambda text: check_code(lang, text, name)) or data) + after
         i += 2 if value in _VALUE_OPTIONS.get(lang, ()) else 1
-    return out + _program_on_stdin(name, lang, command, code_before, interactive)
+    debugger = lang == "perl" and any(re.match(r"-[a-zA-Z]*d", w.value or "") for w in words[1:i])
+    return out + _program_on_stdin(name, lang, command, code_before, interactive) + _perl_debugger(debugger, command)
+
+
+def _perl_debugger(debugger: bool, command: SimpleCommand) -> list[Resolution]:
+    """perl -d's commands: `!! CMD` (and `|!! CMD`, its output paged) runs CMD in a shell, read as a
+    bash script; the options naming a pager or the shell escape's text run programs, refused."""
+    stdin = known_stdin(command)
+    if not debugger or stdin is None:
+        return []
+    out: list[Resolution] = []
+    for line in stdin.split("\n"):
+        bang = re.match(r"^\s*\|{0,2}\s*!!(.*)$", line)
+        if bang is not None:
+            out.append(Script("bash", bang.group(1), "perl -d !!"))
+        elif re.match(r"^\s*\|{0,2}\s*[oO]\b.*\b(?:pager|shellBang|noTTY|ReadLine|TTY)\b", line):
+            out.append(Refusal(R.INLINE_CODE, "perl -d: this option names a program the debugger runs", line))
+    return out
 
 
 def _after_program(lang: str, name: str, rest: tuple[Word, ...]) -> list[Resolution]:

@@ -47,7 +47,7 @@ UNMODELLED_REPLS = {
     "ghci": "Haskell",
     "scala": "Scala",
     "amm": "Scala",
-    "r": "R",
+    "R": "R",
     "lua": "Lua",
     "luajit": "Lua",
     "groovysh": "Groovy",
@@ -75,8 +75,8 @@ UNMODELLED_REPLS = {
 
 def unmodelled_repl(key: str, command: SimpleCommand) -> Refusal | None:
     """A refusal when `command` is a REPL of a language the engine has no model of and its input is typed."""
-    language = UNMODELLED_REPLS.get(key.lower())
-    if key.lower() == "php" and any(w.value in ("-a", "--interactive") for w in command.words[1:]):
+    language = UNMODELLED_REPLS.get(key)
+    if key == "php" and any(w.value in ("-a", "--interactive") for w in command.words[1:]):
         language = "PHP"
     if language is None or not command.stdin_session:
         return None

@@ -158,12 +158,22 @@ def _lines(text: str, label: str, reader: Callable[[str, str], list[Resolution]]
 def pager_line(line: str, label: str) -> list[Resolution]:
     stripped = line.lstrip(":")
     if stripped.startswith("!"):
-        return [Script("bash", stripped[1:], f"{label} !")]
+        return _pager_command(stripped[1:], f"{label} !")
     if stripped.startswith("|") and len(stripped) > 1:
-        return [Script("bash", stripped[2:], f"{label} |")]
+        return _pager_command(stripped[2:], f"{label} |")
     if stripped.startswith(("s", "o", "E", "e")) and len(stripped) > 1 and stripped[1] in " ":
         return [PathUse(Word(stripped[2:].strip(), stripped[2:].strip()), f"{label} {stripped[0]}")]
     return []
+
+
+def _pager_command(text: str, label: str) -> list[Resolution]:
+    """less replaces `%` with the current file's name, `#` with the previous one's and `!` with the
+    last shell command before the shell runs the text: names the policy does not follow, refused."""
+    filled = re.search(r"[%#!]", text)
+    if filled is not None:
+        why = "replaces % and # with file names and ! with the last command before the shell runs it"
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, f"{label}: the pager {why}", excerpt(text, NEAR))]
+    return [Script("bash", text, label)]
 
 
 def _pager(command: SimpleCommand) -> list[Resolution]:
