@@ -117,7 +117,9 @@ _GDB_SHELL = re.compile(r"^\s*(?:shell\b|!)(.*)$", re.S)
 _GDB_PIPE = re.compile(r"^\s*(?:pipe\b|\|)[^|]*\|(.*)$", re.S)
 # `call system("...")`, `print popen(...)`: the debugged process runs a program
 _GDB_INFERIOR_RUNNER = re.compile(r"\b(system|popen|exec[lv]p?e?|posix_spawnp?|dlopen)\s*\(")
-_GDB_CODE = re.compile(r"^\s*(?:python|py|pi|python-interactive|guile|gu|source|so|define|document|eval)\b")
+# `define NAME` is read too: its body's lines are gdb commands this reader checks one by one, but a
+# body's $argN is filled in when it is called, so a line using one is refused
+_GDB_CODE = re.compile(r"^\s*(?:python|py|pi|python-interactive|guile|gu|source|so|eval)\b|\$arg(?:c|\d)")
 
 
 def gdb_line(line: str, label: str) -> list[Resolution]:
@@ -242,11 +244,30 @@ _EX_SAFE = re.compile(
 )
 
 
+# vim's `let NAME = EXPR` and `echo EXPR` of literals, names and arithmetic: no call, option or register
+_VIM_INERT = re.compile(
+    r"^(?:let\s+(?:[gbwtsl]:)?\w+\s*[-+*/.]?\.?=|echo)\s*(?:\d+|'[^'\n]*'|[a-zA-Z_]\w*(?!\s*\()|[-+*/%.()\s])*$"
+)
+# `:e FILE` (and :view, :split...) opens FILE; `+cmd` runs an ex command, backticks a shell command
+_EX_EDIT = re.compile(r"^(?:e(?:dit)?|vie(?:w)?|sp(?:lit)?|vs(?:plit)?|new|vne(?:w)?|tabe(?:dit)?)!?\s+([^+`\s]\S*)$")
+
+
 def ex_line(line: str, label: str) -> list[Resolution]:
     stripped = line.strip().lstrip(":").strip()
     bang = re.match(r"^[%.$,;'\w+-]*\s*(?:r(?:ead)?\s*|w(?:rite)?\s*)?!(.*)$", stripped)
+    if bang is not None and re.match(r"^[%.$,;'\d+-]*\s*w(?:rite)?\s*!", stripped):
+        why = "`w !command` pipes the buffer, text the policy does not follow, into the command"
+        return [Refusal(R.INLINE_CODE, f"{label}: {why}", excerpt(stripped, NEAR))]
     if bang is not None and not re.match(r"^\w*!\s*$", stripped):
+        if re.search(r"(?<!\\)[%#!]", bang.group(1)):  # vim fills in file names and the last command
+            why = "replaces % and # with file names and ! with the last command before the shell runs it"
+            return [Refusal(R.UNSUPPORTED_CONSTRUCT, f"{label} !: ex {why}", excerpt(stripped, NEAR))]
         return [Script("bash", bang.group(1), f"{label} !")]
+    edit = _EX_EDIT.match(stripped)
+    if edit is not None:
+        return [PathUse(Word(edit.group(1), edit.group(1)), f"{label} edit")]
+    if _VIM_INERT.match(stripped):
+        return []
     write = re.match(r"^[%.$,;'\d+-]*\s*(?:wq?|w(?:rite)?|x|sav(?:eas)?|r(?:ead)?)!?\s+(\S.*)$", stripped)
     if write is not None:
         return [PathUse(Word(write.group(1), write.group(1)), f"{label} file")]
