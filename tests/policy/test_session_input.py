@@ -26,6 +26,7 @@ from tests.helpers.policy import (
 )
 
 MAY_RUN = "may-run-blocked-command"
+CODE, D = "inline-code", "dynamic-command-word"
 
 DENIED = [
     # shells: the input is their script
@@ -67,6 +68,44 @@ DENIED = [
     # programs nobody modelled: presumed to run what their input names
     ("bash", "psql", "\\! rm x\n", MAY_RUN),
     ("bash", "expect", "spawn rm x\n", MAY_RUN),
+    # ipython: Python plus `!` lines, magics (with % or automagic), autocall and get_ipython
+    ("bash", "ipython", "c = 'r'\nc += 'm x'\n!$c\n", CODE),
+    ("bash", "ipython", "c = 'r'\n!{c}m x\n", CODE),
+    ("bash", "ipython", "!!{c}m x\n", CODE),
+    ("bash", "ipython", "c = 'r' + 'm x'\nget_ipython().system(c)\n", CODE),
+    ("bash", "ipython", "%sx {c}m x\n", CODE),
+    ("bash", "ipython", "%alias zap r%s x\nzap m\n", CODE),
+    ("bash", "ipython", "sx ls\n", CODE),
+    ("bash", "ipython", "/print 5\n", CODE),
+    ("bash", "ipython", "%%bash\nls\n", CODE),
+    ("bash", "ipython", "!rm x\n", B),
+    ("bash", "ipython", "x = !rm x\n", B),
+    ("bash", "ipython", ">>> import os; os.system('rm x')\n", B),
+    ("bash", "ipython", "%timeit __import__('os').system('rm x')\n", B),
+    # REPLs of languages without a reader: their input is refused, naming the program
+    ("bash", "jshell -q", "1 + 1\n", CODE),
+    ("bash", "irb", "1 + 1\n", CODE),
+    ("bash", "R --quiet", "1 + 1\n", CODE),
+    ("bash", "php -a", "echo 1;\n", CODE),
+    # perl -d: `!! CMD` is shell text
+    ("bash", "perl -de0", "!! r''m x\n", B),
+    ("bash", "perl -de0", "|!! r''m x\n", B),
+    ("bash", "perl -de0", "!! c=r; ${c}m x\n", D),
+    # less, ex, ed fill % # ! into their shell commands; `w !cmd` pipes a buffer the policy does not follow
+    ("bash", "less rm", "!% x\n", X),
+    ("bash", "less rm data.txt", ":n\n!# x\n", X),
+    ("bash", "less data.txt", "!r\n!!m x\n", X),
+    ("bash", "ex -s", "f rm\n!% x\n", X),
+    ("bash", "ex -s", "r data.txt\nw !python3\n", CODE),
+    ("bash", "ex -s", "e +!rm data.txt\n", CODE),
+    ("bash", "ed", "f rm\n!% x\nq\n", CODE),
+    ("bash", "ed", "r data.txt\nw !python3\nq\n", CODE),
+    ("bash", "ed", "!r''m x\nq\n", B),
+    ("bash", "vim -E -s", "let c = 'r'\ncall system(c)\n", CODE),
+    ("bash", "vim -E -s", "echo system('ls')\n", CODE),
+    ("bash", "vim -E -s", "e /etc/passwd\n", P),
+    ("bash", "gdb -q", "define zap\nshell r''m x\nend\nzap\n", B),
+    ("bash", "gdb -q", "define zap\nshell $arg0 x\nend\nzap rm\n", CODE),
     # PowerShell and cmd reading their stdin
     ("powershell", "powershell -Command -", "Remove-Item x\n", B),
     ("cmd", "cmd", "dir\n", N),
@@ -94,6 +133,19 @@ ALLOWED = [
     ("bash", "psql", "select 1;\n"),
     ("bash", "less notes.txt", "q\n"),
     ("bash", "python3 summarize.py", "a,b,c\n"),
+    # the twins: what a developer types into these REPLs
+    ("bash", "ipython", "x = 6 * 7\nprint(x)\n"),
+    ("bash", "ipython", "!ls\n"),
+    ("bash", "ipython", "def double(n):\n    return n * 2\n\ndouble(21)\n"),
+    ("bash", "ipython", "%pwd\npwd\nimport json\njson?\n%timeit 6 * 7\n"),
+    ("bash", "ipython", "import time\ntime.sleep(0)\n"),
+    ("bash", "perl -de0", "p 6 * 7\n!! ls\n"),
+    ("bash", "less notes.txt", "!ls\n/hello\n"),
+    ("bash", "ex -s", "e notes.txt\n%p\ns/a/b/\nw\n!ls\nqa!\n"),
+    ("bash", "vim -E -s", "let x = 6 * 7\nlet s = 'a' . 'b'\necho x\nqa!\n"),
+    ("bash", "ed", "!ls\nq\n"),
+    ("bash", "gdb -q", "define hi\necho hi\\n\nend\nhi\n"),
+    ("bash", "php x.php", "hello\n"),
 ]
 
 

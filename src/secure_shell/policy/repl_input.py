@@ -47,7 +47,7 @@ UNMODELLED_REPLS = {
     "ghci": "Haskell",
     "scala": "Scala",
     "amm": "Scala",
-    "R": "R",
+    "r": "R",  # program names are compared in lower case (program_name)
     "lua": "Lua",
     "luajit": "Lua",
     "groovysh": "Groovy",

@@ -119,11 +119,13 @@ _GDB_PIPE = re.compile(r"^\s*(?:pipe\b|\|)[^|]*\|(.*)$", re.S)
 _GDB_INFERIOR_RUNNER = re.compile(r"\b(system|popen|exec[lv]p?e?|posix_spawnp?|dlopen)\s*\(")
 # `define NAME` is read too: its body's lines are gdb commands this reader checks one by one, but a
 # body's $argN is filled in when it is called, so a line using one is refused
-_GDB_CODE = re.compile(r"^\s*(?:python|py|pi|python-interactive|guile|gu|source|so|eval)\b|\$arg(?:c|\d)")
+_GDB_CODE = re.compile(r"^\s*(?:python|py|pi|python-interactive|guile|gu|source|so|eval)\b")
 
 
 def gdb_line(line: str, label: str) -> list[Resolution]:
     """What one gdb command line runs outside gdb."""
+    if re.search(r"\$arg(?:c|\d)", line):  # filled in when a `define`d command is called
+        return [Refusal(R.INLINE_CODE, f"{label}: $argN is filled in when the command is called", line)]
     for pattern in (_GDB_SHELL, _GDB_PIPE):
         match = pattern.match(line)
         if match is not None:
