@@ -106,6 +106,7 @@ DENIED = [
     ("bash", "vim -E -s", "e /etc/passwd\n", P),
     ("bash", "gdb -q", "define zap\nshell r''m x\nend\nzap\n", B),
     ("bash", "gdb -q", "define zap\nshell $arg0 x\nend\nzap rm\n", CODE),
+    ("bash", "awk -f - data.txt", 'BEGIN { c = "r" }\nBEGIN { system(c "m x") }\n', CODE),
     # PowerShell and cmd reading their stdin
     ("powershell", "powershell -Command -", "Remove-Item x\n", B),
     ("cmd", "cmd", "dir\n", N),
@@ -146,6 +147,7 @@ ALLOWED = [
     ("bash", "ed", "!ls\nq\n"),
     ("bash", "gdb -q", "define hi\necho hi\\n\nend\nhi\n"),
     ("bash", "php x.php", "hello\n"),
+    ("bash", "awk -f - data.txt", "{ print toupper($0) }\n"),
 ]
 
 
@@ -158,6 +160,7 @@ def test_session_input_denied(shell: str, command: str, text: str, rule: str) ->
 
 @pytest.mark.parametrize("shell,command,text", ALLOWED, ids=[f"{c} <- {t!r}" for _, c, t in ALLOWED])
 def test_session_input_allowed(shell: str, command: str, text: str) -> None:
+    assert_allowed(decide(command, policy_for(shell), cwd_for(shell), ENV), command)  # its start, then its input
     assert_allowed(
         decide(command, policy_for(shell), cwd_for(shell), ENV, session_input=text), f"{command} <- {text!r}"
     )

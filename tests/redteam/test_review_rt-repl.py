@@ -450,7 +450,6 @@ WRONGFUL: dict[str, str] = {
     "jshell-method-call": "refused by design (closed world): jshell input is Java, which the policy has no reader for",
     "jshell-read-file": "refused by design (closed world): jshell input is Java, which the policy has no reader for",
     "vim-function-call": "a vim function definition is read as shell text (dynamic-command-word 'Double(n)')",
-    "awk-program-from-stdin-twin": "awk -f - is refused at start (nested-script-unreadable) though its input is typed",
 }
 
 

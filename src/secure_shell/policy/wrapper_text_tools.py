@@ -85,9 +85,9 @@ def script_effects(name: str, text: str, reader: Callable[[str], ScriptEffects])
         effects = reader(text)
     except ScriptError as error:
         return [Refusal(R.INLINE_CODE, f"{name} script cannot be read: {error}", excerpt(text))]
-    # a command it hands to the shell is a bash script; ed fills `%` with its file's name and `!` with
-    # its last command, text the policy does not follow there
-    filled = [run for run in effects.runs if re.search(r"(?<!\\)[%!]", run)]
+    # ed's `!cmd` is shell text, a bash script; ed fills `%` with its file's name and `!` with its last
+    # command, text the policy does not follow there (sed's `e` may run the pattern space: refused)
+    filled = [run for run in effects.runs if name != "ed" or re.search(r"(?<!\\)[%!]", run)]
     if filled:
         return [Refusal(R.INLINE_CODE, f"{name} script runs a command: {excerpt(filled[0], SHORT)!r}", excerpt(text))]
     uses: list[Resolution] = [Script("bash", run, f"{name} !") for run in effects.runs]
