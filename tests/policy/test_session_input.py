@@ -103,6 +103,8 @@ DENIED = [
     ("bash", "ed", "!r''m x\nq\n", B),
     ("bash", "vim -E -s", "let c = 'r'\ncall system(c)\n", CODE),
     ("bash", "vim -E -s", "echo system('ls')\n", CODE),
+    ("bash", "vim -E -s", "function! Z(c)\n  return system(a:c)\nendfunction\necho Z('ls')\n", CODE),
+    ("bash", "vim -E -s", "echo FugitiveExecute(['status'])\n", CODE),
     ("bash", "vim -E -s", "e /etc/passwd\n", P),
     ("bash", "gdb -q", "define zap\nshell r''m x\nend\nzap\n", B),
     ("bash", "gdb -q", "define zap\nshell $arg0 x\nend\nzap rm\n", CODE),
@@ -148,6 +150,7 @@ ALLOWED = [
     ("bash", "gdb -q", "define hi\necho hi\\n\nend\nhi\n"),
     ("bash", "php x.php", "hello\n"),
     ("bash", "awk -f - data.txt", "{ print toupper($0) }\n"),
+    ("bash", "vim -E -s", "function! Double(n)\n  return a:n * 2\nendfunction\necho Double(21)\ncall Double(1)\n"),
 ]
 
 

@@ -246,9 +246,14 @@ _EX_SAFE = re.compile(
 )
 
 
-# vim's `let NAME = EXPR` and `echo EXPR` of literals, names and arithmetic: no call, option or register
+# vim's `let NAME = EXPR`, `echo EXPR`, `return EXPR` and `call F(EXPR)` of literals, names, arithmetic
+# and calls of functions the user defines (a capital first letter: vim's own functions are lower case),
+# whose bodies are lines this reader checks one by one; `function F(args)` and `endfunction` are inert.
+# No builtin function, option, register or environment variable is read.
+_VIM_EXPR = r"(?:\d+|'[^'\n]*'|(?:[gbwtsla]:)?[a-zA-Z_]\w*(?!\s*\()|[A-Z]\w*\s*\(|[-+*/%.(),\s])*"
 _VIM_INERT = re.compile(
-    r"^(?:let\s+(?:[gbwtsl]:)?\w+\s*[-+*/.]?\.?=|echo)\s*(?:\d+|'[^'\n]*'|[a-zA-Z_]\w*(?!\s*\()|[-+*/%.()\s])*$"
+    rf"^(?:(?:let\s+(?:[gbwtsl]:)?\w+\s*[-+*/.]?\.?=|echo|retu(?:rn)?|call\s+(?=[A-Z]))\s*{_VIM_EXPR}"
+    r"|fu(?:nction)?!?\s+[A-Z]\w*\s*\([\w\s,.]*\)(?:\s+abort)?|endf(?:unction)?)$"
 )
 # `:e FILE` (and :view, :split...) opens FILE; `+cmd` runs an ex command, backticks a shell command
 _EX_EDIT = re.compile(r"^(?:e(?:dit)?|vie(?:w)?|sp(?:lit)?|vs(?:plit)?|new|vne(?:w)?|tabe(?:dit)?)!?\s+([^+`\s]\S*)$")
@@ -256,6 +261,8 @@ _EX_EDIT = re.compile(r"^(?:e(?:dit)?|vie(?:w)?|sp(?:lit)?|vs(?:plit)?|new|vne(?
 
 def ex_line(line: str, label: str) -> list[Resolution]:
     stripped = line.strip().lstrip(":").strip()
+    if _VIM_INERT.match(stripped):
+        return []
     bang = re.match(r"^[%.$,;'\w+-]*\s*(?:r(?:ead)?\s*|w(?:rite)?\s*)?!(.*)$", stripped)
     if bang is not None and re.match(r"^[%.$,;'\d+-]*\s*w(?:rite)?\s*!", stripped):
         why = "`w !command` pipes the buffer, text the policy does not follow, into the command"
@@ -268,8 +275,6 @@ def ex_line(line: str, label: str) -> list[Resolution]:
     edit = _EX_EDIT.match(stripped)
     if edit is not None:
         return [PathUse(Word(edit.group(1), edit.group(1)), f"{label} edit")]
-    if _VIM_INERT.match(stripped):
-        return []
     write = re.match(r"^[%.$,;'\d+-]*\s*(?:wq?|w(?:rite)?|x|sav(?:eas)?|r(?:ead)?)!?\s+(\S.*)$", stripped)
     if write is not None:
         return [PathUse(Word(write.group(1), write.group(1)), f"{label} file")]
@@ -288,7 +293,18 @@ def _ex(command: SimpleCommand) -> list[Resolution]:
     ex_mode = key == "ex" or any(re.fullmatch(r"-[a-zA-Z]*[eE][a-zA-Z]*", w.value or "") for w in words[1:])
     if not ex_mode or any(is_stream(w) for w in words[1:]):
         return [Refusal(R.NESTED_SCRIPT, f"{key} reads a file from a stream", key)] if ex_mode else []
-    return stdin_program(command, key, lambda text: _lines(text, key, ex_line))
+    return stdin_program(command, key, lambda text: _lines(text, key, ex_line) + _vim_calls(text, key))
+
+
+def _vim_calls(text: str, label: str) -> list[Resolution]:
+    """A function called must be one the input defines (its body read line by line here): a plugin's
+    or a vimrc's function (`FugitiveExecute()`) runs what its own source says."""
+    defined = set(re.findall(r"^\s*:*\s*fu(?:nction)?!?\s+([A-Z]\w*)", text, re.M))
+    for name in re.findall(r"(?<![\w:#])([A-Z]\w*)\s*\(", text):
+        if name not in defined:
+            why = f"the function {name}() is not one this input defines"
+            return [Refusal(R.INLINE_CODE, f"{label}: {why}, so what it runs is not known here", name)]
+    return []
 
 
 def _awk(command: SimpleCommand) -> list[Resolution]:
