@@ -87,6 +87,9 @@ DENIED = [
     ("bash", "irb", "1 + 1\n", CODE),
     ("bash", "R --quiet", "1 + 1\n", CODE),
     ("bash", "php -a", "echo 1;\n", CODE),
+    ("bash", "bash", "irb\nputs 1\n", CODE),
+    ("bash", "lua -i x.lua", "os.execute('l' .. 's')\n", CODE),
+    ("bash", "jshell --class-path lib", "1 + 1\n", CODE),
     # perl -d: `!! CMD` is shell text
     ("bash", "perl -de0", "!! r''m x\n", B),
     ("bash", "perl -de0", "|!! r''m x\n", B),
@@ -150,6 +153,7 @@ ALLOWED = [
     ("bash", "gdb -q", "define hi\necho hi\\n\nend\nhi\n"),
     ("bash", "php x.php", "hello\n"),
     ("bash", "awk -f - data.txt", "{ print toupper($0) }\n"),
+    ("bash", "lua summarize.lua", "a,b,c\n"),
     ("bash", "vim -E -s", "function! Double(n)\n  return a:n * 2\nendfunction\necho Double(21)\ncall Double(1)\n"),
 ]
 

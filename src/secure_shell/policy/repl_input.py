@@ -73,13 +73,23 @@ UNMODELLED_REPLS = {
 }
 
 
+# of those, the ones that run a script file named on the command line instead of reading their input
+# as code (unless -i asks for the REPL after it): `lua x.lua` reads its stdin as data
+_SCRIPT_RUNNERS = frozenset({"irb", "scala", "amm", "lua", "luajit", "kotlin", "julia", "racket", "octave", "sbcl"})
+
+
 def unmodelled_repl(key: str, command: SimpleCommand) -> Refusal | None:
-    """A refusal when `command` is a REPL of a language the engine has no model of and its input is typed."""
+    """A refusal when `command` is a REPL of a language the engine has no model of and its input is
+    typed, a pipe or a here-document: code no reader here follows (a file it reads is its own)."""
     language = UNMODELLED_REPLS.get(key)
     if key == "php" and any(w.value in ("-a", "--interactive") for w in command.words[1:]):
         language = "PHP"
-    if language is None or not command.stdin_session:
+    if language is None or (command.stdin_text is None and not command.stdin_piped):
         return None
+    values = [w.value for w in command.words[1:]]
+    interactive = any(v in ("-i", "--interactive") for v in values)
+    if key in _SCRIPT_RUNNERS and not interactive and any(v is None or not v.startswith("-") for v in values):
+        return None  # a script file runs; its stdin is data
     return Refusal(
         R.INLINE_CODE,
         f"{key} reads its input as {language} code, which the policy has no reader for, so what it runs "
