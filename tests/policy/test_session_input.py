@@ -90,6 +90,12 @@ DENIED = [
     ("bash", "bash", "irb\nputs 1\n", CODE),
     ("bash", "lua -i x.lua", "os.execute('l' .. 's')\n", CODE),
     ("bash", "jshell --class-path lib", "1 + 1\n", CODE),
+    # node: a line that does not parse is dropped by the REPL and the next ones run; dot-commands
+    ("bash", "node -i", "}\nrequire('child_process').execSync('r'+'m x')\n", CODE),
+    ("bash", "node -i", ".help\nrequire('child_process').execSync('r'+'m x')\n", CODE),
+    ("bash", "node -i", ".load /etc/passwd\n", P),
+    ("bash", "node -i", ".save ../out.js\n", P),
+    ("bash", "node -i", ".unknown x\n", CODE),
     # perl -d: `!! CMD` is shell text
     ("bash", "perl -de0", "!! r''m x\n", B),
     ("bash", "perl -de0", "|!! r''m x\n", B),
@@ -154,6 +160,9 @@ ALLOWED = [
     ("bash", "php x.php", "hello\n"),
     ("bash", "awk -f - data.txt", "{ print toupper($0) }\n"),
     ("bash", "lua summarize.lua", "a,b,c\n"),
+    ("bash", "node -i", ".help\nconst fs = require('fs')\n.editor\nfunction f() {\n  return 1\n}\n\x04\n"),
+    ("bash", "node -i", ".load x.js\nf()\n"),
+    ("bash", "node -i", "function f() {\n  return 1\n"),
     ("bash", "vim -E -s", "function! Double(n)\n  return a:n * 2\nendfunction\necho Double(21)\ncall Double(1)\n"),
 ]
 

@@ -17,7 +17,7 @@ from secure_shell.policy.inline_code import scan_inline_code
 from secure_shell.policy.interpreter_code import check_code, data_url, language, perl_module_code
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, known_stdin, stream_script, unknown_stream
-from secure_shell.policy.repl_input import ipython_input
+from secure_shell.policy.repl_input import ipython_input, node_repl_input
 from secure_shell.policy.resolution import PathUse, ReadsInput, Refusal, Resolution, Script
 
 INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--exec", "-p", "--print", "-x"})
@@ -131,6 +131,9 @@ def _program_on_stdin(
         repl = command.stdin_session or interactive
         if re.match(r"ipython3?$", name.rsplit("/", 1)[-1]):
             source, found = ipython_input("\n".join([*code_before, stdin]), f"{name} <<<")
+            return check_code(lang, source, f"{name} <<<", repl=True) + found
+        if lang == "node" and repl:
+            source, found = node_repl_input(stdin, f"{name} <<<")
             return check_code(lang, source, f"{name} <<<", repl=True) + found
         return check_code(lang, "\n".join([*code_before, stdin]) if code_before else stdin, f"{name} <<<", repl=repl)
     if command.stdin_piped:

@@ -20,8 +20,8 @@ import re
 from secure_shell.policy import verdict as R
 from secure_shell.policy.excerpt import NEAR, excerpt
 from secure_shell.policy.interpreter_code import check_code
-from secure_shell.policy.parsed import SimpleCommand
-from secure_shell.policy.resolution import Refusal, Resolution, Script
+from secure_shell.policy.parsed import SimpleCommand, Word
+from secure_shell.policy.resolution import PathUse, Refusal, Resolution, Script
 
 # IPython 8's line magics and default aliases: automagic runs each without its `%`
 _MAGICS = frozenset(
@@ -96,6 +96,27 @@ def unmodelled_repl(key: str, command: SimpleCommand) -> Refusal | None:
         "cannot be checked; put the code in a file inside the project and run that file",
         key,
     )
+
+
+def node_repl_input(text: str, label: str) -> tuple[str, list[Resolution]]:
+    """The JavaScript the node REPL runs from `text`, its dot-commands taken out: `.load FILE` runs a
+    file as `node FILE` would (the project's own file: a path checked, its text not read, as for any
+    script file), `.save FILE` writes one; `.editor` lines up to Ctrl-D are code; `.break`, `.clear`,
+    `.help`, `.exit` are inert; any other dot-command is refused."""
+    lines: list[str] = []
+    out: list[Resolution] = []
+    for line in text.split("\n"):
+        command = re.match(r"^\s*\.([a-z]+)\b\s*(.*)$", line)
+        if command is None or line.lstrip().startswith(".."):
+            lines.append(line.replace("\x04", ""))
+            continue
+        name, argument = command.group(1), command.group(2).strip()
+        lines.append("")
+        if name in ("load", "save") and argument:
+            out.append(PathUse(Word(argument, argument), f"{label} .{name}"))
+        elif name not in ("editor", "break", "clear", "help", "exit"):
+            out.append(Refusal(R.INLINE_CODE, f"{label}: the REPL command .{name} is not one the policy reads", line))
+    return "\n".join(lines), out
 
 
 def ipython_input(text: str, label: str) -> tuple[str, list[Resolution]]:
