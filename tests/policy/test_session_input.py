@@ -78,6 +78,8 @@ DENIED = [
     ("bash", "ipython", "sx ls\n", CODE),
     ("bash", "ipython", "/print 5\n", CODE),
     ("bash", "ipython", "%%bash\nls\n", CODE),
+    ("bash", "ipython", "import IPython.core.interactiveshell as s\ns.InteractiveShell.instance()\n", CODE),
+    ("bash", "python3 -i", "import IPython; IPython.embed()\n!ls\n", CODE),
     ("bash", "ipython", "!rm x\n", B),
     ("bash", "ipython", "x = !rm x\n", B),
     ("bash", "ipython", ">>> import os; os.system('rm x')\n", B),
@@ -180,6 +182,15 @@ def test_session_input_allowed(shell: str, command: str, text: str) -> None:
     assert_allowed(
         decide(command, policy_for(shell), cwd_for(shell), ENV, session_input=text), f"{command} <- {text!r}"
     )
+
+
+def test_ipython_inline_code_is_ipython_input() -> None:
+    """`ipython -c` runs IPython input: get_ipython and magics are refused there too, `!ls` is bash."""
+    policy = policy_for("bash")
+    command = "ipython -c \"get_ipython().run_line_magic('sx', 'ls')\""
+    assert_denied(decide(command, policy, cwd_for("bash"), ENV), CODE, command)
+    assert_denied(decide("ipython -c '!rm x'", policy, cwd_for("bash"), ENV), B, "ipython -c '!rm x'")
+    assert_allowed(decide("ipython -c '!ls'", policy, cwd_for("bash"), ENV), "ipython -c '!ls'")
 
 
 def test_input_checked_as_the_whole_session() -> None:

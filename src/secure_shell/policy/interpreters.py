@@ -17,7 +17,7 @@ from secure_shell.policy.inline_code import scan_inline_code
 from secure_shell.policy.interpreter_code import check_code, data_url, language, perl_module_code
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, known_stdin, stream_script, unknown_stream
-from secure_shell.policy.repl_input import ipython_input, node_repl_input
+from secure_shell.policy.repl_input import embedded_ipython, ipython_input, node_repl_input
 from secure_shell.policy.resolution import PathUse, ReadsInput, Refusal, Resolution, Script
 
 INLINE_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "--eval", "--exec", "-p", "--print", "-x"})
@@ -76,6 +76,9 @@ def interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolut
                 code_before.append(code.value)
                 i += 2
                 continue
+            if _is_ipython(name):  # `ipython -c` runs IPython input: magics and `!` lines too
+                source, found = ipython_input(code.value, f"{name} {value}")
+                return out + check_code(lang, source, f"{name} {value}") + found + data
             return out + check_code(lang, code.value, f"{name} {value}") + data
         if value.startswith("-m") and lang == "python":
             module = value[2:] or (words[i + 1].value or "" if i + 1 < len(words) else "")
@@ -107,6 +110,10 @@ def _perl_debugger(debugger: bool, command: SimpleCommand) -> list[Resolution]:
     return out
 
 
+def _is_ipython(name: str) -> bool:
+    return bool(re.match(r"ipython3?$", name.rsplit("/", 1)[-1]))
+
+
 def _after_program(lang: str, name: str, rest: tuple[Word, ...]) -> list[Resolution]:
     """Words after the program file are its arguments; one that looks like inline code (a `-c`
     or `-e` option: `manage.py shell -c CODE`) is checked as code when it parses as code."""
@@ -129,9 +136,12 @@ def _program_on_stdin(
     stdin = known_stdin(command)
     if stdin is not None:
         repl = command.stdin_session or interactive
-        if re.match(r"ipython3?$", name.rsplit("/", 1)[-1]):
+        if _is_ipython(name):
             source, found = ipython_input("\n".join([*code_before, stdin]), f"{name} <<<")
             return check_code(lang, source, f"{name} <<<", repl=True) + found
+        if lang == "python" and repl:
+            found = embedded_ipython(stdin, f"{name} <<<")
+            return found + check_code(lang, "\n".join([*code_before, stdin]), f"{name} <<<", repl=True)
         if lang == "node" and repl:
             source, found = node_repl_input(stdin, f"{name} <<<")
             return check_code(lang, source, f"{name} <<<", repl=True) + found

@@ -2,12 +2,13 @@
 
 IPython is Python plus lines of its own: `!cmd` and `!!cmd` run shell text, `%magic` (and a bare
 magic name: automagic) runs IPython's commands, `/f x`, `,f x`, `;f x` call a function by name,
-`x = !cmd` and `x = %magic` assign their results, and `get_ipython()` reaches all of it from Python.
+`x = !cmd` and `x = %magic` assign their results, and `get_ipython()` (or the IPython package's
+InteractiveShell) reaches all of it from Python.
 Each input is read as Python, the IPython-only lines taken out and judged on their own: a `!` line is
 checked as a bash script unless it holds `$` or `{` (IPython fills those from Python values at run
 time, so the text the shell runs is not known); `name?` help is inert; of the magics only the inert
 %pwd/%who/%whos/%who_ls/%lsmagic/%quickref pass, and %time/%timeit whose statement is checked as
-Python; every other magic, autocall escape, cell magic and `get_ipython` is refused.
+Python; every other magic, autocall escape, cell magic, `get_ipython` and any use of the IPython package is refused.
 
 The REPLs of languages the engine has no model of (jshell, irb, ghci, scala, R, php -a, lua, ...)
 get their typed input refused, naming the program: their input is code no reader here can follow.
@@ -130,9 +131,21 @@ def ipython_input(text: str, label: str) -> tuple[str, list[Resolution]]:
         replacement, found = _special(line.strip(), label)
         lines.append(line if replacement is None else indent + replacement)
         out += found
-    if re.search(r"\bget_ipython\b|\b__IPYTHON__\b", text):
-        out.append(_refused(label, "get_ipython() reaches IPython's shell escapes and magics", "get_ipython"))
+    reach = re.search(r"\bget_ipython\b|\bIPython\b|\bInteractiveShell\b", text)
+    if reach is not None:
+        why = f"{reach.group(0)} reaches IPython's shell (its shell escapes, magics and cells)"
+        out.append(_refused(label, why, reach.group(0)))
     return "\n".join(lines), out
+
+
+def embedded_ipython(text: str, label: str) -> list[Resolution]:
+    """A Python REPL that starts IPython (`IPython.embed()`, `ipdb`) reads its later input as IPython's,
+    which the Python reader does not: refused."""
+    found = re.search(r"\b(?:IPython|ipdb)\b", text)
+    if found is None:
+        return []
+    why = f"{found.group(0)} starts an IPython shell, which reads later input with its own `!` and magics"
+    return [Refusal(R.INLINE_CODE, f"{label}: {why}; run ipython itself", found.group(0))]
 
 
 def _special(body: str, label: str) -> tuple[str | None, list[Resolution]]:
