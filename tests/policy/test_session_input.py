@@ -102,6 +102,7 @@ DENIED = [
     ("bash", "perl -de0", "!! r''m x\n", B),
     ("bash", "perl -de0", "|!! r''m x\n", B),
     ("bash", "perl -de0", "!! c=r; ${c}m x\n", D),
+    ("bash", "perl -de0", "|p 1\n", CODE),
     # less, ex, ed fill % # ! into their shell commands; `w !cmd` pipes a buffer the policy does not follow
     ("bash", "less rm", "!% x\n", X),
     ("bash", "less rm data.txt", ":n\n!# x\n", X),

@@ -95,8 +95,9 @@ def interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolut
 
 
 def _perl_debugger(debugger: bool, command: SimpleCommand) -> list[Resolution]:
-    """perl -d's commands: `!! CMD` (and `|!! CMD`, its output paged) runs CMD in a shell, read as a
-    bash script; the options naming a pager or the shell escape's text run programs, refused."""
+    """perl -d's commands: `!! CMD` runs CMD in a shell, read as a bash script; `|CMD` (`|!! CMD`)
+    pages the output through a pager that then reads the typed input, and the options naming a pager
+    or the shell escape's text run programs: refused."""
     stdin = known_stdin(command)
     if not debugger or stdin is None:
         return []
@@ -105,6 +106,8 @@ def _perl_debugger(debugger: bool, command: SimpleCommand) -> list[Resolution]:
         bang = re.match(r"^\s*\|{0,2}\s*!!(.*)$", line)
         if bang is not None:
             out.append(Script("bash", bang.group(1), "perl -d !!"))
+        if re.match(r"^\s*\|", line):  # the pager reads the input typed after it (less `!cmd`)
+            out.append(Refusal(R.INLINE_CODE, "perl -d: `|` pages a command's output through a pager", line))
         elif re.match(r"^\s*\|{0,2}\s*[oO]\b.*\b(?:pager|shellBang|noTTY|ReadLine|TTY)\b", line):
             out.append(Refusal(R.INLINE_CODE, "perl -d: this option names a program the debugger runs", line))
     return out
