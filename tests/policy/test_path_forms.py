@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from secure_shell.policy.sed import ScriptError, ed_effects, sed_effects
-from tests.helpers.policy import I, N, P, S, U, assert_allowed, assert_denied, check, denied_then_run
+from tests.helpers.policy import B, I, N, P, S, U, assert_allowed, assert_denied, check, denied_then_run
 
 TWINS = [
     # a path glued to its option
@@ -53,11 +53,12 @@ TWINS = [
     ("bash", "sed -n '/x/{s/a/b/;w ../x\n}' f", P, "sed -n '/x/{s/a/b/;p}' f"),
     ("bash", "sed --expression='w ../x' f", P, "sed --expression='/Cpu/p' f"),
     ("bash", "sed '1{' f", I, "sed -n '/Cpu/p' f"),
-    # ed: !cmd, w/r/e FILE, w !cmd
-    ("bash", "ed -s f <<< '!id'", I, "ed -s f <<< $',s/a/b/g\\nw\\nq'"),
+    # ed: !cmd (a bash script; with % or ! filled in by ed, refused), w/r/e FILE, w !cmd
+    ("bash", "ed -s f <<< '!rm x'", B, "ed -s f <<< '!ls'"),
+    ("bash", "ed -s f <<< '!cat %'", I, "ed -s f <<< $',s/a/b/g\\nw\\nq'"),
     ("bash", "ed -s f <<< $'w /etc/x\\nq'", P, "ed -s f <<< $'w copy.txt\\nq'"),
     ("bash", "ed -s f <<< 'w !id'", I, "ed -s f <<< 'w'"),
-    ("bash", "ed -s f <<< 'g/x/!id'", I, "ed -s f <<< 'g/x/d'"),
+    ("bash", "ed -s f <<< 'g/x/!rm x'", B, "ed -s f <<< 'g/x/d'"),
     ("bash", "echo w | ed f", I, "ed f < /dev/null"),
     # awk: files named inside the program
     ("bash", "awk '{print > \"/etc/x\"}' f", P, "awk '$3 > 100' f"),

@@ -204,7 +204,7 @@ CASES: list[Case] = [
     A("bash", "bash-func-then-call", "bash", "f() { r$1 -f notes.txt; }", "f m"),
     A("bash", "bash-env-bash-func", "bash", "env 'BASH_FUNC_ls%%=() { r\"\"m -f notes.txt; }' bash -c ls"),
     A("bash", "bash-input-while-running", "bash", ("sleep 2", 50), "c=r; ${c}m -f notes.txt"),
-    A("bash", "find-exec-sh", "find . -maxdepth 0 -exec sh ;", "c=r; ${c}m -f notes.txt"),
+    A("bash", "find-exec-sh", "find . -maxdepth 0 -exec sh \\;", "c=r; ${c}m -f notes.txt"),
     A("bash", "nice-sh", "nice -n 1 sh", "c=r; ${c}m -f notes.txt"),
     A("bash", "cat-pipe-sh", "cat | sh", "echo hi"),
     A("bash", "delayed-sh", "sh -c 'sleep 1; exec sh'", "c=r; ${c}m -f notes.txt"),
@@ -455,31 +455,17 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
 
 
 BYPASSES: dict[str, str] = {
-    "node-load-file": "the node REPL's .load runs a project file the engine does not read (child_process in x.js)",
-    "perl-de0-shell-escape": "perl -d: `!! CMD` runs CMD in a shell; the input is read as perl, not as shell text",
-    "perl-de0-shell-escape-dynamic": "perl -d: `!! CMD` is not read as shell text: a run-time command word passes",
-    "perl-de0-pipe-shell-escape": "perl -d: `|!! CMD` runs CMD in a shell with its output paged",
-    "ipy-bang-python-var": "ipython expands $c (bound by earlier inputs) in a `!` line before the shell runs it",
-    "ipy-bang-brace-expr": "ipython expands {c} in a `!` line: rm is built from a variable of an earlier input",
-    "ipy-get-ipython-system": "ipython input is not read as Python: get_ipython().system(c) runs a run-time command",
-    "ipy-sx-magic": "%sx runs its expanded line in a shell; ipython input is only scanned for words",
-    "ipy-alias-define-use": "%alias zap r%s -f notes.txt, then `zap m`: the alias's %s joins the word rm at run time",
-    "ipy-double-bang-brace": "`!!` (%sx) expands {c} like `!`",
-    "jshell-processbuilder-split": "jshell input is only scanned for words: rm is joined at run time from two inputs",
-    "jshell-runtime-exec-concat": 'jshell: "r" + "m" never names rm as a word',
-    "jshell-method-across-inputs": "jshell: a method defined in one input builds rm from the argument of the next",
-    "less-bang-percent": "less replaces % in a ! command with the current file's name (a file named rm)",
-    "less-examine-glob-percent": ":e r[m] makes a file named rm current; !% then runs rm",
+    "node-load-file": "documented limit (SECURITY.md): the node REPL's .load runs a project file as `node x.js` "
+    "would, and a project's own script files are not read",
 }
 WRONGFUL: dict[str, str] = {
-    "gdb-define-call": "gdb `define` of a user command is refused (inline-code: gdb runs script code)",
-    "bash-alias-use-piped": "shopt -s expand_aliases is refused, so a piped bash cannot use an alias",
-    "ex-print-file": "ex `e data.txt` (open a project file) is not an ex command the policy reads",
-    "ex-substitute-write": "ex `e data.txt` (open a project file) is not an ex command the policy reads",
-    "vim-let-echo": "vim `let x = 6 * 7` is not an ex command the policy reads",
-    "vim-function-call": "a vim function definition is read as shell text (dynamic-command-word 'Double(n)')",
-    "awk-program-from-stdin-twin": "awk -f - is refused at start (nested-script-unreadable) though its input is typed",
-    "ed-bang-ls": "every ed `!` is refused, `!ls` included (inline-code)",
+    "gdb-define-call": "gdb's commands are a closed world: `define` is refused (its body runs later, under a new name)",
+    "bash-alias-use-piped": "kept refused: the engine checks an alias's value where it is defined and its use's words "
+    "as a program of that name, not the value with the use's words (bash -i has the same gap)",
+    "ipy-bang-python-var-twin": "refused by design: ipython fills `$f` in a `!` line from a Python value at run time",
+    "jshell-arith": "refused by design (closed world): jshell input is Java, which the policy has no reader for",
+    "jshell-method-call": "refused by design (closed world): jshell input is Java, which the policy has no reader for",
+    "jshell-read-file": "refused by design (closed world): jshell input is Java, which the policy has no reader for",
 }
 
 

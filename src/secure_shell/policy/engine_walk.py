@@ -21,6 +21,7 @@ from secure_shell.policy.flow import UNKNOWN, Directories, join
 from secure_shell.policy.operators import blocked_operator_tokens
 from secure_shell.policy.parsed import Failed, Limits, Parsed, Redirect, SimpleCommand, Unsupported, Word
 from secure_shell.policy.registry import SHELL_DIALECT, dialect_module
+from secure_shell.policy.repl_input import unmodelled_repl
 from secure_shell.policy.resolution import (
     CLOSED,
     INHERITS,
@@ -243,6 +244,9 @@ class Walker:
                 self.deny(refusal.rule, refusal.message, refusal.text)
                 return
         self._check_names((key, module.raw_key(first.value)), simple.words, scope)
+        repl = unmodelled_repl(key, simple) if not scope.probe else None
+        if repl is not None:
+            self.deny(repl.rule, repl.message, repl.text)
         resolutions = self.context.resolutions(simple, scope.dialect)
         if scope.probe:
             for item in resolutions:

@@ -17,6 +17,7 @@ from secure_shell.policy.inline_code import scan_inline_code
 from secure_shell.policy.interpreter_code import check_code, data_url, language, perl_module_code
 from secure_shell.policy.parsed import SimpleCommand, Word
 from secure_shell.policy.program_scripts import is_stream, known_stdin, stream_script, unknown_stream
+from secure_shell.policy.repl_input import embedded_ipython, ipython_input, node_repl_input
 from secure_shell.policy.resolution import DataInput, Inner, PathUse, ReadsInput, Refusal, Resolution, Script
 from secure_shell.policy.sqlite import script as sqlite_script
 from secure_shell.policy.sqlite import sql_text
@@ -77,6 +78,9 @@ def interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolut
                 code_before.append(code.value)
                 i += 2
                 continue
+            if _is_ipython(name):  # `ipython -c` runs IPython input: magics and `!` lines too
+                source, found = ipython_input(code.value, f"{name} {value}")
+                return out + check_code(lang, source, f"{name} {value}") + found + data
             checked = check_code(lang, code.value, f"{name} {value}")
             return out + checked + (_input_of_read_code(name, checked, data) if lang in _READ_WHOLE else data)
         if value.startswith("-m") and lang == "python":
@@ -89,7 +93,31 @@ def interpreter(words: tuple[Word, ...], command: SimpleCommand) -> list[Resolut
             after = _after_program(lang, name, words[i + 1 :])
             return out + (stream_script(word, command, name, lambda text: check_code(lang, text, name)) or data) + after
         i += 2 if value in _VALUE_OPTIONS.get(lang, ()) else 1
-    return out + _program_on_stdin(name, lang, command, code_before, interactive)
+    debugger = lang == "perl" and any(re.match(r"-[a-zA-Z]*d", w.value or "") for w in words[1:i])
+    return out + _program_on_stdin(name, lang, command, code_before, interactive) + _perl_debugger(debugger, command)
+
+
+def _perl_debugger(debugger: bool, command: SimpleCommand) -> list[Resolution]:
+    """perl -d's commands: `!! CMD` runs CMD in a shell, read as a bash script; `|CMD` (`|!! CMD`)
+    pages the output through a pager that then reads the typed input, and the options naming a pager
+    or the shell escape's text run programs: refused."""
+    stdin = known_stdin(command)
+    if not debugger or stdin is None:
+        return []
+    out: list[Resolution] = []
+    for line in stdin.split("\n"):
+        bang = re.match(r"^\s*\|{0,2}\s*!!(.*)$", line)
+        if bang is not None:
+            out.append(Script("bash", bang.group(1), "perl -d !!"))
+        if re.match(r"^\s*\|", line):  # the pager reads the input typed after it (less `!cmd`)
+            out.append(Refusal(R.INLINE_CODE, "perl -d: `|` pages a command's output through a pager", line))
+        elif re.match(r"^\s*\|{0,2}\s*[oO]\b.*\b(?:pager|shellBang|noTTY|ReadLine|TTY)\b", line):
+            out.append(Refusal(R.INLINE_CODE, "perl -d: this option names a program the debugger runs", line))
+    return out
+
+
+def _is_ipython(name: str) -> bool:
+    return bool(re.match(r"ipython3?$", name.rsplit("/", 1)[-1]))
 
 
 # Languages whose code is read on its syntax tree in a closed world (python_checker.py): code that
@@ -126,6 +154,15 @@ def _program_on_stdin(
     stdin = known_stdin(command)
     if stdin is not None:
         repl = command.stdin_session or interactive
+        if _is_ipython(name):
+            source, found = ipython_input("\n".join([*code_before, stdin]), f"{name} <<<")
+            return check_code(lang, source, f"{name} <<<", repl=True) + found
+        if lang == "python" and repl:
+            found = embedded_ipython(stdin, f"{name} <<<")
+            return found + check_code(lang, "\n".join([*code_before, stdin]), f"{name} <<<", repl=True)
+        if lang == "node" and repl:
+            source, found = node_repl_input(stdin, f"{name} <<<")
+            return check_code(lang, source, f"{name} <<<", repl=True) + found
         return check_code(lang, "\n".join([*code_before, stdin]) if code_before else stdin, f"{name} <<<", repl=repl)
     if command.stdin_piped:
         return [

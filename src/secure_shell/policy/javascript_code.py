@@ -37,14 +37,28 @@ def check_javascript(code: str, label: str, *, repl: bool = False, lenient: bool
     root = _parse(code)
     if root.has_error and repl:
         lines = code.rstrip("\n").split("\n")
+        popped: list[str] = []
         for _ in range(_MAX_OPEN_LINES):  # an entry still being typed has not run yet
             if not lines or not root.has_error:
                 break
-            lines.pop()
+            popped.insert(0, lines.pop())
             root = _parse("\n".join(lines))
+        if not root.has_error and not _unfinished("\n".join(popped)):
+            # a line that is no JavaScript is dropped by the REPL, and the lines after it run
+            return [_refusal(label, "has an input that does not parse as JavaScript, before others")]
     if root.has_error:
         return [] if lenient else [_refusal(label, "does not parse as JavaScript")]
     return _Checker(code.encode(), label, 0).run(root)
+
+
+def _unfinished(code: str) -> bool:
+    """Whether `code` is an entry still being typed: every syntax error is at its end (a bracket,
+    a string or a statement not closed yet), none before it."""
+    end = len(code.rstrip().encode())
+    for node in descendants(_parse(code)):
+        if (node.type == "ERROR" and node.end_byte < end) or (node.is_missing and node.start_byte < end):
+            return False
+    return True
 
 
 def _module_name(name: str) -> str:

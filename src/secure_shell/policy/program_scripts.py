@@ -59,7 +59,10 @@ def stream_script(
         return None
     if not is_stream(word):
         return None
-    text = known_stdin(command) if value is not None and _STDIN.match(value) else None
+    reads_stdin = value is not None and bool(_STDIN.match(value))
+    text = known_stdin(command) if reads_stdin else None
+    if text is None and reads_stdin and not command.stdin_piped and not _stdin_redirected(command):
+        return []  # the command's own stdin: empty, or the session's input, checked as it is typed
     if text is None:
         return [unknown_stream(label, word.shown())]
     return reader(text)
@@ -77,6 +80,10 @@ def stdin_program(command: SimpleCommand, label: str, reader: Reader) -> list[Re
         if redirect.operator in ("<", "0<") and redirect.target is not None and is_stream(redirect.target):
             return [unknown_stream(label, redirect.target.shown())]
     return []
+
+
+def _stdin_redirected(command: SimpleCommand) -> bool:
+    return any(r.operator in ("<", "0<", "<<", "<<<", "<<-", "<&", "0<&") for r in command.redirects)
 
 
 def unknown_stream(label: str, where: str) -> Refusal:

@@ -210,6 +210,8 @@ def ed_effects(script: str) -> ScriptEffects:
             effects.writes.extend(inner.writes)
         elif command in _ED_FILE or rest.startswith("wq"):
             name = (argument[1:] if rest.startswith("wq") else argument).strip()
+            if name.startswith("!") and command in "wW":
+                raise ScriptError("`w !command` pipes the buffer, text the policy does not follow, into the command")
             if name.startswith("!"):
                 effects.runs.append(name[1:].strip())
             elif name:

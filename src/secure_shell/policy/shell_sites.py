@@ -150,12 +150,22 @@ def _lines(text: str, label: str, reader: Callable[[str, str], list[Resolution]]
 def pager_line(line: str, label: str) -> list[Resolution]:
     stripped = line.lstrip(":")
     if stripped.startswith("!"):
-        return [Script("bash", stripped[1:], f"{label} !")]
+        return _pager_command(stripped[1:], f"{label} !")
     if stripped.startswith("|") and len(stripped) > 1:
-        return [Script("bash", stripped[2:], f"{label} |")]
+        return _pager_command(stripped[2:], f"{label} |")
     if stripped.startswith(("s", "o", "E", "e")) and len(stripped) > 1 and stripped[1] in " ":
         return [PathUse(Word(stripped[2:].strip(), stripped[2:].strip()), f"{label} {stripped[0]}")]
     return []
+
+
+def _pager_command(text: str, label: str) -> list[Resolution]:
+    """less replaces `%` with the current file's name, `#` with the previous one's and `!` with the
+    last shell command before the shell runs the text: names the policy does not follow, refused."""
+    filled = re.search(r"[%#!]", text)
+    if filled is not None:
+        why = "replaces % and # with file names and ! with the last command before the shell runs it"
+        return [Refusal(R.UNSUPPORTED_CONSTRUCT, f"{label}: the pager {why}", excerpt(text, NEAR))]
+    return [Script("bash", text, label)]
 
 
 def _pager(command: SimpleCommand) -> list[Resolution]:
@@ -260,11 +270,35 @@ _EX_SAFE = re.compile(
 )
 
 
+# vim's `let NAME = EXPR`, `echo EXPR`, `return EXPR` and `call F(EXPR)` of literals, names, arithmetic
+# and calls of functions the user defines (a capital first letter: vim's own functions are lower case),
+# whose bodies are lines this reader checks one by one; `function F(args)` and `endfunction` are inert.
+# No builtin function, option, register or environment variable is read.
+_VIM_EXPR = r"(?:\d+|'[^'\n]*'|(?:[gbwtsla]:)?[a-zA-Z_]\w*(?!\s*\()|[A-Z]\w*\s*\(|[-+*/%.(),\s])*"
+_VIM_INERT = re.compile(
+    rf"^(?:(?:let\s+(?:[gbwtsl]:)?\w+\s*[-+*/.]?\.?=|echo|retu(?:rn)?|call\s+(?=[A-Z]))\s*{_VIM_EXPR}"
+    r"|fu(?:nction)?!?\s+[A-Z]\w*\s*\([\w\s,.]*\)(?:\s+abort)?|endf(?:unction)?)$"
+)
+# `:e FILE` (and :view, :split...) opens FILE; `+cmd` runs an ex command, backticks a shell command
+_EX_EDIT = re.compile(r"^(?:e(?:dit)?|vie(?:w)?|sp(?:lit)?|vs(?:plit)?|new|vne(?:w)?|tabe(?:dit)?)!?\s+([^+`\s]\S*)$")
+
+
 def ex_line(line: str, label: str) -> list[Resolution]:
     stripped = line.strip().lstrip(":").strip()
+    if _VIM_INERT.match(stripped):
+        return []
     bang = re.match(r"^[%.$,;'\w+-]*\s*(?:r(?:ead)?\s*|w(?:rite)?\s*)?!(.*)$", stripped)
+    if bang is not None and re.match(r"^[%.$,;'\d+-]*\s*w(?:rite)?\s*!", stripped):
+        why = "`w !command` pipes the buffer, text the policy does not follow, into the command"
+        return [Refusal(R.INLINE_CODE, f"{label}: {why}", excerpt(stripped, NEAR))]
     if bang is not None and not re.match(r"^\w*!\s*$", stripped):
+        if re.search(r"(?<!\\)[%#!]", bang.group(1)):  # vim fills in file names and the last command
+            why = "replaces % and # with file names and ! with the last command before the shell runs it"
+            return [Refusal(R.UNSUPPORTED_CONSTRUCT, f"{label} !: ex {why}", excerpt(stripped, NEAR))]
         return [Script("bash", bang.group(1), f"{label} !")]
+    edit = _EX_EDIT.match(stripped)
+    if edit is not None:
+        return [PathUse(Word(edit.group(1), edit.group(1)), f"{label} edit")]
     write = re.match(r"^[%.$,;'\d+-]*\s*(?:wq?|w(?:rite)?|x|sav(?:eas)?|r(?:ead)?)!?\s+(\S.*)$", stripped)
     if write is not None:
         return [PathUse(Word(write.group(1), write.group(1)), f"{label} file")]
@@ -283,7 +317,18 @@ def _ex(command: SimpleCommand) -> list[Resolution]:
     ex_mode = key == "ex" or any(re.fullmatch(r"-[a-zA-Z]*[eE][a-zA-Z]*", w.value or "") for w in words[1:])
     if not ex_mode or any(is_stream(w) for w in words[1:]):
         return [Refusal(R.NESTED_SCRIPT, f"{key} reads a file from a stream", key)] if ex_mode else []
-    return stdin_program(command, key, lambda text: _lines(text, key, ex_line))
+    return stdin_program(command, key, lambda text: _lines(text, key, ex_line) + _vim_calls(text, key))
+
+
+def _vim_calls(text: str, label: str) -> list[Resolution]:
+    """A function called must be one the input defines (its body read line by line here): a plugin's
+    or a vimrc's function (`FugitiveExecute()`) runs what its own source says."""
+    defined = set(re.findall(r"^\s*:*\s*fu(?:nction)?!?\s+([A-Z]\w*)", text, re.M))
+    for name in re.findall(r"(?<![\w:#])([A-Z]\w*)\s*\(", text):
+        if name not in defined:
+            why = f"the function {name}() is not one this input defines"
+            return [Refusal(R.INLINE_CODE, f"{label}: {why}, so what it runs is not known here", name)]
+    return []
 
 
 def _awk(command: SimpleCommand) -> list[Resolution]:

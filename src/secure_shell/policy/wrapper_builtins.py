@@ -376,18 +376,23 @@ def _shell_options(key: str, words: tuple[Word, ...]) -> list[Resolution]:
     return []
 
 
+# Stands for the words a later use of an alias puts after its value: unknown when it is defined.
+ALIAS_USE_WORDS = "$SECURE_SHELL_ALIAS_USE_WORDS"
+
+
 def _alias(words: tuple[Word, ...]) -> list[Resolution]:
     """`alias ll='ls -l'`: where aliases expand (interactive bash, POSIX mode, sh, eval there), a
-    later use of the name runs the value with the use's words after it; those words are checked
-    where they stand. So the value is checked as the script it stands for, in the calling shell
-    (`alias up='cd ..'` moves it), and may run at any later point."""
+    later use of the name runs the value with the use's words after it. So the value is checked as the
+    script it stands for, in the calling shell (`alias up='cd ..'` moves it), with words known only at
+    run time after it (`alias x='python3 -c'` then `x "code"` runs code the use's own check reads as
+    words of a program `x`), and may run at any later point."""
     out: list[Resolution] = []
     for word in words[1:]:
         if word.value is None:
             return [Refusal(R.SHADOWING, "alias defines a name known only at run time", word.source)]
         name, equals, value = word.value.partition("=")
         if equals:
-            out.append(Script("bash", value, f"alias {name}", same_shell=True, repeats=True))
+            out.append(Script("bash", f"{value} {ALIAS_USE_WORDS}", f"alias {name}", same_shell=True, repeats=True))
     return out
 
 

@@ -85,11 +85,13 @@ def script_effects(name: str, text: str, reader: Callable[[str], ScriptEffects])
         effects = reader(text)
     except ScriptError as error:
         return [Refusal(R.INLINE_CODE, f"{name} script cannot be read: {error}", excerpt(text))]
-    if effects.runs:
-        return [
-            Refusal(R.INLINE_CODE, f"{name} script runs a command: {excerpt(effects.runs[0], SHORT)!r}", excerpt(text))
-        ]
-    uses: list[Resolution] = [PathUse(Word(path, path), f"{name} script reads") for path in effects.reads]
+    # ed's `!cmd` is shell text, a bash script; ed fills `%` with its file's name and `!` with its last
+    # command, text the policy does not follow there (sed's `e` may run the pattern space: refused)
+    filled = [run for run in effects.runs if name != "ed" or re.search(r"(?<!\\)[%!]", run)]
+    if filled:
+        return [Refusal(R.INLINE_CODE, f"{name} script runs a command: {excerpt(filled[0], SHORT)!r}", excerpt(text))]
+    uses: list[Resolution] = [Script("bash", run, f"{name} !") for run in effects.runs]
+    uses += [PathUse(Word(path, path), f"{name} script reads") for path in effects.reads]
     return uses + [PathUse(Word(path, path), f"{name} script writes") for path in effects.writes]
 
 

@@ -110,6 +110,7 @@ RESOLVERS: dict[str, Resolver] = merged(
         wrapper_builtins.RESOLVERS,
         sqlite.RESOLVERS,
         _LAUNCHES,
+        {name: wrapper_shells.interpreted for name in ("ipython", "ipython3")},  # Python plus magics: repl_input
     )
 )
 check_complete(RESOLVERS, (set(WRAPPERS), SHELLS, INTERPRETERS, NAME_BUILTINS, CODE_BUILTINS))
