@@ -97,20 +97,22 @@ class PidsControl:
 
 
 def remove(path: str) -> int:
-    """Kill whatever is in the cgroup `path`, then remove it; how many processes were killed."""
-    killed = 0
+    """Kill whatever is in the cgroup `path`, then remove it; how many processes were killed (each
+    once: a killed process stays a member until it has exited, and the kill is repeated meanwhile)."""
+    killed: set[int] = set()
     pause = 0.002
     deadline = time.monotonic() + REMOVE_SECONDS
     while True:
-        killed += kill_members(path)
+        killed.update(members(path))
+        kill_members(path)
         try:
             os.rmdir(path)
-            return killed
+            return len(killed)
         except FileNotFoundError:
-            return killed
+            return len(killed)
         except OSError:
             if time.monotonic() >= deadline:
-                return killed
+                return len(killed)
             time.sleep(pause)  # a killed process leaves its cgroup when it has exited: on a busy host, later
             pause = min(pause * 2, 0.05)
 
