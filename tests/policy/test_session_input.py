@@ -287,6 +287,12 @@ def test_an_alias_is_checked_with_the_words_its_uses_add(command: str, allowed: 
     assert (not others) is allowed, verdict.reasons
 
 
+@pytest.mark.parametrize("command", ["alias x='bash'", "SECURE_SHELL_ALIAS_USE_WORDS=s.sh; alias x='bash'"])
+def test_the_words_an_alias_use_adds_stay_unknown_whatever_the_environment_holds(command: str) -> None:
+    verdict = decide(command, policy_for("bash"), cwd_for("bash"), {**ENV, "SECURE_SHELL_ALIAS_USE_WORDS": "s.sh"})
+    assert not verdict.allowed, verdict.reasons
+
+
 def test_an_alias_that_makes_its_uses_words_code_really_runs_them(tmp_path: Path) -> None:
     """The refused row's proof: sh expands the alias, and the use's word is python code."""
     project, policy = scratch_project(tmp_path)

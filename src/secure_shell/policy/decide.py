@@ -23,6 +23,7 @@ from secure_shell.policy.path_reach import Reach
 from secure_shell.policy.paths import PathSpace, Realpath
 from secure_shell.policy.shell_policy import ShellPolicy
 from secure_shell.policy.verdict import Verdict
+from secure_shell.policy.wrapper_builtins import ALIAS_USE_VARIABLE
 
 
 def decide(
@@ -50,7 +51,9 @@ def decide(
     the kernel contains the shell, a path known only at run time is allowed with a `kernel-checks-path`
     reason instead of refused. None: the allowed paths alone, every run-time path refused.
     """
-    context = CheckContext(policy, dict(env or {}), cross_check, realpath, confirmed, session_input, reach)
+    # the placeholder for an alias's later words must stay unknown whatever the caller's environment holds
+    known = {name: value for name, value in (env or {}).items() if name != ALIAS_USE_VARIABLE}
+    context = CheckContext(policy, known, cross_check, realpath, confirmed, session_input, reach)
     try:
         Walker(context).run(command, cwd)
     except RecursionError:

@@ -377,7 +377,8 @@ def _shell_options(key: str, words: tuple[Word, ...]) -> list[Resolution]:
 
 
 # Stands for the words a later use of an alias puts after its value: unknown when it is defined.
-ALIAS_USE_WORDS = "$SECURE_SHELL_ALIAS_USE_WORDS"
+ALIAS_USE_VARIABLE = "SECURE_SHELL_ALIAS_USE_WORDS"  # never taken from the environment (decide.py)
+ALIAS_USE_WORDS = f"${ALIAS_USE_VARIABLE}"
 
 
 def _alias(words: tuple[Word, ...]) -> list[Resolution]:
