@@ -16,9 +16,9 @@ from secure_shell.policy.parsed import Word
 from secure_shell.policy.resolution import PathUse, Refusal, Resolution, Script
 
 _LITERAL = re.compile(r"'''(.*?)'''|\"\"\"(.*?)\"\"\"|'((?:[^'\\\n]|\\.)*)'|\"((?:[^\"\\\n]|\\.)*)\"|`([^`]*)`", re.S)
-# A literal that climbs out of the working directory (`..`, `../x`, `a\\..\\..\\x`) or is a Windows absolute
-# path (`C:/x`, `C:\\x`, `\\\\server\\share`): checked as a path where no kernel holds the shell.
-_OUTSIDE_GUESS = re.compile(r"^(?=\S*$)((\S*[\\/])?\.\.([\\/]|$)|[A-Za-z]:[\\/]|\\\\)")
+# A literal that climbs out of the working directory (`..`, `../x`, `a\\..\\..\\x`): checked as a path
+# where no kernel holds the shell (absolute ones, _PLACE, are checked everywhere).
+_CLIMBS = re.compile(r"^(?=\S*$)(\S*[\\/])?\.\.([\\/]|$)")
 # More string literals than this in one piece of code are not read one by one: the code is refused.
 MAX_LITERALS = 256
 
@@ -54,7 +54,7 @@ def scan_inline_code(code: str, label: str, *, commands: bool = True) -> list[Re
             continue
         if _names_a_place(stripped):
             out.append(PathUse(Word(stripped, stripped), f"{label} string"))
-        elif _OUTSIDE_GUESS.match(stripped):
+        elif _CLIMBS.match(stripped):
             out.append(PathUse(Word(stripped, stripped), f"{label} string", unless_contained=True))
         elif commands and re.match(r"^[A-Za-z0-9_./-]+(\s|$)", stripped):
             out.append(Script("bash", stripped, f"{label} string", probe=True))
@@ -62,7 +62,7 @@ def scan_inline_code(code: str, label: str, *, commands: bool = True) -> list[Re
 
 
 # A path that names a place outright: from the root, home, a drive (`C:\\x`, `C:/x`) or a share
-# (`\\\\host\\x`). One that climbs with a `..` component is _OUTSIDE_GUESS's (the kernel's where it holds
+# (`\\\\host\\x`). One that climbs with a `..` component is _CLIMBS's (the kernel's where it holds
 # the shell); relative names below the directory (`data.json`) stay text.
 _PLACE = re.compile(r"^(?:[/~]|[A-Za-z]:[\\/]|\\\\)")
 
