@@ -20,6 +20,16 @@ DANGEROUS_VARIABLES = frozenset(
         "LD_PRELOAD",
         "LD_LIBRARY_PATH",
         "LD_AUDIT",
+        # glibc, OpenSSL, GStreamer and SASL load shared objects from where these point, as LD_PRELOAD does
+        "GCONV_PATH",
+        "OPENSSL_CONF",
+        "OPENSSL_ENGINES",
+        "OPENSSL_MODULES",
+        "GST_PLUGIN_PATH",
+        "GST_PLUGIN_SYSTEM_PATH",
+        "SASL_PATH",
+        # a configuration file read from anywhere (pip's may name its log and index)
+        "PIP_CONFIG_FILE",
         "DYLD_INSERT_LIBRARIES",
         "DYLD_LIBRARY_PATH",
         "SHELLOPTS",

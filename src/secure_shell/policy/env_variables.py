@@ -115,6 +115,28 @@ TABLE: dict[str, Variable] = {
     "MYPY_CACHE_DIR": Variable(PATHS, "mypy"),
     "RUFF_CACHE_DIR": Variable(PATHS, "ruff"),
     "HISTFILE": Variable(PATHS, "bash (its history)"),
+    **{
+        name: Variable(PATHS, who)
+        for name, who in (
+            ("NODE_V8_COVERAGE", "node (coverage files)"),
+            ("NODE_COMPILE_CACHE", "node"),
+            ("NODE_REDIRECT_WARNINGS", "node"),
+            ("PIP_ROOT", "pip install"),
+            ("PIP_PREFIX", "pip install"),
+            ("SSLKEYLOGFILE", "TLS libraries (a key log)"),
+            ("GIT_SSL_KEYLOG", "git"),
+            ("CCACHE_DIR", "ccache"),
+            ("XDG_DATA_HOME", "programs that keep data"),
+            ("XDG_STATE_HOME", "programs that keep state"),
+            ("GOPATH", "go"),
+            ("GOCACHE", "go"),
+        )
+    },
+    # options read from the environment: only inert ones pass
+    "PYTEST_ADDOPTS": Variable(
+        OPTIONS, "pytest (--basetemp, --junitxml, -c name files)", flags=r"(?:\s*-[qvxslrR]+)*\s*"
+    ),
+    "UNZIP": Variable(OPTIONS, "unzip (-d names where it extracts)", flags=r"(?:\s*-[qnoaLCjX]+)*\s*"),
     "PYTHONPATH": Variable(LOADS, "python", ":"),
     "NODE_PATH": Variable(LOADS, "node", ":"),
     "PERL5LIB": Variable(LOADS, "perl", ":"),

@@ -67,6 +67,30 @@ WRAPPERS: dict[str, WrapperSpec] = {
         path_options=frozenset({"-o", "--output"}),
     ),
     "stdbuf": make_spec("-i --input -o --output -e --error"),
+    # scheduling, limits and personality: they run the rest with its stdin (a script piped to the shell)
+    "taskset": make_spec("", "-a --all-tasks -c --cpu-list", positional=1, stop_options=frozenset({"-p", "--pid"})),
+    "chrt": make_spec(
+        "-T --sched-runtime -P --sched-period -D --sched-deadline",
+        "-b --batch -d --deadline -e --ext -f --fifo -i --idle -o --other -r --rr -R --reset-on-fork -v --verbose",
+        positional=1,
+        stop_options=frozenset({"-p", "--pid", "-m", "--max"}),
+    ),
+    "prlimit": make_spec(
+        "-c --core -d --data -e --nice -f --fsize -i --sigpending -l --memlock -m --rss -n --nofile -q --msgqueue "
+        "-r --rtprio -s --stack -t --cpu -u --nproc -v --as -x --locks -y --rttime -o --output",
+        "--noheadings --raw --verbose",
+        stop_options=frozenset({"-p", "--pid"}),
+    ),
+    **{
+        name: make_spec(
+            "",
+            "-R --addr-no-randomize -F --fdpic-funcptrs -Z --mmap-page-zero -L --addr-compat-layout "
+            "-X --read-implies-exec -B --32bit -I --short-inode -S --whole-seconds -T --sticky-timeouts "
+            "-3 --3gb --4gb --uname-2.6 -v --verbose",
+            positional=1 if name == "setarch" else 0,
+        )
+        for name in ("setarch", "linux32", "linux64", "i386", "x86_64")
+    },
     "setsid": make_spec("", "-c --ctty -f --fork -w --wait"),
     "chroot": make_spec("--userspec --groups", "--skip-chdir", positional=1),
     "flock": make_spec(
